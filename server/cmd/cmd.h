@@ -1,0 +1,9 @@
+/* Subcommands of the capledger binary. Each returns the process exit status
+ * (0 success, 1 failure of the work, 2 usage error). */
+#ifndef CAPLEDGER_CMD_H
+#define CAPLEDGER_CMD_H
+
+int cmd_serve(int argc, char **argv);
+int cmd_migrate(int argc, char **argv);
+
+#endif

@@ -1,0 +1,51 @@
+/* capledger — entry point: dispatches to subcommands through one declarative table. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+
+struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *usage;
+    const char *summary;
+};
+
+static const struct command commands[] = {
+    {"serve", cmd_serve, "serve", "run the HTTP server (configuration from CAPLEDGER_* variables)"},
+    {"migrate", cmd_migrate, "migrate", "apply db/migrations to CAPLEDGER_DATABASE_URL"},
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out, "capledger %s — cost per useful GPU outcome, and a signed record of decisions\n\n",
+            CAPLEDGER_VERSION);
+    fprintf(out, "usage: capledger COMMAND [ARGS]\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(out, "  %-44s %s\n", commands[i].usage, commands[i].summary);
+    fprintf(out, "  %-44s %s\n  %-44s %s\n", "--version", "print the version", "--help",
+            "print this help");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
+        printf("capledger %s\n", CAPLEDGER_VERSION);
+        return 0;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "capledger: unknown command '%s'\n\n", argv[1]);
+    usage(stderr);
+    return 2;
+}
