@@ -5,5 +5,6 @@
 
 int cmd_serve(int argc, char **argv);
 int cmd_migrate(int argc, char **argv);
+int cmd_token(int argc, char **argv);
 
 #endif

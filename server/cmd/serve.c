@@ -1,12 +1,197 @@
-#include "cmd/cmd.h"
+/* capledger serve / migrate. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sodium.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <civetweb.h>
+
+#include "cmd/cmd.h"
+#include "cmd/config.h"
+#include "http/http.h"
+#include "store/users.h"
+
+/* Loads the server's Ed25519 key (64 hex characters of seed and a newline), creating it with
+ * mode 0600 when the file does not exist. */
+static int load_or_create_key(const char *path, unsigned char sk[crypto_sign_SECRETKEYBYTES])
+{
+    unsigned char seed[crypto_sign_SEEDBYTES], pk[crypto_sign_PUBLICKEYBYTES];
+    char hex[2 * crypto_sign_SEEDBYTES + 2];
+    int rc = -1;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) {
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s", path);
+        char *slash = strrchr(dir, '/');
+        if (slash) {
+            *slash = '\0';
+            mkdir(dir, 0700);
+        }
+        randombytes_buf(seed, sizeof seed);
+        sodium_bin2hex(hex, sizeof hex, seed, sizeof seed);
+        size_t len = strlen(hex);
+        hex[len++] = '\n';
+        int wfd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (wfd < 0 || write(wfd, hex, len) != (ssize_t)len || fsync(wfd) != 0) {
+            fprintf(stderr, "capledger: cannot create key file %s: %s\n", path, strerror(errno));
+            if (wfd >= 0)
+                close(wfd);
+            goto out;
+        }
+        close(wfd);
+        fprintf(stderr, "{\"level\":\"info\",\"msg\":\"created server signing key\",\"file\":\"%s\"}\n",
+                path);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+    }
+    if (fd < 0) {
+        fprintf(stderr, "capledger: cannot read key file %s: %s\n", path, strerror(errno));
+        goto out;
+    }
+    struct stat st;
+    if (fstat(fd, &st) == 0 && (st.st_mode & 077))
+        fprintf(stderr, "{\"level\":\"warn\",\"msg\":\"key file is readable by others\",\"file\":\"%s\"}\n",
+                path);
+    ssize_t n = read(fd, hex, sizeof hex - 1);
+    close(fd);
+    size_t bin_len = 0;
+    if (n < 64 || sodium_hex2bin(seed, sizeof seed, hex, 64, NULL, &bin_len, NULL) != 0 ||
+        bin_len != sizeof seed) {
+        fprintf(stderr, "capledger: key file %s must hold 64 hex characters\n", path);
+        goto out;
+    }
+    crypto_sign_seed_keypair(pk, sk, seed);
+    rc = 0;
+out:
+    sodium_memzero(seed, sizeof seed);
+    sodium_memzero(hex, sizeof hex);
+    return rc;
+}
+
+/* First start: when there is no user at all and CAPLEDGER_ADMIN_PASSWORD is set, create the
+ * admin with it, once. The variable is removed from the environment after use. */
+static int bootstrap_admin(struct store *s)
+{
+    char *pw = getenv("CAPLEDGER_ADMIN_PASSWORD");
+    if (!pw || !*pw)
+        return 0;
+    int rc = 0;
+    size_t len = strlen(pw);
+    char hash[crypto_pwhash_STRBYTES];
+    json_t *any = NULL;
+    enum store_status st = store_json1(s, "SELECT to_json(1) FROM app_user LIMIT 1", 0, NULL, &any);
+    json_decref(any);
+    if (st == STORE_OK)
+        goto out; /* users exist: never touch the admin password again */
+    if (st != STORE_NOT_FOUND) {
+        fprintf(stderr, "capledger: cannot check for users: %s\n", store_status_name(st));
+        rc = -1;
+        goto out;
+    }
+    if (crypto_pwhash_str(hash, pw, len, crypto_pwhash_OPSLIMIT_INTERACTIVE,
+                          crypto_pwhash_MEMLIMIT_INTERACTIVE) != 0) {
+        fprintf(stderr, "capledger: out of memory hashing the admin password\n");
+        rc = -1;
+        goto out;
+    }
+    st = store_bootstrap_admin(s, hash);
+    if (st == STORE_OK)
+        fprintf(stderr, "{\"level\":\"info\",\"msg\":\"created the first user: admin\"}\n");
+    else if (st != STORE_CONFLICT)
+        rc = -1;
+out:
+    sodium_memzero(pw, len);
+    unsetenv("CAPLEDGER_ADMIN_PASSWORD");
+    sodium_memzero(hash, sizeof hash);
+    return rc;
+}
+
 int cmd_serve(int argc, char **argv)
 {
-    fprintf(stderr, "serve: being written in this commit series\n");
-    return 1;
+    struct config cfg;
+    config_load(&cfg);
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--listen") == 0 && i + 1 < argc)
+            cfg.listen = argv[++i];
+        else if (strcmp(argv[i], "--static-dir") == 0 && i + 1 < argc)
+            cfg.static_dir = argv[++i];
+        else {
+            fprintf(stderr, "usage: capledger serve [--listen ADDR:PORT] [--static-dir DIR]\n");
+            return 2;
+        }
+    }
+    if (sodium_init() < 0)
+        return 1;
+    /* Block the stop signals before any thread starts, so only sigwait below sees them. */
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    static unsigned char sk[crypto_sign_SECRETKEYBYTES];
+    if (load_or_create_key(cfg.key_file, sk) != 0)
+        return 1;
+    struct store *store = config_open_store(&cfg, 1);
+    if (!store)
+        return 1;
+    if (bootstrap_admin(store) != 0) {
+        store_close(store);
+        return 1;
+    }
+    struct http_config hc = {
+        .listen = cfg.listen,
+        .static_dir = cfg.static_dir,
+        .migrations_dir = cfg.migrations_dir,
+        .openapi_path = cfg.openapi_path,
+        .log_origin = cfg.log_origin,
+        .server_sk = sk,
+        .max_body_bytes = 1u << 20,
+        .max_upload_bytes = (size_t)1 << 30,
+        .threads = cfg.threads,
+    };
+    mg_init_library(0);
+    char why[256] = "";
+    struct http_server *srv = http_start(&hc, store, why, sizeof why);
+    if (!srv) {
+        fprintf(stderr, "capledger: cannot listen on %s: %s\n", cfg.listen, why);
+        store_close(store);
+        return 1;
+    }
+    fprintf(stderr, "{\"level\":\"info\",\"msg\":\"listening\",\"listen\":\"%s\",\"version\":\"%s\"}\n",
+            cfg.listen, CAPLEDGER_VERSION);
+    int sig = 0;
+    sigwait(&stop, &sig);
+    fprintf(stderr, "{\"level\":\"info\",\"msg\":\"stopping\",\"signal\":%d}\n", sig);
+    http_stop(srv); /* stop accepting, finish in-flight requests */
+    store_close(store);
+    mg_exit_library();
+    sodium_memzero(sk, sizeof sk);
+    fprintf(stderr, "{\"level\":\"info\",\"msg\":\"stopped\"}\n");
+    return 0;
 }
+
 int cmd_migrate(int argc, char **argv)
 {
-    fprintf(stderr, "migrate: being written in this commit series\n");
-    return 1;
+    (void)argv;
+    if (argc > 1) {
+        fprintf(stderr, "usage: capledger migrate\n");
+        return 2;
+    }
+    if (sodium_init() < 0)
+        return 1;
+    struct config cfg;
+    config_load(&cfg);
+    struct store *s = config_open_store(&cfg, 1);
+    if (!s)
+        return 1;
+    store_close(s);
+    fprintf(stderr, "migrations applied\n");
+    return 0;
 }

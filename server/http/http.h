@@ -1,4 +1,32 @@
-/* HTTP layer: public interface of layer 3. */
+/* HTTP layer: public interface of layer 3 (used by main.c only). */
 #ifndef CAPLEDGER_HTTP_H
 #define CAPLEDGER_HTTP_H
+
+#include <stddef.h>
+
+#include "store/store.h"
+
+struct http_config {
+    const char *listen;         /* "127.0.0.1:8080" */
+    const char *static_dir;     /* UI files */
+    const char *migrations_dir; /* for /readyz */
+    const char *openapi_path;   /* api/openapi.yaml, served at /api/v1/openapi.yaml */
+    const char *log_origin;     /* log origin line */
+    const unsigned char *server_sk; /* 64-byte Ed25519 secret key (libsodium layout) */
+    size_t max_body_bytes;      /* JSON bodies */
+    size_t max_upload_bytes;    /* streamed uploads */
+    int threads;
+};
+
+struct http_server;
+
+/* Starts listening; NULL with why filled when it cannot. The store is borrowed. */
+struct http_server *http_start(const struct http_config *cfg, struct store *store, char *why,
+                               size_t why_size) __attribute__((warn_unused_result));
+/* Stops accepting, waits for in-flight requests, frees the server. */
+void http_stop(struct http_server *srv);
+
+/* Route table introspection (for the OpenAPI consistency test): prints "METHOD PATTERN" lines. */
+void http_print_routes(void);
+
 #endif

@@ -1,4 +1,88 @@
-/* The PostgreSQL store: public interface of layer 2. */
+/* The PostgreSQL store: layer 2's public interface.
+ *
+ * A bounded, thread-safe pool of libpq connections. Connections found broken (the database
+ * restarted, the network dropped) are closed and replaced on the next acquire, so the service
+ * resumes by itself when the database returns. While the database is unreachable every call
+ * answers STORE_UNAVAILABLE quickly (the HTTP layer turns that into 503).
+ *
+ * Queries return their rows as JSON built by PostgreSQL (json_build_object / json_agg), parsed
+ * here into jansson values: a PGresult never leaves this layer. All SQL is parameterised. */
 #ifndef CAPLEDGER_STORE_H
 #define CAPLEDGER_STORE_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define STORE_MUSTCHECK __attribute__((warn_unused_result))
+
+enum store_status {
+    STORE_OK = 0,
+    STORE_NOT_FOUND,   /* no row */
+    STORE_CONFLICT,    /* unique violation (23505) or a serialisation conflict that persisted */
+    STORE_INVALID,     /* a reference to a missing row (23503), a check violation (23514) */
+    STORE_UNAVAILABLE, /* cannot reach the database, or the pool is exhausted */
+    STORE_ERROR,       /* anything else: a bug, logged with its SQLSTATE */
+};
+
+const char *store_status_name(enum store_status s);
+
+struct store;
+struct store_conn; /* one checked-out connection, for transactions */
+
+struct store_stats {
+    int size, in_use, idle;
+    uint64_t db_errors, reconnects;
+};
+
+/* conninfo: a libpq conninfo string or URL. pool_size: maximum connections. */
+struct store *store_open(const char *conninfo, int pool_size) STORE_MUSTCHECK;
+void store_close(struct store *s);
+void store_stats(struct store *s, struct store_stats *out);
+
+/* Runs the migrations in dir (files NNNN_name.sql, in order), each in its own transaction,
+ * recorded with its SHA-256 in schema_migrations, under an advisory lock so concurrent
+ * starters are safe. Refuses (STORE_CONFLICT, message in why) when an applied file changed. */
+enum store_status store_migrate(struct store *s, const char *dir, char *why,
+                                size_t why_size) STORE_MUSTCHECK;
+/* STORE_OK when the database answers and every migration file in dir is applied. */
+enum store_status store_ready(struct store *s, const char *dir, char *why,
+                              size_t why_size) STORE_MUSTCHECK;
+
+/* Checks out a connection (waits up to timeout_ms for a free slot). NULL → unavailable. */
+struct store_conn *store_acquire(struct store *s, int timeout_ms) STORE_MUSTCHECK;
+void store_release(struct store *s, struct store_conn *c);
+
+/* Runs sql with text parameters (NULL = SQL NULL). When out is given, the first column of the
+ * first row is parsed as JSON into *out (new reference): the query must return one row with one
+ * json column, or no row (→ STORE_NOT_FOUND). */
+enum store_status store_json(struct store_conn *c, const char *sql, int nparams,
+                             const char *const *params, json_t **out) STORE_MUSTCHECK;
+/* Like store_json without a result; *affected gets the row count when not NULL. */
+enum store_status store_exec(struct store_conn *c, const char *sql, int nparams,
+                             const char *const *params, long *affected) STORE_MUSTCHECK;
+/* One-shot helpers that acquire and release around a single statement. */
+enum store_status store_json1(struct store *s, const char *sql, int nparams,
+                              const char *const *params, json_t **out) STORE_MUSTCHECK;
+enum store_status store_exec1(struct store *s, const char *sql, int nparams,
+                              const char *const *params, long *affected) STORE_MUSTCHECK;
+
+enum store_status store_begin(struct store_conn *c) STORE_MUSTCHECK;
+enum store_status store_commit(struct store_conn *c) STORE_MUSTCHECK;
+void store_rollback(struct store_conn *c);
+
+/* COPY FROM STDIN streaming: start with a full "COPY t (cols) FROM STDIN" statement, send
+ * rows in COPY text format, then end (abort with an error message to cancel). */
+enum store_status store_copy_begin(struct store_conn *c, const char *copy_sql) STORE_MUSTCHECK;
+enum store_status store_copy_send(struct store_conn *c, const char *data,
+                                  size_t len) STORE_MUSTCHECK;
+enum store_status store_copy_end(struct store_conn *c, const char *abort_reason,
+                                 long *rows) STORE_MUSTCHECK;
+
+/* The last error's SQLSTATE and message on this connection (for logs, never for clients). */
+const char *store_last_sqlstate(struct store_conn *c);
+const char *store_last_error(struct store_conn *c);
+/* The constraint a 23505/23503 error named, or "" (lets handlers name the JSON field). */
+const char *store_last_constraint(struct store_conn *c);
+
 #endif

@@ -1,0 +1,26 @@
+/* Configuration from the environment, shared by the subcommands. */
+#ifndef CAPLEDGER_CMD_CONFIG_H
+#define CAPLEDGER_CMD_CONFIG_H
+
+#include "store/store.h"
+
+struct config {
+    const char *database_url;
+    const char *listen;
+    const char *static_dir;
+    const char *migrations_dir;
+    const char *openapi_path;
+    const char *key_file;
+    const char *log_origin;
+    int pool_size;
+    int threads;
+};
+
+void config_load(struct config *cfg);
+/* Opens the store and applies migrations; NULL (message printed) on failure. */
+struct store *config_open_store(const struct config *cfg, int migrate);
+/* Reads a password from standard input (first line, without the newline) into a malloc'd
+ * buffer; NULL on error. Caller sodium_memzero()s and frees it. */
+char *config_read_password(size_t *len);
+
+#endif

@@ -1,0 +1,55 @@
+/* capledger token create NAME [--label L]: mints an API token for user NAME and prints it once.
+ * Only its SHA-256 reaches the database. */
+#include <sodium.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "cmd/config.h"
+#include "core/secret.h"
+#include "store/users.h"
+
+int cmd_token(int argc, char **argv)
+{
+    const char *user = NULL, *label = "";
+    if (argc < 3 || strcmp(argv[1], "create") != 0)
+        goto usage;
+    user = argv[2];
+    for (int i = 3; i < argc; i++) {
+        if (strcmp(argv[i], "--label") == 0 && i + 1 < argc)
+            label = argv[++i];
+        else
+            goto usage;
+    }
+    if (sodium_init() < 0)
+        return 1;
+    struct config cfg;
+    config_load(&cfg);
+    struct store *s = config_open_store(&cfg, 1);
+    if (!s)
+        return 1;
+    char token[TOKEN_TEXT_LEN + 1], hash[65];
+    secret_token_new(token);
+    secret_sha256_hex(token, strlen(token), hash);
+    struct audit_actor who = {.name = "cli", .request_id = "cli"};
+    json_t *row = NULL;
+    enum store_status st = store_token_create(s, &who, user, label, hash, &row);
+    int rc = 0;
+    if (st == STORE_OK) {
+        printf("%s\n", token);
+        fprintf(stderr, "token %s created for %s; it is shown only this once\n",
+                json_string_value(json_object_get(row, "id")), user);
+    } else {
+        fprintf(stderr, "capledger: %s\n",
+                st == STORE_NOT_FOUND ? "no such user (or the user is disabled)"
+                                      : store_status_name(st));
+        rc = 1;
+    }
+    json_decref(row);
+    sodium_memzero(token, sizeof token);
+    store_close(s);
+    return rc;
+usage:
+    fprintf(stderr, "usage: capledger token create USERNAME [--label LABEL]\n");
+    return 2;
+}

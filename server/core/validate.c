@@ -1,0 +1,32 @@
+#include "core/validate.h"
+
+#include <ctype.h>
+#include <string.h>
+
+int team_name_valid(const char *name)
+{
+    size_t len = strlen(name);
+    if (len < 1 || len > 64 || !isalnum((unsigned char)name[0]))
+        return 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)name[i];
+        if (!(isalnum(c) || c == '.' || c == '_' || c == '-') || c > 127)
+            return 0;
+    }
+    return 1;
+}
+
+int uuid_valid(const char *s)
+{
+    if (strlen(s) != 36)
+        return 0;
+    for (int i = 0; i < 36; i++) {
+        if (i == 8 || i == 13 || i == 18 || i == 23) {
+            if (s[i] != '-')
+                return 0;
+        } else if (!isxdigit((unsigned char)s[i])) {
+            return 0;
+        }
+    }
+    return 1;
+}

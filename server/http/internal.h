@@ -1,0 +1,145 @@
+/* The HTTP layer's private interface: the request object, response helpers, the route table
+ * and the roles every route declares. Handlers (h_*.c) include this; nothing above does. */
+#ifndef CAPLEDGER_HTTP_INTERNAL_H
+#define CAPLEDGER_HTTP_INTERNAL_H
+
+#include <civetweb.h>
+#include <jansson.h>
+#include <stdint.h>
+
+#include "core/problems.h"
+#include "http/http.h"
+#include "store/audit.h"
+#include "store/store.h"
+
+/* Roles a route may allow. Deny by default: a route whose roles are 0 never serves. */
+enum role_bit {
+    ROLE_ANON = 1u << 0, /* no credentials at all */
+    ROLE_ADMIN = 1u << 1,
+    ROLE_OWNER = 1u << 2,
+    ROLE_TEAM = 1u << 3,
+    ROLE_AUDITOR = 1u << 4,
+};
+#define ROLES_USERS (ROLE_ADMIN | ROLE_OWNER | ROLE_TEAM | ROLE_AUDITOR)
+#define ROLES_ALL (ROLE_ANON | ROLES_USERS)
+
+/* Route flags. */
+enum route_flag {
+    ROUTE_JSON_BODY = 1u << 0,   /* body read and parsed as JSON before the handler runs */
+    ROUTE_STREAM_BODY = 1u << 1, /* the handler reads the body itself (uploads) */
+    ROUTE_OPTIONAL_BODY = 1u << 2, /* with ROUTE_JSON_BODY: an empty body is allowed */
+};
+
+struct principal {
+    unsigned role;       /* one role_bit; ROLE_ANON when unauthenticated */
+    char user_id[40];    /* uuid text, "" when anonymous */
+    char username[128];
+    char token_id[40];   /* set when authenticated by API token */
+    char session_id[80]; /* hashed session id (hex) when authenticated by cookie */
+    json_t *teams;       /* array of team names (owned), NULL for anonymous */
+    int via_cookie;
+};
+
+struct app {
+    struct store *store;
+    const struct http_config *cfg;
+    struct metrics *metrics;
+};
+
+struct req;
+typedef void (*handler_fn)(struct req *r);
+
+struct route {
+    const char *method;
+    const char *pattern; /* "/api/v1/teams/{id}" */
+    handler_fn handler;
+    unsigned roles;
+    unsigned flags;
+};
+
+#define MAX_PATH_PARAMS 4
+
+struct req {
+    struct mg_connection *conn;
+    const struct mg_request_info *ri;
+    struct app *app;
+    const struct route *route;
+    const char *method;
+    const char *path;
+    const char *query; /* may be NULL */
+    char request_id[64];
+    char *params[MAX_PATH_PARAMS]; /* path parameters in pattern order (owned) */
+    int nparams;
+    json_t *body;   /* parsed JSON body (owned) when ROUTE_JSON_BODY */
+    struct principal who;
+    int status;       /* status sent, 0 until a response is written */
+    size_t bytes_out;
+    double started;   /* seconds, monotonic */
+};
+
+/* Route tables of each handler file, joined by router.c. Terminated by a {NULL} entry. */
+extern const struct route ops_routes[];
+extern const struct route team_routes[];
+
+/* ----- responses (each writes the whole reply in one mg_write) ----- */
+void resp_json(struct req *r, int status, json_t *body_stolen);
+void resp_json_etag(struct req *r, int status, json_t *body_stolen, const char *etag);
+void resp_bytes(struct req *r, int status, const char *content_type, const char *body,
+                size_t len, const char *extra_headers);
+/* RFC 9457 problem+json. type_slug becomes "https://capledger.dev/problems/<slug>". */
+void resp_problem(struct req *r, int status, const char *type_slug, const char *title,
+                  const char *detail_fmt, ...) __attribute__((format(printf, 5, 6)));
+/* 422 with every problem of the list as errors[{pointer, message[, line, column]}]. */
+void resp_invalid(struct req *r, const struct problems *p, const char *detail);
+/* Maps a store status to the right problem (404/409/422/503/500). */
+void resp_store_error(struct req *r, enum store_status st, const char *what);
+
+/* ----- request helpers ----- */
+const char *req_header(struct req *r, const char *name);
+/* Copies the decoded query parameter into buf; returns 1 when present. */
+int req_query(struct req *r, const char *name, char *buf, size_t size);
+/* Parses ?limit= (default 50, 1..500); on a bad value answers 422 and returns -1. */
+int req_limit(struct req *r);
+/* Decodes ?cursor= into buf and points *after at it (NULL when absent). Returns 0, or -1
+ * after answering 422 for a cursor this server did not issue. */
+int req_cursor(struct req *r, char *buf, size_t size, const char **after);
+/* Replies {items, next_cursor}: items were fetched with limit + 1 rows; the extra row (if any)
+ * is dropped and the cursor is made from key_field of the last item kept. */
+void resp_page(struct req *r, json_t *items_stolen, int limit, const char *key_field);
+/* Reads up to size bytes of the body; returns bytes read, 0 at the end, -1 on error. */
+long req_read(struct req *r, char *buf, size_t size);
+/* The content type without parameters, lower-cased into buf ("" when absent). */
+const char *req_content_type(struct req *r, char *buf, size_t size);
+
+/* Fills who from the request's principal (borrowed strings) and returns it. */
+const struct audit_actor *req_actor(struct req *r, struct audit_actor *who);
+
+/* ----- JSON validation helpers (append to problems with a JSON Pointer) ----- */
+/* Rejects members of obj not in the NULL-terminated allowed list. */
+void json_check_unknown(const json_t *obj, const char *prefix, const char *const *allowed,
+                        struct problems *p);
+/* Required/optional string with length bounds; returns the string (borrowed) or NULL. */
+const char *json_want_string(const json_t *obj, const char *key, const char *prefix, int required,
+                             size_t max_len, struct problems *p);
+
+/* ----- metrics ----- */
+struct metrics *metrics_new(size_t nroutes);
+void metrics_free(struct metrics *m);
+void metrics_observe(struct metrics *m, size_t route_index, int status, double seconds);
+char *metrics_render(struct metrics *m, struct store *store); /* malloc'd Prometheus text */
+
+/* ----- router ----- */
+size_t router_route_count(void);
+const struct route *router_route_at(size_t i);
+
+/* ----- static files ----- */
+/* Serves GET/HEAD of a file under static_dir; returns 0 when not found (nothing written). */
+int static_serve(struct req *r);
+
+/* ----- auth (auth.c) ----- */
+/* Fills r->who from the bearer token or session cookie. Returns 0 when the request may go on
+ * (anonymous included), or -1 after answering (401 for bad credentials, 403 for CSRF). */
+int auth_resolve(struct req *r);
+void principal_clear(struct principal *p);
+
+#endif

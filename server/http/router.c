@@ -1,0 +1,342 @@
+/* Civetweb glue and the declarative route table.
+ *
+ * One Civetweb handler takes every request. It assigns the request id, matches the route
+ * table (404 for an unknown path, 405 with Allow for a known path and another method),
+ * resolves who is asking, checks the route's declared roles (deny by default), reads and
+ * parses a JSON body within the size limit, runs the handler, and writes one JSON access-log
+ * line. Paths outside /api/ that match no route are static UI files. */
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "http/internal.h"
+
+
+/* Every handler file's table, in matching order. */
+static const struct route *const route_tables[] = {ops_routes, team_routes};
+
+struct http_server {
+    struct mg_context *ctx;
+    struct app app;
+    struct http_config cfg;
+};
+
+static double monotonic_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+size_t router_route_count(void)
+{
+    size_t n = 0;
+    for (size_t t = 0; t < sizeof route_tables / sizeof route_tables[0]; t++)
+        for (const struct route *rt = route_tables[t]; rt->method; rt++)
+            n++;
+    return n;
+}
+
+const struct route *router_route_at(size_t i)
+{
+    for (size_t t = 0; t < sizeof route_tables / sizeof route_tables[0]; t++)
+        for (const struct route *rt = route_tables[t]; rt->method; rt++)
+            if (i-- == 0)
+                return rt;
+    return NULL;
+}
+
+void http_print_routes(void)
+{
+    for (size_t i = 0; i < router_route_count(); i++) {
+        const struct route *rt = router_route_at(i);
+        printf("%s %s\n", rt->method, rt->pattern);
+    }
+}
+
+/* Matches path against pattern segment by segment; {name} captures one non-empty segment. */
+static int match_pattern(const char *pattern, const char *path, char **params, int *nparams)
+{
+    int n = 0;
+    const char *p = pattern, *s = path;
+    while (*p && *s) {
+        if (*p == '{') {
+            const char *close = strchr(p, '}');
+            const char *end = strchr(s, '/');
+            size_t len = end ? (size_t)(end - s) : strlen(s);
+            if (!close || len == 0 || n >= MAX_PATH_PARAMS)
+                goto fail;
+            params[n++] = strndup(s, len);
+            p = close + 1;
+            s += len;
+            continue;
+        }
+        if (*p != *s)
+            goto fail;
+        p++;
+        s++;
+    }
+    if (*p || *s)
+        goto fail;
+    *nparams = n;
+    return 1;
+fail:
+    for (int i = 0; i < n; i++) {
+        free(params[i]);
+        params[i] = NULL;
+    }
+    return 0;
+}
+
+static void set_request_id(struct req *r)
+{
+    const char *given = req_header(r, "X-Request-Id");
+    size_t len = given ? strlen(given) : 0;
+    int ok = len > 0 && len < sizeof r->request_id;
+    for (size_t i = 0; ok && i < len; i++) {
+        char c = given[i];
+        ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+             c == '-' || c == '_' || c == '.' || c == ':';
+    }
+    if (ok) {
+        memcpy(r->request_id, given, len + 1);
+        return;
+    }
+    unsigned char rnd[16];
+    randombytes_buf(rnd, sizeof rnd);
+    sodium_bin2hex(r->request_id, sizeof r->request_id, rnd, sizeof rnd);
+}
+
+static int is_json_type(const char *ct)
+{
+    return strcmp(ct, "application/json") == 0 || strcmp(ct, "application/merge-patch+json") == 0;
+}
+
+/* Reads and parses the JSON body. Returns 0, or -1 after answering 400/413/415. */
+static int read_json_body(struct req *r)
+{
+    size_t limit = r->app->cfg->max_body_bytes;
+    long long declared = r->ri->content_length;
+    char ct[96];
+    req_content_type(r, ct, sizeof ct);
+    if (declared <= 0 && !ct[0] && (r->route->flags & ROUTE_OPTIONAL_BODY))
+        return 0;
+    if (!is_json_type(ct)) {
+        resp_problem(r, 415, "unsupported-media-type", "Unsupported media type",
+                     "this endpoint takes application/json, not '%s'", ct[0] ? ct : "(none)");
+        return -1;
+    }
+    if (declared > (long long)limit) {
+        resp_problem(r, 413, "too-large", "Body too large",
+                     "the body is %lld bytes; the limit is %zu", declared, limit);
+        return -1;
+    }
+    char *buf = malloc(limit + 1);
+    if (!buf) {
+        resp_problem(r, 503, "unavailable", "Service unavailable", "out of memory");
+        return -1;
+    }
+    size_t len = 0;
+    long n;
+    while (len <= limit && (n = req_read(r, buf + len, limit + 1 - len)) > 0)
+        len += (size_t)n;
+    if (len > limit) {
+        free(buf);
+        resp_problem(r, 413, "too-large", "Body too large", "the limit is %zu bytes", limit);
+        return -1;
+    }
+    if (len == 0 && (r->route->flags & ROUTE_OPTIONAL_BODY)) {
+        free(buf);
+        return 0;
+    }
+    json_error_t err;
+    r->body = json_loadb(buf, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &err);
+    free(buf);
+    if (!r->body) {
+        resp_problem(r, 400, "malformed-json", "Malformed JSON",
+                     "the body is not valid JSON: %s at line %d, column %d", err.text, err.line,
+                     err.column);
+        return -1;
+    }
+    return 0;
+}
+
+static void access_log(struct req *r, size_t route_index)
+{
+    double ms = (monotonic_s() - r->started) * 1000.0;
+    char ts[32];
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    /* Route pattern rather than the raw path: ids and query strings stay out of the log. */
+    json_t *line = json_pack("{s:s, s:s, s:s, s:i, s:f, s:s, s:I, s:s}", "ts", ts, "method",
+                             r->method, "route", r->route ? r->route->pattern : "(static)",
+                             "status", r->status, "duration_ms", ms, "request_id", r->request_id,
+                             "bytes", (json_int_t)r->bytes_out, "actor",
+                             r->who.username[0] ? r->who.username : "-");
+    char *text = json_dumps(line, JSON_COMPACT | JSON_REAL_PRECISION(6));
+    if (text) {
+        fprintf(stderr, "%s\n", text);
+        free(text);
+    }
+    json_decref(line);
+    metrics_observe(r->app->metrics, route_index, r->status, ms / 1000.0);
+}
+
+static void dispatch(struct req *r, size_t *route_index)
+{
+    char allow[128] = "";
+    size_t total = router_route_count();
+    *route_index = total; /* "no route" slot */
+    for (size_t i = 0; i < total; i++) {
+        const struct route *rt = router_route_at(i);
+        char *params[MAX_PATH_PARAMS] = {0};
+        int np = 0;
+        if (!match_pattern(rt->pattern, r->path, params, &np))
+            continue;
+        int same = strcmp(rt->method, r->method) == 0 ||
+                   (strcmp(r->method, "HEAD") == 0 && strcmp(rt->method, "GET") == 0);
+        if (!same) {
+            if (strlen(allow) + strlen(rt->method) + 3 < sizeof allow) {
+                if (allow[0])
+                    strcat(allow, ", ");
+                strcat(allow, rt->method);
+            }
+            for (int k = 0; k < np; k++)
+                free(params[k]);
+            continue;
+        }
+        r->route = rt;
+        *route_index = i;
+        memcpy(r->params, params, sizeof params);
+        r->nparams = np;
+        break;
+    }
+    if (!r->route) {
+        if (allow[0]) {
+            char extra[160];
+            snprintf(extra, sizeof extra, "Allow: %s\r\n", allow);
+            json_t *p = json_pack("{s:s, s:s, s:i, s:s}", "type",
+                                  "https://capledger.dev/problems/method-not-allowed", "title",
+                                  "Method not allowed", "status", 405, "detail", allow);
+            char *text = json_dumps(p, JSON_COMPACT);
+            resp_bytes(r, 405, "application/problem+json", text, strlen(text), extra);
+            free(text);
+            json_decref(p);
+            return;
+        }
+        if (strncmp(r->path, "/api/", 5) != 0 &&
+            (strcmp(r->method, "GET") == 0 || strcmp(r->method, "HEAD") == 0) &&
+            static_serve(r))
+            return;
+        resp_problem(r, 404, "not-found", "Not found", "no resource at %s", r->path);
+        return;
+    }
+    if (auth_resolve(r) != 0)
+        return;
+    if (!(r->route->roles & r->who.role)) {
+        if (r->who.role == ROLE_ANON)
+            resp_problem(r, 401, "unauthenticated", "Authentication required",
+                         "send Authorization: Bearer <token> or log in");
+        else
+            resp_problem(r, 403, "forbidden", "Forbidden",
+                         "your role may not %s %s", r->method, r->route->pattern);
+        return;
+    }
+    if ((r->route->flags & ROUTE_JSON_BODY) && read_json_body(r) != 0)
+        return;
+    r->route->handler(r);
+    if (!r->status)
+        resp_problem(r, 500, "internal", "Internal error", "no response (request id %s)",
+                     r->request_id);
+}
+
+static int handle(struct mg_connection *conn, void *cbdata)
+{
+    struct http_server *srv = cbdata;
+    struct req r;
+    memset(&r, 0, sizeof r);
+    r.started = monotonic_s();
+    r.conn = conn;
+    r.ri = mg_get_request_info(conn);
+    r.app = &srv->app;
+    r.method = r.ri->request_method;
+    r.path = r.ri->local_uri ? r.ri->local_uri : "/";
+    r.query = r.ri->query_string;
+    r.who.role = ROLE_ANON;
+    set_request_id(&r);
+    size_t route_index = 0;
+    dispatch(&r, &route_index);
+    access_log(&r, route_index);
+    for (int i = 0; i < r.nparams; i++)
+        free(r.params[i]);
+    json_decref(r.body);
+    principal_clear(&r.who);
+    return r.status ? r.status : 500;
+}
+
+static int log_message(const struct mg_connection *conn, const char *message)
+{
+    (void)conn;
+    json_t *line = json_pack("{s:s, s:s, s:s}", "level", "warn", "msg", "civetweb", "detail",
+                             message);
+    char *text = json_dumps(line, JSON_COMPACT);
+    if (text)
+        fprintf(stderr, "%s\n", text);
+    free(text);
+    json_decref(line);
+    return 1;
+}
+
+struct http_server *http_start(const struct http_config *cfg, struct store *store, char *why,
+                               size_t why_size)
+{
+    struct http_server *srv = calloc(1, sizeof *srv);
+    if (!srv) {
+        snprintf(why, why_size, "out of memory");
+        return NULL;
+    }
+    srv->cfg = *cfg;
+    srv->app.store = store;
+    srv->app.cfg = &srv->cfg;
+    srv->app.metrics = metrics_new(router_route_count() + 1);
+    char threads[16];
+    snprintf(threads, sizeof threads, "%d", cfg->threads > 0 ? cfg->threads : 32);
+    /* No document_root: static files go through static.c, so Civetweb itself never lists
+     * directories, runs CGI or serves anything we did not route. */
+    const char *options[] = {"listening_ports", cfg->listen,
+                             "num_threads", threads,
+                             "tcp_nodelay", "1",
+                             "enable_keep_alive", "yes",
+                             "keep_alive_timeout_ms", "5000",
+                             "request_timeout_ms", "30000",
+                             "enable_directory_listing", "no",
+                             "max_request_size", "16384",
+                             NULL};
+    struct mg_callbacks callbacks;
+    memset(&callbacks, 0, sizeof callbacks);
+    callbacks.log_message = log_message;
+    struct mg_init_data init = {.callbacks = &callbacks, .user_data = srv,
+                                .configuration_options = options};
+    struct mg_error_data err = {.text = why, .text_buffer_size = why_size};
+    srv->ctx = mg_start2(&init, &err);
+    if (!srv->ctx) {
+        metrics_free(srv->app.metrics);
+        free(srv);
+        return NULL;
+    }
+    mg_set_request_handler(srv->ctx, "/", handle, srv);
+    return srv;
+}
+
+void http_stop(struct http_server *srv)
+{
+    if (!srv)
+        return;
+    mg_stop(srv->ctx); /* closes the listener, then waits for worker threads to finish */
+    metrics_free(srv->app.metrics);
+    free(srv);
+}

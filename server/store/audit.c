@@ -1,0 +1,88 @@
+#include "store/audit.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static const char *SQL_INSERT =
+    "INSERT INTO audit_event (actor_user, actor_name, actor_token, request_id, action, "
+    "target_id, change) VALUES ($1::uuid, $2, $3::uuid, $4, $5, $6, $7::jsonb)";
+
+static const char *SQL_LIST =
+    "SELECT coalesce(json_agg(json_build_object('id', id::text, 'at', at, 'actor', "
+    "json_build_object('user_id', actor_user, 'name', actor_name, 'token_id', actor_token), "
+    "'request_id', request_id, 'action', action, 'target_id', target_id, 'change', change) "
+    "ORDER BY id DESC), '[]') FROM (SELECT * FROM audit_event "
+    "WHERE $1::bigint IS NULL OR id < $1::bigint ORDER BY id DESC LIMIT $2) e";
+
+static int params_of(const struct audit_actor *who, const char *action, const char *target_id,
+                     const json_t *change, const char *p[7], char **change_text)
+{
+    *change_text = change ? json_dumps(change, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+    p[0] = who->user_id && *who->user_id ? who->user_id : NULL;
+    p[1] = who->name && *who->name ? who->name : "system";
+    p[2] = who->token_id && *who->token_id ? who->token_id : NULL;
+    p[3] = who->request_id ? who->request_id : "";
+    p[4] = action;
+    p[5] = target_id;
+    p[6] = *change_text ? *change_text : "{}";
+    return 7;
+}
+
+enum store_status store_audit_record_tx(struct store_conn *c, const struct audit_actor *who,
+                                        const char *action, const char *target_id,
+                                        const json_t *change)
+{
+    const char *p[7];
+    char *text;
+    int n = params_of(who, action, target_id, change, p, &text);
+    enum store_status st = store_exec(c, SQL_INSERT, n, p, NULL);
+    free(text);
+    return st;
+}
+
+enum store_status store_audit_record(struct store *s, const struct audit_actor *who,
+                                     const char *action, const char *target_id,
+                                     const json_t *change)
+{
+    const char *p[7];
+    char *text;
+    int n = params_of(who, action, target_id, change, p, &text);
+    enum store_status st = store_exec1(s, SQL_INSERT, n, p, NULL);
+    free(text);
+    return st;
+}
+
+enum store_status store_audit_list(struct store *s, const char *before_id, int limit,
+                                   json_t **out)
+{
+    char lim[16];
+    snprintf(lim, sizeof lim, "%d", limit);
+    const char *p[] = {before_id, lim};
+    return store_json1(s, SQL_LIST, 2, p, out);
+}
+
+enum store_status store_write_audited(struct store *s, const struct audit_actor *who,
+                                      const char *action, const char *sql, int nparams,
+                                      const char *const *params, json_t **out)
+{
+    struct store_conn *c = store_acquire(s, 2000);
+    if (!c)
+        return STORE_UNAVAILABLE;
+    json_t *row = NULL;
+    enum store_status st = store_begin(c);
+    if (st == STORE_OK)
+        st = store_json(c, sql, nparams, params, &row);
+    if (st == STORE_OK)
+        st = store_audit_record_tx(c, who, action,
+                                   json_string_value(json_object_get(row, "id")), row);
+    if (st == STORE_OK)
+        st = store_commit(c);
+    if (st != STORE_OK) {
+        store_rollback(c);
+        json_decref(row);
+        row = NULL;
+    }
+    store_release(s, c);
+    *out = row;
+    return st;
+}

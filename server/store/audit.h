@@ -1,0 +1,33 @@
+/* The audit trail: one row per write. */
+#ifndef CAPLEDGER_STORE_AUDIT_H
+#define CAPLEDGER_STORE_AUDIT_H
+
+#include "store/store.h"
+
+struct audit_actor {
+    const char *user_id;  /* NULL when unknown */
+    const char *name;     /* username, or "system" */
+    const char *token_id; /* NULL unless authenticated by API token */
+    const char *request_id;
+};
+
+enum store_status store_audit_record(struct store *s, const struct audit_actor *who,
+                                     const char *action, const char *target_id,
+                                     const json_t *change) STORE_MUSTCHECK;
+/* Same, inside the caller's transaction. */
+enum store_status store_audit_record_tx(struct store_conn *c, const struct audit_actor *who,
+                                        const char *action, const char *target_id,
+                                        const json_t *change) STORE_MUSTCHECK;
+/* Newest first; before_id: the last id seen (NULL from the newest). */
+enum store_status store_audit_list(struct store *s, const char *before_id, int limit,
+                                   json_t **out) STORE_MUSTCHECK;
+
+
+
+/* Runs a write that returns one JSON row (…RETURNING json_build_object(…)) and records it in
+ * the audit trail in the same transaction: either both happen or neither. The audit target
+ * is the row's "id"; the change is the row itself. */
+enum store_status store_write_audited(struct store *s, const struct audit_actor *who,
+                                      const char *action, const char *sql, int nparams,
+                                      const char *const *params, json_t **out) STORE_MUSTCHECK;
+#endif

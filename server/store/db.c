@@ -1,0 +1,413 @@
+/* Connection pool and query helpers over libpq. See store.h for the contract.
+ *
+ * The pool is a fixed array of slots guarded by one mutex and a condition variable. A slot
+ * holds a PGconn or NULL; acquire takes a free slot and (re)connects it when it is NULL or
+ * no longer CONNECTION_OK. After a failed connect the pool refuses new connects for a short
+ * back-off so that, while the database is down, requests answer 503 at once instead of each
+ * paying a connect timeout. */
+#include "store/store.h"
+#include "store/store_private.h"
+
+#include <errno.h>
+#include <libpq-fe.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define RECONNECT_BACKOFF_MS 250
+#define CONNECT_TIMEOUT_S "3"
+
+struct store_conn {
+    PGconn *pg;
+    int in_use;
+    char sqlstate[6];
+    char constraint[64];
+    char error[256];
+};
+
+struct store {
+    char *conninfo;
+    int size;
+    struct store_conn *slots;
+    pthread_mutex_t lock;
+    pthread_cond_t freed;
+    int64_t connect_failed_at_ms;
+    atomic_uint_fast64_t db_errors;
+    atomic_uint_fast64_t reconnects;
+};
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+const char *store_status_name(enum store_status s)
+{
+    switch (s) {
+    case STORE_OK:
+        return "ok";
+    case STORE_NOT_FOUND:
+        return "not_found";
+    case STORE_CONFLICT:
+        return "conflict";
+    case STORE_INVALID:
+        return "invalid";
+    case STORE_UNAVAILABLE:
+        return "unavailable";
+    case STORE_ERROR:
+        return "error";
+    }
+    return "error";
+}
+
+struct store *store_open(const char *conninfo, int pool_size)
+{
+    if (pool_size < 1)
+        pool_size = 1;
+    struct store *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->conninfo = strdup(conninfo ? conninfo : "");
+    s->slots = calloc((size_t)pool_size, sizeof *s->slots);
+    if (!s->conninfo || !s->slots) {
+        free(s->conninfo);
+        free(s->slots);
+        free(s);
+        return NULL;
+    }
+    s->size = pool_size;
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_cond_init(&s->freed, NULL);
+    return s;
+}
+
+void store_close(struct store *s)
+{
+    if (!s)
+        return;
+    pthread_mutex_lock(&s->lock);
+    for (int i = 0; i < s->size; i++) {
+        if (s->slots[i].pg)
+            PQfinish(s->slots[i].pg);
+        s->slots[i].pg = NULL;
+    }
+    pthread_mutex_unlock(&s->lock);
+    pthread_mutex_destroy(&s->lock);
+    pthread_cond_destroy(&s->freed);
+    free(s->slots);
+    free(s->conninfo);
+    free(s);
+}
+
+void store_stats(struct store *s, struct store_stats *out)
+{
+    pthread_mutex_lock(&s->lock);
+    out->size = s->size;
+    out->in_use = 0;
+    out->idle = 0;
+    for (int i = 0; i < s->size; i++) {
+        if (s->slots[i].in_use)
+            out->in_use++;
+        else if (s->slots[i].pg)
+            out->idle++;
+    }
+    pthread_mutex_unlock(&s->lock);
+    out->db_errors = atomic_load(&s->db_errors);
+    out->reconnects = atomic_load(&s->reconnects);
+}
+
+static PGconn *connect_db(const char *conninfo)
+{
+    /* expand_dbname lets conninfo be a URL or key=value string; our connect_timeout and
+     * application_name come first so the user's conninfo can override them. */
+    const char *keys[] = {"connect_timeout", "application_name", "dbname", NULL};
+    const char *vals[] = {CONNECT_TIMEOUT_S, "capledger", conninfo, NULL};
+    PGconn *pg = PQconnectdbParams(keys, vals, 1);
+    if (pg && PQstatus(pg) != CONNECTION_OK) {
+        PQfinish(pg);
+        return NULL;
+    }
+    if (pg) {
+        PGresult *r = PQexec(pg, "SET TIME ZONE 'UTC'");
+        PQclear(r);
+    }
+    return pg;
+}
+
+struct store_conn *store_acquire(struct store *s, int timeout_ms)
+{
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += timeout_ms / 1000;
+    deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000L;
+    }
+    struct store_conn *c = NULL;
+    pthread_mutex_lock(&s->lock);
+    for (;;) {
+        /* Prefer a slot with a live connection, then an empty one. */
+        for (int i = 0; i < s->size && !c; i++)
+            if (!s->slots[i].in_use && s->slots[i].pg)
+                c = &s->slots[i];
+        for (int i = 0; i < s->size && !c; i++)
+            if (!s->slots[i].in_use)
+                c = &s->slots[i];
+        if (c)
+            break;
+        if (pthread_cond_timedwait(&s->freed, &s->lock, &deadline) == ETIMEDOUT) {
+            pthread_mutex_unlock(&s->lock);
+            return NULL;
+        }
+    }
+    c->in_use = 1;
+    int need_connect = !c->pg || PQstatus(c->pg) != CONNECTION_OK;
+    int backing_off = need_connect && s->connect_failed_at_ms &&
+                      now_ms() - s->connect_failed_at_ms < RECONNECT_BACKOFF_MS;
+    pthread_mutex_unlock(&s->lock);
+
+    if (need_connect) {
+        if (c->pg) {
+            PQfinish(c->pg);
+            c->pg = NULL;
+        }
+        if (!backing_off) {
+            c->pg = connect_db(s->conninfo);
+            atomic_fetch_add(&s->reconnects, 1);
+        }
+        if (!c->pg) {
+            atomic_fetch_add(&s->db_errors, backing_off ? 0 : 1);
+            pthread_mutex_lock(&s->lock);
+            if (!backing_off)
+                s->connect_failed_at_ms = now_ms();
+            c->in_use = 0;
+            pthread_cond_signal(&s->freed);
+            pthread_mutex_unlock(&s->lock);
+            return NULL;
+        }
+        pthread_mutex_lock(&s->lock);
+        s->connect_failed_at_ms = 0;
+        pthread_mutex_unlock(&s->lock);
+    }
+    c->sqlstate[0] = '\0';
+    c->error[0] = '\0';
+    c->constraint[0] = '\0';
+    return c;
+}
+
+void store_release(struct store *s, struct store_conn *c)
+{
+    if (!c)
+        return;
+    if (c->pg) {
+        /* Never hand back a connection in the middle of something: drain, and drop it when
+         * it is broken or left inside a transaction. */
+        PGresult *r;
+        while ((r = PQgetResult(c->pg)) != NULL)
+            PQclear(r);
+        if (PQstatus(c->pg) != CONNECTION_OK || PQtransactionStatus(c->pg) != PQTRANS_IDLE) {
+            PQfinish(c->pg);
+            c->pg = NULL;
+        }
+    }
+    pthread_mutex_lock(&s->lock);
+    c->in_use = 0;
+    pthread_cond_signal(&s->freed);
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* Classifies a finished result; copies what is needed before the caller clears it. */
+static enum store_status classify(struct store_conn *c, PGresult *r, struct store *owner_stats)
+{
+    (void)owner_stats;
+    ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+    if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK || st == PGRES_COPY_IN)
+        return STORE_OK;
+    const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
+    const char *constraint = r ? PQresultErrorField(r, PG_DIAG_CONSTRAINT_NAME) : NULL;
+    const char *msg = r ? PQresultErrorMessage(r) : PQerrorMessage(c->pg);
+    snprintf(c->sqlstate, sizeof c->sqlstate, "%s", state ? state : "");
+    snprintf(c->constraint, sizeof c->constraint, "%s", constraint ? constraint : "");
+    snprintf(c->error, sizeof c->error, "%s", msg ? msg : "");
+    if (PQstatus(c->pg) != CONNECTION_OK || !state)
+        return STORE_UNAVAILABLE;
+    if (strcmp(state, "23505") == 0 || strcmp(state, "40001") == 0 ||
+        strcmp(state, "40P01") == 0)
+        return STORE_CONFLICT;
+    if (strcmp(state, "23503") == 0 || strcmp(state, "23514") == 0 ||
+        strcmp(state, "23502") == 0 || strcmp(state, "22P02") == 0 ||
+        strcmp(state, "22007") == 0 || strcmp(state, "22008") == 0)
+        return STORE_INVALID;
+    if (strncmp(state, "08", 2) == 0 || strncmp(state, "57P", 3) == 0 ||
+        strcmp(state, "53300") == 0)
+        return STORE_UNAVAILABLE;
+    return STORE_ERROR;
+}
+
+static enum store_status run(struct store_conn *c, const char *sql, int nparams,
+                             const char *const *params, PGresult **out)
+{
+    PGresult *r = PQexecParams(c->pg, sql, nparams, NULL, params, NULL, NULL, 0);
+    enum store_status st = classify(c, r, NULL);
+    if (st != STORE_OK) {
+        if (st == STORE_UNAVAILABLE || st == STORE_ERROR)
+            fprintf(stderr,
+                    "{\"level\":\"error\",\"msg\":\"database\",\"sqlstate\":\"%s\","
+                    "\"status\":\"%s\"}\n",
+                    c->sqlstate, store_status_name(st));
+        PQclear(r);
+        return st;
+    }
+    *out = r;
+    return STORE_OK;
+}
+
+enum store_status store_json(struct store_conn *c, const char *sql, int nparams,
+                             const char *const *params, json_t **out)
+{
+    PGresult *r = NULL;
+    enum store_status st = run(c, sql, nparams, params, &r);
+    if (st != STORE_OK)
+        return st;
+    if (out) {
+        *out = NULL;
+        if (PQntuples(r) == 0 || PQgetisnull(r, 0, 0)) {
+            PQclear(r);
+            return STORE_NOT_FOUND;
+        }
+        json_error_t err;
+        *out = json_loadb(PQgetvalue(r, 0, 0), (size_t)PQgetlength(r, 0, 0),
+                          JSON_DECODE_ANY | JSON_ALLOW_NUL, &err);
+        if (!*out) {
+            snprintf(c->error, sizeof c->error, "result is not JSON: %s", err.text);
+            st = STORE_ERROR;
+        }
+    }
+    PQclear(r);
+    return st;
+}
+
+enum store_status store_exec(struct store_conn *c, const char *sql, int nparams,
+                             const char *const *params, long *affected)
+{
+    PGresult *r = NULL;
+    enum store_status st = run(c, sql, nparams, params, &r);
+    if (st != STORE_OK)
+        return st;
+    if (affected) {
+        const char *n = PQcmdTuples(r);
+        *affected = (n && *n) ? strtol(n, NULL, 10) : PQntuples(r);
+    }
+    PQclear(r);
+    return STORE_OK;
+}
+
+enum store_status store_json1(struct store *s, const char *sql, int nparams,
+                              const char *const *params, json_t **out)
+{
+    struct store_conn *c = store_acquire(s, 2000);
+    if (!c)
+        return STORE_UNAVAILABLE;
+    enum store_status st = store_json(c, sql, nparams, params, out);
+    if (st == STORE_UNAVAILABLE || st == STORE_ERROR)
+        atomic_fetch_add(&s->db_errors, 1);
+    store_release(s, c);
+    return st;
+}
+
+enum store_status store_exec1(struct store *s, const char *sql, int nparams,
+                              const char *const *params, long *affected)
+{
+    struct store_conn *c = store_acquire(s, 2000);
+    if (!c)
+        return STORE_UNAVAILABLE;
+    enum store_status st = store_exec(c, sql, nparams, params, affected);
+    if (st == STORE_UNAVAILABLE || st == STORE_ERROR)
+        atomic_fetch_add(&s->db_errors, 1);
+    store_release(s, c);
+    return st;
+}
+
+enum store_status store_begin(struct store_conn *c)
+{
+    return store_exec(c, "BEGIN", 0, NULL, NULL);
+}
+
+enum store_status store_commit(struct store_conn *c)
+{
+    return store_exec(c, "COMMIT", 0, NULL, NULL);
+}
+
+void store_rollback(struct store_conn *c)
+{
+    if (c && c->pg && PQtransactionStatus(c->pg) != PQTRANS_IDLE) {
+        PGresult *r = PQexec(c->pg, "ROLLBACK");
+        PQclear(r);
+    }
+}
+
+enum store_status store_copy_begin(struct store_conn *c, const char *copy_sql)
+{
+    PGresult *r = PQexec(c->pg, copy_sql);
+    enum store_status st = classify(c, r, NULL);
+    if (st == STORE_OK && PQresultStatus(r) != PGRES_COPY_IN)
+        st = STORE_ERROR;
+    PQclear(r);
+    return st;
+}
+
+enum store_status store_copy_send(struct store_conn *c, const char *data, size_t len)
+{
+    if (len > 0x7fffffff || PQputCopyData(c->pg, data, (int)len) != 1) {
+        snprintf(c->error, sizeof c->error, "%s", PQerrorMessage(c->pg));
+        return STORE_UNAVAILABLE;
+    }
+    return STORE_OK;
+}
+
+enum store_status store_copy_end(struct store_conn *c, const char *abort_reason, long *rows)
+{
+    if (PQputCopyEnd(c->pg, abort_reason) != 1) {
+        snprintf(c->error, sizeof c->error, "%s", PQerrorMessage(c->pg));
+        return STORE_UNAVAILABLE;
+    }
+    PGresult *r = PQgetResult(c->pg);
+    enum store_status st = abort_reason ? STORE_OK : classify(c, r, NULL);
+    if (st == STORE_OK && rows && r) {
+        const char *n = PQcmdTuples(r);
+        *rows = (n && *n) ? strtol(n, NULL, 10) : 0;
+    }
+    PQclear(r);
+    while ((r = PQgetResult(c->pg)) != NULL)
+        PQclear(r);
+    return st;
+}
+
+const char *store_last_sqlstate(struct store_conn *c)
+{
+    return c->sqlstate;
+}
+
+const char *store_last_error(struct store_conn *c)
+{
+    return c->error;
+}
+
+const char *store_last_constraint(struct store_conn *c)
+{
+    return c->constraint;
+}
+
+enum store_status store__exec_script(struct store_conn *c, const char *sql)
+{
+    PGresult *r = PQexec(c->pg, sql);
+    enum store_status st = classify(c, r, NULL);
+    PQclear(r);
+    return st;
+}
