@@ -2,6 +2,7 @@
  * anonymous; a request with bad credentials is refused with 401 rather than treated as
  * anonymous, so a pipeline with a revoked token fails loudly. */
 #include <sodium.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/secret.h"
@@ -77,4 +78,38 @@ int auth_resolve(struct req *r)
     json_decref(row);
     sodium_memzero(hash, sizeof hash);
     return rc;
+}
+
+static int is_member(const struct principal *p, const char *team)
+{
+    size_t i;
+    json_t *t;
+    if (!team)
+        return 0;
+    json_array_foreach(p->teams, i, t) {
+        if (json_is_string(t) && strcmp(json_string_value(t), team) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+int principal_can_read_team(const struct principal *p, const char *team)
+{
+    if (p->role & (ROLE_OWNER | ROLE_AUDITOR | ROLE_ADMIN))
+        return 1;
+    return p->role == ROLE_TEAM && is_member(p, team);
+}
+
+int principal_can_write_team(const struct principal *p, const char *team)
+{
+    if (p->role == ROLE_OWNER)
+        return 1;
+    return p->role == ROLE_TEAM && is_member(p, team);
+}
+
+char *principal_team_filter(const struct principal *p)
+{
+    if (p->role != ROLE_TEAM)
+        return strdup("null");
+    return json_dumps(p->teams ? p->teams : json_array(), JSON_COMPACT);
 }

@@ -141,5 +141,13 @@ int static_serve(struct req *r);
  * (anonymous included), or -1 after answering (401 for bad credentials, 403 for CSRF). */
 int auth_resolve(struct req *r);
 void principal_clear(struct principal *p);
+/* Team scoping, used by every handler that touches team data (workloads, benchmarks,
+ * telemetry, runs, scenarios). Reading: owners, auditors and admins read every team; team
+ * members read their own teams. Writing: owners write for any team; team members for their
+ * own teams; auditors and admins never write team data. */
+int principal_can_read_team(const struct principal *p, const char *team);
+int principal_can_write_team(const struct principal *p, const char *team);
+/* The caller's teams as a JSON array for SQL filters ("null" = no restriction). malloc'd. */
+char *principal_team_filter(const struct principal *p);
 
 #endif
