@@ -1,0 +1,36 @@
+/* RFC 8785 JSON Canonicalization Scheme over jansson trees.
+ *
+ * jansson's own dump is not canonical (it sorts keys by UTF-8 bytes, escapes control characters
+ * in upper case and prints reals with %.17g), so the signed bytes of a decision, the leaves of
+ * the log and the hashes of comparisons all go through this serializer instead. */
+#ifndef CAPLEDGER_CORE_JCS_H
+#define CAPLEDGER_CORE_JCS_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "core/problems.h"
+
+/* Longest ECMAScript form of a double: "-1.2345678901234567e-308" (24 bytes) plus NUL. */
+#define JCS_NUMBER_MAX 32
+
+/* Returns the canonical bytes of v as a malloc'd, NUL-terminated buffer (the caller frees it)
+ * and stores their length in *len (len may be NULL). Returns NULL when v holds something JCS
+ * cannot represent — NaN or an infinity, a string or key that is not valid UTF-8 (lone
+ * surrogates included) — or when memory runs out. Integers beyond ±2^53 become the nearest
+ * double, as an ECMAScript JSON.parse would make them. Borrows v. */
+char *jcs_serialize(const json_t *v, size_t *len) __attribute__((warn_unused_result));
+
+/* Writes the ECMAScript Number::toString form of d (shortest round-trip digits; -0 → "0";
+ * exponent form outside [1e-6, 1e21)) into out. Returns the length, or -1 for NaN/Inf. */
+int jcs_format_double(double d, char out[JCS_NUMBER_MAX]) __attribute__((warn_unused_result));
+
+/* Parses one JSON text strictly for canonicalization: duplicate keys, lone surrogate escapes,
+ * invalid UTF-8, \u0000 and trailing garbage are refused. Integers too large for jansson's
+ * long long are kept as reals (every number of such a document is then a real), because JCS
+ * reads numbers as doubles anyway. Returns a new reference, or NULL after appending the reason
+ * (with line and column) to errs (errs may be NULL). */
+json_t *jcs_parse(const char *buf, size_t len, struct problems *errs)
+    __attribute__((warn_unused_result));
+
+#endif
