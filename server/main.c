@@ -15,6 +15,7 @@ static const struct command commands[] = {
     {"serve", cmd_serve, "serve", "run the HTTP server (configuration from CAPLEDGER_* variables)"},
     {"migrate", cmd_migrate, "migrate", "apply db/migrations to CAPLEDGER_DATABASE_URL"},
     {"jcs", cmd_jcs, "jcs FILE.json", "print the RFC 8785 canonical bytes of a JSON document"},
+    {"routes", cmd_routes, "routes", "list the HTTP routes and the roles each allows"},
     {"token", cmd_token, "token create USERNAME [--label L]", "mint an API token (printed once)"},
 };
 

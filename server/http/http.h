@@ -26,7 +26,8 @@ struct http_server *http_start(const struct http_config *cfg, struct store *stor
 /* Stops accepting, waits for in-flight requests, frees the server. */
 void http_stop(struct http_server *srv);
 
-/* Route table introspection (for the OpenAPI consistency test): prints "METHOD PATTERN" lines. */
+/* Route table introspection (for the OpenAPI and role-matrix tests): prints one line per route,
+ * "METHOD PATTERN role,role,…" ("none" when a route declares no role and so never serves). */
 void http_print_routes(void);
 
 #endif

@@ -50,9 +50,21 @@ const struct route *router_route_at(size_t i)
 
 void http_print_routes(void)
 {
+    static const struct {
+        unsigned bit;
+        const char *name;
+    } roles[] = {{ROLE_ANON, "anonymous"}, {ROLE_ADMIN, "admin"}, {ROLE_OWNER, "owner"},
+                 {ROLE_TEAM, "team"},      {ROLE_AUDITOR, "auditor"}};
     for (size_t i = 0; i < router_route_count(); i++) {
         const struct route *rt = router_route_at(i);
-        printf("%s %s\n", rt->method, rt->pattern);
+        printf("%s %s ", rt->method, rt->pattern);
+        int first = 1;
+        for (size_t k = 0; k < sizeof roles / sizeof roles[0]; k++)
+            if (rt->roles & roles[k].bit) {
+                printf("%s%s", first ? "" : ",", roles[k].name);
+                first = 0;
+            }
+        printf("%s\n", first ? "none" : "");
     }
 }
 
