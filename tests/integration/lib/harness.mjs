@@ -124,7 +124,8 @@ export async function startServer({ env = {}, args = [] } = {}) {
   for (const [k, v] of Object.entries(childEnv)) if (v === undefined) delete childEnv[k];
 
   const logFd = fs.openSync(logFile, 'a');
-  const child = spawn(bin, ['serve', ...args], { env: childEnv, stdio: ['ignore', logFd, logFd] });
+  // cwd: the project, where the server's default db/migrations and api/openapi.yaml are.
+  const child = spawn(bin, ['serve', ...args], { cwd: projectDir, env: childEnv, stdio: ['ignore', logFd, logFd] });
   fs.closeSync(logFd);
   child.unref();
   running.set(child, dir);
