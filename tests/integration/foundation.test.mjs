@@ -1,0 +1,202 @@
+// The foundation through every layer: ops endpoints, the error contract (400/404/405/413/415/
+// 422 as problem+json), security headers, request ids, access log, metrics, teams with
+// pagination, static files, migrations (checksums, concurrency) and graceful shutdown.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { api, projectDir, psql, startServer, withDatabase } from './lib/harness.mjs';
+import { bin, cli, mintToken } from './lib/cli.mjs';
+
+let srv;
+let admin;
+before(async () => {
+  srv = await startServer();
+  admin = mintToken(srv, 'admin');
+});
+after(async () => { await srv?.stop(); });
+
+const isProblem = (res, status) => {
+  assert.equal(res.status, status, res.text);
+  assert.match(res.headers['content-type'], /^application\/problem\+json/);
+  assert.equal(res.json.status, status);
+  assert.ok(res.json.type && res.json.title, 'problem has type and title');
+};
+
+test('healthz and readyz answer, with security headers and a request id', async () => {
+  const h = await api(srv.url, 'GET', '/healthz', { headers: { 'X-Request-Id': 'abc-123' } });
+  assert.equal(h.status, 200);
+  assert.deepEqual(h.json, { status: 'ok' });
+  assert.equal(h.headers['x-request-id'], 'abc-123');
+  assert.match(h.headers['content-security-policy'], /frame-ancestors 'none'/);
+  assert.match(h.headers['content-security-policy'], /default-src 'none'/);
+  assert.equal(h.headers['x-content-type-options'], 'nosniff');
+  const r = await api(srv.url, 'GET', '/readyz');
+  assert.equal(r.status, 200);
+  assert.match((await api(srv.url, 'GET', '/healthz')).headers['x-request-id'], /^[0-9a-f]{32}$/);
+});
+
+test('a hostile request id is replaced, not echoed', async () => {
+  const h = await api(srv.url, 'GET', '/healthz', { headers: { 'X-Request-Id': 'a"b\\c' } });
+  assert.match(h.headers['x-request-id'], /^[0-9a-f]{32}$/);
+});
+
+test('unknown routes are 404 and wrong methods 405 with Allow, as problem+json', async () => {
+  isProblem(await api(srv.url, 'GET', '/api/v1/nothing-here'), 404);
+  const r = await api(srv.url, 'DELETE', '/api/v1/teams', { token: admin });
+  isProblem(r, 405);
+  assert.match(r.headers.allow, /GET/);
+  assert.match(r.headers.allow, /POST/);
+});
+
+test('teams: create, duplicate, list, get', async () => {
+  const c = await api(srv.url, 'POST', '/api/v1/teams', { token: admin, body: { name: 'vision' } });
+  assert.equal(c.status, 201, c.text);
+  assert.equal(c.json.name, 'vision');
+  assert.match(c.json.id, /^[0-9a-f-]{36}$/);
+  isProblem(await api(srv.url, 'POST', '/api/v1/teams', { token: admin, body: { name: 'vision' } }), 409);
+  const g = await api(srv.url, 'GET', `/api/v1/teams/${c.json.id}`, { token: admin });
+  assert.equal(g.status, 200);
+  assert.equal(g.json.name, 'vision');
+  isProblem(await api(srv.url, 'GET', '/api/v1/teams/00000000-0000-0000-0000-000000000000', { token: admin }), 404);
+  // The write is in the audit trail, with the actor and the request id.
+  const audit = psql(`SELECT actor_name || ' ' || action FROM audit_event WHERE target_id = '${c.json.id}'`,
+                     { database: srv.db });
+  assert.equal(audit, 'admin team.create');
+});
+
+test('teams paginate with an opaque cursor', async () => {
+  for (const n of ['p-a', 'p-b', 'p-c', 'p-d', 'p-e']) {
+    const r = await api(srv.url, 'POST', '/api/v1/teams', { token: admin, body: { name: n } });
+    assert.equal(r.status, 201);
+  }
+  const seen = [];
+  let cursor = null;
+  let pages = 0;
+  do {
+    const q = `/api/v1/teams?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
+    const r = await api(srv.url, 'GET', q, { token: admin });
+    assert.equal(r.status, 200, r.text);
+    assert.ok(r.json.items.length <= 2);
+    seen.push(...r.json.items.map((t) => t.name));
+    cursor = r.json.next_cursor;
+    pages++;
+  } while (cursor && pages < 20);
+  assert.deepEqual(seen, [...seen].sort());
+  assert.equal(new Set(seen).size, seen.length, 'no team twice');
+  for (const n of ['p-a', 'p-b', 'p-c', 'p-d', 'p-e']) assert.ok(seen.includes(n));
+  const bad = await api(srv.url, 'GET', '/api/v1/teams?cursor=!!!', { token: admin });
+  isProblem(bad, 422);
+  isProblem(await api(srv.url, 'GET', '/api/v1/teams?limit=0', { token: admin }), 422);
+  isProblem(await api(srv.url, 'GET', '/api/v1/teams?limit=501', { token: admin }), 422);
+});
+
+test('bad input: 400 malformed, 415 wrong type, 413 too large, 422 with JSON Pointers', async () => {
+  isProblem(await api(srv.url, 'POST', '/api/v1/teams', {
+    token: admin, body: '{"name":', headers: { 'content-type': 'application/json' } }), 400);
+  isProblem(await api(srv.url, 'POST', '/api/v1/teams', {
+    token: admin, body: '{"name":"a","name":"b"}', headers: { 'content-type': 'application/json' } }), 400);
+  isProblem(await api(srv.url, 'POST', '/api/v1/teams', {
+    token: admin, body: 'name=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 415);
+  const big = JSON.stringify({ name: 'x'.repeat(2 * 1024 * 1024) });
+  isProblem(await api(srv.url, 'POST', '/api/v1/teams', { token: admin, body: big,
+    headers: { 'content-type': 'application/json' } }), 413);
+  const inv = await api(srv.url, 'POST', '/api/v1/teams', { token: admin, body: { name: 'a/b', colour: 'red' } });
+  isProblem(inv, 422);
+  const pointers = inv.json.errors.map((e) => e.pointer).sort();
+  assert.deepEqual(pointers, ['/colour', '/name']);
+  const notObject = await api(srv.url, 'POST', '/api/v1/teams', { token: admin, body: [1, 2] });
+  isProblem(notObject, 422);
+  // Nothing half-written: none of the refused names exists.
+  const count = psql(`SELECT count(*) FROM team WHERE name IN ('a/b', 'x')`, { database: srv.db });
+  assert.equal(count, '0');
+});
+
+test('credentials: none → 401, malformed or unknown bearer → 401, wrong role → 403', async () => {
+  isProblem(await api(srv.url, 'GET', '/api/v1/teams'), 401);
+  isProblem(await api(srv.url, 'GET', '/api/v1/teams', { headers: { authorization: 'Basic Zm9vOmJhcg==' } }), 401);
+  isProblem(await api(srv.url, 'GET', '/api/v1/teams', { token: 'cl_' + 'A'.repeat(43) }), 401);
+  isProblem(await api(srv.url, 'GET', '/api/v1/teams', { token: 'not-a-token' }), 401);
+});
+
+test('metrics count requests by route and status; the access log is JSON lines without secrets', async () => {
+  await api(srv.url, 'GET', '/api/v1/teams', { token: admin, headers: { 'X-Request-Id': 'metrics-probe-1' } });
+  const m = await api(srv.url, 'GET', '/metrics');
+  assert.equal(m.status, 200);
+  assert.match(m.text, /capledger_http_requests_total\{method="GET",route="\/api\/v1\/teams",status="200"\} \d+/);
+  assert.match(m.text, /capledger_http_request_duration_seconds_bucket\{method="GET",route="\/api\/v1\/teams",le="\+Inf"\} \d+/);
+  assert.match(m.text, /capledger_db_pool_connections\{state="idle"\} \d+/);
+  assert.match(m.text, /capledger_db_errors_total \d+/);
+  const lines = srv.stderrLines();
+  const access = lines.map((l) => { try { return JSON.parse(l); } catch { return null; } })
+    .filter((l) => l && l.request_id === 'metrics-probe-1');
+  assert.equal(access.length, 1);
+  assert.equal(access[0].route, '/api/v1/teams');
+  assert.equal(access[0].status, 200);
+  assert.equal(access[0].actor, 'admin');
+  assert.equal(typeof access[0].duration_ms, 'number');
+  for (const l of lines) {
+    assert.ok(!l.includes(admin), 'a token appears in the log');
+    assert.ok(!l.includes(srv.adminPassword), 'the admin password appears in the log');
+  }
+});
+
+test('static files: index, no traversal, no listing, API paths never fall through', async () => {
+  const idx = await api(srv.url, 'GET', '/');
+  assert.equal(idx.status, 200);
+  assert.match(idx.headers['content-type'], /text\/html/);
+  isProblem(await api(srv.url, 'GET', '/../../etc/passwd'), 404);
+  isProblem(await api(srv.url, 'GET', '/%2e%2e/%2e%2e/etc/passwd'), 404);
+  const dir = await api(srv.url, 'GET', '/js/');
+  assert.notEqual(dir.status, 200);
+  isProblem(await api(srv.url, 'GET', '/api/v1/index.html'), 404);
+});
+
+test('migrations refuse a changed applied file and are safe to run concurrently', async () => {
+  const db = `t_mig_${process.pid}`;
+  psql(`CREATE DATABASE ${db}`);
+  try {
+    const url = withDatabase(process.env.CAPLEDGER_TEST_DATABASE_URL, db);
+    const run = (env) => new Promise((resolve) => {
+      const p = spawn(bin, ['migrate'], { cwd: projectDir, env: { ...process.env, CAPLEDGER_DATABASE_URL: url, ...env } });
+      let err = '';
+      p.stderr.on('data', (d) => { err += d; });
+      p.on('exit', (code) => resolve({ code, err }));
+    });
+    const [a, b] = await Promise.all([run({}), run({})]);
+    assert.equal(a.code, 0, a.err);
+    assert.equal(b.code, 0, b.err);
+    const files = fs.readdirSync(path.join(projectDir, 'db/migrations')).filter((f) => /^\d{4}_.*\.sql$/.test(f));
+    assert.equal(psql('SELECT count(*) FROM schema_migrations', { database: db }), String(files.length));
+    // A copy of the migrations with the first file changed must be refused.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'capledger-mig-'));
+    for (const f of files) fs.copyFileSync(path.join(projectDir, 'db/migrations', f), path.join(dir, f));
+    fs.appendFileSync(path.join(dir, files[0]), '\n-- edited after it was applied\n');
+    const changed = await run({ CAPLEDGER_MIGRATIONS_DIR: dir });
+    assert.notEqual(changed.code, 0);
+    assert.match(changed.err, new RegExp(`${files[0]} was changed after it was applied`));
+    fs.rmSync(dir, { recursive: true, force: true });
+  } finally {
+    psql(`DROP DATABASE IF EXISTS ${db}`);
+  }
+});
+
+test('SIGTERM stops the server cleanly', async () => {
+  const other = await startServer();
+  const status = await other.stop();
+  // Exit code 0 and no signal: it drained and returned from main (a SIGKILL after the stop
+  // timeout would show as signal 'SIGKILL').
+  assert.deepEqual(status, { code: 0, signal: null });
+});
+
+test('the CLI has --version and --help', () => {
+  const v = cli(srv, ['--version']);
+  assert.equal(v.status, 0);
+  assert.match(v.stdout, /^capledger \d+\.\d+\.\d+/);
+  const h = cli(srv, ['--help']);
+  assert.equal(h.status, 0);
+  for (const c of ['serve', 'migrate', 'token']) assert.match(h.stdout, new RegExp(`\\b${c}\\b`));
+  assert.equal(cli(srv, ['no-such-command']).status, 2);
+});
