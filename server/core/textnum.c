@@ -1,0 +1,105 @@
+#include "core/textnum.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* Checks the decimal grammar by hand so strtod only ever sees what it cannot misread. */
+static bool textnum_is_decimal(const char *s, size_t len)
+{
+    size_t i = 0, digits = 0;
+    if (i < len && (s[i] == '-' || s[i] == '+'))
+        i++;
+    while (i < len && s[i] >= '0' && s[i] <= '9')
+        i++, digits++;
+    if (i < len && s[i] == '.') {
+        i++;
+        while (i < len && s[i] >= '0' && s[i] <= '9')
+            i++, digits++;
+    }
+    if (digits == 0)
+        return false;
+    if (i < len && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        if (i < len && (s[i] == '-' || s[i] == '+'))
+            i++;
+        size_t exp_digits = 0;
+        while (i < len && s[i] >= '0' && s[i] <= '9')
+            i++, exp_digits++;
+        if (exp_digits == 0)
+            return false;
+    }
+    return i == len;
+}
+
+bool textnum_parse_double(const char *s, size_t len, double *out)
+{
+    char tmp[64];
+    if (len == 0 || len >= sizeof tmp || !textnum_is_decimal(s, len))
+        return false;
+    memcpy(tmp, s, len);
+    tmp[len] = '\0';
+    errno = 0;
+    char *end = NULL;
+    double v = strtod(tmp, &end);
+    if (end != tmp + len || !isfinite(v) || (errno == ERANGE && fabs(v) > 1.0))
+        return false;
+    *out = v;
+    return true;
+}
+
+bool textnum_parse_int64(const char *s, size_t len, int64_t *out)
+{
+    size_t i = 0;
+    bool negative = false;
+    if (len > 0 && s[0] == '-') {
+        negative = true;
+        i = 1;
+    }
+    if (i == len)
+        return false;
+    uint64_t v = 0;
+    uint64_t limit = negative ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    for (; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+        unsigned digit = (unsigned)(s[i] - '0');
+        if (v > (limit - digit) / 10)
+            return false;
+        v = v * 10 + digit;
+    }
+    *out = negative ? (int64_t)(0 - v) : (int64_t)v;
+    return true;
+}
+
+void textnum_trim(const char **s, size_t *len)
+{
+    while (*len > 0 && (**s == ' ' || **s == '\t')) {
+        (*s)++;
+        (*len)--;
+    }
+    while (*len > 0 && ((*s)[*len - 1] == ' ' || (*s)[*len - 1] == '\t'))
+        (*len)--;
+}
+
+const char *textnum_format_double(double v, char *buf)
+{
+    if (v == 0) { /* also -0: a figure of nothing has no sign */
+        strcpy(buf, "0");
+        return buf;
+    }
+    for (int precision = 1; precision <= 17; precision++) {
+        snprintf(buf, TEXTNUM_DOUBLE_MAX_CHARS, "%.*g", precision, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    return buf;
+}
+
+bool textnum_equals_word(const char *s, size_t len, const char *word)
+{
+    return strlen(word) == len && strncasecmp(s, word, len) == 0;
+}
