@@ -183,7 +183,7 @@ static size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *cp)
     return len;
 }
 
-static bool utf8_valid(const char *s, size_t n)
+bool jcs_utf8_valid(const char *s, size_t n)
 {
     const unsigned char *u = (const unsigned char *)s;
     for (size_t i = 0; i < n;) {
@@ -200,7 +200,7 @@ static bool utf8_valid(const char *s, size_t n)
  * everything from U+0020 up (DEL and U+2028 included) is copied as UTF-8. */
 static bool append_string(struct jcs_buf *b, const char *s, size_t n)
 {
-    if (!utf8_valid(s, n))
+    if (!jcs_utf8_valid(s, n))
         return false;
     buf_append(b, "\"", 1);
     size_t run = 0; /* start of the pending stretch of bytes copied as they are */
@@ -310,7 +310,7 @@ static bool append_object(struct jcs_buf *b, const json_t *v)
         members[count].key = json_object_iter_key(it);
         members[count].key_len = json_object_iter_key_len(it);
         members[count].value = json_object_iter_value(it);
-        if (!utf8_valid(members[count].key, members[count].key_len)) {
+        if (!jcs_utf8_valid(members[count].key, members[count].key_len)) {
             free(members);
             return false;
         }

@@ -7,6 +7,7 @@
 #define CAPLEDGER_CORE_JCS_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "core/problems.h"
@@ -24,6 +25,10 @@ char *jcs_serialize(const json_t *v, size_t *len) __attribute__((warn_unused_res
 /* Writes the ECMAScript Number::toString form of d (shortest round-trip digits; -0 → "0";
  * exponent form outside [1e-6, 1e21)) into out. Returns the length, or -1 for NaN/Inf. */
 int jcs_format_double(double d, char out[JCS_NUMBER_MAX]) __attribute__((warn_unused_result));
+
+/* True when s[0..n) is well-formed UTF-8 of Unicode scalar values (no overlong forms, no
+ * surrogates, nothing above U+10FFFF): the strings JCS can carry. */
+bool jcs_utf8_valid(const char *s, size_t n);
 
 /* Parses one JSON text strictly for canonicalization: duplicate keys, lone surrogate escapes,
  * invalid UTF-8, \u0000 and trailing garbage are refused. Integers too large for jansson's
