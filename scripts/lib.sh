@@ -9,8 +9,9 @@
 CAPLEDGER_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 PG_BIN=/usr/lib/postgresql/15/bin
 
-log() { printf '==> %s\n' "$*" >&2; }
-note() { printf '    %s\n' "$*" >&2; }
+# A message that cannot be written (the reader is gone) must not abort the step it describes.
+log() { printf '==> %s\n' "$*" >&2 || true; }
+note() { printf '    %s\n' "$*" >&2 || true; }
 die() {
   printf 'error: %s\n' "$*" >&2
   exit 1
@@ -82,19 +83,24 @@ require_node() {
   log "node: v$version ($(command -v node))"
 }
 
-# build [asan] — configure and build into build/ (RelWithDebInfo), or build-asan/ with
-# AddressSanitizer + UBSan.
+# build [release|asan] [TARGET...] — configure and build into build/ (release: RelWithDebInfo,
+# the default), or build-asan/ with AddressSanitizer + UBSan; all targets unless some are named.
 build() {
-  local dir=build flags=() what="RelWithDebInfo"
-  if [ "${1:-}" = asan ]; then
-    dir=build-asan
-    flags=(-DCAPLEDGER_SANITIZE=ON)
-    what="RelWithDebInfo, ASan+UBSan"
-  fi
-  log "build: $dir/ ($what)"
+  local dir=build flags=() what="RelWithDebInfo" targets=()
+  case "${1:-}" in
+    asan)
+      dir=build-asan
+      flags=(-DCAPLEDGER_SANITIZE=ON)
+      what="RelWithDebInfo, ASan+UBSan"
+      shift
+      ;;
+    release) shift ;;
+  esac
+  if [ $# -gt 0 ]; then targets=(--target "$@"); fi
+  log "build: $dir/ ($what)${1:+, target $*}"
   cmake -S "$CAPLEDGER_ROOT" -B "$CAPLEDGER_ROOT/$dir" --log-level=WARNING \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo "${flags[@]}" || die "cmake configure of $dir/ failed"
-  cmake --build "$CAPLEDGER_ROOT/$dir" -j "$(nproc)" || die "build of $dir/ failed"
+  cmake --build "$CAPLEDGER_ROOT/$dir" -j "$(nproc)" "${targets[@]}" || die "build of $dir/ failed"
 }
 
 # --- private PostgreSQL 15 cluster ---------------------------------------------------------
