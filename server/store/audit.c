@@ -72,9 +72,12 @@ enum store_status store_write_audited(struct store *s, const struct audit_actor 
     enum store_status st = store_begin(c);
     if (st == STORE_OK)
         st = store_json(c, sql, nparams, params, &row);
-    if (st == STORE_OK)
-        st = store_audit_record_tx(c, who, action,
-                                   json_string_value(json_object_get(row, "id")), row);
+    if (st == STORE_OK) {
+        const char *target = json_string_value(json_object_get(row, "id"));
+        if (!target) /* content-addressed records (comparisons) are named by their hash */
+            target = json_string_value(json_object_get(row, "sha256"));
+        st = store_audit_record_tx(c, who, action, target, row);
+    }
     if (st == STORE_OK)
         st = store_commit(c);
     if (st != STORE_OK) {

@@ -1,0 +1,184 @@
+#include "store/compute.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static const char *SQL_OFFER =
+    "SELECT json_strip_nulls(json_build_object("
+    " 'gpu_model', gpu_model, 'gpus_per_instance', gpus_per_instance,"
+    " 'gpu_memory_gb', gpu_memory_gb, 'purchase_option', purchase_option,"
+    " 'price_per_hour', price_per_hour, 'currency', currency,"
+    " 'reserved_utilization', reserved_utilization,"
+    " 'interruption_rate_per_hour', interruption_rate_per_hour,"
+    " 'provisioning_delay_s', provisioning_delay_s, 'quota_gpus', quota_gpus,"
+    " 'available', available, 'storage_price_gb_month', storage_price_gb_month,"
+    " 'egress_price_gb', egress_price_gb, 'orchestration_overhead', orchestration_overhead))"
+    " FROM offer WHERE id::text = $1";
+
+/* Load points keep numeric members only: importers also store flags (`saturated`) that are
+ * not measurements. */
+static const char *SQL_BENCHMARK =
+    "SELECT json_build_object('team', b.team, 'offer_id', b.offer_id, 'workload_id', b.workload_id,"
+    " 'capacity_usable', b.capacity_usable, 'benchmark', json_strip_nulls(json_build_object("
+    " 'instances', b.instances, 'throughput_units_per_s', b.throughput_units_per_s,"
+    " 'throughput_stddev', b.throughput_stddev,"
+    " 'gpu_duty_cycle', coalesce(b.gpu_duty_cycle, d.gpu_duty_cycle),"
+    " 'input_stall_fraction', b.input_stall_fraction, 'setup_s', b.setup_s,"
+    " 'checkpoint_write_s', b.checkpoint_write_s, 'restart_s', b.restart_s,"
+    " 'checkpoint_interval_s', b.checkpoint_interval_s, 'queue_wait_s', b.queue_wait_s,"
+    " 'transfer_gb', b.transfer_gb,"
+    " 'memory_peak_gb', coalesce(b.memory_peak_gb, nullif(d.memory_peak_gb, 0)),"
+    " 'failure_probability', b.failure_probability,"
+    " 'load_points', (SELECT json_agg((SELECT coalesce(json_object_agg(k, v), '{}')"
+    "     FROM jsonb_each(lp) AS e(k, v) WHERE jsonb_typeof(v) = 'number'))"
+    "   FROM jsonb_array_elements(b.load_points) AS lp))))"
+    " FROM benchmark b LEFT JOIN benchmark_derived d ON d.benchmark_id = b.id"
+    " WHERE b.id::text = $1";
+
+static const char *SQL_WORKLOAD =
+    "SELECT json_build_object('team', team, 'workload', json_strip_nulls(json_build_object("
+    " 'kind', kind, 'name', name, 'target_units', target_units, 'unit', unit,"
+    " 'memory_required_gb', memory_required_gb, 'dataset_gb', dataset_gb,"
+    " 'checkpoint_gb', checkpoint_gb, 'checkpoints_kept', checkpoints_kept,"
+    " 'output_tokens_per_request', output_tokens_per_request)))"
+    " FROM workload WHERE id::text = $1";
+
+#define SCENARIO_JSON                                                                         \
+    "json_build_object('id', id, 'team', team, 'name', name, 'workload_ids', "               \
+    "to_json(workload_ids), 'document', document, 'created_by', created_by, 'created_at', "   \
+    "created_at)"
+
+static const char *SQL_SCENARIO_CREATE =
+    "INSERT INTO scenario (team, name, workload_ids, document, created_by) "
+    "VALUES ($1, $2, ARRAY(SELECT json_array_elements_text($3::json))::uuid[], $4::jsonb, $5) "
+    "RETURNING " SCENARIO_JSON;
+
+static const char *SQL_SCENARIO_GET =
+    "SELECT " SCENARIO_JSON " FROM scenario WHERE id::text = $1 AND "
+    "($2::json IS NULL OR team IN (SELECT json_array_elements_text($2::json)))";
+
+/* Keyset on (created_at, id) rendered as text "created_at|id". */
+static const char *SQL_SCENARIO_LIST =
+    "SELECT coalesce(json_agg(j ORDER BY ca DESC, id DESC), '[]') FROM ("
+    " SELECT " SCENARIO_JSON "::jsonb || jsonb_build_object('cursor_key', "
+    "  to_char(created_at, 'YYYY-MM-DD\"T\"HH24:MI:SS.US') || '|' || id) AS j, created_at AS ca, id"
+    " FROM scenario WHERE ($1::json IS NULL OR team IN (SELECT json_array_elements_text($1::json)))"
+    " AND ($2::text IS NULL OR (created_at, id) < (split_part($2, '|', 1)::timestamp, "
+    "  split_part($2, '|', 2)::uuid))"
+    " ORDER BY created_at DESC, id DESC LIMIT $3) t";
+
+#define COMPARISON_JSON                                                                        \
+    "json_build_object('sha256', sha256, 'scenario_id', scenario_id, 'team', team, "           \
+    "'workload_ids', to_json(workload_ids), 'input_sha256', input_sha256, 'engine_version', "  \
+    "engine_version, 'created_by', created_by, 'created_at', created_at, 'scenario', resolved, " \
+    "'result', result)"
+
+static const char *SQL_COMPARISON_PUT =
+    "WITH ins AS (INSERT INTO comparison (sha256, scenario_id, team, workload_ids, input_sha256,"
+    " engine_version, resolved, result, result_jcs, created_by) VALUES ($1, $2::uuid, $3,"
+    " ARRAY(SELECT json_array_elements_text($4::json))::uuid[], $5, $6, $7::jsonb, $8::jsonb, $8,"
+    " $9) ON CONFLICT (sha256) DO NOTHING RETURNING *) "
+    "SELECT " COMPARISON_JSON "::jsonb || jsonb_build_object('created', true) FROM ins "
+    "UNION ALL SELECT " COMPARISON_JSON "::jsonb || jsonb_build_object('created', false) "
+    "FROM comparison WHERE sha256 = $1 AND NOT EXISTS (SELECT 1 FROM ins)";
+
+static const char *SQL_COMPARISON_GET =
+    "SELECT " COMPARISON_JSON " FROM comparison WHERE sha256 = $1 AND "
+    "($2::json IS NULL OR team IN (SELECT json_array_elements_text($2::json)))";
+
+static const char *SQL_COMPARISON_LIST =
+    "SELECT coalesce(json_agg(json_build_object('sha256', sha256, 'scenario_id', scenario_id, "
+    "'input_sha256', input_sha256, 'engine_version', engine_version, 'winner', result->'winner', "
+    "'created_by', created_by, 'created_at', created_at) ORDER BY created_at DESC), '[]') "
+    "FROM comparison WHERE scenario_id::text = $1 AND "
+    "($2::json IS NULL OR team IN (SELECT json_array_elements_text($2::json)))";
+
+static const char *null_filter(const char *teams_filter)
+{
+    return teams_filter && teams_filter[0] != 'n' ? teams_filter : NULL;
+}
+
+enum store_status store_offer_as_scenario(struct store *s, const char *id, json_t **out)
+{
+    const char *p[] = {id};
+    return store_json1(s, SQL_OFFER, 1, p, out);
+}
+
+enum store_status store_benchmark_as_scenario(struct store *s, const char *id, json_t **out)
+{
+    const char *p[] = {id};
+    return store_json1(s, SQL_BENCHMARK, 1, p, out);
+}
+
+enum store_status store_workload_as_scenario(struct store *s, const char *id, json_t **out)
+{
+    const char *p[] = {id};
+    return store_json1(s, SQL_WORKLOAD, 1, p, out);
+}
+
+enum store_status store_scenario_create(struct store *s, const struct audit_actor *who,
+                                        const char *team, const char *name,
+                                        const json_t *workload_ids, const json_t *document,
+                                        json_t **out)
+{
+    char *ids = json_dumps(workload_ids, JSON_COMPACT);
+    char *doc = json_dumps(document, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    const char *p[] = {team, name, ids ? ids : "[]", doc, who->name};
+    enum store_status st =
+        doc ? store_write_audited(s, who, "scenario.create", SQL_SCENARIO_CREATE, 5, p, out)
+            : STORE_ERROR;
+    free(ids);
+    free(doc);
+    return st;
+}
+
+enum store_status store_scenario_get(struct store *s, const char *id, const char *teams_filter,
+                                     json_t **out)
+{
+    const char *p[] = {id, null_filter(teams_filter)};
+    return store_json1(s, SQL_SCENARIO_GET, 2, p, out);
+}
+
+enum store_status store_scenario_list(struct store *s, const char *teams_filter,
+                                      const char *after, int limit, json_t **out)
+{
+    char lim[16];
+    snprintf(lim, sizeof lim, "%d", limit);
+    const char *p[] = {null_filter(teams_filter), after, lim};
+    return store_json1(s, SQL_SCENARIO_LIST, 3, p, out);
+}
+
+enum store_status store_comparison_put(struct store *s, const struct audit_actor *who,
+                                       const char *sha256, const char *scenario_id,
+                                       const char *team, const json_t *workload_ids,
+                                       const char *input_sha256, const char *engine_version,
+                                       const json_t *resolved, const char *result_jcs,
+                                       json_t **out)
+{
+    char *ids = json_dumps(workload_ids, JSON_COMPACT);
+    char *doc = json_dumps(resolved, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    const char *p[] = {sha256,         scenario_id, team, ids ? ids : "[]", input_sha256,
+                       engine_version, doc,         result_jcs, who->name};
+    enum store_status st = STORE_ERROR;
+    if (doc) {
+        /* Audit the comparison by its hash; the result itself is the stored row. */
+        st = store_write_audited(s, who, "comparison.create", SQL_COMPARISON_PUT, 9, p, out);
+    }
+    free(ids);
+    free(doc);
+    return st;
+}
+
+enum store_status store_comparison_get(struct store *s, const char *sha256,
+                                       const char *teams_filter, json_t **out)
+{
+    const char *p[] = {sha256, null_filter(teams_filter)};
+    return store_json1(s, SQL_COMPARISON_GET, 2, p, out);
+}
+
+enum store_status store_comparison_list(struct store *s, const char *scenario_id,
+                                        const char *teams_filter, json_t **out)
+{
+    const char *p[] = {scenario_id, null_filter(teams_filter)};
+    return store_json1(s, SQL_COMPARISON_LIST, 2, p, out);
+}

@@ -1,0 +1,44 @@
+/* Scenarios and stored comparisons, and the resolution of stored offers and benchmarks into
+ * the scenario fields of COST_MODEL.md. */
+#ifndef CAPLEDGER_STORE_COMPUTE_H
+#define CAPLEDGER_STORE_COMPUTE_H
+
+#include "store/audit.h"
+#include "store/store.h"
+
+/* An offer as the scenario `offer` object (only COST_MODEL fields, nulls dropped). */
+enum store_status store_offer_as_scenario(struct store *s, const char *id,
+                                          json_t **out) STORE_MUSTCHECK;
+/* A benchmark as {team, offer_id, workload_id, capacity_usable, benchmark: {COST_MODEL fields}}:
+ * the duty cycle and memory peak fall back to those derived from telemetry; load points keep
+ * only numeric members. */
+enum store_status store_benchmark_as_scenario(struct store *s, const char *id,
+                                              json_t **out) STORE_MUSTCHECK;
+/* A workload as {team, workload: {COST_MODEL workload fields}}. */
+enum store_status store_workload_as_scenario(struct store *s, const char *id,
+                                             json_t **out) STORE_MUSTCHECK;
+
+enum store_status store_scenario_create(struct store *s, const struct audit_actor *who,
+                                        const char *team, const char *name,
+                                        const json_t *workload_ids, const json_t *document,
+                                        json_t **out) STORE_MUSTCHECK;
+/* teams_filter: JSON array of team names, or "null" for every team. */
+enum store_status store_scenario_get(struct store *s, const char *id, const char *teams_filter,
+                                     json_t **out) STORE_MUSTCHECK;
+enum store_status store_scenario_list(struct store *s, const char *teams_filter,
+                                      const char *after, int limit, json_t **out) STORE_MUSTCHECK;
+
+/* Stores a comparison (idempotent on its sha256: an identical result is returned as stored).
+ * *out: the stored row {sha256, scenario_id, input_sha256, engine_version, created_at, …}. */
+enum store_status store_comparison_put(struct store *s, const struct audit_actor *who,
+                                       const char *sha256, const char *scenario_id,
+                                       const char *team, const json_t *workload_ids,
+                                       const char *input_sha256, const char *engine_version,
+                                       const json_t *resolved, const char *result_jcs,
+                                       json_t **out) STORE_MUSTCHECK;
+enum store_status store_comparison_get(struct store *s, const char *sha256,
+                                       const char *teams_filter, json_t **out) STORE_MUSTCHECK;
+enum store_status store_comparison_list(struct store *s, const char *scenario_id,
+                                        const char *teams_filter, json_t **out) STORE_MUSTCHECK;
+
+#endif
