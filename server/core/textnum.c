@@ -91,9 +91,11 @@ const char *textnum_format_double(double v, char *buf)
         strcpy(buf, "0");
         return buf;
     }
+    /* plain notation for everyday magnitudes ("80", not the equally short "8e+01") */
+    bool plain = fabs(v) >= 1e-4 && fabs(v) < 1e15;
     for (int precision = 1; precision <= 17; precision++) {
         snprintf(buf, TEXTNUM_DOUBLE_MAX_CHARS, "%.*g", precision, v);
-        if (strtod(buf, NULL) == v)
+        if (strtod(buf, NULL) == v && (!plain || !strchr(buf, 'e')))
             break;
     }
     return buf;

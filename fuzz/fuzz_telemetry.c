@@ -1,0 +1,83 @@
+/* Fuzz target for the telemetry readers: the first byte picks the format (or detection), the
+ * noheader query list and the chunk size; every sample goes through the COPY renderer and the
+ * summary, whose JSON is built at the end. */
+#include <jansson.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "core/linebuf.h"
+#include "core/telemetry.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+struct fuzz_sink {
+    struct telemetry_summary summary;
+    struct pgcopy_buf copy;
+};
+
+static int fuzz_on_sample(const struct telemetry_sample *s, void *ctx)
+{
+    struct fuzz_sink *sink = ctx;
+    pgcopy_reset(&sink->copy);
+    telemetry_copy_line(s, &sink->copy);
+    return telemetry_summary_add(&sink->summary, s);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size == 0)
+        return 0;
+    uint8_t mode = data[0];
+    data++;
+    size--;
+    enum telemetry_format format = (enum telemetry_format)(mode & 3);
+    if (format == TELEMETRY_UNKNOWN)
+        format = telemetry_detect_format((const char *)data, size);
+    struct telemetry_options opt = {
+        .fields = (mode & 4) ? "timestamp,index,uuid,utilization.gpu,memory.used,memory.total,"
+                               "power.draw"
+                             : NULL,
+    };
+    struct problems errs;
+    problems_init(&errs);
+    struct fuzz_sink sink;
+    pgcopy_init(&sink.copy);
+    if (telemetry_summary_init(&sink.summary, 0.05) != 0)
+        abort();
+    struct telemetry_reader reader;
+    if (telemetry_reader_init(&reader, format, &opt, fuzz_on_sample, &sink, &errs) == 0) {
+        struct linebuf lb;
+        linebuf_init(&lb, 8192);
+        size_t chunk = (size_t)(mode >> 3) + 1;
+        int rc = 0;
+        for (size_t off = 0; rc == 0; off += chunk) {
+            if (off < size) {
+                if (linebuf_push(&lb, data + off, off + chunk <= size ? chunk : size - off) != 0)
+                    abort();
+            } else {
+                linebuf_finish(&lb);
+            }
+            struct linebuf_line line;
+            enum linebuf_status st;
+            while (rc == 0 && (st = linebuf_pop(&lb, &line)) != LINEBUF_NEED_MORE) {
+                if (st == LINEBUF_LINE)
+                    rc = telemetry_feed_line(&reader, line.text, line.len, line.lineno, &errs);
+                else
+                    linebuf_report(&lb, st, &line, &errs);
+            }
+            if (off >= size) {
+                if (rc == 0)
+                    (void)!telemetry_finish(&reader, &errs);
+                break;
+            }
+        }
+        linebuf_free(&lb);
+    }
+    telemetry_reader_free(&reader);
+    json_t *summary = telemetry_summary_json(&sink.summary);
+    json_decref(summary);
+    telemetry_summary_free(&sink.summary);
+    pgcopy_free(&sink.copy);
+    problems_free(&errs);
+    return 0;
+}
