@@ -8,5 +8,6 @@ int cmd_migrate(int argc, char **argv);
 int cmd_jcs(int argc, char **argv);
 int cmd_token(int argc, char **argv);
 int cmd_routes(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 
 #endif

@@ -1,0 +1,165 @@
+/* capledger compare FILE.json [--format json|table] — the cost engine offline: a scenario in,
+ * its comparison out (COST_MODEL.md), so a platform owner can answer "what does one completed
+ * result really cost" from a file kept in git, without a server. */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "cmd/files.h"
+#include "core/cost.h"
+#include "core/jcs.h"
+
+/* Scenarios are hand-written or exported documents; 64 options × 1,000 load points fit well. */
+#define COMPARE_MAX_INPUT_BYTES (32u << 20)
+
+static int compare_usage(void)
+{
+    fprintf(stderr, "usage: capledger compare FILE.json [--format json|table]   (FILE may be - "
+                    "for standard input)\n");
+    return 2;
+}
+
+/* Indented JSON in the document's own member order, with numbers in their shortest
+ * round-trip form (RFC 8785's), not jansson's %.17g ("0.90000000000000002"). */
+static void print_pretty(FILE *out, const json_t *v, int indent)
+{
+    char number[JCS_NUMBER_MAX];
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: {
+        if (json_object_size(v) == 0) {
+            fputs("{}", out);
+            return;
+        }
+        fputs("{\n", out);
+        const char *key;
+        const json_t *member;
+        size_t i = 0;
+        json_object_foreach((json_t *)v, key, member)
+        {
+            json_t *name = json_string(key);
+            char *quoted = name ? json_dumps(name, JSON_ENCODE_ANY) : NULL;
+            fprintf(out, "%*s%s: ", indent + 2, "", quoted ? quoted : "\"\"");
+            free(quoted);
+            json_decref(name);
+            print_pretty(out, member, indent + 2);
+            fputs(++i < json_object_size(v) ? ",\n" : "\n", out);
+        }
+        fprintf(out, "%*s}", indent, "");
+        return;
+    }
+    case JSON_ARRAY: {
+        if (json_array_size(v) == 0) {
+            fputs("[]", out);
+            return;
+        }
+        fputs("[\n", out);
+        for (size_t i = 0; i < json_array_size(v); i++) {
+            fprintf(out, "%*s", indent + 2, "");
+            print_pretty(out, json_array_get(v, i), indent + 2);
+            fputs(i + 1 < json_array_size(v) ? ",\n" : "\n", out);
+        }
+        fprintf(out, "%*s]", indent, "");
+        return;
+    }
+    case JSON_STRING: {
+        char *quoted = json_dumps(v, JSON_ENCODE_ANY);
+        fputs(quoted ? quoted : "\"\"", out);
+        free(quoted);
+        return;
+    }
+    case JSON_INTEGER:
+    case JSON_REAL:
+        /* the engine never emits NaN or infinities (they become null) */
+        fputs(jcs_format_double(json_number_value(v), number) < 0 ? "null" : number, out);
+        return;
+    case JSON_TRUE:
+        fputs("true", out);
+        return;
+    case JSON_FALSE:
+        fputs("false", out);
+        return;
+    case JSON_NULL:
+        fputs("null", out);
+        return;
+    }
+}
+
+static int finish_stdout(void)
+{
+    if (ferror(stdout) || fflush(stdout) != 0) {
+        perror("capledger: stdout");
+        return 1;
+    }
+    return 0;
+}
+
+int cmd_compare(int argc, char **argv)
+{
+    const char *path = NULL;
+    bool table = false;
+    for (int i = 1; i < argc; i++) {
+        const char *format = NULL;
+        if (strcmp(argv[i], "--format") == 0 && i + 1 < argc)
+            format = argv[++i];
+        else if (strncmp(argv[i], "--format=", 9) == 0)
+            format = argv[i] + 9;
+        else if (argv[i][0] == '-' && argv[i][1] != '\0')
+            return compare_usage();
+        else if (!path)
+            path = argv[i];
+        else
+            return compare_usage();
+        if (format && strcmp(format, "table") == 0)
+            table = true;
+        else if (format && strcmp(format, "json") != 0)
+            return compare_usage();
+    }
+    if (!path)
+        return compare_usage();
+
+    size_t len;
+    char *text = files_read_all(path, COMPARE_MAX_INPUT_BYTES, &len);
+    if (!text)
+        return 1;
+    json_error_t error;
+    /* NaN, Infinity and numbers beyond a double are not JSON: jansson refuses them here. */
+    json_t *scenario = json_loadb(text, len, JSON_REJECT_DUPLICATES, &error);
+    free(text);
+    if (!scenario) {
+        fprintf(stderr, "capledger: %s:%d:%d: %s\n", path, error.line, error.column, error.text);
+        return 1;
+    }
+    struct problems errs;
+    problems_init(&errs);
+    json_t *comparison = cost_compare(scenario, &errs);
+    json_decref(scenario);
+    if (!comparison) {
+        fprintf(stderr, "capledger: %s: the scenario is not valid (%zu problem%s):\n", path,
+                errs.total, errs.total == 1 ? "" : "s");
+        for (size_t i = 0; i < errs.count; i++)
+            fprintf(stderr, "  %s: %s\n", errs.items[i].pointer[0] ? errs.items[i].pointer : "/",
+                    errs.items[i].message);
+        if (errs.total > errs.count)
+            fprintf(stderr, "  … and %zu more\n", errs.total - errs.count);
+        problems_free(&errs);
+        return 1;
+    }
+    problems_free(&errs);
+    if (!table) {
+        print_pretty(stdout, comparison, 0);
+        fputc('\n', stdout);
+        json_decref(comparison);
+        return finish_stdout();
+    }
+    char *out = cost_format_table(comparison);
+    json_decref(comparison);
+    if (!out) {
+        fprintf(stderr, "capledger: out of memory\n");
+        return 1;
+    }
+    fputs(out, stdout);
+    free(out);
+    return finish_stdout();
+}
