@@ -80,6 +80,7 @@ struct req {
 /* Route tables of each handler file, joined by router.c. Terminated by a {NULL} entry. */
 extern const struct route ops_routes[];
 extern const struct route team_routes[];
+extern const struct route compute_routes[];
 
 /* ----- responses (each writes the whole reply in one mg_write) ----- */
 void resp_json(struct req *r, int status, json_t *body_stolen);

@@ -76,7 +76,7 @@ static const char *SQL_SCENARIO_LIST =
 static const char *SQL_COMPARISON_PUT =
     "WITH ins AS (INSERT INTO comparison (sha256, scenario_id, team, workload_ids, input_sha256,"
     " engine_version, resolved, result, result_jcs, created_by) VALUES ($1, $2::uuid, $3,"
-    " ARRAY(SELECT json_array_elements_text($4::json))::uuid[], $5, $6, $7::jsonb, $8::jsonb, $8,"
+    " ARRAY(SELECT json_array_elements_text($4::json))::uuid[], $5, $6, $7::jsonb, $8::text::jsonb, $8::text,"
     " $9) ON CONFLICT (sha256) DO NOTHING RETURNING *) "
     "SELECT " COMPARISON_JSON "::jsonb || jsonb_build_object('created', true) FROM ins "
     "UNION ALL SELECT " COMPARISON_JSON "::jsonb || jsonb_build_object('created', false) "

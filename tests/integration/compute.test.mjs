@@ -1,0 +1,130 @@
+// The engine over HTTP: the worked examples through POST /compare, error contract of bad
+// scenarios, stored scenarios referencing stored records, and stored comparisons named by the
+// SHA-256 of their RFC 8785 bytes.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { api, psql, startServer } from './lib/harness.mjs';
+import { bin, mintToken } from './lib/cli.mjs';
+import { spawnSync } from 'node:child_process';
+
+const shared = process.env.CAPLEDGER_SHARED_DIR || path.resolve('../shared');
+const example = (n) => JSON.parse(fs.readFileSync(path.join(shared, 'spec', `example-${n}.json`), 'utf8'));
+const expected = (n) => JSON.parse(fs.readFileSync(path.join(shared, 'spec', `example-${n}.expected.json`), 'utf8'));
+
+// Every number present in `want` must be in `got` within a relative 1e-9.
+function assertClose(got, want, where = '') {
+  if (typeof want === 'number') {
+    assert.equal(typeof got, 'number', `${where}: ${JSON.stringify(got)}`);
+    const scale = Math.max(Math.abs(want), Math.abs(got));
+    assert.ok(scale === 0 || Math.abs(got - want) / scale <= 1e-9, `${where}: ${got} vs ${want}`);
+  } else if (Array.isArray(want)) {
+    assert.ok(Array.isArray(got), where);
+    assert.equal(got.length, want.length, `${where} length`);
+    want.forEach((w, i) => assertClose(got[i], w, `${where}/${i}`));
+  } else if (want && typeof want === 'object') {
+    for (const k of Object.keys(want)) assertClose(got?.[k], want[k], `${where}/${k}`);
+  } else {
+    assert.deepEqual(got, want, where);
+  }
+}
+
+let srv, admin, owner;
+before(async () => {
+  srv = await startServer();
+  admin = mintToken(srv, 'admin');
+  const t = await api(srv.url, 'POST', '/api/v1/teams', { token: admin, body: { name: 'llm' } });
+  assert.equal(t.status, 201);
+  // An owner, made through the database helpers the CLI uses (the users API may not exist in
+  // every build of this test's history; the role is what matters here).
+  const hash = spawnSync('true'); void hash;
+  psql(`INSERT INTO app_user (username, role, password_hash) VALUES ('olga', 'owner', 'x')`, { database: srv.db });
+  owner = mintToken(srv, 'olga');
+});
+after(async () => { await srv?.stop(); });
+
+test('POST /compare reproduces both worked examples to 1e-9', async () => {
+  for (const n of ['training', 'inference']) {
+    const r = await api(srv.url, 'POST', '/api/v1/compare', { token: owner, body: example(n) });
+    assert.equal(r.status, 200, r.text);
+    assertClose(r.json, expected(n), n);
+    assert.match(r.json.input_sha256, /^[0-9a-f]{64}$/);
+  }
+});
+
+test('bad scenarios: 422 with every JSON Pointer; non-JSON numbers are 400', async () => {
+  const s = example('training');
+  s.assumptions.failure_probability = 1;
+  s.options[0].offer.price_per_hour = -3;
+  s.options[1].offer.currency = 'EUR';
+  s.options[2].benchmark.throughput_units_per_s = 0;
+  const r = await api(srv.url, 'POST', '/api/v1/compare', { token: owner, body: s });
+  assert.equal(r.status, 422, r.text);
+  const pointers = r.json.errors.map((e) => e.pointer);
+  for (const p of ['/assumptions/failure_probability', '/options/0/offer/price_per_hour',
+                   '/options/2/benchmark/throughput_units_per_s']) {
+    assert.ok(pointers.includes(p), `${p} missing from ${pointers}`);
+  }
+  assert.ok(pointers.some((p) => p.startsWith('/options/1/offer/currency') || p === '/options/1/offer/currency'),
+            `currency pointer missing from ${pointers}`);
+  for (const bad of ['{"workload": NaN}', '{"x": Infinity}', '{"x": 1e400}']) {
+    const b = await api(srv.url, 'POST', '/api/v1/compare', { token: owner, body: bad,
+      headers: { 'content-type': 'application/json' } });
+    assert.equal(b.status, 400, `${bad}: ${b.text}`);
+  }
+});
+
+test('stored scenario → stored comparison, named by the SHA-256 of its JCS bytes, recomputable', async () => {
+  const c = await api(srv.url, 'POST', '/api/v1/scenarios', { token: owner,
+    body: { name: 'pretrain slice', team: 'llm', document: example('training') } });
+  assert.equal(c.status, 201, c.text);
+  const id = c.json.id;
+  const cmp = await api(srv.url, 'POST', `/api/v1/scenarios/${id}/comparisons`, { token: owner });
+  assert.equal(cmp.status, 201, cmp.text);
+  const sha = cmp.json.sha256;
+  assert.match(sha, /^[0-9a-f]{64}$/);
+  assert.equal(cmp.headers.location, `/api/v1/comparisons/${sha}`);
+  // The stored bytes hash to the name, and `capledger jcs` of the stored result gives them back.
+  const stored = psql(`SELECT result_jcs FROM comparison WHERE sha256 = '${sha}'`, { database: srv.db });
+  assert.equal(createHash('sha256').update(stored, 'utf8').digest('hex'), sha);
+  const tmp = path.join(fs.mkdtempSync('/tmp/cl-cmp-'), 'result.json');
+  fs.writeFileSync(tmp, JSON.stringify(cmp.json.result));
+  const jcs = spawnSync(bin, ['jcs', tmp], { encoding: 'utf8' });
+  assert.equal(jcs.status, 0, jcs.stderr);
+  assert.equal(createHash('sha256').update(jcs.stdout, 'utf8').digest('hex'), sha);
+  // The same scenario again: the same result, the same hash, not stored twice.
+  const again = await api(srv.url, 'POST', `/api/v1/scenarios/${id}/comparisons`, { token: owner });
+  assert.equal(again.status, 200);
+  assert.equal(again.json.sha256, sha);
+  assert.equal(psql('SELECT count(*) FROM comparison', { database: srv.db }), '1');
+  const g = await api(srv.url, 'GET', `/api/v1/comparisons/${sha}`, { token: owner });
+  assert.equal(g.status, 200);
+  assertClose(g.json.result, expected('training'));
+  assert.deepEqual(g.json.scenario, example('training'));
+  const list = await api(srv.url, 'GET', `/api/v1/scenarios/${id}/comparisons`, { token: owner });
+  assert.equal(list.json.items.length, 1);
+  assert.equal((await api(srv.url, 'GET', `/api/v1/comparisons/${'0'.repeat(64)}`, { token: owner })).status, 404);
+  assert.equal((await api(srv.url, 'GET', '/api/v1/comparisons/not-a-hash', { token: owner })).status, 404);
+});
+
+test('scenario references to missing records are 422 at their pointer; foreign teams are refused', async () => {
+  const doc = example('training');
+  doc.options[0].offer = '00000000-0000-0000-0000-000000000000';
+  doc.options[1].benchmark = 'not-an-id';
+  const r = await api(srv.url, 'POST', '/api/v1/scenarios', { token: owner,
+    body: { name: 'refs', team: 'llm', document: doc } });
+  assert.equal(r.status, 422, r.text);
+  const pointers = r.json.errors.map((e) => e.pointer);
+  assert.ok(pointers.includes('/document/options/0/offer'), pointers.join());
+  assert.ok(pointers.includes('/document/options/1/benchmark'), pointers.join());
+  const noTeam = await api(srv.url, 'POST', '/api/v1/scenarios', { token: owner,
+    body: { name: 'x', team: 'nobody', document: example('training') } });
+  assert.equal(noTeam.status, 422);
+  assert.equal(noTeam.json.errors[0].pointer, '/team');
+  // An admin manages users, not evidence: may not create scenarios.
+  const adm = await api(srv.url, 'POST', '/api/v1/scenarios', { token: admin,
+    body: { name: 'x', team: 'llm', document: example('training') } });
+  assert.equal(adm.status, 403);
+});
