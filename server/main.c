@@ -17,6 +17,8 @@ static const struct command commands[] = {
     {"jcs", cmd_jcs, "jcs FILE.json", "print the RFC 8785 canonical bytes of a JSON document"},
     {"routes", cmd_routes, "routes", "list the HTTP routes and the roles each allows"},
     {"token", cmd_token, "token create USERNAME [--label L]", "mint an API token (printed once)"},
+    {"user", cmd_user, "user add NAME --role R [--team T]... <password",
+     "create a user (password from standard input)"},
     {"compare", cmd_compare, "compare FILE.json [--format json|table]",
      "compare capacity options by cost per useful outcome (offline)"},
 };

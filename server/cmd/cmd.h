@@ -7,6 +7,7 @@ int cmd_serve(int argc, char **argv);
 int cmd_migrate(int argc, char **argv);
 int cmd_jcs(int argc, char **argv);
 int cmd_token(int argc, char **argv);
+int cmd_user(int argc, char **argv);
 int cmd_routes(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 

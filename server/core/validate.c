@@ -30,3 +30,12 @@ int uuid_valid(const char *s)
     }
     return 1;
 }
+
+int user_role_valid(const char *role)
+{
+    static const char *const roles[] = {"admin", "owner", "team", "auditor"};
+    for (size_t i = 0; i < sizeof roles / sizeof roles[0]; i++)
+        if (strcmp(roles[i], role) == 0)
+            return 1;
+    return 0;
+}

@@ -1,13 +1,61 @@
-/* Who is asking: an API token (Authorization: Bearer cl_…). A request without credentials is
- * anonymous; a request with bad credentials is refused with 401 rather than treated as
- * anonymous, so a pipeline with a revoked token fails loudly. */
+/* Who is asking: an API token (Authorization: Bearer cl_…) or a browser session cookie. A
+ * request without credentials is anonymous; a request with a bad token is refused with 401
+ * rather than treated as anonymous, so a pipeline with a revoked token fails loudly. A token
+ * takes precedence over a cookie sent with it.
+ *
+ * A cookie that names no live session (expired, logged out) makes the request anonymous: the
+ * route's role check then answers 401 where a user is needed, and signing in still works.
+ * Browsers send cookies on their own, so a cookie-authenticated unsafe request must also
+ * prove it comes from our page: X-CSRF-Token (derived from the session id, see core/session.h)
+ * and an Origin (or Referer) naming this server's Host. Tokens are never sent on their own,
+ * so token requests need neither. */
+#include <pthread.h>
 #include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/secret.h"
+#include "core/session.h"
 #include "http/internal.h"
+#include "store/sessions.h"
 #include "store/users.h"
+
+#define SESSION_IDLE_DEFAULT_S 1800
+#define SESSION_IDLE_MAX_S 86400
+#define SESSION_TOUCH_MAX_S 60.0 /* last use is written at most this often per session */
+
+static pthread_once_t idle_once = PTHREAD_ONCE_INIT;
+static int idle_s = SESSION_IDLE_DEFAULT_S;
+
+/* Read once: the environment does not change while serving. */
+static void idle_load(void)
+{
+    const char *v = getenv("CAPLEDGER_SESSION_IDLE_S");
+    char *end = NULL;
+    long n = v ? strtol(v, &end, 10) : 0;
+    if (v && *v && end && !*end && n >= 1 && n <= SESSION_IDLE_MAX_S)
+        idle_s = (int)n;
+}
+
+int auth_session_idle_s(void)
+{
+    pthread_once(&idle_once, idle_load);
+    return idle_s;
+}
+
+int auth_session_cookie(struct req *r, char *buf, size_t size)
+{
+    const char *header = req_header(r, "Cookie");
+    if (!header || size < SESSION_ID_TEXT_LEN + 1)
+        return 0;
+    if (!session_cookie_find(header, SESSION_COOKIE_NAME, buf, size))
+        return 0;
+    if (!session_id_shape_ok(buf)) {
+        sodium_memzero(buf, size);
+        return 0;
+    }
+    return 1;
+}
 
 void principal_clear(struct principal *p)
 {
@@ -28,6 +76,22 @@ static unsigned role_bit_of(const char *role)
     if (strcmp(role, "auditor") == 0)
         return ROLE_AUDITOR;
     return 0;
+}
+
+const char *auth_role_name(unsigned role)
+{
+    switch (role) {
+    case ROLE_ADMIN:
+        return "admin";
+    case ROLE_OWNER:
+        return "owner";
+    case ROLE_TEAM:
+        return "team";
+    case ROLE_AUDITOR:
+        return "auditor";
+    default:
+        return "anonymous";
+    }
 }
 
 static int fill_principal(struct principal *who, json_t *row)
@@ -52,11 +116,73 @@ static int unauthorized(struct req *r, const char *detail)
     return -1;
 }
 
+static int forbidden(struct req *r, const char *detail)
+{
+    resp_problem(r, 403, "csrf", "Forbidden", "%s", detail);
+    return -1;
+}
+
+static int is_unsafe(const char *method)
+{
+    return strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0 &&
+           strcmp(method, "OPTIONS") != 0;
+}
+
+/* Same-origin proof for cookie-authenticated unsafe requests (see the top of the file). */
+static int csrf_check(struct req *r, const char *session_id)
+{
+    if (!session_csrf_ok(session_id, req_header(r, "X-CSRF-Token")))
+        return forbidden(r, "send the X-CSRF-Token header from POST /api/v1/session or "
+                            "GET /api/v1/me");
+    const char *origin = req_header(r, "Origin");
+    const char *from = origin ? origin : req_header(r, "Referer");
+    if (!session_origin_matches(from, req_header(r, "Host")))
+        return forbidden(r, "the request's Origin (or Referer) is not this server");
+    return 0;
+}
+
+static int resolve_session(struct req *r, const char *session_id)
+{
+    char hash[65];
+    secret_sha256_hex(session_id, strlen(session_id), hash);
+    int idle = auth_session_idle_s();
+    double touch = idle / 4.0 < SESSION_TOUCH_MAX_S ? idle / 4.0 : SESSION_TOUCH_MAX_S;
+    json_t *row = NULL;
+    enum store_status st = store_session_resolve(r->app->store, hash, idle, touch, &row);
+    int rc = 0;
+    if (st == STORE_OK && fill_principal(&r->who, row) == 0) {
+        r->who.via_cookie = 1;
+        snprintf(r->who.session_id, sizeof r->who.session_id, "%s", hash);
+        if (is_unsafe(r->method))
+            rc = csrf_check(r, session_id);
+    } else if (st != STORE_OK && st != STORE_NOT_FOUND) {
+        resp_store_error(r, st, "session");
+        rc = -1;
+    }
+    json_decref(row);
+    sodium_memzero(hash, sizeof hash);
+    return rc;
+}
+
+static int resolve_bearer(struct req *r, const char *authz);
+
 int auth_resolve(struct req *r)
 {
     const char *authz = req_header(r, "Authorization");
-    if (!authz)
+    if (authz)
+        return resolve_bearer(r, authz);
+    if (r->route && (r->route->flags & ROUTE_NO_SESSION))
         return 0;
+    char sid[SESSION_ID_TEXT_LEN + 1];
+    if (!auth_session_cookie(r, sid, sizeof sid))
+        return 0;
+    int rc = resolve_session(r, sid);
+    sodium_memzero(sid, sizeof sid);
+    return rc;
+}
+
+static int resolve_bearer(struct req *r, const char *authz)
+{
     if (strncasecmp(authz, "Bearer ", 7) != 0)
         return unauthorized(r, "use Authorization: Bearer <token>");
     const char *token = authz + 7;
@@ -86,7 +212,8 @@ static int is_member(const struct principal *p, const char *team)
     json_t *t;
     if (!team)
         return 0;
-    json_array_foreach(p->teams, i, t) {
+    json_array_foreach(p->teams, i, t)
+    {
         if (json_is_string(t) && strcmp(json_string_value(t), team) == 0)
             return 1;
     }

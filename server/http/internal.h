@@ -28,6 +28,7 @@ enum route_flag {
     ROUTE_JSON_BODY = 1u << 0,   /* body read and parsed as JSON before the handler runs */
     ROUTE_STREAM_BODY = 1u << 1, /* the handler reads the body itself (uploads) */
     ROUTE_OPTIONAL_BODY = 1u << 2, /* with ROUTE_JSON_BODY: an empty body is allowed */
+    ROUTE_NO_SESSION = 1u << 3,    /* the session cookie is ignored (signing in replaces it) */
 };
 
 struct principal {
@@ -81,6 +82,9 @@ struct req {
 extern const struct route ops_routes[];
 extern const struct route team_routes[];
 extern const struct route compute_routes[];
+extern const struct route session_routes[];
+extern const struct route user_routes[];
+extern const struct route audit_routes[];
 
 /* ----- responses (each writes the whole reply in one mg_write) ----- */
 void resp_json(struct req *r, int status, json_t *body_stolen);
@@ -141,6 +145,14 @@ int static_serve(struct req *r);
 /* Fills r->who from the bearer token or session cookie. Returns 0 when the request may go on
  * (anonymous included), or -1 after answering (401 for bad credentials, 403 for CSRF). */
 int auth_resolve(struct req *r);
+/* Session lifetimes: absolute 12 h; idle from CAPLEDGER_SESSION_IDLE_S (default 1800 s). */
+#define AUTH_SESSION_ABSOLUTE_S (12 * 3600)
+int auth_session_idle_s(void);
+/* Copies a well-formed session cookie value into buf (SESSION_ID_TEXT_LEN + 1 bytes); returns
+ * 1 when there is one. The caller sodium_memzero()s buf. */
+int auth_session_cookie(struct req *r, char *buf, size_t size);
+/* "admin", "owner", "team", "auditor" or "anonymous" for a role_bit. */
+const char *auth_role_name(unsigned role);
 void principal_clear(struct principal *p);
 /* Team scoping, used by every handler that touches team data (workloads, benchmarks,
  * telemetry, runs, scenarios). Reading: owners, auditors and admins read every team; team

@@ -1,5 +1,6 @@
 #include "store/users.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 static const char *SQL_TOKEN_RESOLVE =
@@ -34,6 +35,45 @@ static const char *SQL_TOKEN_CREATE =
     "RETURNING json_build_object('id', id, 'label', label, 'user', $1::text, "
     "'created_at', created_at)";
 
+static const char *SQL_REHASH =
+    "UPDATE app_user SET password_hash = $3 WHERE id = $1::uuid AND password_hash = $2 "
+    "RETURNING json_build_object('id', id, 'username', username)";
+
+#define USER_TEAMS_JSON                                                                            \
+    "coalesce((SELECT json_agg(tm.name ORDER BY tm.name) FROM user_team ut "                       \
+    "JOIN team tm ON tm.id = ut.team_id WHERE ut.user_id = u.id), '[]')"
+
+static const char *SQL_LOGIN_GET =
+    "SELECT json_build_object('id', u.id, 'username', u.username, 'role', u.role, "
+    "'teams', " USER_TEAMS_JSON ", 'password_hash', u.password_hash) "
+    "FROM app_user u WHERE u.username = $1 AND u.disabled_at IS NULL";
+
+static const char *SQL_USER_LIST =
+    "SELECT coalesce(json_agg(json_build_object('id', u.id, 'username', u.username, "
+    "'role', u.role, 'teams', " USER_TEAMS_JSON ", 'created_at', u.created_at, "
+    "'disabled_at', u.disabled_at) ORDER BY u.username), '[]') "
+    "FROM (SELECT * FROM app_user WHERE $1::text IS NULL OR username > $1 "
+    "ORDER BY username LIMIT $2) u";
+
+static const char *SQL_TEAMS_MISSING =
+    "SELECT coalesce(json_agg(w.ord - 1 ORDER BY w.ord), '[]') "
+    "FROM json_array_elements_text($1::json) WITH ORDINALITY AS w(name, ord) "
+    "WHERE NOT EXISTS (SELECT 1 FROM team t WHERE t.name = w.name)";
+
+static const char *SQL_TOKEN_LIST =
+    "SELECT coalesce(json_agg(json_build_object('id', t.id, 'label', t.label, "
+    "'user', u.username, 'created_at', t.created_at, 'last_used_at', t.last_used_at, "
+    "'revoked_at', t.revoked_at) ORDER BY t.id), '[]') "
+    "FROM (SELECT * FROM api_token WHERE ($1::uuid IS NULL OR user_id = $1::uuid) "
+    "AND ($2::uuid IS NULL OR id > $2::uuid) ORDER BY id LIMIT $3) t "
+    "JOIN app_user u ON u.id = t.user_id";
+
+static const char *SQL_TOKEN_REVOKE =
+    "UPDATE api_token SET revoked_at = coalesce(revoked_at, now()) "
+    "WHERE id = $1::uuid AND ($2::uuid IS NULL OR user_id = $2::uuid) "
+    "RETURNING json_build_object('id', id, 'label', label, 'user_id', user_id, "
+    "'revoked_at', revoked_at)";
+
 enum store_status store_token_resolve(struct store *s, const char *token_sha256, json_t **out)
 {
     const char *p[] = {token_sha256};
@@ -45,7 +85,8 @@ enum store_status store_user_create(struct store *s, const struct audit_actor *w
                                     const char *password_hash, const json_t *team_names,
                                     json_t **out)
 {
-    char *teams = json_dumps(team_names ? team_names : json_array(), JSON_COMPACT);
+    /* NULL team_names: no teams (json_dumps of NULL is NULL, hence "[]"). */
+    char *teams = team_names ? json_dumps(team_names, JSON_COMPACT) : NULL;
     const char *p[] = {username, role, password_hash, teams ? teams : "[]"};
     enum store_status st = store_write_audited(s, who, "user.create", SQL_USER_CREATE, 4, p, out);
     free(teams);
@@ -86,4 +127,60 @@ enum store_status store_token_create(struct store *s, const struct audit_actor *
 {
     const char *p[] = {username, label ? label : "", token_sha256};
     return store_write_audited(s, who, "token.create", SQL_TOKEN_CREATE, 3, p, out);
+}
+
+enum store_status store_user_login_get(struct store *s, const char *username, json_t **out)
+{
+    const char *p[] = {username};
+    return store_json1(s, SQL_LOGIN_GET, 1, p, out);
+}
+
+enum store_status store_user_rehash(struct store *s, const struct audit_actor *who,
+                                    const char *user_id, const char *old_hash, const char *new_hash)
+{
+    const char *p[] = {user_id, old_hash, new_hash};
+    json_t *row = NULL;
+    enum store_status st =
+        store_write_audited(s, who, "user.password_rehash", SQL_REHASH, 3, p, &row);
+    json_decref(row);
+    return st;
+}
+
+enum store_status store_user_list(struct store *s, const char *after, int limit, json_t **out)
+{
+    char lim[16];
+    snprintf(lim, sizeof lim, "%d", limit);
+    const char *p[] = {after, lim};
+    return store_json1(s, SQL_USER_LIST, 2, p, out);
+}
+
+enum store_status store_team_names_missing(struct store *s, const json_t *team_names, json_t **out)
+{
+    char *names = json_dumps(team_names, JSON_COMPACT | JSON_ENCODE_ANY);
+    if (!names)
+        return STORE_ERROR;
+    const char *p[] = {names};
+    enum store_status st = store_json1(s, SQL_TEAMS_MISSING, 1, p, out);
+    free(names);
+    return st;
+}
+
+enum store_status store_token_list(struct store *s, const char *user_id, const char *after,
+                                   int limit, json_t **out)
+{
+    char lim[16];
+    snprintf(lim, sizeof lim, "%d", limit);
+    const char *p[] = {user_id, after, lim};
+    return store_json1(s, SQL_TOKEN_LIST, 3, p, out);
+}
+
+enum store_status store_token_revoke(struct store *s, const struct audit_actor *who, const char *id,
+                                     const char *owner_id)
+{
+    const char *p[] = {id, owner_id};
+    json_t *row = NULL;
+    enum store_status st =
+        store_write_audited(s, who, "token.revoke", SQL_TOKEN_REVOKE, 2, p, &row);
+    json_decref(row);
+    return st;
 }

@@ -1,0 +1,87 @@
+/* Owners' signing keys. */
+#include "store/signing_keys.h"
+
+#include <string.h>
+
+#define KEY_JSON                                                                                   \
+    "json_build_object('key_id', k.key_id, 'public_key', encode(k.public_key, 'base64'), "         \
+    "'created_at', k.created_at, 'revoked_at', k.revoked_at)"
+
+/* Writes return the key id also as "id": the audit trail's target (dropped before replying). */
+#define KEY_JSON_WITH_ID                                                                           \
+    "json_build_object('id', k.key_id, 'key_id', k.key_id, "                                       \
+    "'public_key', encode(k.public_key, 'base64'), 'created_at', k.created_at, "                   \
+    "'revoked_at', k.revoked_at)"
+
+static const char *SQL_ADD =
+    "INSERT INTO signing_key AS k (key_id, user_id, public_key) "
+    "VALUES ($1, $2::uuid, decode($3, 'base64')) ON CONFLICT (key_id) DO NOTHING "
+    "RETURNING " KEY_JSON_WITH_ID;
+
+static const char *SQL_LIST =
+    "SELECT coalesce(json_agg(" KEY_JSON " ORDER BY k.created_at DESC, k.key_id), '[]') "
+    "FROM signing_key k WHERE k.user_id = $1::uuid";
+
+static const char *SQL_REVOKE =
+    "UPDATE signing_key AS k SET revoked_at = coalesce(k.revoked_at, now()) "
+    "WHERE k.key_id = $1 AND k.user_id = $2::uuid RETURNING " KEY_JSON_WITH_ID;
+
+static const char *SQL_GET =
+    "SELECT json_build_object('key_id', k.key_id, 'user_id', u.id, 'user', u.username, "
+    "'role', u.role, 'public_key', encode(k.public_key, 'base64'), "
+    "'created_at', k.created_at, 'revoked_at', k.revoked_at) "
+    "FROM signing_key k JOIN app_user u ON u.id = k.user_id WHERE k.key_id = $1";
+
+enum store_status store_signing_key_add(struct store *s, const struct audit_actor *who,
+                                        const char *user_id, const char *key_id,
+                                        const char *public_key_b64, json_t **out, int *created)
+{
+    const char *p[] = {key_id, user_id, public_key_b64};
+    *created = 0;
+    enum store_status st = store_write_audited(s, who, "signing_key.add", SQL_ADD, 3, p, out);
+    if (st == STORE_OK) {
+        json_object_del(*out, "id");
+        *created = 1;
+        return st;
+    }
+    if (st != STORE_NOT_FOUND) /* NOT_FOUND: DO NOTHING, the key is registered already */
+        return st;
+    json_t *existing = NULL;
+    st = store_signing_key_get(s, key_id, &existing);
+    if (st == STORE_OK) {
+        const char *owner = json_string_value(json_object_get(existing, "user_id"));
+        if (owner && strcmp(owner, user_id) == 0 &&
+            json_is_null(json_object_get(existing, "revoked_at"))) {
+            json_object_del(existing, "user_id");
+            json_object_del(existing, "user");
+            json_object_del(existing, "role");
+            *out = existing;
+            return STORE_OK;
+        }
+        st = STORE_CONFLICT;
+    }
+    json_decref(existing);
+    return st;
+}
+
+enum store_status store_signing_key_list(struct store *s, const char *user_id, json_t **out)
+{
+    const char *p[] = {user_id};
+    return store_json1(s, SQL_LIST, 1, p, out);
+}
+
+enum store_status store_signing_key_revoke(struct store *s, const struct audit_actor *who,
+                                           const char *user_id, const char *key_id, json_t **out)
+{
+    const char *p[] = {key_id, user_id};
+    enum store_status st = store_write_audited(s, who, "signing_key.revoke", SQL_REVOKE, 2, p, out);
+    if (st == STORE_OK)
+        json_object_del(*out, "id");
+    return st;
+}
+
+enum store_status store_signing_key_get(struct store *s, const char *key_id, json_t **out)
+{
+    const char *p[] = {key_id};
+    return store_json1(s, SQL_GET, 1, p, out);
+}
