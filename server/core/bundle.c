@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/codec.h"
+#include "core/cost.h"
 #include "core/decision.h"
 #include "core/jcs.h"
 #include "core/merkle.h"
@@ -316,4 +317,44 @@ out:
     free(leaf);
     free(hashes);
     return rc;
+}
+
+int bundle_recompute(const json_t *bundle, double rel_tol, bundle_notice_fn notice, void *ctx,
+                     char *why, size_t why_size)
+{
+    const json_t *comparisons = json_object_get(bundle, "comparisons");
+    if (!json_is_object(comparisons))
+        return fail(why, why_size, "bundle: comparisons must be an object");
+    const char *key;
+    json_t *entry;
+    json_object_foreach((json_t *)comparisons, key, entry)
+    {
+        const json_t *stored = json_object_get(entry, "result");
+        struct problems errs;
+        problems_init(&errs);
+        json_t *fresh = cost_compare(json_object_get(entry, "scenario"), &errs);
+        if (!fresh) {
+            fail(why, why_size, "comparison %s: the engine refuses its scenario: %s%s%s", key,
+                 errs.count ? errs.items[0].pointer : "", errs.count ? " " : "",
+                 errs.count ? errs.items[0].message : "out of memory");
+            problems_free(&errs);
+            return 1;
+        }
+        problems_free(&errs);
+        const char *stored_version = json_string_value(json_object_get(stored, "engine_version"));
+        if (notice && (!stored_version || strcmp(stored_version, COST_ENGINE_VERSION) != 0)) {
+            char message[512];
+            snprintf(message, sizeof message,
+                     "comparison %s: stored by engine %s, recomputed with %s", key,
+                     stored_version ? stored_version : "(none recorded)", COST_ENGINE_VERSION);
+            notice(ctx, message);
+        }
+        char where[512];
+        int differ = cost_compare_results(stored, fresh, rel_tol, where, sizeof where);
+        json_decref(fresh);
+        if (differ)
+            return fail(why, why_size, "comparison %s: recomputed figures differ at %s", key,
+                        where);
+    }
+    return 0;
 }

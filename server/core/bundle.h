@@ -30,4 +30,15 @@
 int bundle_verify(const json_t *bundle, const char *previous_checkpoint, char *why, size_t why_size)
     __attribute__((warn_unused_result));
 
+/* Receives a remark that does not fail verification (an engine_version that differs). */
+typedef void (*bundle_notice_fn)(void *ctx, const char *message);
+
+/* `capledger verify --recompute`: runs the cost engine on each comparison's scenario and
+ * compares every figure with the stored result to relative rel_tol (LEDGER.md: 1e-9). A stored
+ * result from another engine_version is compared all the same and reported through notice
+ * (may be NULL). Returns 0 when all agree; else 1 with the comparison and the JSON Pointer of
+ * the first difference in why. Call it after bundle_verify, which checks the hashes. */
+int bundle_recompute(const json_t *bundle, double rel_tol, bundle_notice_fn notice, void *ctx,
+                     char *why, size_t why_size) __attribute__((warn_unused_result));
+
 #endif

@@ -13,6 +13,7 @@
 
 #include "core/bundle.h"
 #include "core/codec.h"
+#include "core/cost.h"
 #include "core/decision.h"
 #include "core/jcs.h"
 #include "core/merkle.h"
@@ -380,6 +381,70 @@ static void test_previous_checkpoint(void **state)
     expect_failure(f->bundle, "not a note", "previous checkpoint: malformed signed note");
 }
 
+struct notices {
+    int count;
+    char last[512];
+};
+
+static void collect_notice(void *ctx, const char *message)
+{
+    struct notices *n = ctx;
+    n->count++;
+    snprintf(n->last, sizeof n->last, "%s", message);
+}
+
+/* --recompute: the engine's own output for the shared example agrees with itself; a stored
+ * figure off by more than 1e-9 relative is named; another engine_version is only reported. */
+static void test_recompute(void **state)
+{
+    (void)state;
+    json_t *scenario = json_load_file(CAPLEDGER_SHARED_DIR "/spec/example-inference.json",
+                                      JSON_REJECT_DUPLICATES, NULL);
+    assert_non_null(scenario);
+    struct problems errs;
+    problems_init(&errs);
+    json_t *result = cost_compare(scenario, &errs);
+    assert_non_null(result);
+    problems_free(&errs);
+    char hash[65];
+    sha256_of_jcs(result, hash);
+    json_t *bundle = json_pack("{s:{s:{s:O, s:O}}}", "comparisons", hash, "scenario", scenario,
+                               "result", result);
+    struct notices notices = {0};
+    char why[512] = "";
+    if (bundle_recompute(bundle, 1e-9, collect_notice, &notices, why, sizeof why) != 0)
+        fail_msg("%s", why);
+    assert_int_equal(notices.count, 0);
+
+    json_t *stored =
+        json_object_get(json_object_get(json_object_get(bundle, "comparisons"), hash), "result");
+    json_t *option = json_array_get(json_object_get(stored, "options"), 0);
+    double cost = json_real_value(json_object_get(option, "expected_total_cost"));
+    assert_true(cost > 0);
+    /* Within tolerance: 1e-12 relative. */
+    json_object_set_new(option, "expected_total_cost", json_real(cost * (1 + 1e-12)));
+    json_object_set_new(stored, "engine_version", json_string("capledger-cost/0.9.0"));
+    if (bundle_recompute(bundle, 1e-9, collect_notice, &notices, why, sizeof why) != 0)
+        fail_msg("%s", why);
+    assert_int_equal(notices.count, 1);
+    assert_non_null(strstr(notices.last, "capledger-cost/0.9.0"));
+    /* Beyond it: 1e-6 relative. */
+    json_object_set_new(option, "expected_total_cost", json_real(cost * (1 + 1e-6)));
+    {
+        int rc = bundle_recompute(bundle, 1e-9, NULL, NULL, why, sizeof why);
+        assert_int_equal(rc, 1);
+        char want[256];
+        snprintf(want, sizeof want,
+                 "comparison %s: recomputed figures differ at /options/0/expected_total_cost",
+                 hash);
+        if (strncmp(why, want, strlen(want)) != 0)
+            fail_msg("failure \"%s\", want one starting \"%s\"", why, want);
+    }
+    json_decref(bundle);
+    json_decref(result);
+    json_decref(scenario);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -392,6 +457,7 @@ int main(void)
         cmocka_unit_test(test_wrong_root_or_key),
         cmocka_unit_test(test_revoked_key),
         cmocka_unit_test(test_previous_checkpoint),
+        cmocka_unit_test(test_recompute),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
