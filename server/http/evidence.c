@@ -1,0 +1,250 @@
+/* Shared helpers of the evidence handlers; see evidence.h. */
+#include "http/evidence.h"
+
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/cursor.h"
+#include "core/timefmt.h"
+#include "core/validate.h"
+#include "http/idempotency.h"
+
+const char *ev_query(struct req *r, const char *name, enum ev_query_kind kind,
+                     const char *const *values, char *buf, size_t size, struct problems *p)
+{
+    char raw[256];
+    char ptr[160];
+    snprintf(ptr, sizeof ptr, "?%s", name);
+    if (!req_query(r, name, raw, sizeof raw)) {
+        /* mg_get_var answers -2 for a value too long for the buffer: say so, not "absent". */
+        if (r->query && mg_get_var(r->query, strlen(r->query), name, raw, sizeof raw) == -2)
+            problems_add(p, ptr, "query parameter %s is too long", name);
+        return NULL;
+    }
+    size_t len = strlen(raw);
+    switch (kind) {
+    case EVQ_TEXT:
+        if (len < 1 || len > 127 || len >= size) {
+            problems_add(p, ptr, "query parameter %s must be 1-127 bytes", name);
+            return NULL;
+        }
+        break;
+    case EVQ_UUID:
+        if (!uuid_valid(raw)) {
+            problems_add(p, ptr, "query parameter %s must be an id (a UUID)", name);
+            return NULL;
+        }
+        break;
+    case EVQ_TIME: {
+        struct timefmt_fields t;
+        int64_t ms;
+        if (!timefmt_parse(raw, len, &t) || !t.has_offset ||
+            timefmt_resolve_ms(&t, NULL, NULL, &ms) != 0 || size < TIMEFMT_UTC_LEN) {
+            problems_add(p, ptr, "query parameter %s must be an RFC 3339 time with an offset",
+                         name);
+            return NULL;
+        }
+        timefmt_format_utc_ms(ms, buf);
+        return buf;
+    }
+    case EVQ_ENUM: {
+        int ok = 0;
+        for (const char *const *v = values; *v && !ok; v++)
+            ok = strcmp(*v, raw) == 0;
+        if (!ok) {
+            char list[256] = "";
+            for (const char *const *v = values; *v; v++) {
+                if (strlen(list) + strlen(*v) + 3 >= sizeof list)
+                    break;
+                if (list[0])
+                    strcat(list, ", ");
+                strcat(list, *v);
+            }
+            problems_add(p, ptr, "query parameter %s must be one of %s", name, list);
+            return NULL;
+        }
+        break;
+    }
+    case EVQ_BOOL:
+        if (strcmp(raw, "true") != 0 && strcmp(raw, "false") != 0) {
+            problems_add(p, ptr, "query parameter %s must be true or false", name);
+            return NULL;
+        }
+        break;
+    }
+    if (len >= size) {
+        problems_add(p, ptr, "query parameter %s is too long", name);
+        return NULL;
+    }
+    memcpy(buf, raw, len + 1);
+    return buf;
+}
+
+int ev_page_begin(struct req *r, struct ev_page *pg, struct evlist_query *q)
+{
+    memset(pg, 0, sizeof *pg);
+    int limit = req_limit(r);
+    if (limit < 0)
+        return -1;
+    q->limit = limit + 1;
+    char key[256];
+    const char *after = NULL;
+    if (req_cursor(r, key, sizeof key, &after) != 0)
+        return -1;
+    if (after) {
+        /* our cursors read "<at>|<id>" */
+        const char *bar = strchr(after, '|');
+        size_t at_len = bar ? (size_t)(bar - after) : 0;
+        if (!bar || at_len == 0 || at_len >= sizeof pg->at || strlen(bar + 1) >= sizeof pg->id) {
+            struct problems p;
+            problems_init(&p);
+            problems_add(&p, "?cursor", "query parameter cursor is not a cursor of this list");
+            resp_invalid(r, &p, NULL);
+            problems_free(&p);
+            return -1;
+        }
+        memcpy(pg->at, after, at_len);
+        pg->at[at_len] = '\0';
+        snprintf(pg->id, sizeof pg->id, "%s", bar + 1);
+        q->after_at = pg->at;
+        q->after_id = pg->id;
+    }
+    pg->teams = principal_team_filter(&r->who);
+    if (!pg->teams) {
+        resp_problem(r, 503, "unavailable", "Service unavailable", "out of memory");
+        return -1;
+    }
+    q->teams_json = pg->teams;
+    return 0;
+}
+
+void ev_page_end(struct ev_page *pg)
+{
+    free(pg->teams);
+    pg->teams = NULL;
+}
+
+void ev_page_reply(struct req *r, json_t *items, const struct evlist_query *q, const char *at_field)
+{
+    size_t keep = (size_t)q->limit - 1;
+    json_t *next = json_null();
+    if (json_array_size(items) > keep) {
+        while (json_array_size(items) > keep)
+            json_array_remove(items, keep);
+        json_t *last = json_array_get(items, keep - 1);
+        json_t *at = json_object_get(last, at_field);
+        json_t *id = json_object_get(last, "id");
+        char key[256];
+        /* ids are uuids (strings) or, for runs, numbers rendered as strings */
+        if (json_is_string(at) && json_is_string(id)) {
+            snprintf(key, sizeof key, "%s|%s", json_string_value(at), json_string_value(id));
+            char *cursor = cursor_encode(key);
+            if (cursor) {
+                json_decref(next);
+                next = json_string(cursor);
+                free(cursor);
+            }
+        }
+    }
+    resp_json(r, 200, json_pack("{s:o, s:o}", "items", items, "next_cursor", next));
+}
+
+void ev_not_found(struct req *r, const char *what)
+{
+    resp_problem(r, 404, "not-found", "Not found", "%s not found", what);
+}
+
+void ev_forbidden_team(struct req *r, const char *team)
+{
+    if (r->who.role & (ROLE_ADMIN | ROLE_AUDITOR))
+        resp_problem(r, 403, "forbidden", "Forbidden",
+                     "auditors and admins do not write team evidence");
+    else
+        resp_problem(r, 403, "forbidden", "Forbidden", "you are not a member of team '%s'",
+                     team ? team : "(none)");
+}
+
+json_t *ev_read_json_body(struct req *r, size_t max_bytes, struct idem *idem, char sha_hex[65],
+                          size_t *bytes)
+{
+    char ct[96];
+    req_content_type(r, ct, sizeof ct);
+    if (strcmp(ct, "application/json") != 0) {
+        resp_problem(r, 415, "unsupported-media-type", "Unsupported media type",
+                     "this body must be application/json, not '%s'", ct[0] ? ct : "(none)");
+        return NULL;
+    }
+    long long declared = r->ri->content_length;
+    if (declared > (long long)max_bytes) {
+        resp_problem(r, 413, "too-large", "Body too large",
+                     "the body is %lld bytes; the limit for JSON is %zu", declared, max_bytes);
+        return NULL;
+    }
+    char *buf = malloc(max_bytes + 1);
+    if (!buf) {
+        resp_problem(r, 503, "unavailable", "Service unavailable", "out of memory");
+        return NULL;
+    }
+    size_t len = 0;
+    long n = 0;
+    while (len <= max_bytes && (n = req_read(r, buf + len, max_bytes + 1 - len)) > 0) {
+        idem_update(idem, buf + len, (size_t)n);
+        len += (size_t)n;
+    }
+    json_t *doc = NULL;
+    if (sha_hex) {
+        unsigned char sum[crypto_hash_sha256_BYTES];
+        crypto_hash_sha256(sum, (const unsigned char *)buf, len);
+        sodium_bin2hex(sha_hex, 65, sum, sizeof sum);
+    }
+    if (bytes)
+        *bytes = len;
+    if (n < 0) {
+        resp_problem(r, 400, "body-unreadable", "Body unreadable", "the request body ended early");
+    } else if (len > max_bytes) {
+        resp_problem(r, 413, "too-large", "Body too large", "the limit for JSON is %zu bytes",
+                     max_bytes);
+    } else {
+        json_error_t err;
+        doc = json_loadb(buf, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &err);
+        if (!doc)
+            resp_problem(r, 400, "malformed-json", "Malformed JSON",
+                         "the body is not valid JSON: %s at line %d, column %d", err.text, err.line,
+                         err.column);
+    }
+    free(buf);
+    return doc;
+}
+
+void ev_drain_body(struct req *r, struct idem *idem)
+{
+    char buf[65536];
+    size_t total = 0, limit = r->app->cfg->max_upload_bytes;
+    long n;
+    while (total <= limit && (n = req_read(r, buf, sizeof buf)) > 0) {
+        idem_update(idem, buf, (size_t)n);
+        total += (size_t)n;
+    }
+}
+
+json_t *ev_upload_record(struct req *r, const char *id, const char *kind, const char *team,
+                         const char *format, size_t bytes, const char *sha_hex)
+{
+    char ct[96];
+    req_content_type(r, ct, sizeof ct);
+    json_t *rec =
+        json_pack("{s:s, s:s, s:s, s:s, s:I, s:s, s:o}", "id", id, "kind", kind, "created_by_name",
+                  r->who.username, "content_type", ct[0] ? ct : "application/octet-stream", "bytes",
+                  (json_int_t)bytes, "body_sha256", sha_hex, "params", json_object());
+    if (!rec)
+        return NULL;
+    if (team)
+        json_object_set_new(rec, "team", json_string(team));
+    if (format)
+        json_object_set_new(rec, "format", json_string(format));
+    if (r->who.user_id[0])
+        json_object_set_new(rec, "created_by", json_string(r->who.user_id));
+    return rec;
+}

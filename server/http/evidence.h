@@ -1,0 +1,63 @@
+/* Helpers shared by the evidence handlers (workloads, offers, benchmarks, runs, telemetry,
+ * reports): query-string filters validated into a problem list, keyset pages on
+ * (created_at, id), and the team-scoping answers. */
+#ifndef CAPLEDGER_HTTP_EVIDENCE_H
+#define CAPLEDGER_HTTP_EVIDENCE_H
+
+#include "http/internal.h"
+#include "store/evlist.h"
+
+enum ev_query_kind {
+    EVQ_TEXT, /* 1-127 bytes */
+    EVQ_UUID,
+    EVQ_TIME, /* RFC 3339 with offset; normalised to UTC text */
+    EVQ_ENUM, /* one of a NULL-terminated list */
+    EVQ_BOOL, /* true|false */
+};
+
+/* Reads ?name= into buf (size >= 40) when present and valid; returns buf, or NULL when absent
+ * or invalid (then a problem naming the parameter is added). */
+const char *ev_query(struct req *r, const char *name, enum ev_query_kind kind,
+                     const char *const *values, char *buf, size_t size, struct problems *p);
+
+/* Storage for a page position decoded from ?cursor= plus the limit (see evlist_query). */
+struct ev_page {
+    char at[64];
+    char id[64];
+    char *teams; /* the caller's team filter (malloc'd; freed by ev_page_end) */
+};
+
+/* Fills q->limit (page size + 1), q->after_at and q->after_id from ?limit= and ?cursor=, and
+ * q->teams_json from the caller's teams. Returns 0, or -1 after answering 422. */
+int ev_page_begin(struct req *r, struct ev_page *pg, struct evlist_query *q);
+void ev_page_end(struct ev_page *pg);
+/* Answers {items, next_cursor}: items hold limit + 1 rows at most; the cursor is made from
+ * the last kept item's at_field and "id". */
+void ev_page_reply(struct req *r, json_t *items_stolen, const struct evlist_query *q,
+                   const char *at_field);
+
+/* 404 for something a caller may not see (its existence is not revealed). */
+void ev_not_found(struct req *r, const char *what);
+/* 403 for a write to a team the caller does not belong to (or any write by auditors/admins). */
+void ev_forbidden_team(struct req *r, const char *team);
+
+/* Reads the whole body of a ROUTE_STREAM_BODY request that takes JSON (bounded by
+ * max_bytes), feeding idem when given; sha_hex (may be NULL) receives the SHA-256 of the raw
+ * bytes and *bytes (may be NULL) their count. Returns the parsed document (new reference), or
+ * NULL after answering 400/413/415. */
+struct idem;
+json_t *ev_read_json_body(struct req *r, size_t max_bytes, struct idem *idem, char sha_hex[65],
+                          size_t *bytes);
+
+/* Reads and discards the rest of the body (bounded), feeding idem: used before answering an
+ * upload early, so the client is not cut off while still sending. */
+void ev_drain_body(struct req *r, struct idem *idem);
+
+/* A new upload record (the columns of table upload) for the caller's upload: id, kind,
+ * team (may be NULL), who, content type, format (may be NULL), bytes and digest. Counts
+ * (lines, inserted, duplicates, skipped, rejected_total), params and summary are added by the
+ * caller. */
+json_t *ev_upload_record(struct req *r, const char *id, const char *kind, const char *team,
+                         const char *format, size_t bytes, const char *sha_hex);
+
+#endif

@@ -1,0 +1,197 @@
+/* Idempotency-Key handling shared by every POST; see idempotency.h. */
+#include "http/idempotency.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/jcs.h"
+#include "store/idempotency.h"
+
+static void digest_start(struct req *r, struct idem *ctx)
+{
+    crypto_hash_sha256_init(&ctx->sha);
+    char head[1024];
+    int n = snprintf(head, sizeof head, "%s %s?%s\n", r->method, r->path, r->query ? r->query : "");
+    size_t len = n < 0 ? 0 : (size_t)n < sizeof head ? (size_t)n : sizeof head - 1;
+    crypto_hash_sha256_update(&ctx->sha, (const unsigned char *)head, len);
+    if (n >= (int)sizeof head && r->query) /* long queries: hash the rest too */
+        crypto_hash_sha256_update(&ctx->sha, (const unsigned char *)r->query, strlen(r->query));
+    ctx->hashing = 1;
+}
+
+static void digest_hex(struct idem *ctx, char hex[65])
+{
+    unsigned char sum[crypto_hash_sha256_BYTES];
+    crypto_hash_sha256_final(&ctx->sha, sum);
+    sodium_bin2hex(hex, 65, sum, sizeof sum);
+    ctx->hashing = 0;
+}
+
+void idem_update(struct idem *ctx, const void *data, size_t len)
+{
+    if (ctx && ctx->hashing && len)
+        crypto_hash_sha256_update(&ctx->sha, data, len);
+}
+
+/* Reads the header; returns 0 when absent, 1 when a valid key was copied, -1 after a 422. */
+static int read_key(struct req *r, struct idem *ctx)
+{
+    const char *key = req_header(r, "Idempotency-Key");
+    if (!key)
+        return 0;
+    size_t len = strlen(key);
+    int ok = len >= 1 && len <= IDEM_KEY_MAX && r->who.user_id[0];
+    for (size_t i = 0; ok && i < len; i++)
+        ok = key[i] > 0x20 && key[i] < 0x7f;
+    if (!ok) {
+        struct problems p;
+        problems_init(&p);
+        problems_add(&p, "", "header Idempotency-Key must be 1-%d visible ASCII characters",
+                     IDEM_KEY_MAX);
+        resp_invalid(r, &p, NULL);
+        problems_free(&p);
+        return -1;
+    }
+    memcpy(ctx->key, key, len + 1);
+    snprintf(ctx->route, sizeof ctx->route, "%s %s", r->method, r->path);
+    return 1;
+}
+
+static void replay(struct req *r, const json_t *existing)
+{
+    const char *text = json_string_value(json_object_get(existing, "response"));
+    int status = (int)json_integer_value(json_object_get(existing, "status"));
+    resp_bytes(r, status, "application/json", text ? text : "", text ? strlen(text) : 0,
+               "Idempotency-Replayed: true\r\n");
+}
+
+/* Decides from an earlier row: the same body → replay, else 409. */
+static void answer_existing(struct req *r, struct idem *ctx, const json_t *existing)
+{
+    const char *route = json_string_value(json_object_get(existing, "route"));
+    const char *sha = json_string_value(json_object_get(existing, "body_sha256"));
+    char hex[65];
+    digest_hex(ctx, hex);
+    if (!route || strcmp(route, ctx->route) != 0 || !sha || strcmp(sha, hex) != 0) {
+        resp_problem(r, 409, "idempotency-key-reused", "Idempotency key reused",
+                     "this Idempotency-Key was used for a different request; use a new key");
+        return;
+    }
+    replay(r, existing);
+}
+
+/* Claims the key. Returns IDEM_PROCEED with ctx->active set, or IDEM_ANSWERED; *existing
+ * receives a completed earlier row (new reference) for the caller to compare. */
+static enum idem_step claim(struct req *r, struct idem *ctx, json_t **existing)
+{
+    json_t *row = NULL;
+    *existing = NULL;
+    enum store_status st =
+        store_idem_claim(r->app->store, r->who.user_id, ctx->key, ctx->route, &row);
+    if (st != STORE_OK) {
+        resp_store_error(r, st, "idempotency key");
+        return IDEM_ANSWERED;
+    }
+    if (json_is_true(json_object_get(row, "claimed"))) {
+        ctx->active = 1;
+        json_decref(row);
+        return IDEM_PROCEED;
+    }
+    json_t *prev = json_object_get(row, "existing");
+    if (!json_is_object(prev) || json_is_null(json_object_get(prev, "status"))) {
+        resp_problem(r, 409, "idempotency-in-progress", "Request in progress",
+                     "a request with this Idempotency-Key is still being processed; retry "
+                     "later");
+        json_decref(row);
+        return IDEM_ANSWERED;
+    }
+    *existing = json_incref(prev);
+    json_decref(row);
+    return IDEM_PROCEED;
+}
+
+enum idem_step idem_begin(struct req *r, struct idem *ctx)
+{
+    memset(ctx, 0, sizeof *ctx);
+    int k = read_key(r, ctx);
+    if (k <= 0)
+        return k < 0 ? IDEM_ANSWERED : IDEM_PROCEED;
+    digest_start(r, ctx);
+    if (r->body) {
+        char *text = json_dumps(r->body, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY |
+                                             JSON_REAL_PRECISION(17));
+        if (text) {
+            idem_update(ctx, text, strlen(text));
+            free(text);
+        }
+    }
+    json_t *existing = NULL;
+    if (claim(r, ctx, &existing) == IDEM_ANSWERED)
+        return IDEM_ANSWERED;
+    if (!existing)
+        return IDEM_PROCEED;
+    answer_existing(r, ctx, existing);
+    json_decref(existing);
+    return IDEM_ANSWERED;
+}
+
+enum idem_step idem_begin_stream(struct req *r, struct idem *ctx)
+{
+    memset(ctx, 0, sizeof *ctx);
+    int k = read_key(r, ctx);
+    if (k <= 0)
+        return k < 0 ? IDEM_ANSWERED : IDEM_PROCEED;
+    digest_start(r, ctx);
+    json_t *existing = NULL;
+    if (claim(r, ctx, &existing) == IDEM_ANSWERED)
+        return IDEM_ANSWERED;
+    if (!existing)
+        return IDEM_PROCEED;
+    /* A completed earlier request: read (and hash) this body to tell a retry from a reuse. */
+    size_t limit = r->app->cfg->max_upload_bytes, total = 0;
+    char buf[65536];
+    long n;
+    while ((n = req_read(r, buf, sizeof buf)) > 0 && total <= limit) {
+        total += (size_t)n;
+        idem_update(ctx, buf, (size_t)n);
+    }
+    if (n < 0)
+        resp_problem(r, 400, "body-unreadable", "Body unreadable", "the request body ended early");
+    else
+        answer_existing(r, ctx, existing);
+    json_decref(existing);
+    return IDEM_ANSWERED;
+}
+
+void idem_reply(struct req *r, struct idem *ctx, int status, json_t *body_stolen)
+{
+    /* RFC 8785 text: shortest round-trip numbers (98.32, not 98.319999999999993). */
+    char *text = jcs_serialize(body_stolen, NULL);
+    json_decref(body_stolen);
+    if (!text) {
+        resp_problem(r, 500, "internal", "Internal error", "out of memory (request id %s)",
+                     r->request_id);
+        return;
+    }
+    if (ctx->active && status < 500) {
+        char hex[65];
+        digest_hex(ctx, hex);
+        if (store_idem_complete(r->app->store, r->who.user_id, ctx->key, hex, status, text) ==
+            STORE_OK)
+            ctx->stored = 1;
+    }
+    resp_bytes(r, status, "application/json", text, strlen(text), NULL);
+    free(text);
+}
+
+void idem_end(struct req *r, struct idem *ctx)
+{
+    if (ctx->active && !ctx->stored &&
+        store_idem_release(r->app->store, r->who.user_id, ctx->key) != STORE_OK)
+        fprintf(stderr,
+                "{\"level\":\"warn\",\"msg\":\"idempotency claim not released\","
+                "\"request_id\":\"%s\"}\n",
+                r->request_id);
+    ctx->active = 0;
+}

@@ -1,0 +1,177 @@
+/* Streaming text uploads and CSV cells; see upload.h. */
+#include "http/upload.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "http/idempotency.h"
+
+struct upload_stream *upload_stream_new(struct req *r, struct idem *idem, size_t max_line_bytes)
+{
+    struct upload_stream *u = malloc(sizeof *u);
+    if (!u)
+        return NULL;
+    memset(u, 0, offsetof(struct upload_stream, chunk));
+    u->r = r;
+    u->idem = idem;
+    u->limit = r->app->cfg->max_upload_bytes;
+    linebuf_init(&u->lb, max_line_bytes);
+    crypto_hash_sha256_init(&u->sha);
+    return u;
+}
+
+void upload_stream_free(struct upload_stream *u)
+{
+    if (!u)
+        return;
+    linebuf_free(&u->lb);
+    free(u);
+}
+
+/* Reads one chunk into the splitter; sets eof (and the fault flags) when there is no more. */
+static void read_chunk(struct upload_stream *u)
+{
+    long n = req_read(u->r, u->chunk, sizeof u->chunk);
+    if (n <= 0) {
+        long long declared = u->r->ri->content_length;
+        if (n < 0 || (declared > 0 && (long long)u->bytes < declared))
+            u->read_failed = 1;
+        u->eof = 1;
+        linebuf_finish(&u->lb);
+        return;
+    }
+    u->bytes += (size_t)n;
+    if (u->bytes > u->limit) {
+        u->too_large = 1;
+        u->eof = 1;
+        linebuf_finish(&u->lb);
+        return;
+    }
+    crypto_hash_sha256_update(&u->sha, (const unsigned char *)u->chunk, (size_t)n);
+    idem_update(u->idem, u->chunk, (size_t)n);
+    if (linebuf_push(&u->lb, u->chunk, (size_t)n) != 0) {
+        u->oom = 1;
+        u->eof = 1;
+        linebuf_finish(&u->lb);
+    }
+}
+
+enum linebuf_status upload_next_line(struct upload_stream *u, struct linebuf_line *line)
+{
+    for (;;) {
+        enum linebuf_status st = linebuf_pop(&u->lb, line);
+        if (st != LINEBUF_NEED_MORE || u->eof)
+            return (u->oom || u->too_large) ? LINEBUF_NEED_MORE : st;
+        read_chunk(u);
+    }
+}
+
+void upload_drain(struct upload_stream *u)
+{
+    while (!u->eof) {
+        long n = req_read(u->r, u->chunk, sizeof u->chunk);
+        if (n <= 0) {
+            u->eof = 1;
+            break;
+        }
+        u->bytes += (size_t)n;
+        crypto_hash_sha256_update(&u->sha, (const unsigned char *)u->chunk, (size_t)n);
+        idem_update(u->idem, u->chunk, (size_t)n);
+        if (u->bytes > u->limit) {
+            u->too_large = 1;
+            u->eof = 1;
+        }
+    }
+}
+
+void upload_digest_hex(struct upload_stream *u, char hex[65])
+{
+    unsigned char sum[crypto_hash_sha256_BYTES];
+    crypto_hash_sha256_final(&u->sha, sum);
+    sodium_bin2hex(hex, 65, sum, sizeof sum);
+}
+
+int upload_reply_transport_fault(struct upload_stream *u)
+{
+    if (u->too_large)
+        resp_problem(u->r, 413, "too-large", "Body too large", "the upload limit is %zu bytes",
+                     u->limit);
+    else if (u->read_failed)
+        resp_problem(u->r, 400, "body-unreadable", "Body unreadable",
+                     "the request body ended before its declared length (after %zu bytes)",
+                     u->bytes);
+    else if (u->oom)
+        resp_problem(u->r, 503, "unavailable", "Service unavailable", "out of memory");
+    else
+        return 0;
+    return 1;
+}
+
+void csv_row_init(struct csv_row *row)
+{
+    memset(row, 0, sizeof *row);
+}
+
+void csv_row_free(struct csv_row *row)
+{
+    free(row->scratch);
+    memset(row, 0, sizeof *row);
+}
+
+int csv_split(struct csv_row *row, const char *line, size_t len, char delim, long *bad_column)
+{
+    /* Unescaping only shrinks a cell, and each cell gains one NUL: len + cells bytes suffice. */
+    size_t need = len + CSV_MAX_CELLS + 1;
+    if (need > row->cap) {
+        char *grown = realloc(row->scratch, need);
+        if (!grown) {
+            *bad_column = 1;
+            return -1;
+        }
+        row->scratch = grown;
+        row->cap = need;
+    }
+    char *out = row->scratch;
+    size_t i = 0;
+    row->n = 0;
+    for (;;) {
+        if (row->n == CSV_MAX_CELLS) {
+            *bad_column = CSV_MAX_CELLS + 1;
+            return -1;
+        }
+        char *start = out;
+        if (i < len && line[i] == '"') {
+            i++;
+            for (;;) {
+                if (i >= len) {
+                    *bad_column = (long)row->n + 1; /* unterminated quote */
+                    return -1;
+                }
+                if (line[i] == '"') {
+                    if (i + 1 < len && line[i + 1] == '"') {
+                        *out++ = '"';
+                        i += 2;
+                        continue;
+                    }
+                    i++;
+                    break;
+                }
+                *out++ = line[i++];
+            }
+            if (i < len && line[i] != delim) {
+                *bad_column = (long)row->n + 1; /* text after the closing quote */
+                return -1;
+            }
+        } else {
+            while (i < len && line[i] != delim)
+                *out++ = line[i++];
+        }
+        *out++ = '\0';
+        row->cell[row->n] = start;
+        row->len[row->n] = (size_t)(out - start - 1);
+        row->n++;
+        if (i >= len)
+            return 0;
+        i++; /* the delimiter */
+    }
+}

@@ -1,0 +1,71 @@
+/* Streaming text uploads: the body is read in 64 KiB chunks with req_read and split into lines
+ * by core/linebuf, so memory stays at one chunk plus the longest line however large the
+ * upload. The reader also counts bytes against the upload limit, computes the SHA-256 of the
+ * body for the upload record, and feeds the Idempotency-Key digest.
+ *
+ * Also a small RFC 4180 cell splitter for one CSV line (price sheets): quoted cells with ""
+ * escapes and the delimiter inside quotes; a quoted cell may not span lines. */
+#ifndef CAPLEDGER_HTTP_UPLOAD_H
+#define CAPLEDGER_HTTP_UPLOAD_H
+
+#include <sodium.h>
+#include <stddef.h>
+
+#include "core/linebuf.h"
+#include "http/internal.h"
+
+struct idem;
+
+#define UPLOAD_CHUNK_BYTES 65536
+
+struct upload_stream {
+    struct req *r;
+    struct idem *idem; /* may be NULL */
+    struct linebuf lb;
+    crypto_hash_sha256_state sha;
+    size_t bytes;    /* body bytes read so far */
+    size_t limit;    /* r->app->cfg->max_upload_bytes */
+    int eof;         /* the body ended (or reading stopped) */
+    int read_failed; /* the connection broke before the declared end */
+    int too_large;   /* more than limit bytes: reading stopped */
+    int oom;         /* the line buffer could not grow */
+    char chunk[UPLOAD_CHUNK_BYTES];
+};
+
+/* max_line_bytes 0 → linebuf's default (1 MiB). u is large: allocate it (upload_stream_new). */
+struct upload_stream *upload_stream_new(struct req *r, struct idem *idem, size_t max_line_bytes);
+void upload_stream_free(struct upload_stream *u);
+
+/* The next line (or a line fault, see linebuf.h). LINEBUF_NEED_MORE means the body is over:
+ * then check read_failed / too_large / oom. */
+enum linebuf_status upload_next_line(struct upload_stream *u, struct linebuf_line *line)
+    __attribute__((warn_unused_result));
+
+/* Reads the rest of the body without splitting it (after a fatal fault), hashing it. */
+void upload_drain(struct upload_stream *u);
+
+/* SHA-256 hex of everything read (call once, at the end). */
+void upload_digest_hex(struct upload_stream *u, char hex[65]);
+
+/* Answers the transport faults (400 body ended early, 413 too large, 503 out of memory);
+ * returns 1 when one of them was answered. */
+int upload_reply_transport_fault(struct upload_stream *u);
+
+#define CSV_MAX_CELLS 256
+
+struct csv_row {
+    size_t n;                        /* cells in the last line split */
+    const char *cell[CSV_MAX_CELLS]; /* point into scratch; NUL-terminated */
+    size_t len[CSV_MAX_CELLS];
+    char *scratch; /* owned */
+    size_t cap;
+};
+
+void csv_row_init(struct csv_row *row);
+void csv_row_free(struct csv_row *row);
+/* Splits one line on delim. Returns 0, or -1 with *bad_column (1-based) set for an
+ * unterminated quote, text after a closing quote, too many cells, or no memory. */
+int csv_split(struct csv_row *row, const char *line, size_t len, char delim, long *bad_column)
+    __attribute__((warn_unused_result));
+
+#endif

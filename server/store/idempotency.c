@@ -1,0 +1,53 @@
+/* Idempotency keys: claim, complete, release. A claim is committed at once (its own
+ * statement), so a concurrent request with the same key sees it and is refused instead of
+ * doing the work twice. */
+#include "store/idempotency.h"
+
+#include <stdio.h>
+
+static const char *SQL_FORGET_EXPIRED =
+    "DELETE FROM idempotency WHERE user_id = $1::uuid AND key = $2 "
+    "AND (created_at < now() - interval '" STORE_IDEM_TTL "' "
+    "OR (status IS NULL AND created_at < now() - interval '" STORE_IDEM_STALE_CLAIM "'))";
+
+/* When the INSERT meets a row that a concurrent transaction committed after this statement's
+ * snapshot, neither the insert nor the select sees it: claimed false with existing null, which
+ * the caller treats as "in progress". */
+static const char *SQL_CLAIM =
+    "WITH ins AS (INSERT INTO idempotency (user_id, key, route) VALUES ($1::uuid, $2, $3) "
+    "ON CONFLICT DO NOTHING RETURNING 1) "
+    "SELECT json_build_object('claimed', EXISTS (SELECT 1 FROM ins), 'existing', "
+    "(SELECT json_build_object('route', route, 'body_sha256', body_sha256, 'status', status, "
+    "'response', response) FROM idempotency WHERE user_id = $1::uuid AND key = $2))";
+
+static const char *SQL_COMPLETE =
+    "UPDATE idempotency SET body_sha256 = $3, status = $4::integer, response = $5 "
+    "WHERE user_id = $1::uuid AND key = $2 AND status IS NULL";
+
+static const char *SQL_RELEASE =
+    "DELETE FROM idempotency WHERE user_id = $1::uuid AND key = $2 AND status IS NULL";
+
+enum store_status store_idem_claim(struct store *s, const char *user_id, const char *key,
+                                   const char *route, json_t **out)
+{
+    const char *p[] = {user_id, key, route};
+    enum store_status st = store_exec1(s, SQL_FORGET_EXPIRED, 2, p, NULL);
+    if (st != STORE_OK)
+        return st;
+    return store_json1(s, SQL_CLAIM, 3, p, out);
+}
+
+enum store_status store_idem_complete(struct store *s, const char *user_id, const char *key,
+                                      const char *body_sha256, int status, const char *response)
+{
+    char status_text[16];
+    snprintf(status_text, sizeof status_text, "%d", status);
+    const char *p[] = {user_id, key, body_sha256, status_text, response};
+    return store_exec1(s, SQL_COMPLETE, 5, p, NULL);
+}
+
+enum store_status store_idem_release(struct store *s, const char *user_id, const char *key)
+{
+    const char *p[] = {user_id, key};
+    return store_exec1(s, SQL_RELEASE, 2, p, NULL);
+}

@@ -1,0 +1,117 @@
+/* Offers. Documents are validated by h_offers.c; jsonb_populate_record spreads them over the
+ * typed columns (named like the JSON fields). */
+#include "store/offers.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "store/uploads.h"
+
+static const char *SQL_CREATE =
+    "INSERT INTO offer SELECT * FROM jsonb_populate_record(NULL::offer, $1::jsonb || "
+    "jsonb_build_object('id', gen_random_uuid(), 'created_by', $2::text, 'created_at', now())) "
+    "RETURNING to_jsonb(offer)";
+
+/* Input order is kept through WITH ORDINALITY; ids are drawn per row. */
+static const char *SQL_CREATE_MANY =
+    "WITH src AS (SELECT e, n, gen_random_uuid() AS id FROM jsonb_array_elements($1::jsonb) "
+    "WITH ORDINALITY AS a(e, n)), "
+    "ins AS (INSERT INTO offer SELECT (jsonb_populate_record(NULL::offer, src.e || "
+    "jsonb_build_object('id', src.id, 'upload_id', $2::uuid, 'created_by', $3::text, "
+    "'created_at', now()))).* FROM src RETURNING *) "
+    "SELECT coalesce(json_agg(to_jsonb(ins) ORDER BY src.n), '[]') FROM ins JOIN src USING (id)";
+
+static const char *SQL_GET = "SELECT to_jsonb(o) FROM offer o WHERE o.id = $1::uuid";
+
+static const char *SQL_LIST =
+    "SELECT coalesce(json_agg(j ORDER BY created_at, id), '[]') FROM ("
+    "SELECT to_jsonb(o) AS j, o.created_at, o.id FROM offer o "
+    "WHERE ($1::text IS NULL OR o.purchase_option = $1) AND ($2::text IS NULL OR o.gpu_model = $2) "
+    "AND ($3::text IS NULL OR o.provider = $3) "
+    "AND ($4::timestamptz IS NULL OR o.created_at >= $4::timestamptz) "
+    "AND ($5::timestamptz IS NULL OR o.created_at < $5::timestamptz) "
+    "AND ($6::timestamptz IS NULL OR (o.created_at, o.id) > ($6::timestamptz, $7::uuid)) "
+    "ORDER BY o.created_at, o.id LIMIT $8::integer) t";
+
+static const char *SQL_SCENARIO_DOC =
+    "SELECT jsonb_strip_nulls(jsonb_build_object('gpu_model', gpu_model, 'gpus_per_instance', "
+    "gpus_per_instance, 'gpu_memory_gb', gpu_memory_gb, 'purchase_option', purchase_option, "
+    "'price_per_hour', price_per_hour, 'currency', currency, 'reserved_utilization', "
+    "reserved_utilization, 'interruption_rate_per_hour', interruption_rate_per_hour, "
+    "'provisioning_delay_s', provisioning_delay_s, 'quota_gpus', quota_gpus, 'available', "
+    "available, 'storage_price_gb_month', storage_price_gb_month, 'egress_price_gb', "
+    "egress_price_gb, 'orchestration_overhead', orchestration_overhead)) "
+    "FROM offer WHERE id = $1::uuid";
+
+enum store_status store_offer_create(struct store *s, const struct audit_actor *who,
+                                     const json_t *doc, json_t **out)
+{
+    char *text = store_doc_text(doc);
+    if (!text)
+        return STORE_ERROR;
+    const char *p[] = {text, who->name};
+    enum store_status st = store_write_audited(s, who, "offer.create", SQL_CREATE, 2, p, out);
+    free(text);
+    return st;
+}
+
+enum store_status store_offer_create_many(struct store *s, const struct audit_actor *who,
+                                          const json_t *docs, const json_t *upload, json_t **out)
+{
+    *out = NULL;
+    char *text = store_doc_text(docs);
+    if (!text)
+        return STORE_ERROR;
+    struct store_conn *c = store_acquire(s, 2000);
+    if (!c) {
+        free(text);
+        return STORE_UNAVAILABLE;
+    }
+    json_t *items = NULL, *rec = NULL;
+    const char *upload_id = json_string_value(json_object_get(upload, "id"));
+    const char *p[] = {text, upload_id, who->name};
+    enum store_status st = store_begin(c);
+    if (st == STORE_OK)
+        st = store_upload_insert_tx(c, upload, &rec);
+    if (st == STORE_OK)
+        st = store_json(c, SQL_CREATE_MANY, 3, p, &items);
+    if (st == STORE_OK) {
+        json_t *change = json_pack("{s:s, s:I}", "upload_id", upload_id, "offers",
+                                   (json_int_t)json_array_size(items));
+        st = store_audit_record_tx(c, who, "offer.import", upload_id, change);
+        json_decref(change);
+    }
+    if (st == STORE_OK)
+        st = store_commit(c);
+    if (st != STORE_OK) {
+        store_rollback(c);
+        json_decref(items);
+        json_decref(rec);
+    } else {
+        *out = json_pack("{s:o, s:o}", "upload", rec, "items", items);
+    }
+    store_release(s, c);
+    free(text);
+    return st;
+}
+
+enum store_status store_offer_get(struct store *s, const char *id, json_t **out)
+{
+    const char *p[] = {id};
+    return store_json1(s, SQL_GET, 1, p, out);
+}
+
+enum store_status store_offer_list(struct store *s, const struct evlist_query *q, json_t **out)
+{
+    char lim[16];
+    snprintf(lim, sizeof lim, "%d", q->limit);
+    const char *p[] = {q->purchase_option, q->gpu_model, q->provider, q->from, q->to,
+                       q->after_at,        q->after_id,  lim};
+    return store_json1(s, SQL_LIST, 8, p, out);
+}
+
+enum store_status store_offer_scenario_doc(struct store *s, const char *id, json_t **out)
+{
+    const char *p[] = {id};
+    return store_json1(s, SQL_SCENARIO_DOC, 1, p, out);
+}

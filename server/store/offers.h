@@ -1,0 +1,29 @@
+/* Capacity offers: the scenario `offer` of COST_MODEL.md plus provider, region,
+ * instance_type, term and an optional name. A shared catalogue (not team data), append-only:
+ * a price change is a new offer, so a comparison citing an offer id stays reproducible. */
+#ifndef CAPLEDGER_STORE_OFFERS_H
+#define CAPLEDGER_STORE_OFFERS_H
+
+#include "store/audit.h"
+#include "store/evlist.h"
+#include "store/store.h"
+
+/* One offer from a validated document (borrowed). */
+enum store_status store_offer_create(struct store *s, const struct audit_actor *who,
+                                     const json_t *doc, json_t **out) STORE_MUSTCHECK;
+/* A price sheet: every document of docs (a validated array, borrowed) and the upload record
+ * upload (the columns of table upload; its id is the offers' upload_id) in one transaction
+ * with one audit row. *out: {upload: {...}, items: [offers in input order]}. */
+enum store_status store_offer_create_many(struct store *s, const struct audit_actor *who,
+                                          const json_t *docs, const json_t *upload,
+                                          json_t **out) STORE_MUSTCHECK;
+enum store_status store_offer_get(struct store *s, const char *id, json_t **out) STORE_MUSTCHECK;
+/* Filters: provider, gpu_model, purchase_option, created from/to. */
+enum store_status store_offer_list(struct store *s, const struct evlist_query *q,
+                                   json_t **out) STORE_MUSTCHECK;
+/* The scenario `offer` document (COST_MODEL.md field names only, nulls omitted so the engine's
+ * defaults apply) of a stored offer. */
+enum store_status store_offer_scenario_doc(struct store *s, const char *id,
+                                           json_t **out) STORE_MUSTCHECK;
+
+#endif

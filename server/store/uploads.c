@@ -1,0 +1,74 @@
+/* Upload records. */
+#include "store/uploads.h"
+
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "core/jcs.h"
+
+static const char *SQL_INSERT =
+    "INSERT INTO upload SELECT * FROM jsonb_populate_record(NULL::upload, "
+    "'{\"lines\": 0, \"inserted\": 0, \"duplicates\": 0, \"skipped\": 0, "
+    "\"rejected_total\": 0, \"params\": {}}'::jsonb || $1::jsonb || "
+    "jsonb_build_object('created_at', now())) RETURNING to_jsonb(upload)";
+
+static const char *SQL_GET = "SELECT to_jsonb(u) FROM upload u WHERE u.id = $1::uuid";
+
+static const char *SQL_LIST =
+    "SELECT coalesce(json_agg(j ORDER BY created_at, id), '[]') FROM ("
+    "SELECT to_jsonb(u) AS j, u.created_at, u.id FROM upload u "
+    "WHERE ($1::jsonb = 'null'::jsonb OR u.team IN (SELECT jsonb_array_elements_text($1::jsonb)) "
+    "OR u.created_by = $2::uuid) "
+    "AND ($3::text IS NULL OR u.team = $3) AND ($4::text IS NULL OR u.kind = $4) "
+    "AND ($5::timestamptz IS NULL OR u.created_at >= $5::timestamptz) "
+    "AND ($6::timestamptz IS NULL OR u.created_at < $6::timestamptz) "
+    "AND ($7::timestamptz IS NULL OR (u.created_at, u.id) > ($7::timestamptz, $8::uuid)) "
+    "ORDER BY u.created_at, u.id LIMIT $9::integer) t";
+
+void store_new_uuid(char out[37])
+{
+    unsigned char b[16];
+    randombytes_buf(b, sizeof b);
+    b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
+    b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
+    snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+             b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+             b[14], b[15]);
+}
+
+char *store_doc_text(const json_t *v)
+{
+    return jcs_serialize(v, NULL);
+}
+
+enum store_status store_upload_insert_tx(struct store_conn *c, const json_t *rec, json_t **out)
+{
+    char *text = store_doc_text(rec);
+    if (!text)
+        return STORE_ERROR;
+    const char *p[] = {text};
+    json_t *row = NULL;
+    enum store_status st = store_json(c, SQL_INSERT, 1, p, &row);
+    free(text);
+    if (out)
+        *out = row;
+    else
+        json_decref(row);
+    return st;
+}
+
+enum store_status store_upload_get(struct store *s, const char *id, json_t **out)
+{
+    const char *p[] = {id};
+    return store_json1(s, SQL_GET, 1, p, out);
+}
+
+enum store_status store_upload_list(struct store *s, const struct evlist_query *q, json_t **out)
+{
+    char lim[16];
+    snprintf(lim, sizeof lim, "%d", q->limit);
+    const char *p[] = {q->teams_json, q->user_id,  q->team,     q->kind, q->from,
+                       q->to,         q->after_at, q->after_id, lim};
+    return store_json1(s, SQL_LIST, 9, p, out);
+}
