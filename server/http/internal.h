@@ -85,6 +85,8 @@ extern const struct route compute_routes[];
 extern const struct route session_routes[];
 extern const struct route user_routes[];
 extern const struct route audit_routes[];
+extern const struct route workload_routes[];
+extern const struct route offer_routes[];
 
 /* ----- responses (each writes the whole reply in one mg_write) ----- */
 void resp_json(struct req *r, int status, json_t *body_stolen);
