@@ -254,15 +254,45 @@ static double draw_queue(struct cost_rng *rng, const void *ctx)
     return rng_exponential(rng, *(const double *)ctx);
 }
 
-static int compare_doubles(const void *a, const void *b)
+/* Moves the k-th smallest of v[lo..hi] to v[k], smaller ones before it and larger ones after
+ * (Hoare partitioning around a median of three, which also copes with runs of equal values).
+ * Quantiles need only a few ranks, and selecting them is several times faster than sorting. */
+static void select_rank(double *v, ptrdiff_t lo, ptrdiff_t hi, ptrdiff_t k)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    while (lo < hi) {
+        ptrdiff_t mid = lo + (hi - lo) / 2;
+        double t;
+        if (v[mid] < v[lo])
+            t = v[mid], v[mid] = v[lo], v[lo] = t;
+        if (v[hi] < v[lo])
+            t = v[hi], v[hi] = v[lo], v[lo] = t;
+        if (v[hi] < v[mid])
+            t = v[hi], v[hi] = v[mid], v[mid] = t;
+        double pivot = v[mid];
+        ptrdiff_t i = lo, j = hi;
+        while (i <= j) {
+            while (v[i] < pivot)
+                i++;
+            while (v[j] > pivot)
+                j--;
+            if (i <= j) {
+                t = v[i], v[i] = v[j], v[j] = t;
+                i++;
+                j--;
+            }
+        }
+        if (k <= j)
+            hi = j;
+        else if (k >= i)
+            lo = i;
+        else
+            return; /* v[j+1..i-1] all equal the pivot */
+    }
 }
 
-/* Nearest rank: the value at rank ⌈p·N⌉ of the sorted trials. p·N that is an integer up to
- * rounding (0.9 × 20000) is taken as that integer, not the next one. */
-static double nearest_rank(const double *sorted, size_t n, double p)
+/* Nearest rank: the 0-based index of rank ⌈p·N⌉ of the sorted trials. p·N that is an integer
+ * up to rounding (0.9 × 20000) is taken as that integer, not the next one. */
+static size_t nearest_rank_index(size_t n, double p)
 {
     double x = p * (double)n, r = round(x);
     double rank = fabs(x - r) <= 1e-9 * fmax(1, x) ? r : ceil(x);
@@ -270,21 +300,35 @@ static double nearest_rank(const double *sorted, size_t n, double p)
         rank = 1;
     if (rank > (double)n)
         rank = (double)n;
-    double v = sorted[(size_t)rank - 1];
-    return isfinite(v) ? v : NAN;
+    return (size_t)rank - 1;
 }
 
+/* Mean and the quantiles of values (reordered in place). A rank that lands on a trial that
+ * could not finish (+∞) has no figure. */
 static void summarise(double *values, size_t n, double reliable_p, struct cost_quantiles *q)
 {
     double sum = 0;
     for (size_t i = 0; i < n; i++)
         sum += values[i];
-    qsort(values, n, sizeof *values, compare_doubles);
     q->mean = isfinite(sum) ? sum / (double)n : NAN;
-    q->p50 = nearest_rank(values, n, 0.5);
-    q->p90 = nearest_rank(values, n, 0.9);
-    q->p99 = nearest_rank(values, n, 0.99);
-    q->reliable = nearest_rank(values, n, reliable_p);
+    double p[4] = {0.5, 0.9, 0.99, reliable_p};
+    double *out[4] = {&q->p50, &q->p90, &q->p99, &q->reliable};
+    size_t index[4];
+    for (int i = 0; i < 4; i++)
+        index[i] = nearest_rank_index(n, p[i]);
+    /* Select in increasing rank order so each search starts past the previous rank. */
+    bool done[4] = {false};
+    ptrdiff_t lo = 0;
+    for (int step = 0; step < 4; step++) {
+        int next = -1;
+        for (int i = 0; i < 4; i++)
+            if (!done[i] && (next < 0 || index[i] < index[next]))
+                next = i;
+        done[next] = true;
+        select_rank(values, lo, (ptrdiff_t)n - 1, (ptrdiff_t)index[next]);
+        lo = (ptrdiff_t)index[next];
+        *out[next] = isfinite(values[index[next]]) ? values[index[next]] : NAN;
+    }
 }
 
 int cost_mc_run(const struct cost_scenario *sc, size_t opt_index,
