@@ -6,6 +6,9 @@
 int cmd_serve(int argc, char **argv);
 int cmd_migrate(int argc, char **argv);
 int cmd_jcs(int argc, char **argv);
+int cmd_keygen(int argc, char **argv);
+int cmd_sign(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
 int cmd_token(int argc, char **argv);
 int cmd_user(int argc, char **argv);
 int cmd_routes(int argc, char **argv);
