@@ -1,0 +1,88 @@
+// fetch() wrapper for /api/v1: same-origin session cookie, the CSRF token (kept in memory only,
+// never in storage) on unsafe methods, problem+json errors turned into ApiError.
+
+let csrfToken = null;
+let onUnauthenticated = () => {};
+
+export function setCsrfToken(token) {
+  csrfToken = token || null;
+}
+
+export function hasCsrfToken() {
+  return csrfToken !== null;
+}
+
+export function onSessionLost(fn) {
+  onUnauthenticated = fn;
+}
+
+export class ApiError extends Error {
+  constructor(status, problem) {
+    const detail = problem && (problem.detail || problem.title);
+    super(detail ? `${detail} (HTTP ${status})` : `HTTP ${status}`);
+    this.name = 'ApiError';
+    this.status = status;
+    this.problem = problem || {};
+    this.errors = Array.isArray(this.problem.errors) ? this.problem.errors : [];
+  }
+}
+
+const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+export function withQuery(path, query) {
+  if (!query) return path;
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) {
+    if (v !== undefined && v !== null && v !== '') params.set(k, String(v));
+  }
+  const qs = params.toString();
+  return qs ? `${path}${path.includes('?') ? '&' : '?'}${qs}` : path;
+}
+
+// request('POST', '/compare', {json: scenario}) or {body: file, contentType: 'text/csv'}.
+// Resolves to {status, data (parsed JSON, text, or null), etag, headers}; throws ApiError for
+// any status >= 400.
+export async function request(method, path, { json, body, contentType, query, headers = {}, raw = false } = {}) {
+  const url = withQuery(path.startsWith('/') && !path.startsWith('/api/') ? `/api/v1${path}` : path, query);
+  const h = { Accept: 'application/json, application/problem+json, text/plain', ...headers };
+  let payload;
+  if (json !== undefined) {
+    payload = JSON.stringify(json);
+    h['Content-Type'] = contentType || 'application/json';
+  } else if (body !== undefined) {
+    payload = body;
+    if (contentType) h['Content-Type'] = contentType;
+  }
+  if (!SAFE.has(method) && csrfToken) h['X-CSRF-Token'] = csrfToken;
+  let res;
+  try {
+    res = await fetch(url, { method, headers: h, body: payload, credentials: 'same-origin', cache: 'no-store' });
+  } catch (e) {
+    throw new ApiError(0, { title: 'The server could not be reached', detail: e.message });
+  }
+  const type = res.headers.get('Content-Type') || '';
+  let data = null;
+  if (raw) data = await res.text();
+  else if (type.includes('json')) data = await res.json().catch(() => null);
+  else if (res.status !== 204) data = await res.text();
+  if (res.status === 401 && !path.endsWith('/session')) onUnauthenticated();
+  if (res.status >= 400) {
+    throw new ApiError(res.status, data && typeof data === 'object' ? data : { detail: typeof data === 'string' ? data.slice(0, 300) : '' });
+  }
+  return { status: res.status, data, etag: res.headers.get('ETag'), headers: res.headers };
+}
+
+export const get = (path, query) => request('GET', path, { query });
+export const post = (path, json, opts = {}) => request('POST', path, { json, ...opts });
+
+// All items of a paginated list up to `max`, following next_cursor.
+export async function listAll(path, query = {}, max = 500) {
+  const items = [];
+  let cursor = null;
+  do {
+    const { data } = await get(path, { ...query, limit: Math.min(500, max - items.length), cursor });
+    items.push(...(data.items || []));
+    cursor = data.next_cursor;
+  } while (cursor && items.length < max);
+  return items;
+}

@@ -1,0 +1,112 @@
+// Compare: a scenario (pasted, uploaded, or a stored one) → POST /api/v1/compare → the
+// comparison, rendered by js/comparison.js. A scenario can also be saved and its comparison
+// stored, which gives the hash a decision record cites.
+import { h, field, alertBox, notice, busy, clear } from '../dom.js';
+import { request, get, ApiError } from '../api.js';
+import { renderComparison } from '../comparison.js';
+import { problemList } from '../problems.js';
+
+export async function renderCompare(root, ctx) {
+  const source = field('Scenario JSON', h('textarea', { rows: 14, spellcheck: 'false', class: 'code', placeholder: '{"workload": {...}, "assumptions": {...}, "options": [...]}' }),
+    { name: 'scenario', hint: 'A scenario document as COST_MODEL.md defines it; offers and benchmarks may be ids of stored records.' });
+  const file = field('…or load a file', h('input', { type: 'file', accept: '.json,application/json' }), { name: 'scenario-file' });
+  const stored = h('select', null, h('option', { value: '' }, 'Loading stored scenarios…'));
+  const storedField = field('…or start from a stored scenario', stored, { name: 'stored-scenario' });
+  const status = h('div', { class: 'form-status' });
+  const result = h('div', { class: 'result', 'aria-live': 'polite' });
+  const compareBtn = h('button', { type: 'submit', class: 'primary' }, 'Compare');
+  const saveName = field('Scenario name', h('input', { type: 'text', maxlength: 200 }), { name: 'scenario-name' });
+  const saveTeam = field('Team', h('input', { type: 'text', maxlength: 64, value: (ctx.user.teams || [])[0] || '' }), { name: 'scenario-team' });
+  const saveBtn = h('button', { type: 'button' }, 'Save scenario and store its comparison');
+  const saved = h('div', { class: 'saved', 'aria-live': 'polite' });
+
+  file.control.addEventListener('change', async () => {
+    const f = file.control.files[0];
+    if (f) source.control.value = await f.text();
+  });
+  stored.addEventListener('change', async () => {
+    if (!stored.value) return;
+    try {
+      const { data } = await get(`/scenarios/${encodeURIComponent(stored.value)}`);
+      const doc = data.document || data.scenario || data;
+      source.control.value = JSON.stringify(doc, null, 2);
+      saveName.control.value = data.name || '';
+    } catch (e) {
+      status.replaceChildren(alertBox(`Could not load the scenario: ${e.message}`));
+    }
+  });
+
+  function parseScenario() {
+    status.replaceChildren();
+    const text = source.control.value.trim();
+    if (!text) {
+      status.append(alertBox('Paste or load a scenario first.'));
+      return null;
+    }
+    try {
+      return JSON.parse(text);
+    } catch (e) {
+      status.append(alertBox(`The scenario is not valid JSON: ${e.message}`));
+      return null;
+    }
+  }
+
+  const form = h('form', { class: 'card compare-form', 'aria-labelledby': 'compare-title' },
+    h('h2', { id: 'compare-title' }, 'Compare capacity options'),
+    h('p', { class: 'lede' }, 'Cost per useful outcome — a completed run, an accepted request — with idle time, stalls, failures, reservations and people counted.'),
+    h('div', { class: 'grid-2' }, source.wrap, h('div', null, file.wrap, storedField.wrap)),
+    status, h('div', { class: 'actions' }, compareBtn));
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    const scenario = parseScenario();
+    if (!scenario) return;
+    busy(compareBtn, async () => {
+      clear(result);
+      result.append(h('p', { class: 'loading' }, 'Computing…'));
+      try {
+        const { data } = await request('POST', '/compare', { json: scenario });
+        clear(result);
+        result.append(renderComparison(data, data.scenario || scenario));
+        result.append(h('section', { class: 'card save', 'aria-labelledby': 'save-title' },
+          h('h3', { id: 'save-title' }, 'Keep this comparison'),
+          h('p', { class: 'hint' }, 'A stored comparison has a SHA-256 that decision records cite; auditors recompute it from the bundle.'),
+          h('div', { class: 'grid-2' }, saveName.wrap, saveTeam.wrap), saveBtn, saved));
+      } catch (e) {
+        clear(result);
+        result.append(e instanceof ApiError && e.status === 422
+          ? alertBox('The scenario has problems:', problemList(e.errors))
+          : alertBox(`Comparison failed: ${e.message}`));
+      }
+    });
+  });
+
+  saveBtn.addEventListener('click', () => {
+    const scenario = parseScenario();
+    if (!scenario) return;
+    busy(saveBtn, async () => {
+      saved.replaceChildren();
+      try {
+        const body = { name: saveName.control.value || (scenario.workload && scenario.workload.name) || 'scenario', document: scenario };
+        if (saveTeam.control.value) body.team = saveTeam.control.value;
+        const { data: sc } = await request('POST', '/scenarios', { json: body });
+        const { data: cmp } = await request('POST', `/scenarios/${encodeURIComponent(sc.id)}/comparisons`);
+        const sha = cmp.sha256 || cmp.id;
+        saved.append(notice(h('span', null, 'Stored. Comparison SHA-256: ', h('code', { class: 'hash', 'data-testid': 'comparison-sha' }, sha)), 'success'));
+      } catch (e) {
+        saved.append(e instanceof ApiError && e.status === 422 ? alertBox('Not stored:', problemList(e.errors)) : alertBox(`Not stored: ${e.message}`));
+      }
+    });
+  });
+
+  root.append(form, result);
+
+  try {
+    const { data } = await get('/scenarios', { limit: 100 });
+    if (ctx.stale()) return;
+    stored.replaceChildren(h('option', { value: '' }, data.items.length ? 'Choose…' : 'No stored scenarios yet'),
+      data.items.map((s) => h('option', { value: s.id }, `${s.name}${s.team ? ` (${s.team})` : ''}`)));
+  } catch (e) {
+    stored.replaceChildren(h('option', { value: '' }, 'Stored scenarios unavailable'));
+    stored.disabled = true;
+  }
+}

@@ -1,0 +1,239 @@
+// The decision form: the fields of LEDGER.md's record, signed in this browser with the owner's
+// non-extractable Ed25519 key and sent as {record, signature}. The server applies the gate;
+// its 422 errors (JSON Pointers into the record) are shown next to the fields they name.
+import { h, field, alertBox, notice, busy, showFieldError, uid } from '../dom.js';
+import { request, get, ApiError } from '../api.js';
+import { select } from '../listing.js';
+import { problemList, placeFieldErrors } from '../problems.js';
+import { JcsError } from '../jcs.js';
+import { loadKey, saveKey, generateKey, signRecord } from '../signing.js';
+import { checkLeaf } from '../inclusion.js';
+import { money } from '../format.js';
+
+const lines = (text) => text.split('\n').map((s) => s.trim()).filter(Boolean);
+const orNull = (text) => (text.trim() === '' ? null : text.trim());
+
+// RFC 3339 UTC to the second, as the record wants.
+const nowUtc = () => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+// Registers the browser's key (creating it first when there is none) and returns the entry.
+async function ensureKey(username, onStatus) {
+  let entry = await loadKey(username);
+  if (!entry) {
+    onStatus('Generating a signing key in this browser…');
+    entry = await generateKey();
+    await saveKey(username, entry);
+  }
+  if (!entry.registered) {
+    onStatus('Registering the public key with the server…');
+    const { data } = await request('PUT', '/me/signing-key', { json: { public_key: entry.publicKey } });
+    if (data && data.key_id && data.key_id !== entry.keyId) {
+      throw new Error(`the server computed key id ${data.key_id}, this browser ${entry.keyId}`);
+    }
+    entry = { ...entry, registered: true };
+    await saveKey(username, entry);
+  }
+  return entry;
+}
+
+function keyPanel(ctx) {
+  const status = h('p', { class: 'key-status', 'data-testid': 'key-status' }, 'Checking for a signing key…');
+  const button = h('button', { type: 'button' }, 'Generate and register a signing key');
+  const out = h('div', { class: 'form-status' });
+  const show = (entry) => {
+    if (entry && entry.registered) {
+      status.replaceChildren('Signing key ', h('code', { class: 'hash', 'data-testid': 'key-id' }, entry.keyId), ' is registered. Its private half cannot leave this browser.');
+      button.hidden = true;
+    } else if (entry) {
+      status.textContent = 'A key exists in this browser but is not registered yet.';
+      button.textContent = 'Register the signing key';
+      button.hidden = false;
+    } else {
+      status.textContent = 'No signing key in this browser yet. One is generated here (WebCrypto Ed25519, non-extractable) and only its public half is sent to the server.';
+      button.hidden = false;
+    }
+  };
+  button.addEventListener('click', () => busy(button, async () => {
+    out.replaceChildren();
+    try {
+      show(await ensureKey(ctx.user.username, (s) => { status.textContent = s; }));
+    } catch (e) {
+      out.append(alertBox(`No key registered: ${e.message}`));
+      show(await loadKey(ctx.user.username).catch(() => null));
+    }
+  }));
+  loadKey(ctx.user.username).then(show, (e) => {
+    status.textContent = `This browser cannot store keys (${e.message}).`;
+    button.hidden = true;
+  });
+  return { el: h('div', { class: 'key-panel' }, status, button, out) };
+}
+
+function receipt(data, record) {
+  const proof = data.inclusion_proof || {};
+  const check = h('div', { class: 'inclusion-check', 'aria-live': 'polite' }, h('p', { class: 'loading' }, 'Checking the inclusion proof in this browser…'));
+  const box = h('section', { class: 'card receipt', 'data-testid': 'decision-receipt', 'aria-labelledby': 'receipt-title' },
+    h('h3', { id: 'receipt-title' }, 'Decision signed and logged'),
+    h('dl', { class: 'facts' },
+      h('dt', null, 'Decision'), h('dd', null, `${record.decision}${record.chosen_option ? ` — ${record.chosen_option}` : ''}`),
+      h('dt', null, 'Id'), h('dd', null, h('code', null, data.id || record.id)),
+      h('dt', null, 'Leaf index'), h('dd', { 'data-testid': 'leaf-index' }, String(data.leaf_index)),
+      h('dt', null, 'Inclusion proof'), h('dd', null, `tree size ${proof.tree_size ?? '?'}, ${(proof.hashes || []).length} hashes`,
+        (proof.hashes || []).length ? h('ol', { class: 'hashes' }, proof.hashes.map((x) => h('li', null, h('code', null, x)))) : null)),
+    h('h4', null, 'Checkpoint'),
+    h('pre', { class: 'code small' }, typeof data.checkpoint === 'string' ? data.checkpoint : JSON.stringify(data.checkpoint, null, 2)),
+    check);
+  if (Number.isSafeInteger(data.leaf_index)) {
+    checkLeaf(data.leaf_index).then((r) => {
+      check.replaceChildren(r.ok
+        ? notice('This browser recomputed the inclusion proof and checked both signatures. The authoritative check is `capledger verify` on the audit bundle, offline.', 'success')
+        : alertBox('The in-browser check failed:', r.steps.filter((s) => !s.ok).map((s) => `${s.label}: ${s.detail}`)));
+    });
+  }
+  return box;
+}
+
+export function decisionForm(review, ctx, { getPrevious, onSigned }) {
+  const f = {
+    decision: field('Decision', select([['revise', 'revise'], ['advance', 'advance'], ['stop', 'stop']], 'revise'), { name: 'decision', hint: 'advance needs the checklist covered; revise and stop are always allowed.' }),
+    comparison_sha256: field('Cited comparisons (SHA-256, one per line)', h('textarea', { rows: 2, class: 'code', spellcheck: 'false' }), { name: 'comparison_sha256', hint: 'The first is the comparison this decision rests on.' }),
+    chosen_option: field('Chosen option', h('input', { type: 'text', list: uid('options') }), { name: 'chosen_option', hint: 'An option name of the first cited comparison; empty for none.' }),
+    evidence: field('Evidence ids (one per line)', h('textarea', { rows: 2, class: 'code', spellcheck: 'false' }), { name: 'evidence', hint: 'Benchmarks, run uploads and telemetry uploads.' }),
+    question: field('Question', h('textarea', { rows: 2, value: review.question || '' }), { name: 'question' }),
+    baseline: field('Baseline', h('textarea', { rows: 2 }), { name: 'baseline' }),
+    assumptions: field('Assumptions (one per line)', h('textarea', { rows: 3 }), { name: 'assumptions' }),
+    unresolved_questions: field('Unresolved questions (one per line)', h('textarea', { rows: 2 }), { name: 'unresolved_questions' }),
+    residual_exposure: field('Residual exposure', h('textarea', { rows: 2 }), { name: 'residual_exposure' }),
+    expected_operating_cost: field('Expected operating cost (decimal amount)', h('input', { type: 'text', inputmode: 'decimal', placeholder: '128450.00' }), { name: 'expected_operating_cost' }),
+    next_authority_boundary: field('Next authority boundary', h('textarea', { rows: 2 }), { name: 'next_authority_boundary' }),
+    owner: field('Owner', h('input', { type: 'text', value: ctx.user.username }), { name: 'owner' }),
+    accepted_by: field('Accepted by (next stage)', h('input', { type: 'text' }), { name: 'accepted_by' }),
+    justification: field('Justification', h('textarea', { rows: 2 }), { name: 'justification', hint: 'Required when the chosen option is not the winner of the first cited comparison.' }),
+    supersedes: field('Supersedes', select([['', 'nothing (first decision)']]), { name: 'supersedes' }),
+  };
+  const currency = field('Currency', h('input', { type: 'text', value: 'USD', maxlength: 3, size: 4 }), { name: 'currency' });
+  const period = field('Period', select([['month', 'per month'], ['quarter', 'per quarter'], ['year', 'per year']]), { name: 'period' });
+  const optionsList = h('datalist', { id: f.chosen_option.control.getAttribute('list') });
+  const cmpInfo = h('p', { class: 'hint', 'aria-live': 'polite' });
+
+  for (const d of getPrevious()) {
+    const r = d.record || d;
+    f.supersedes.control.append(h('option', { value: d.id }, `${r.decision} ${r.chosen_option || ''} (${(r.created_at || '').slice(0, 10)}, leaf ${d.leaf_index})`));
+  }
+
+  // Naming the first comparison fills the option list and says which option won.
+  f.comparison_sha256.control.addEventListener('change', async () => {
+    const first = lines(f.comparison_sha256.control.value)[0];
+    optionsList.replaceChildren();
+    cmpInfo.textContent = '';
+    if (!first) return;
+    try {
+      const { data } = await get(`/comparisons/${encodeURIComponent(first)}`);
+      const result = data.result || data;
+      for (const o of result.options || []) optionsList.append(h('option', { value: o.name }));
+      const winner = result.winner;
+      const w = (result.options || []).find((o) => o.name === winner);
+      cmpInfo.textContent = winner ? `Winner of that comparison: ${winner}${w ? ` (${money(w.reliable_cost_per_outcome, result.currency || 'USD')} per outcome)` : ''}.` : 'That comparison has no feasible option.';
+      if (!f.chosen_option.control.value && winner) f.chosen_option.control.value = winner;
+    } catch (e) {
+      cmpInfo.textContent = `Could not read that comparison: ${e.message}`;
+    }
+  });
+
+  const key = keyPanel(ctx);
+  const out = h('div', { class: 'form-status', 'aria-live': 'polite' });
+  const submit = h('button', { type: 'submit', class: 'primary' }, 'Sign and submit');
+  const result = h('div');
+  const costRow = h('div', { class: 'grid-3 cost-row' }, f.expected_operating_cost.wrap, currency.wrap, period.wrap);
+  const form = h('form', { class: 'card decision-form', 'aria-labelledby': 'decision-title', novalidate: true },
+    h('h3', { id: 'decision-title' }, 'Record a decision'),
+    key.el,
+    h('div', { class: 'grid-2' },
+      f.decision.wrap, f.supersedes.wrap,
+      f.comparison_sha256.wrap, h('div', null, f.chosen_option.wrap, optionsList, cmpInfo),
+      f.evidence.wrap, f.question.wrap,
+      f.baseline.wrap, f.assumptions.wrap,
+      f.unresolved_questions.wrap, f.residual_exposure.wrap,
+      f.next_authority_boundary.wrap, f.justification.wrap,
+      f.owner.wrap, f.accepted_by.wrap),
+    costRow,
+    out, submit, result);
+
+  function buildRecord(keyId) {
+    const amount = f.expected_operating_cost.control.value.trim();
+    return {
+      id: crypto.randomUUID(),
+      review_id: review.id,
+      decision: f.decision.control.value,
+      chosen_option: orNull(f.chosen_option.control.value),
+      comparison_sha256: lines(f.comparison_sha256.control.value),
+      evidence: lines(f.evidence.control.value),
+      question: f.question.control.value.trim(),
+      baseline: f.baseline.control.value.trim(),
+      assumptions: lines(f.assumptions.control.value),
+      unresolved_questions: lines(f.unresolved_questions.control.value),
+      residual_exposure: f.residual_exposure.control.value.trim(),
+      expected_operating_cost: { amount, currency: currency.control.value.trim().toUpperCase(), period: period.control.value },
+      next_authority_boundary: f.next_authority_boundary.control.value.trim(),
+      owner: f.owner.control.value.trim(),
+      accepted_by: f.accepted_by.control.value.trim(),
+      justification: orNull(f.justification.control.value),
+      supersedes: orNull(f.supersedes.control.value),
+      created_at: nowUtc(),
+      signer_key_id: keyId,
+    };
+  }
+
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    busy(submit, async () => {
+      out.replaceChildren();
+      result.replaceChildren();
+      for (const x of Object.values(f)) showFieldError(x, []);
+      const amount = f.expected_operating_cost.control.value.trim();
+      if (amount && !/^-?(0|[1-9][0-9]*)(\.[0-9]+)?$/.test(amount)) {
+        showFieldError(f.expected_operating_cost, 'a decimal amount such as 128450.00 (digits, one optional point)');
+        f.expected_operating_cost.control.focus();
+        return;
+      }
+      let entry;
+      try {
+        entry = await ensureKey(ctx.user.username, (s) => out.replaceChildren(notice(s)));
+      } catch (e) {
+        out.replaceChildren(alertBox(`Cannot sign: ${e.message}`));
+        return;
+      }
+      const record = buildRecord(entry.keyId);
+      let signature;
+      try {
+        signature = await signRecord(entry.keyPair.privateKey, record);
+      } catch (e) {
+        if (e instanceof JcsError) {
+          const rest = placeFieldErrors(f, [{ pointer: e.pointer, message: 'contains a character that cannot be signed (a lone surrogate)' }]);
+          out.replaceChildren(alertBox('Nothing was signed.', problemList(rest)));
+        } else {
+          out.replaceChildren(alertBox(`Signing failed: ${e.message}`));
+        }
+        return;
+      }
+      out.replaceChildren(notice('Signed in this browser; sending…'));
+      try {
+        const { data } = await request('POST', '/decisions', { json: { record, signature } });
+        out.replaceChildren();
+        result.append(receipt(data, record));
+        f.supersedes.control.append(h('option', { value: record.id }, `${record.decision} ${record.chosen_option || ''} (${record.created_at.slice(0, 10)}, leaf ${data.leaf_index})`));
+        onSigned(data);
+      } catch (e) {
+        if (e instanceof ApiError && e.status === 422) {
+          const rest = placeFieldErrors({ ...f, expected_operating_cost: f.expected_operating_cost }, e.errors, '/record');
+          out.replaceChildren(alertBox(`Refused (HTTP 422): ${e.problem.detail || e.problem.title || 'the decision does not pass the gate'}`, problemList(rest)));
+          const firstBad = Object.values(f).find((x) => !x.error.hidden);
+          if (firstBad) firstBad.control.focus();
+        } else {
+          out.replaceChildren(alertBox(`Not logged: ${e.message}`, problemList(e.errors || [])));
+        }
+      }
+    });
+  });
+  return form;
+}

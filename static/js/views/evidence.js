@@ -1,0 +1,276 @@
+// Evidence: workloads, offers, benchmarks and job accounting, each filterable; and the uploads
+// a team makes from its own tools (sacct, nvidia-smi, DCGM, vLLM and other load tests, price
+// sheets), sent with the Content-Type the API expects, answering what was inserted, what was a
+// duplicate, and which lines were rejected and why.
+import { h, field, alertBox, notice, busy, table } from '../dom.js';
+import { request, ApiError } from '../api.js';
+import { listing, select } from '../listing.js';
+import { money, number, percent, dateTime, shortId, duration } from '../format.js';
+import { problemList } from '../problems.js';
+
+const TABS = [
+  ['workloads', 'Workloads'],
+  ['offers', 'Offers'],
+  ['benchmarks', 'Benchmarks'],
+  ['runs', 'Job accounting'],
+  ['upload', 'Upload'],
+];
+
+const text = () => h('input', { type: 'text' });
+const date = () => h('input', { type: 'date' });
+const idCell = (r) => h('code', { title: r.id }, shortId(r.id));
+
+function workloads() {
+  return listing({
+    path: '/workloads',
+    title: 'Workloads',
+    filters: [
+      { name: 'team', label: 'Team', control: text },
+      { name: 'kind', label: 'Kind', control: () => select([['', 'any'], ['training', 'training'], ['fine_tuning', 'fine-tuning'], ['evaluation', 'evaluation'], ['inference', 'inference']]) },
+      { name: 'class', label: 'Class', control: () => select([['', 'any'], ['exploratory', 'exploratory'], ['production', 'production']]) },
+    ],
+    columns: [
+      { label: 'Name', value: (r) => r.name },
+      { label: 'Team', value: (r) => r.team },
+      { label: 'Kind', value: (r) => r.kind },
+      { label: 'Class', value: (r) => r.class },
+      { label: 'Target', class: 'num', value: (r) => (r.target_units ? `${number(r.target_units)} ${r.unit || ''}` : '') },
+      { label: 'Memory / GPU', class: 'num', value: (r) => (r.memory_required_gb ? `${number(r.memory_required_gb)} GB` : '') },
+      { label: 'Id', value: idCell },
+    ],
+    empty: 'No workloads visible to you.',
+  });
+}
+
+function offers() {
+  return listing({
+    path: '/offers',
+    title: 'Offers',
+    filters: [
+      { name: 'gpu_model', label: 'GPU model', control: text },
+      { name: 'purchase_option', label: 'Purchase option', control: () => select([['', 'any'], ['on_demand', 'on-demand'], ['spot', 'spot'], ['reserved', 'reserved'], ['committed', 'committed']]) },
+    ],
+    columns: [
+      { label: 'Provider / region', value: (r) => `${r.provider} ${r.region}` },
+      { label: 'Instance', value: (r) => `${r.instance_type} (${r.gpus_per_instance}× ${r.gpu_model})` },
+      { label: 'Option', value: (r) => r.purchase_option },
+      { label: 'Per instance-hour', class: 'num', value: (r) => money(r.price_per_hour, r.currency) },
+      { label: 'Per GPU-hour', class: 'num', value: (r) => money(r.price_per_hour / r.gpus_per_instance, r.currency) },
+      { label: 'Interruptions / h', class: 'num', value: (r) => (r.interruption_rate_per_hour != null ? number(r.interruption_rate_per_hour, 3) : '') },
+      { label: 'Id', value: idCell },
+    ],
+    empty: 'No offers yet.',
+  });
+}
+
+function benchmarks() {
+  return listing({
+    path: '/benchmarks',
+    title: 'Benchmarks',
+    filters: [
+      { name: 'workload_id', label: 'Workload id', control: text },
+      { name: 'offer_id', label: 'Offer id', control: text },
+    ],
+    columns: [
+      { label: 'Measured', value: (r) => dateTime(r.measured_at) },
+      { label: 'Team', value: (r) => r.team },
+      { label: 'Workload', value: (r) => r.workload_name || shortId(r.workload_id) },
+      { label: 'Offer', value: (r) => r.offer_name || shortId(r.offer_id) },
+      { label: 'Throughput', class: 'num', value: (r) => (r.throughput_units_per_s ? `${number(r.throughput_units_per_s)}/s` : (r.load_points ? `${r.load_points.length} load points` : '')) },
+      { label: 'Duty cycle', class: 'num', value: (r) => (r.gpu_duty_cycle != null ? percent(r.gpu_duty_cycle) : '') },
+      { label: 'Input stall', class: 'num', value: (r) => (r.input_stall_fraction != null ? percent(r.input_stall_fraction) : '') },
+      { label: 'Outcome', value: (r) => r.outcome + (r.failure_reason ? ` (${r.failure_reason})` : '') },
+      { label: 'Id', value: idCell },
+    ],
+    empty: 'No benchmarks visible to you.',
+  });
+}
+
+function runs() {
+  return listing({
+    path: '/runs',
+    title: 'Runs',
+    filters: [
+      { name: 'team', label: 'Team', control: text },
+      { name: 'class', label: 'Class', control: () => select([['', 'any'], ['exploratory', 'exploratory'], ['production', 'production']]) },
+      { name: 'state', label: 'State', control: () => select([['', 'any'], ...['COMPLETED', 'FAILED', 'CANCELLED', 'TIMEOUT', 'PREEMPTED', 'NODE_FAIL', 'OUT_OF_MEMORY', 'BOOT_FAIL', 'DEADLINE'].map((s) => [s, s])]) },
+      { name: 'from', label: 'Submitted from', control: date },
+      { name: 'to', label: 'Submitted before', control: date },
+    ],
+    columns: [
+      { label: 'Cluster / job', value: (r) => `${r.cluster} ${r.external_id}` },
+      { label: 'Team', value: (r) => r.team },
+      { label: 'User', value: (r) => r.user },
+      { label: 'Class', value: (r) => r.workload_class },
+      { label: 'Submitted', value: (r) => dateTime(r.submitted_at) },
+      { label: 'Queue wait', class: 'num', value: (r) => (r.started_at ? duration((Date.parse(r.started_at) - Date.parse(r.submitted_at)) / 1000) : 'never started') },
+      { label: 'GPUs', class: 'num', value: (r) => number(r.gpus) },
+      { label: 'State', value: (r) => h('span', { class: r.state === 'COMPLETED' ? 'state ok' : 'state bad' }, r.state) },
+    ],
+    empty: 'No runs match.',
+  });
+}
+
+function contentTypeFor(fileName, fallback) {
+  const n = fileName.toLowerCase();
+  if (n.endsWith('.json')) return 'application/json';
+  if (n.endsWith('.jsonl') || n.endsWith('.ndjson')) return 'application/x-ndjson';
+  if (n.endsWith('.csv')) return 'text/csv';
+  if (n.endsWith('.txt') || n.endsWith('.log') || n.endsWith('.prom')) return 'text/plain';
+  return fallback;
+}
+
+// The answer of any upload: its id (what a decision cites), counts, and the rejected lines.
+function uploadResult(data) {
+  const rejected = data.rejected || [];
+  const rejectedTotal = data.rejected_total ?? rejected.length;
+  const counts = [
+    ['inserted', data.inserted], ['duplicates', data.duplicates], ['skipped', data.skipped], ['rejected', rejectedTotal],
+  ].filter(([, v]) => v !== undefined && v !== null);
+  return h('div', { class: 'upload-result', 'data-testid': 'upload-result' },
+    notice(h('span', null, 'Uploaded. Cite it as evidence with id ', h('code', { class: 'hash' }, data.id || (data.benchmark && data.benchmark.id) || '?'), '.'), 'success'),
+    counts.length ? h('dl', { class: 'counts' }, counts.map(([k, v]) => [h('dt', null, k), h('dd', { 'data-count': k }, number(v, 0))])) : null,
+    data.summary ? h('pre', { class: 'code small' }, JSON.stringify(data.summary, null, 2)) : null,
+    rejected.length ? h('div', { class: 'rejected' },
+      h('h4', null, `Rejected lines${rejectedTotal > rejected.length ? ` (first ${rejected.length} of ${rejectedTotal})` : ''}`),
+      table([
+        { label: 'Line', class: 'num', value: (r) => (r.line ?? '') },
+        { label: 'Field', value: (r) => r.pointer || '' },
+        { label: 'Problem', value: (r) => r.message },
+      ], rejected)) : null);
+}
+
+function uploadForm({ title, description, fields, fileLabel, accept, send }) {
+  const file = field(fileLabel, h('input', { type: 'file', accept, required: true }), { name: 'file' });
+  const out = h('div', { class: 'form-status', 'aria-live': 'polite' });
+  const submit = h('button', { type: 'submit', class: 'primary' }, 'Upload');
+  const form = h('form', { class: 'card upload' },
+    h('h3', null, title), h('p', { class: 'hint' }, description),
+    h('div', { class: 'grid-3' }, fields.map((f) => f.wrap), file.wrap), submit, out);
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    const f = file.control.files[0];
+    if (!f) {
+      out.replaceChildren(alertBox('Choose a file first.'));
+      return;
+    }
+    busy(submit, async () => {
+      out.replaceChildren();
+      try {
+        const { data } = await send(f);
+        out.append(uploadResult(data || {}));
+      } catch (e) {
+        out.append(e instanceof ApiError && e.errors.length
+          ? alertBox(`Upload refused (HTTP ${e.status}): ${e.problem.detail || e.problem.title || ''}`, problemList(e.errors))
+          : alertBox(`Upload failed: ${e.message}`));
+      }
+    });
+  });
+  return form;
+}
+
+function uploads(ctx) {
+  const team = () => field('Team (instead of the Account column)', h('input', { type: 'text', value: '' }), { name: 'team' });
+  const runsCluster = field('Cluster', h('input', { type: 'text', required: true }), { name: 'cluster' });
+  const runsTeam = team();
+  const runsTz = field('Time zone of the times', h('input', { type: 'text', value: 'UTC' }), { name: 'tz', hint: 'IANA name, e.g. Europe/Berlin' });
+  const teleBench = field('Benchmark id', h('input', { type: 'text', required: true }), { name: 'benchmark_id' });
+  const teleFormat = field('Format', select([['', 'detect from content'], ['nvidia-smi', 'nvidia-smi --query-gpu … --format=csv'], ['dmon', 'nvidia-smi dmon'], ['dcgm', 'DCGM exporter text']]), { name: 'format' });
+  const teleIdle = field('Idle below duty cycle', h('input', { type: 'number', min: 0, max: 1, step: 0.01, value: '0.05' }), { name: 'idle_below' });
+  const ltFormat = field('Tool', select([['vllm', 'vLLM benchmark_serving'], ['genai-perf', 'GenAI-Perf'], ['mlperf', 'MLPerf Inference']]), { name: 'format' });
+  const ltWorkload = field('Workload id', h('input', { type: 'text', required: true }), { name: 'workload_id' });
+  const ltOffer = field('Offer id', h('input', { type: 'text', required: true }), { name: 'offer_id' });
+  const val = (f) => f.control.value.trim();
+
+  const runsForm = uploadForm({
+    title: 'Job accounting (Slurm sacct)',
+    description: 'sacct --parsable2 output with its header line (or a JSON array of runs). Re-uploads count as duplicates.',
+    fields: [runsCluster, runsTeam, runsTz],
+    fileLabel: 'sacct file',
+    accept: '.txt,.csv,.psv,.json,text/plain,text/csv,application/json',
+    send: (f) => request('POST', '/runs', {
+      body: f,
+      contentType: contentTypeFor(f.name, 'text/csv') === 'application/json' ? 'application/json' : 'text/csv',
+      query: { cluster: val(runsCluster), team: val(runsTeam), tz: val(runsTz) === 'UTC' ? '' : val(runsTz) },
+    }),
+  });
+  const teleForm = uploadForm({
+    title: 'GPU telemetry (nvidia-smi, dmon, DCGM)',
+    description: 'Samples attached to a benchmark; summarised into duty cycle, memory peak and idle stretches.',
+    fields: [teleBench, teleFormat, teleIdle],
+    fileLabel: 'Telemetry file',
+    accept: '.csv,.txt,.log,.prom,text/csv,text/plain',
+    send: (f) => request('POST', `/benchmarks/${encodeURIComponent(val(teleBench))}/telemetry`, {
+      body: f,
+      contentType: val(teleFormat) === 'nvidia-smi' || f.name.toLowerCase().endsWith('.csv') ? 'text/csv' : 'text/plain',
+      query: { format: val(teleFormat), idle_below: val(teleIdle) === '0.05' ? '' : val(teleIdle) },
+    }),
+  });
+  const ltForm = uploadForm({
+    title: 'Load test (vLLM, GenAI-Perf, MLPerf)',
+    description: "The tool's own output: a new benchmark with one load point per measured rate.",
+    fields: [ltFormat, ltWorkload, ltOffer],
+    fileLabel: 'Result file',
+    accept: '.json,.jsonl,.csv,.txt,application/json,text/csv,text/plain',
+    send: (f) => request('POST', '/benchmarks/import', {
+      body: f,
+      contentType: contentTypeFor(f.name, 'application/json'),
+      query: { format: val(ltFormat), workload_id: val(ltWorkload), offer_id: val(ltOffer) },
+    }),
+  });
+  const priceForm = uploadForm({
+    title: 'Price sheet (offers CSV)',
+    description: 'One offer per line with the offer fields as column names.',
+    fields: [],
+    fileLabel: 'Offers CSV',
+    accept: '.csv,text/csv',
+    send: (f) => request('POST', '/offers', { body: f, contentType: 'text/csv' }),
+  });
+  return h('div', { class: 'uploads' }, runsForm, teleForm, ltForm, priceForm, jsonRecordForm(ctx));
+}
+
+// Workloads, offers and benchmarks as JSON documents (the API's own fields).
+function jsonRecordForm() {
+  const kind = field('Record type', select([['workloads', 'workload'], ['offers', 'offer'], ['benchmarks', 'benchmark']]), { name: 'kind' });
+  const doc = field('JSON', h('textarea', { rows: 8, class: 'code', spellcheck: 'false' }), { name: 'document' });
+  const out = h('div', { class: 'form-status', 'aria-live': 'polite' });
+  const submit = h('button', { type: 'submit', class: 'primary' }, 'Create');
+  const form = h('form', { class: 'card upload' }, h('h3', null, 'A workload, offer or benchmark as JSON'),
+    h('p', { class: 'hint' }, 'Fields as in API.md and COST_MODEL.md; the answer gives its id.'), kind.wrap, doc.wrap, submit, out);
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    let body;
+    try {
+      body = JSON.parse(doc.control.value);
+    } catch (e) {
+      out.replaceChildren(alertBox(`Not valid JSON: ${e.message}`));
+      return;
+    }
+    busy(submit, async () => {
+      out.replaceChildren();
+      try {
+        const { data } = await request('POST', `/${kind.control.value}`, { json: body });
+        out.append(notice(h('span', null, 'Created with id ', h('code', { class: 'hash' }, data.id)), 'success'));
+      } catch (e) {
+        out.append(alertBox(`Not created: ${e.message}`, problemList(e.errors)));
+      }
+    });
+  });
+  return form;
+}
+
+export async function renderEvidence(root, ctx) {
+  const tab = TABS.some(([k]) => k === ctx.params[0]) ? ctx.params[0] : 'workloads';
+  const tabs = h('nav', { class: 'tabs', 'aria-label': 'Evidence' }, h('ul', null, TABS
+    .filter(([k]) => k !== 'upload' || ctx.user.role !== 'auditor')
+    .map(([k, label]) => h('li', null, h('a', { href: `#/evidence/${k}`, 'aria-current': k === tab ? 'page' : null }, label)))));
+  root.append(h('h2', null, 'Evidence'), tabs);
+  if (tab === 'upload') {
+    root.append(uploads(ctx));
+    return;
+  }
+  const list = { workloads, offers, benchmarks, runs }[tab]();
+  root.append(list.el);
+  await list.load();
+}
+

@@ -1,0 +1,79 @@
+// Browser-test helpers: headless Chromium through playwright-core against the real server
+// (tests/integration/lib/harness.mjs), users made through the API with an admin token, and a
+// watcher that records every CSP violation and console error a page produces.
+import fs from 'node:fs';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+import { api, projectDir } from '../../integration/lib/harness.mjs';
+import { mintToken } from '../../integration/lib/cli.mjs';
+
+export const sharedDir = process.env.CAPLEDGER_SHARED_DIR || path.resolve(projectDir, '../shared');
+export const resultsDir = path.join(projectDir, 'test-results');
+
+const CHROMIUM = process.env.CAPLEDGER_CHROMIUM || '/usr/bin/chromium';
+
+export async function launch() {
+  if (!fs.existsSync(CHROMIUM)) {
+    throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (scripts/test does this)`);
+  }
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+      '--disable-sync', '--no-first-run', '--disable-quic'],
+  });
+}
+
+// A page that records CSP violations (the DOM event and Chromium's console report) and
+// console errors into `problems`, so any test can assert there were none.
+export async function watchedPage(context) {
+  const page = await context.newPage();
+  const problems = [];
+  await page.exposeFunction('__cspViolation', (v) => problems.push(`CSP: ${v}`));
+  await page.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (e) => {
+      window.__cspViolation(`${e.violatedDirective} blocked ${e.blockedURI || 'inline'} at ${e.sourceFile}:${e.lineNumber}`);
+    });
+  });
+  page.on('console', (msg) => {
+    const text = msg.text();
+    // Chromium logs every HTTP error status as "Failed to load resource"; an expected 401 (the
+    // first GET /me before signing in) or a 422 a test provokes is not a fault of the page.
+    if (/^Failed to load resource: the server responded with a status of (401|403|404|409|422)/.test(text)) return;
+    if (msg.type() === 'error' || /Content Security Policy/i.test(text)) problems.push(`console ${msg.type()}: ${text}`);
+  });
+  page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+  return { page, problems };
+}
+
+export async function adminToken(srv) {
+  srv.adminToken ??= mintToken(srv, 'admin', 'browser-tests');
+  return srv.adminToken;
+}
+
+export async function apiOk(srv, method, urlPath, opts = {}) {
+  const token = opts.token ?? await adminToken(srv);
+  const r = await api(srv.url, method, urlPath, { ...opts, token });
+  if (r.status >= 400) throw new Error(`${method} ${urlPath} → ${r.status}: ${r.text}`);
+  return r.json;
+}
+
+export async function createTeam(srv, name) {
+  return apiOk(srv, 'POST', '/api/v1/teams', { body: { name } });
+}
+
+export async function createUser(srv, { username, role, teams = [], password = `pw-${username}-0123456789` }) {
+  await apiOk(srv, 'POST', '/api/v1/users', { body: { username, password, role, teams } });
+  return { username, password, role, teams };
+}
+
+export async function signIn(page, srv, user) {
+  await page.goto(`${srv.url}/#/login`);
+  await page.getByLabel('Username').fill(user.username);
+  await page.getByLabel('Password').fill(user.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByTestId('current-user').waitFor();
+}
+
+export function readShared(rel) {
+  return fs.readFileSync(path.join(sharedDir, rel), 'utf8');
+}
