@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "http/idempotency.h"
+#include "store/uploads.h"
 
 struct upload_stream *upload_stream_new(struct req *r, struct idem *idem, size_t max_line_bytes)
 {
@@ -174,4 +175,42 @@ int csv_split(struct csv_row *row, const char *line, size_t len, char delim, lon
             return 0;
         i++; /* the delimiter */
     }
+}
+
+int upload_tz_init(struct upload_tz *tz, struct store *store, const char *name)
+{
+    memset(tz, 0, sizeof *tz);
+    size_t len = strlen(name);
+    if (len == 0 || len >= sizeof tz->name)
+        return -1;
+    int known = 0;
+    if (store_tz_known(store, name, &known) != STORE_OK)
+        return -2;
+    if (!known)
+        return -1;
+    memcpy(tz->name, name, len + 1);
+    tz->store = store;
+    return 0;
+}
+
+int upload_tz_local_to_utc(const struct tm *local, void *ctx, int64_t *epoch_s)
+{
+    struct upload_tz *tz = ctx;
+    if (!tz->cached || tz->y != local->tm_year || tz->mo != local->tm_mon ||
+        tz->d != local->tm_mday || tz->h != local->tm_hour) {
+        int64_t start;
+        int exists = 0;
+        if (store_tz_local_hour(tz->store, tz->name, local->tm_year + 1900, local->tm_mon + 1,
+                                local->tm_mday, local->tm_hour, &start, &exists) != STORE_OK ||
+            !exists)
+            return -1;
+        tz->cached = 1;
+        tz->y = local->tm_year;
+        tz->mo = local->tm_mon;
+        tz->d = local->tm_mday;
+        tz->h = local->tm_hour;
+        tz->hour_utc_s = start;
+    }
+    *epoch_s = tz->hour_utc_s + (int64_t)local->tm_min * 60 + local->tm_sec;
+    return 0;
 }

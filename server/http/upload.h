@@ -10,6 +10,8 @@
 
 #include <sodium.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <time.h>
 
 #include "core/linebuf.h"
 #include "http/internal.h"
@@ -50,6 +52,25 @@ void upload_digest_hex(struct upload_stream *u, char hex[65]);
 /* Answers the transport faults (400 body ended early, 413 too large, 503 out of memory);
  * returns 1 when one of them was answered. */
 int upload_reply_transport_fault(struct upload_stream *u);
+
+/* Local times of an IANA zone (?tz=) → UTC, for core/timefmt's callback. PostgreSQL's zone
+ * database does the conversion (the C library's only per-zone interface is the process-wide
+ * TZ variable, unsafe to change under other threads); the last local hour is cached, so a
+ * sorted million-line upload needs about one query per hour of data it covers. */
+struct upload_tz {
+    struct store *store;
+    char name[64];
+    int cached;
+    int y, mo, d, h;    /* the cached local hour */
+    int64_t hour_utc_s; /* its start in UTC */
+};
+
+/* Returns 0 when name is a zone PostgreSQL knows, -1 when it is not, -2 when the database
+ * could not be asked. */
+int upload_tz_init(struct upload_tz *tz, struct store *store, const char *name)
+    __attribute__((warn_unused_result));
+/* timefmt_local_to_utc_fn with ctx = struct upload_tz *. */
+int upload_tz_local_to_utc(const struct tm *local, void *ctx, int64_t *epoch_s);
 
 #define CSV_MAX_CELLS 256
 

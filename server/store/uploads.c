@@ -72,3 +72,35 @@ enum store_status store_upload_list(struct store *s, const struct evlist_query *
                        q->to,         q->after_at, q->after_id, lim};
     return store_json1(s, SQL_LIST, 9, p, out);
 }
+
+static const char *SQL_TZ_KNOWN =
+    "SELECT to_json(EXISTS (SELECT 1 FROM pg_timezone_names WHERE name = $1))";
+
+/* A local time in a gap converts to a UTC time that does not convert back to it. */
+static const char *SQL_TZ_HOUR =
+    "SELECT json_build_object('epoch', extract(epoch FROM t)::bigint, 'exists', "
+    "(t AT TIME ZONE $2) = $1::timestamp) FROM (SELECT $1::timestamp AT TIME ZONE $2 AS t) x";
+
+enum store_status store_tz_known(struct store *s, const char *name, int *known)
+{
+    const char *p[] = {name};
+    json_t *v = NULL;
+    enum store_status st = store_json1(s, SQL_TZ_KNOWN, 1, p, &v);
+    *known = st == STORE_OK && json_is_true(v);
+    json_decref(v);
+    return st;
+}
+
+enum store_status store_tz_local_hour(struct store *s, const char *zone, int year, int month,
+                                      int day, int hour, int64_t *epoch_s, int *exists)
+{
+    char local[32];
+    snprintf(local, sizeof local, "%04d-%02d-%02d %02d:00:00", year, month, day, hour);
+    const char *p[] = {local, zone};
+    json_t *v = NULL;
+    enum store_status st = store_json1(s, SQL_TZ_HOUR, 2, p, &v);
+    *exists = st == STORE_OK && json_is_true(json_object_get(v, "exists"));
+    *epoch_s = st == STORE_OK ? (int64_t)json_integer_value(json_object_get(v, "epoch")) : 0;
+    json_decref(v);
+    return st;
+}

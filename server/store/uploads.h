@@ -3,6 +3,8 @@
 #ifndef CAPLEDGER_STORE_UPLOADS_H
 #define CAPLEDGER_STORE_UPLOADS_H
 
+#include <stdint.h>
+
 #include "store/evlist.h"
 #include "store/store.h"
 
@@ -24,5 +26,13 @@ enum store_status store_upload_get(struct store *s, const char *id, json_t **out
  * from/to. Newest last, keyset on (created_at, id). */
 enum store_status store_upload_list(struct store *s, const struct evlist_query *q,
                                     json_t **out) STORE_MUSTCHECK;
+
+/* *known = whether PostgreSQL's zone database has the IANA zone name. */
+enum store_status store_tz_known(struct store *s, const char *name, int *known) STORE_MUSTCHECK;
+/* The UTC epoch of the start of a local hour in zone; *exists = 0 when that local hour does
+ * not exist there (skipped by a daylight-saving change). */
+enum store_status store_tz_local_hour(struct store *s, const char *zone, int year, int month,
+                                      int day, int hour, int64_t *epoch_s,
+                                      int *exists) STORE_MUSTCHECK;
 
 #endif

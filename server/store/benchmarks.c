@@ -1,0 +1,126 @@
+/* Benchmarks (append-only table; derived figures in benchmark_derived). */
+#include "store/benchmarks.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "store/uploads.h"
+
+/* The rendering of one benchmark row b: its columns, the correction that superseded it, and
+ * what telemetry derived. */
+#define BENCHMARK_JSON(b)                                                                          \
+    "to_jsonb(" b ") || jsonb_build_object('superseded_by', (SELECT s.id FROM benchmark s "        \
+    "WHERE s.supersedes = " b ".id), 'derived', (SELECT jsonb_build_object('gpu_duty_cycle', "     \
+    "d.gpu_duty_cycle, 'memory_peak_gb', d.memory_peak_gb, 'telemetry_upload_id', "                \
+    "d.telemetry_upload_id, 'updated_at', d.updated_at) FROM benchmark_derived d "                 \
+    "WHERE d.benchmark_id = " b ".id))"
+
+#define BENCHMARK_INSERT                                                                           \
+    "WITH ins AS (INSERT INTO benchmark SELECT * FROM jsonb_populate_record(NULL::benchmark, "     \
+    "'{\"repetitions\": 1, \"outcome\": \"succeeded\", \"capacity_usable\": true, "                \
+    "\"flags\": []}'::jsonb || $1::jsonb || jsonb_build_object('id', gen_random_uuid(), "          \
+    "'team', $2::text, 'created_by', $3::text, 'created_at', now())) RETURNING *) "
+
+static const char *SQL_CREATE =
+    BENCHMARK_INSERT "SELECT to_jsonb(ins) || jsonb_build_object('superseded_by', NULL, "
+                     "'derived', NULL) FROM ins";
+
+static const char *SQL_GET =
+    "SELECT " BENCHMARK_JSON("b") " FROM benchmark b WHERE b.id = $1::uuid";
+
+static const char *SQL_LIST =
+    "SELECT coalesce(json_agg(j ORDER BY created_at, id), '[]') FROM ("
+    "SELECT " BENCHMARK_JSON(
+        "b") " AS j, b.created_at, b.id FROM benchmark b "
+             "WHERE ($1::jsonb = 'null'::jsonb OR b.team IN (SELECT "
+             "jsonb_array_elements_text($1::jsonb))) "
+             "AND ($2::text IS NULL OR b.team = $2) AND ($3::uuid IS NULL OR b.workload_id = "
+             "$3::uuid) "
+             "AND ($4::uuid IS NULL OR b.offer_id = $4::uuid) AND ($5::text IS NULL OR b.outcome = "
+             "$5) "
+             "AND ($6::timestamptz IS NULL OR b.measured_at >= $6::timestamptz) "
+             "AND ($7::timestamptz IS NULL OR b.measured_at < $7::timestamptz) "
+             "AND ($8::timestamptz IS NULL OR (b.created_at, b.id) > ($8::timestamptz, $9::uuid)) "
+             "ORDER BY b.created_at, b.id LIMIT $10::integer) t";
+
+static const char *SQL_SCENARIO_DOC =
+    "SELECT jsonb_strip_nulls(jsonb_build_object('instances', b.instances, "
+    "'throughput_units_per_s', b.throughput_units_per_s, 'throughput_stddev', "
+    "b.throughput_stddev, 'gpu_duty_cycle', coalesce(b.gpu_duty_cycle, d.gpu_duty_cycle), "
+    "'input_stall_fraction', b.input_stall_fraction, 'setup_s', b.setup_s, "
+    "'checkpoint_write_s', b.checkpoint_write_s, 'restart_s', b.restart_s, "
+    "'checkpoint_interval_s', b.checkpoint_interval_s, 'queue_wait_s', b.queue_wait_s, "
+    "'transfer_gb', b.transfer_gb, 'memory_peak_gb', coalesce(b.memory_peak_gb, "
+    "d.memory_peak_gb), 'failure_probability', b.failure_probability, 'load_points', "
+    "b.load_points)) || jsonb_build_object('capacity_usable', b.capacity_usable) "
+    "FROM benchmark b LEFT JOIN benchmark_derived d ON d.benchmark_id = b.id "
+    "WHERE b.id = $1::uuid";
+
+enum store_status store_benchmark_create(struct store *s, const struct audit_actor *who,
+                                         const json_t *doc, const char *team, json_t **out)
+{
+    char *text = store_doc_text(doc);
+    if (!text)
+        return STORE_ERROR;
+    const char *p[] = {text, team, who->name};
+    enum store_status st = store_write_audited(s, who, "benchmark.create", SQL_CREATE, 3, p, out);
+    free(text);
+    return st;
+}
+
+enum store_status store_benchmark_import(struct store *s, const struct audit_actor *who,
+                                         const json_t *doc, const char *team, const json_t *upload,
+                                         json_t **out)
+{
+    *out = NULL;
+    char *text = store_doc_text(doc);
+    if (!text)
+        return STORE_ERROR;
+    struct store_conn *c = store_acquire(s, 2000);
+    if (!c) {
+        free(text);
+        return STORE_UNAVAILABLE;
+    }
+    json_t *row = NULL;
+    const char *p[] = {text, team, who->name};
+    enum store_status st = store_begin(c);
+    if (st == STORE_OK)
+        st = store_upload_insert_tx(c, upload, NULL);
+    if (st == STORE_OK)
+        st = store_json(c, SQL_CREATE, 3, p, &row);
+    if (st == STORE_OK)
+        st = store_audit_record_tx(c, who, "benchmark.import",
+                                   json_string_value(json_object_get(row, "id")), row);
+    if (st == STORE_OK)
+        st = store_commit(c);
+    if (st != STORE_OK) {
+        store_rollback(c);
+        json_decref(row);
+        row = NULL;
+    }
+    store_release(s, c);
+    free(text);
+    *out = row;
+    return st;
+}
+
+enum store_status store_benchmark_get(struct store *s, const char *id, json_t **out)
+{
+    const char *p[] = {id};
+    return store_json1(s, SQL_GET, 1, p, out);
+}
+
+enum store_status store_benchmark_list(struct store *s, const struct evlist_query *q, json_t **out)
+{
+    char lim[16];
+    snprintf(lim, sizeof lim, "%d", q->limit);
+    const char *p[] = {q->teams_json, q->team, q->workload_id, q->offer_id, q->state,
+                       q->from,       q->to,   q->after_at,    q->after_id, lim};
+    return store_json1(s, SQL_LIST, 10, p, out);
+}
+
+enum store_status store_benchmark_scenario_doc(struct store *s, const char *id, json_t **out)
+{
+    const char *p[] = {id};
+    return store_json1(s, SQL_SCENARIO_DOC, 1, p, out);
+}

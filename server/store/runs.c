@@ -1,0 +1,145 @@
+/* Job accounting runs: COPY into a staging table, then one set-based insert. */
+#include "store/runs.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "store/uploads.h"
+
+struct runs_upload {
+    struct store *s;
+    struct store_conn *c;
+    int copying;
+};
+
+static const char *SQL_STAGE =
+    "CREATE TEMP TABLE run_stage (lineno bigint, cluster text, external_id text, team text, "
+    "\"user\" text, workload_class text, submitted_at timestamptz, started_at timestamptz, "
+    "ended_at timestamptz, gpus double precision, state text, exit_code text, "
+    "gpu_utilization double precision) ON COMMIT DROP";
+
+static const char *SQL_COPY =
+    "COPY run_stage (lineno, cluster, external_id, team, \"user\", workload_class, "
+    "submitted_at, started_at, ended_at, gpus, state, exit_code, gpu_utilization) FROM STDIN";
+
+/* The first row of each (cluster, external_id) in the upload wins; rows already stored stay
+ * as they are. */
+static const char *SQL_MOVE =
+    "WITH ins AS (INSERT INTO run (cluster, external_id, team, \"user\", workload_class, "
+    "submitted_at, started_at, ended_at, gpus, state, exit_code, gpu_utilization, upload_id) "
+    "SELECT DISTINCT ON (cluster, external_id) cluster, external_id, team, \"user\", "
+    "workload_class, submitted_at, started_at, ended_at, gpus, state, exit_code, "
+    "gpu_utilization, $1::uuid FROM run_stage ORDER BY cluster, external_id, lineno "
+    "ON CONFLICT (cluster, external_id) DO NOTHING RETURNING 1) "
+    "SELECT json_build_object('inserted', (SELECT count(*) FROM ins), 'staged', "
+    "(SELECT count(*) FROM run_stage))";
+
+#define RUN_JSON(r)                                                                                \
+    "json_build_object('id', " r ".id::text, 'cluster', " r ".cluster, 'external_id', " r          \
+    ".external_id, 'team', " r ".team, 'user', " r ".\"user\", 'workload_class', " r               \
+    ".workload_class, 'submitted_at', " r ".submitted_at, 'started_at', " r ".started_at, "        \
+    "'ended_at', " r ".ended_at, 'gpus', " r ".gpus, 'state', " r ".state, 'exit_code', " r        \
+    ".exit_code, 'gpu_utilization', " r ".gpu_utilization, 'upload_id', " r ".upload_id)"
+
+static const char *SQL_LIST = "SELECT coalesce(json_agg(" RUN_JSON(
+    "r") " ORDER BY r.id), '[]') FROM ("
+         "SELECT * FROM run x "
+         "WHERE ($1::jsonb = 'null'::jsonb OR x.team IN (SELECT "
+         "jsonb_array_elements_text($1::jsonb))) "
+         "AND ($2::text IS NULL OR x.team = $2) AND ($3::text IS NULL OR x.workload_class = $3) "
+         "AND ($4::text IS NULL OR x.state = $4) AND ($5::text IS NULL OR x.cluster = $5) "
+         "AND ($6::uuid IS NULL OR x.upload_id = $6::uuid) "
+         "AND ($7::timestamptz IS NULL OR x.submitted_at >= $7::timestamptz) "
+         "AND ($8::timestamptz IS NULL OR x.submitted_at < $8::timestamptz) "
+         "AND ($9::bigint IS NULL OR x.id > $9::bigint) ORDER BY x.id LIMIT $10::integer) r";
+
+enum store_status store_runs_begin(struct store *s, struct runs_upload **out)
+{
+    *out = NULL;
+    struct runs_upload *u = calloc(1, sizeof *u);
+    if (!u)
+        return STORE_UNAVAILABLE;
+    u->s = s;
+    u->c = store_acquire(s, 2000);
+    if (!u->c) {
+        free(u);
+        return STORE_UNAVAILABLE;
+    }
+    enum store_status st = store_begin(u->c);
+    if (st == STORE_OK)
+        st = store_exec(u->c, SQL_STAGE, 0, NULL, NULL);
+    if (st == STORE_OK)
+        st = store_copy_begin(u->c, SQL_COPY);
+    if (st != STORE_OK) {
+        store_runs_abort(u);
+        return st;
+    }
+    u->copying = 1;
+    *out = u;
+    return STORE_OK;
+}
+
+enum store_status store_runs_send(struct runs_upload *u, const char *data, size_t len)
+{
+    return store_copy_send(u->c, data, len);
+}
+
+void store_runs_abort(struct runs_upload *u)
+{
+    if (!u)
+        return;
+    if (u->copying) {
+        long ignored;
+        /* the rollback below discards the COPY whatever it answers */
+        if (store_copy_end(u->c, "upload cancelled", &ignored) != STORE_OK)
+            u->copying = 0;
+    }
+    store_rollback(u->c);
+    store_release(u->s, u->c);
+    free(u);
+}
+
+enum store_status store_runs_finish(struct runs_upload *u, const struct audit_actor *who,
+                                    json_t *rec, long *staged, long *inserted, long *duplicates)
+{
+    *staged = *inserted = *duplicates = 0;
+    long copied = 0;
+    json_t *counts = NULL;
+    u->copying = 0;
+    enum store_status st = store_copy_end(u->c, NULL, &copied);
+    const char *upload_id = json_string_value(json_object_get(rec, "id"));
+    const char *p[] = {upload_id};
+    if (st == STORE_OK)
+        st = store_json(u->c, SQL_MOVE, 1, p, &counts);
+    if (st == STORE_OK) {
+        *staged = (long)json_integer_value(json_object_get(counts, "staged"));
+        *inserted = (long)json_integer_value(json_object_get(counts, "inserted"));
+        *duplicates = *staged - *inserted;
+        json_object_set_new(rec, "inserted", json_integer(*inserted));
+        json_object_set_new(rec, "duplicates", json_integer(*duplicates));
+        st = store_upload_insert_tx(u->c, rec, NULL);
+    }
+    if (st == STORE_OK) {
+        json_t *change = json_pack("{s:s, s:I, s:I}", "upload_id", upload_id, "inserted",
+                                   (json_int_t)*inserted, "duplicates", (json_int_t)*duplicates);
+        st = store_audit_record_tx(u->c, who, "runs.upload", upload_id, change);
+        json_decref(change);
+    }
+    if (st == STORE_OK)
+        st = store_commit(u->c);
+    json_decref(counts);
+    store_rollback(u->c);
+    store_release(u->s, u->c);
+    free(u);
+    return st;
+}
+
+enum store_status store_runs_list(struct store *s, const struct runs_query *q, json_t **out)
+{
+    char lim[16];
+    snprintf(lim, sizeof lim, "%d", q->limit);
+    const char *p[] = {q->teams_json, q->team,      q->workload_class, q->state,
+                       q->cluster,    q->upload_id, q->from,           q->to,
+                       q->after_id,   lim};
+    return store_json1(s, SQL_LIST, 10, p, out);
+}
