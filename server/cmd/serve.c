@@ -15,6 +15,7 @@
 #include "cmd/cmd.h"
 #include "cmd/config.h"
 #include "http/http.h"
+#include "store/ledger.h"
 #include "store/users.h"
 
 /* Loads the server's Ed25519 key (64 hex characters of seed and a newline), creating it with
@@ -141,6 +142,12 @@ int cmd_serve(int argc, char **argv)
     struct store *store = config_open_store(&cfg, 1);
     if (!store)
         return 1;
+    char log_why[512];
+    if (store_log_init(store, cfg.log_origin, sk, log_why, sizeof log_why) != STORE_OK) {
+        fprintf(stderr, "capledger: %s\n", log_why);
+        store_close(store);
+        return 1;
+    }
     if (bootstrap_admin(store) != 0) {
         store_close(store);
         return 1;

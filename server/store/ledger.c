@@ -1,0 +1,823 @@
+/* The signed decision log. See ledger.h for the append protocol; spec/LEDGER.md for formats.
+ *
+ * The head row keeps the tree's compact range ("frontier"): one hash per set bit of the size,
+ * the roots of the perfect subtrees the RFC 9162 tree splits into, largest (leftmost) first.
+ * Appending a leaf merges it with the trailing subtrees of equal size (as a binary counter
+ * carries), and the root is the frontier folded from the right — O(log n) hashes per append,
+ * whatever the log's size. The old frontier, reversed, is also the inclusion proof of the new
+ * leaf, so POST /decisions answers its proof without reading other leaves. */
+#include "store/ledger.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/codec.h"
+#include "core/decision.h"
+#include "core/merkle.h"
+#include "core/note.h"
+#include "store/reviews.h"
+
+#define FRONTIER_MAX 64 /* one hash per bit of a 64-bit size */
+#define UTC_MICROS(expr)                                                                           \
+    "to_char((" expr ") AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
+/* PostgreSQL's base64 breaks lines every 76 characters; LEDGER.md's has no line breaks. */
+#define B64(expr) "translate(encode(" expr ", 'base64'), E'\\n', '')"
+
+static const char *SQL_INIT_HEAD =
+    "INSERT INTO log_head (origin, verifier_key, size, root) VALUES ($1, $2, 0, decode($3, 'hex')) "
+    "ON CONFLICT (singleton) DO NOTHING";
+static const char *SQL_LOCK_HEAD =
+    "SELECT json_build_object('origin', origin, 'verifier_key', verifier_key, 'size', size, "
+    "'root', encode(root, 'hex'), 'frontier', encode(frontier, 'hex')) FROM log_head FOR UPDATE";
+static const char *SQL_INSERT_CHECKPOINT =
+    "INSERT INTO log_checkpoint (tree_size, root, note) VALUES ($1::bigint, decode($2, 'hex'), $3) "
+    "ON CONFLICT (tree_size) DO NOTHING";
+
+/* The signer's key, locked against revocation until this append commits. */
+static const char *SQL_SIGNER =
+    "SELECT json_build_object('user_id', k.user_id, 'username', u.username, 'role', u.role, "
+    "'disabled', u.disabled_at IS NOT NULL, 'revoked', k.revoked_at IS NOT NULL, "
+    "'public_key', " B64("k.public_key") ") "
+                                         "FROM signing_key k JOIN app_user u ON u.id = k.user_id "
+                                         "WHERE k.key_id = $1 FOR SHARE OF k";
+
+static const char *SQL_FACTS =
+    "SELECT json_build_object("
+    "'review', (SELECT json_build_object('id', r.id, 'owner', r.owner) FROM review r "
+    "  WHERE r.id::text = lower($1)), "
+    "'duplicate', EXISTS (SELECT 1 FROM decision d WHERE d.id::text = lower($2)), "
+    "'supersedes', (SELECT json_build_object('review_id', d.review_id) FROM decision d "
+    "  WHERE d.id::text = lower($3)), "
+    "'comparisons', (SELECT coalesce(json_agg(json_build_object('sha256', e.h, "
+    "  'stored', c.sha256 IS NOT NULL, 'result', CASE WHEN e.i = 1 THEN c.result END) "
+    "  ORDER BY e.i), '[]') FROM json_array_elements_text($4::json) WITH ORDINALITY AS e(h, i) "
+    "  LEFT JOIN comparison c ON c.sha256 = e.h), "
+    "'received_at', " UTC_MICROS("now()") ")";
+
+static const char *SQL_INSERT_LEAF = "INSERT INTO log_leaf (leaf_index, leaf, leaf_hash) "
+                                     "VALUES ($1::bigint, decode($2, 'base64'), decode($3, 'hex'))";
+static const char *SQL_INSERT_DECISION =
+    "INSERT INTO decision (id, review_id, decision, chosen_option, comparison_sha256, record, "
+    "signature, signer_key_id, signer, supersedes, leaf_index, received_at) "
+    "VALUES ($1::uuid, $2::uuid, $3, $4, ARRAY(SELECT json_array_elements_text($5::json)), "
+    "$6::jsonb, $7, $8, $9, $10::uuid, $11::bigint, $12::timestamptz)";
+static const char *SQL_UPDATE_HEAD =
+    "UPDATE log_head SET size = $1::bigint, root = decode($2, 'hex'), "
+    "frontier = decode($3, 'hex'), updated_at = now()";
+static const char *SQL_REVIEW_DECIDED =
+    "UPDATE review SET status = 'decided', version = version + 1, updated_at = now() "
+    "WHERE id = $1::uuid";
+
+#define DECISION_JSON                                                                              \
+    "json_build_object('id', d.id, 'review_id', d.review_id, 'decision', d.decision, "             \
+    "'chosen_option', d.chosen_option, 'comparison_sha256', to_json(d.comparison_sha256), "        \
+    "'supersedes', d.supersedes, 'superseded_by', (SELECT min(n.id::text) FROM decision n "        \
+    "WHERE n.supersedes = d.id), 'signer', d.signer, 'signer_key_id', d.signer_key_id, "           \
+    "'leaf_index', d.leaf_index, 'received_at', " UTC_MICROS(                                      \
+        "d.received_at") ", "                                                                      \
+                         "'record', d.record, 'signature', d.signature)"
+#define DECISION_VISIBLE(param)                                                                    \
+    "(" param "::jsonb = 'null'::jsonb OR EXISTS (SELECT 1 FROM review r JOIN workload w "         \
+    "ON w.id = ANY (r.workload_ids) WHERE r.id = d.review_id AND w.team IN "                       \
+    "(SELECT jsonb_array_elements_text(" param "::jsonb))))"
+
+static const char *SQL_DECISION_GET =
+    "SELECT " DECISION_JSON
+    " FROM decision d WHERE d.id::text = lower($1) AND " DECISION_VISIBLE("$2");
+static const char *SQL_DECISION_LIST =
+    "SELECT coalesce(json_agg(j ORDER BY leaf_index), '[]') FROM (SELECT " DECISION_JSON
+    " AS j, d.leaf_index FROM decision d WHERE ($1::text IS NULL OR d.review_id::text = lower($1))"
+    " AND " DECISION_VISIBLE("$2") " AND d.leaf_index > $3::bigint"
+                                   " ORDER BY d.leaf_index LIMIT $4::integer) t";
+
+static const char *SQL_HEAD =
+    "SELECT json_build_object('origin', h.origin, 'verifier_key', h.verifier_key, "
+    "'tree_size', c.tree_size, 'root', encode(c.root, 'hex'), 'checkpoint', c.note) "
+    "FROM log_head h CROSS JOIN LATERAL (SELECT * FROM log_checkpoint "
+    "ORDER BY tree_size DESC LIMIT 1) c";
+static const char *SQL_ENTRIES = "SELECT coalesce(json_agg(" B64(
+    "leaf") " ORDER BY leaf_index), '[]') FROM log_leaf "
+            "WHERE leaf_index >= $1::bigint AND leaf_index < $2::bigint";
+static const char *SQL_LEAF_HASHES =
+    "SELECT to_json(coalesce(string_agg(encode(leaf_hash, 'hex'), '' ORDER BY leaf_index), '')) "
+    "FROM log_leaf WHERE leaf_index < $1::bigint";
+static const char *SQL_BUNDLE_KEYS =
+    "SELECT coalesce(json_object_agg(k.key_id, json_build_object('public_key', " B64(
+        "k.public_key") ", 'owner', u.username, 'revoked_at', "
+                        "CASE WHEN k.revoked_at IS NOT NULL THEN " UTC_MICROS(
+                            "k.revoked_at") " END)), '{}') "
+                                            "FROM signing_key k JOIN app_user u ON u.id = "
+                                            "k.user_id "
+                                            "WHERE k.key_id IN (SELECT "
+                                            "json_array_elements_text($1::json))";
+static const char *SQL_BUNDLE_COMPARISONS =
+    "SELECT coalesce(json_object_agg(c.sha256, json_build_object('scenario', c.resolved, "
+    "'result', c.result)), '{}') FROM comparison c "
+    "WHERE c.sha256 IN (SELECT json_array_elements_text($1::json))";
+
+/* ---- the compact range ---- */
+
+struct frontier {
+    uint8_t hash[FRONTIER_MAX][MERKLE_HASH_BYTES];
+    size_t count;
+};
+
+static int frontier_parse(const char *hex, uint64_t size, struct frontier *f)
+{
+    size_t count = (size_t)__builtin_popcountll(size);
+    if (strlen(hex) != count * 2 * MERKLE_HASH_BYTES)
+        return -1;
+    for (size_t i = 0; i < count; i++) {
+        char part[2 * MERKLE_HASH_BYTES + 1];
+        memcpy(part, hex + i * 2 * MERKLE_HASH_BYTES, 2 * MERKLE_HASH_BYTES);
+        part[2 * MERKLE_HASH_BYTES] = '\0';
+        if (codec_hex_decode_exact(part, f->hash[i], MERKLE_HASH_BYTES) != 0)
+            return -1;
+    }
+    f->count = count;
+    return 0;
+}
+
+/* Adds the leaf hash as leaf number `size` (the tree's size before the append). */
+static void frontier_append(struct frontier *f, uint64_t size, const uint8_t leaf_hash[32])
+{
+    uint8_t node[MERKLE_HASH_BYTES];
+    memcpy(node, leaf_hash, sizeof node);
+    for (uint64_t k = size; k & 1; k >>= 1)
+        merkle_node_hash(f->hash[--f->count], node, node);
+    memcpy(f->hash[f->count++], node, sizeof node);
+}
+
+static void frontier_root(const struct frontier *f, uint8_t out[MERKLE_HASH_BYTES])
+{
+    memcpy(out, f->hash[f->count - 1], MERKLE_HASH_BYTES);
+    for (size_t i = f->count - 1; i-- > 0;)
+        merkle_node_hash(f->hash[i], out, out);
+}
+
+static char *frontier_hex(const struct frontier *f)
+{
+    char *hex = malloc(f->count * 2 * MERKLE_HASH_BYTES + 1);
+    if (!hex)
+        return NULL;
+    hex[0] = '\0';
+    for (size_t i = 0; i < f->count; i++)
+        codec_hex_encode(f->hash[i], MERKLE_HASH_BYTES, hex + i * 2 * MERKLE_HASH_BYTES);
+    return hex;
+}
+
+static json_t *hex_array(const uint8_t (*hashes)[MERKLE_HASH_BYTES], size_t n, int reversed)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < n; i++) {
+        char hex[2 * MERKLE_HASH_BYTES + 1];
+        codec_hex_encode(hashes[reversed ? n - 1 - i : i], MERKLE_HASH_BYTES, hex);
+        json_array_append_new(a, json_string(hex));
+    }
+    return a;
+}
+
+/* Signs the checkpoint of (size, root) and stores it. The primary key on tree_size makes a
+ * second, different root for a size impossible; the same checkpoint again is a no-op. */
+static enum store_status sign_checkpoint(struct store_conn *c, const char *origin, uint64_t size,
+                                         const uint8_t root[MERKLE_HASH_BYTES],
+                                         const unsigned char *sk, char **note_out)
+{
+    char *body = note_checkpoint_body(origin, size, root);
+    if (!body)
+        return STORE_ERROR;
+    size_t len = 0;
+    int status = 0;
+    char *note = note_sign(body, strlen(body), origin, sk, &len, &status);
+    free(body);
+    if (!note)
+        return STORE_ERROR;
+    char size_text[24], root_hex[2 * MERKLE_HASH_BYTES + 1];
+    snprintf(size_text, sizeof size_text, "%llu", (unsigned long long)size);
+    codec_hex_encode(root, MERKLE_HASH_BYTES, root_hex);
+    const char *p[] = {size_text, root_hex, note};
+    enum store_status st = store_exec(c, SQL_INSERT_CHECKPOINT, 3, p, NULL);
+    if (st == STORE_OK && note_out)
+        *note_out = note;
+    else
+        free(note);
+    return st;
+}
+
+/* ---- start-up ---- */
+
+enum store_status store_log_init(struct store *s, const char *origin,
+                                 const unsigned char server_sk[crypto_sign_SECRETKEYBYTES],
+                                 char *why, size_t why_size)
+{
+    uint8_t pk[crypto_sign_PUBLICKEYBYTES], empty_root[MERKLE_HASH_BYTES];
+    crypto_sign_ed25519_sk_to_pk(pk, server_sk);
+    struct note_verifier v;
+    if (note_verifier_init(&v, origin, pk) != NOTE_OK) {
+        snprintf(why, why_size, "CAPLEDGER_LOG_ORIGIN '%s' is not a valid note name", origin);
+        return STORE_INVALID;
+    }
+    char *vkey = note_verifier_text(&v);
+    if (!vkey) {
+        snprintf(why, why_size, "out of memory");
+        return STORE_ERROR;
+    }
+    merkle_root(NULL, 0, empty_root);
+    char empty_hex[2 * MERKLE_HASH_BYTES + 1];
+    codec_hex_encode(empty_root, sizeof empty_root, empty_hex);
+
+    json_t *head = NULL;
+    struct store_conn *c = store_acquire(s, 5000);
+    if (!c) {
+        free(vkey);
+        snprintf(why, why_size, "the database is unreachable");
+        return STORE_UNAVAILABLE;
+    }
+    const char *p[] = {origin, vkey, empty_hex};
+    enum store_status st = store_begin(c);
+    if (st == STORE_OK)
+        st = store_exec(c, SQL_INIT_HEAD, 3, p, NULL);
+    if (st == STORE_OK)
+        st = store_json(c, SQL_LOCK_HEAD, 0, NULL, &head);
+    if (st != STORE_OK) {
+        snprintf(why, why_size, "cannot read the log head: %s", store_status_name(st));
+        goto out;
+    }
+    const char *stored_origin = json_string_value(json_object_get(head, "origin"));
+    const char *stored_key = json_string_value(json_object_get(head, "verifier_key"));
+    if (!stored_origin || strcmp(stored_origin, origin) != 0) {
+        snprintf(why, why_size,
+                 "the log's origin is '%s' but CAPLEDGER_LOG_ORIGIN is '%s': a log keeps the "
+                 "origin it was started with",
+                 stored_origin ? stored_origin : "", origin);
+        st = STORE_CONFLICT;
+        goto out;
+    }
+    if (!stored_key || strcmp(stored_key, vkey) != 0) {
+        snprintf(why, why_size,
+                 "the log is signed by key %s but this server's key is %s: start it with the "
+                 "key file the log was started with (CAPLEDGER_KEY_FILE)",
+                 stored_key ? stored_key : "", vkey);
+        st = STORE_CONFLICT;
+        goto out;
+    }
+    if (json_integer_value(json_object_get(head, "size")) == 0)
+        st = sign_checkpoint(c, origin, 0, empty_root, server_sk, NULL);
+    if (st == STORE_OK)
+        st = store_commit(c);
+    if (st != STORE_OK)
+        snprintf(why, why_size, "cannot record the log head: %s", store_status_name(st));
+out:
+    if (st != STORE_OK)
+        store_rollback(c);
+    store_release(s, c);
+    json_decref(head);
+    free(vkey);
+    return st;
+}
+
+/* ---- appending ---- */
+
+static const char *text_of(const json_t *obj, const char *key)
+{
+    const char *s = json_string_value(json_object_get(obj, key));
+    return s && *s ? s : NULL;
+}
+
+/* The signer's key: registered, not revoked, an enabled owner's, and the caller's. */
+static enum store_status check_signer(struct store_conn *c, const struct ledger_append *in,
+                                      enum ledger_outcome *outcome, struct problems *p,
+                                      json_t **key_out)
+{
+    const char *key_id = text_of(in->record, "signer_key_id");
+    const char *params[] = {key_id};
+    json_t *key = NULL;
+    enum store_status st = store_json(c, SQL_SIGNER, 1, params, &key);
+    if (st == STORE_NOT_FOUND) {
+        problems_add(p, "/record/signer_key_id", "no signing key with this id is registered");
+        *outcome = LEDGER_INVALID;
+        return STORE_OK;
+    }
+    if (st != STORE_OK)
+        return st;
+    if (strcmp(text_of(key, "user_id") ? text_of(key, "user_id") : "",
+               in->caller_user_id ? in->caller_user_id : "") != 0) {
+        *outcome = LEDGER_NOT_SIGNER;
+    } else if (json_is_true(json_object_get(key, "revoked"))) {
+        problems_add(p, "/record/signer_key_id", "this key was revoked: sign with a current key");
+        *outcome = LEDGER_INVALID;
+    } else if (json_is_true(json_object_get(key, "disabled")) ||
+               strcmp(text_of(key, "role") ? text_of(key, "role") : "", "owner") != 0) {
+        problems_add(p, "/record/signer_key_id",
+                     "the key's holder '%s' is not an owner: only owners sign decisions",
+                     text_of(key, "username") ? text_of(key, "username") : "");
+        *outcome = LEDGER_INVALID;
+    } else if (decision_verify(in->record, in->signature_b64, text_of(key, "public_key")) != 0) {
+        problems_add(p, "/signature",
+                     "does not verify over \"capledger-decision-v1\\n\" followed by the RFC 8785 "
+                     "bytes of the record, with the key signer_key_id names");
+        *outcome = LEDGER_INVALID;
+    }
+    *key_out = key;
+    return STORE_OK;
+}
+
+/* Problems that hold for every decision: references to stored data. */
+static void check_references(const json_t *record, const json_t *facts, struct problems *p)
+{
+    const json_t *review = json_object_get(facts, "review");
+    if (!json_is_object(review))
+        problems_add(p, "/record/review_id", "no review with this id");
+    const json_t *sup = json_object_get(facts, "supersedes");
+    if (text_of(record, "supersedes")) {
+        if (!json_is_object(sup))
+            problems_add(p, "/record/supersedes", "no earlier decision with this id");
+        else if (json_is_object(review) &&
+                 !json_equal(json_object_get(sup, "review_id"), json_object_get(review, "id")))
+            problems_add(p, "/record/supersedes",
+                         "names a decision of another review: a decision supersedes only "
+                         "earlier decisions of its own review");
+    }
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(facts, "comparisons"), i, c)
+    {
+        if (!json_is_true(json_object_get(c, "stored"))) {
+            char ptr[64];
+            snprintf(ptr, sizeof ptr, "/record/comparison_sha256/%zu", i);
+            problems_add(p, ptr, "no stored comparison has this hash");
+        }
+    }
+    const char *chosen = text_of(record, "chosen_option");
+    const json_t *first = json_array_get(json_object_get(facts, "comparisons"), 0);
+    if (chosen && !first)
+        problems_add(p, "/record/chosen_option",
+                     "names an option but the record cites no comparison");
+    if (chosen && json_is_true(json_object_get(first, "stored"))) {
+        int found = 0;
+        json_t *opt;
+        json_array_foreach(json_object_get(json_object_get(first, "result"), "options"), i, opt)
+            found |= text_of(opt, "name") && strcmp(text_of(opt, "name"), chosen) == 0;
+        if (!found)
+            problems_add(p, "/record/chosen_option",
+                         "'%s' is not an option of the first cited comparison", chosen);
+    }
+}
+
+/* The comparison's winner: `winner`, else the first of `ranking`. */
+static const char *winner_of(const json_t *result)
+{
+    const char *w = text_of(result, "winner");
+    return w ? w : json_string_value(json_array_get(json_object_get(result, "ranking"), 0));
+}
+
+/* The gate (DESIGN.md): every unmet condition of an advance, each its own problem. */
+static enum store_status check_gate(struct store_conn *c, const json_t *record, const json_t *facts,
+                                    struct problems *p)
+{
+    const json_t *cited = json_object_get(record, "comparison_sha256");
+    json_t *checklist = NULL;
+    enum store_status st =
+        store_review_checklist(c, text_of(record, "review_id"), cited, &checklist);
+    if (st != STORE_OK)
+        return st;
+    size_t i, k;
+    json_t *item, *m;
+    json_array_foreach(json_object_get(checklist, "items"), i, item)
+    {
+        if (json_is_true(json_object_get(item, "covered")))
+            continue;
+        char text[2000] = "";
+        size_t used = 0;
+        json_array_foreach(json_object_get(item, "missing"), k, m)
+        {
+            int n = snprintf(text + used, sizeof text - used, "%s%s", k ? "; " : "",
+                             json_string_value(m));
+            if (n < 0 || (size_t)n >= sizeof text - used)
+                break;
+            used += (size_t)n;
+        }
+        problems_add(p, "/record", "checklist item '%s' is not covered: %s",
+                     json_string_value(json_object_get(item, "item")), text);
+    }
+    json_decref(checklist);
+    if (!text_of(record, "owner"))
+        problems_add(p, "/record/owner", "an advance names its owner");
+    if (!text_of(record, "accepted_by"))
+        problems_add(p, "/record/accepted_by",
+                     "an advance names the person accepting the next stage");
+    if (!json_array_size(cited)) {
+        problems_add(p, "/record/comparison_sha256", "an advance cites the comparison it rests on");
+        return STORE_OK;
+    }
+    const json_t *first = json_array_get(json_object_get(facts, "comparisons"), 0);
+    const json_t *result = json_object_get(first, "result");
+    const char *chosen = text_of(record, "chosen_option");
+    const char *sha = text_of(first, "sha256");
+    if (!chosen) {
+        problems_add(p, "/record/chosen_option", "an advance names the option it advances");
+        return STORE_OK;
+    }
+    json_t *opt;
+    json_array_foreach(json_object_get(result, "options"), i, opt)
+    {
+        if (!text_of(opt, "name") || strcmp(text_of(opt, "name"), chosen) != 0)
+            continue;
+        if (!json_is_true(json_object_get(opt, "feasible"))) {
+            char reasons[300] = "";
+            json_t *r;
+            json_array_foreach(json_object_get(opt, "infeasible_reasons"), k, r)
+            {
+                size_t used = strlen(reasons);
+                snprintf(reasons + used, sizeof reasons - used, "%s%s", k ? ", " : "",
+                         json_string_value(r) ? json_string_value(r) : "?");
+            }
+            problems_add(p, "/record/chosen_option",
+                         "option '%s' is infeasible in comparison %s (%s)", chosen, sha,
+                         reasons[0] ? reasons : "no reason given");
+        }
+    }
+    const char *winner = winner_of(result);
+    if ((!winner || strcmp(winner, chosen) != 0) && !text_of(record, "justification"))
+        problems_add(p, "/record/justification",
+                     "option '%s' is not the winner%s%s%s of comparison %s: a justification is "
+                     "required",
+                     chosen, winner ? " ('" : "", winner ? winner : "", winner ? "')" : "", sha);
+    return STORE_OK;
+}
+
+/* Inserts the leaf and the decision, moves the head, signs the checkpoint. Called with the
+ * head row locked. */
+static enum store_status append_locked(struct store_conn *c, const struct ledger_append *in,
+                                       const json_t *head, const json_t *key,
+                                       const char *received_at, enum ledger_outcome *outcome,
+                                       json_t **out)
+{
+    const json_t *record = in->record;
+    uint64_t size = (uint64_t)json_integer_value(json_object_get(head, "size"));
+    const char *origin = text_of(head, "origin");
+    struct frontier f;
+    if (!origin ||
+        frontier_parse(text_of(head, "frontier") ? text_of(head, "frontier") : "", size, &f) != 0)
+        return STORE_ERROR;
+    json_t *proof = hex_array((const uint8_t(*)[MERKLE_HASH_BYTES])f.hash, f.count, 1);
+
+    size_t leaf_len = 0;
+    char *leaf = decision_leaf(record, in->signature_b64, text_of(key, "public_key"), received_at,
+                               &leaf_len);
+    char *leaf_b64 = leaf ? codec_b64_encode_new((const uint8_t *)leaf, leaf_len) : NULL;
+    char *record_text = json_dumps(record, JSON_COMPACT);
+    char *cited_text = json_dumps(json_object_get(record, "comparison_sha256"), JSON_COMPACT);
+    char *frontier_text = NULL, *note = NULL;
+    enum store_status st = STORE_ERROR;
+    if (!leaf_b64 || !record_text || !cited_text)
+        goto out;
+    uint8_t leaf_hash[MERKLE_HASH_BYTES], root[MERKLE_HASH_BYTES];
+    merkle_leaf_hash((const uint8_t *)leaf, leaf_len, leaf_hash);
+    frontier_append(&f, size, leaf_hash);
+    frontier_root(&f, root);
+    frontier_text = frontier_hex(&f);
+    if (!frontier_text)
+        goto out;
+    char index_text[24], size_text[24], leaf_hex[65], root_hex[65];
+    snprintf(index_text, sizeof index_text, "%llu", (unsigned long long)size);
+    snprintf(size_text, sizeof size_text, "%llu", (unsigned long long)size + 1);
+    codec_hex_encode(leaf_hash, sizeof leaf_hash, leaf_hex);
+    codec_hex_encode(root, sizeof root, root_hex);
+
+    const char *pl[] = {index_text, leaf_b64, leaf_hex};
+    st = store_exec(c, SQL_INSERT_LEAF, 3, pl, NULL);
+    if (st != STORE_OK)
+        goto out;
+    const char *pd[] = {text_of(record, "id"),
+                        text_of(record, "review_id"),
+                        text_of(record, "decision"),
+                        text_of(record, "chosen_option"),
+                        cited_text,
+                        record_text,
+                        in->signature_b64,
+                        text_of(record, "signer_key_id"),
+                        text_of(key, "username"),
+                        text_of(record, "supersedes"),
+                        index_text,
+                        received_at};
+    st = store_exec(c, SQL_INSERT_DECISION, 12, pd, NULL);
+    if (st == STORE_CONFLICT && strcmp(store_last_constraint(c), "decision_pkey") == 0) {
+        /* Another append with this id committed while this one waited for the head. */
+        *outcome = LEDGER_DUPLICATE;
+        st = STORE_OK;
+        goto out;
+    }
+    if (st != STORE_OK)
+        goto out;
+    const char *ph[] = {size_text, root_hex, frontier_text};
+    st = store_exec(c, SQL_UPDATE_HEAD, 3, ph, NULL);
+    if (st == STORE_OK)
+        st = sign_checkpoint(c, origin, size + 1, root, in->server_sk, &note);
+    if (st != STORE_OK)
+        goto out;
+    *out = json_pack("{s:s, s:s, s:I, s:I, s:s, s:s, s:{s:I, s:I, s:O}}", "id",
+                     text_of(record, "id"), "review_id", text_of(record, "review_id"), "leaf_index",
+                     (json_int_t)size, "tree_size", (json_int_t)(size + 1), "received_at",
+                     received_at, "checkpoint", note, "inclusion_proof", "leaf_index",
+                     (json_int_t)size, "tree_size", (json_int_t)(size + 1), "hashes", proof);
+    if (!*out)
+        st = STORE_ERROR;
+out:
+    json_decref(proof);
+    free(leaf);
+    free(leaf_b64);
+    free(record_text);
+    free(cited_text);
+    free(frontier_text);
+    free(note);
+    return st;
+}
+
+enum store_status store_decision_append(struct store *s, const struct audit_actor *who,
+                                        const struct ledger_append *in,
+                                        enum ledger_outcome *outcome, struct problems *p,
+                                        json_t **out)
+{
+    *out = NULL;
+    *outcome = LEDGER_INVALID;
+    const json_t *record = in->record;
+    char *cited_text = json_dumps(json_object_get(record, "comparison_sha256"), JSON_COMPACT);
+    if (!cited_text)
+        return STORE_ERROR;
+    json_t *key = NULL, *facts = NULL, *head = NULL, *result = NULL;
+    struct store_conn *c = store_acquire(s, 2000);
+    if (!c) {
+        free(cited_text);
+        return STORE_UNAVAILABLE;
+    }
+    size_t before = p->total;
+    enum store_status st = store_begin(c);
+    if (st == STORE_OK)
+        st = check_signer(c, in, outcome, p, &key);
+    if (st != STORE_OK || *outcome == LEDGER_NOT_SIGNER || p->total > before)
+        goto out;
+    const char *pf[] = {text_of(record, "review_id"), text_of(record, "id"),
+                        text_of(record, "supersedes"), cited_text};
+    st = store_json(c, SQL_FACTS, 4, pf, &facts);
+    if (st != STORE_OK)
+        goto out;
+    if (json_is_true(json_object_get(facts, "duplicate"))) {
+        *outcome = LEDGER_DUPLICATE;
+        goto out;
+    }
+    check_references(record, facts, p);
+    st = store_evidence_check(c, json_object_get(record, "evidence"), "/record/evidence", p);
+    if (st != STORE_OK || p->total > before)
+        goto out;
+    if (strcmp(text_of(record, "decision"), "advance") == 0) {
+        st = check_gate(c, record, facts, p);
+        if (st != STORE_OK)
+            goto out;
+        if (p->total > before) {
+            *outcome = LEDGER_REFUSED;
+            goto out;
+        }
+    }
+    /* Everything above ran without the head lock; from here appends are serialised. */
+    st = store_json(c, SQL_LOCK_HEAD, 0, NULL, &head);
+    if (st != STORE_OK)
+        goto out;
+    *outcome = LEDGER_APPENDED;
+    st = append_locked(c, in, head, key, text_of(facts, "received_at"), outcome, &result);
+    if (st != STORE_OK || *outcome != LEDGER_APPENDED)
+        goto out;
+    const char *pr[] = {text_of(record, "review_id")};
+    st = store_exec(c, SQL_REVIEW_DECIDED, 1, pr, NULL);
+    if (st == STORE_OK) {
+        json_t *change =
+            json_pack("{s:s, s:s, s:s, s:O}", "id", text_of(record, "id"), "review_id",
+                      text_of(record, "review_id"), "decision", text_of(record, "decision"),
+                      "leaf_index", json_object_get(result, "leaf_index"));
+        st = store_audit_record_tx(c, who, "decision.append", text_of(record, "id"), change);
+        json_decref(change);
+    }
+    if (st == STORE_OK)
+        st = store_commit(c);
+out:
+    if (st != STORE_OK || *outcome != LEDGER_APPENDED) {
+        store_rollback(c);
+        json_decref(result);
+        result = NULL;
+    }
+    store_release(s, c);
+    free(cited_text);
+    json_decref(key);
+    json_decref(facts);
+    json_decref(head);
+    *out = result;
+    return st;
+}
+
+/* ---- reading ---- */
+
+enum store_status store_decision_get(struct store *s, const char *id, const char *teams_json,
+                                     json_t **out)
+{
+    const char *p[] = {id, teams_json};
+    return store_json1(s, SQL_DECISION_GET, 2, p, out);
+}
+
+enum store_status store_decision_list(struct store *s, const char *review_id,
+                                      const char *teams_json, long long after_index, int limit,
+                                      json_t **out)
+{
+    char after[24], lim[16];
+    snprintf(after, sizeof after, "%lld", after_index);
+    snprintf(lim, sizeof lim, "%d", limit);
+    const char *p[] = {review_id, teams_json, after, lim};
+    return store_json1(s, SQL_DECISION_LIST, 4, p, out);
+}
+
+enum store_status store_log_head(struct store *s, json_t **out)
+{
+    return store_json1(s, SQL_HEAD, 0, NULL, out);
+}
+
+enum store_status store_log_entries(struct store *s, long long start, long long end, json_t **out)
+{
+    char a[24], b[24];
+    snprintf(a, sizeof a, "%lld", start);
+    snprintf(b, sizeof b, "%lld", end);
+    const char *p[] = {a, b};
+    json_t *leaves = NULL;
+    enum store_status st = store_json1(s, SQL_ENTRIES, 2, p, &leaves);
+    if (st != STORE_OK)
+        return st;
+    *out = json_pack("{s:I, s:I, s:o}", "start", (json_int_t)start, "end", (json_int_t)end,
+                     "leaves", leaves);
+    return *out ? STORE_OK : STORE_ERROR;
+}
+
+/* The leaf hashes of the first n leaves (malloc'd array), or NULL with *st set. */
+static uint8_t (*leaf_hashes(struct store *s, long long n,
+                             enum store_status *st))[MERKLE_HASH_BYTES]
+{
+    char size_text[24];
+    snprintf(size_text, sizeof size_text, "%lld", n);
+    const char *p[] = {size_text};
+    json_t *hex = NULL;
+    *st = store_json1(s, SQL_LEAF_HASHES, 1, p, &hex);
+    if (*st != STORE_OK)
+        return NULL;
+    const char *text = json_string_value(hex);
+    uint8_t(*hashes)[MERKLE_HASH_BYTES] = malloc(((size_t)n + 1) * MERKLE_HASH_BYTES);
+    if (!text || !hashes || strlen(text) != (size_t)n * 2 * MERKLE_HASH_BYTES) {
+        /* Fewer stored leaves than the size asked for: a gap the database should refuse. */
+        *st = STORE_ERROR;
+        free(hashes);
+        json_decref(hex);
+        return NULL;
+    }
+    for (long long i = 0; i < n; i++) {
+        char part[2 * MERKLE_HASH_BYTES + 1];
+        memcpy(part, text + i * 2 * MERKLE_HASH_BYTES, 2 * MERKLE_HASH_BYTES);
+        part[2 * MERKLE_HASH_BYTES] = '\0';
+        if (codec_hex_decode_exact(part, hashes[i], MERKLE_HASH_BYTES) != 0)
+            *st = STORE_ERROR;
+    }
+    json_decref(hex);
+    if (*st != STORE_OK) {
+        free(hashes);
+        return NULL;
+    }
+    return hashes;
+}
+
+enum store_status store_log_inclusion(struct store *s, long long index, long long size,
+                                      json_t **out)
+{
+    enum store_status st;
+    uint8_t(*hashes)[MERKLE_HASH_BYTES] = leaf_hashes(s, size, &st);
+    if (!hashes)
+        return st;
+    uint8_t proof[MERKLE_MAX_PROOF][MERKLE_HASH_BYTES];
+    size_t len = 0;
+    if (merkle_inclusion_proof((const uint8_t(*)[MERKLE_HASH_BYTES])hashes, (size_t)size,
+                               (size_t)index, proof, &len) != 0) {
+        free(hashes);
+        return STORE_INVALID;
+    }
+    free(hashes);
+    *out =
+        json_pack("{s:I, s:I, s:o}", "leaf_index", (json_int_t)index, "tree_size", (json_int_t)size,
+                  "hashes", hex_array((const uint8_t(*)[MERKLE_HASH_BYTES])proof, len, 0));
+    return *out ? STORE_OK : STORE_ERROR;
+}
+
+enum store_status store_log_consistency(struct store *s, long long first, long long second,
+                                        json_t **out)
+{
+    enum store_status st;
+    uint8_t(*hashes)[MERKLE_HASH_BYTES] = leaf_hashes(s, second, &st);
+    if (!hashes)
+        return st;
+    uint8_t proof[MERKLE_MAX_PROOF][MERKLE_HASH_BYTES];
+    size_t len = 0;
+    if (merkle_consistency_proof((const uint8_t(*)[MERKLE_HASH_BYTES])hashes, (size_t)second,
+                                 (size_t)first, proof, &len) != 0) {
+        free(hashes);
+        return STORE_INVALID;
+    }
+    free(hashes);
+    *out = json_pack("{s:I, s:I, s:o}", "first", (json_int_t)first, "second", (json_int_t)second,
+                     "hashes", hex_array((const uint8_t(*)[MERKLE_HASH_BYTES])proof, len, 0));
+    return *out ? STORE_OK : STORE_ERROR;
+}
+
+/* Adds the string s to the array set unless it is there. */
+static void set_add(json_t *set, const json_t *s)
+{
+    if (!json_is_string(s))
+        return;
+    size_t i;
+    json_t *v;
+    json_array_foreach(set, i, v) if (json_equal(v, s)) return;
+    json_array_append(set, (json_t *)s);
+}
+
+/* The key ids and comparison hashes the leaves' records name. A leaf that does not parse is
+ * skipped here: the verifier names it. */
+static void collect_citations(const json_t *leaves, json_t *key_ids, json_t *hashes)
+{
+    size_t i;
+    json_t *b64;
+    json_array_foreach(leaves, i, b64)
+    {
+        size_t len = json_string_length(b64);
+        uint8_t *bytes = malloc(len + 1);
+        long n = bytes ? codec_b64_decode(json_string_value(b64), len, bytes, len) : -1;
+        json_t *leaf = n >= 0 ? json_loadb((const char *)bytes, (size_t)n, 0, NULL) : NULL;
+        free(bytes);
+        const json_t *record = json_object_get(leaf, "record");
+        set_add(key_ids, json_object_get(record, "signer_key_id"));
+        size_t k;
+        json_t *h;
+        json_array_foreach(json_object_get(record, "comparison_sha256"), k, h) set_add(hashes, h);
+        json_decref(leaf);
+    }
+}
+
+enum store_status store_audit_bundle(struct store *s, json_t **out)
+{
+    *out = NULL;
+    json_t *head = NULL, *leaves = NULL, *keys = NULL, *comparisons = NULL;
+    json_t *key_ids = json_array(), *hashes = json_array();
+    char *ids_text = NULL, *hashes_text = NULL;
+    struct store_conn *c = store_acquire(s, 2000);
+    if (!c) {
+        json_decref(key_ids);
+        json_decref(hashes);
+        return STORE_UNAVAILABLE;
+    }
+    /* The checkpoint first, then exactly its leaves: leaves are immutable, so a concurrent
+     * append cannot make the two disagree. */
+    enum store_status st = store_json(c, SQL_HEAD, 0, NULL, &head);
+    if (st != STORE_OK)
+        goto out;
+    char zero[] = "0", size_text[24];
+    snprintf(size_text, sizeof size_text, "%lld",
+             (long long)json_integer_value(json_object_get(head, "tree_size")));
+    const char *pe[] = {zero, size_text};
+    st = store_json(c, SQL_ENTRIES, 2, pe, &leaves);
+    if (st != STORE_OK)
+        goto out;
+    collect_citations(leaves, key_ids, hashes);
+    ids_text = json_dumps(key_ids, JSON_COMPACT);
+    hashes_text = json_dumps(hashes, JSON_COMPACT);
+    if (!ids_text || !hashes_text) {
+        st = STORE_ERROR;
+        goto out;
+    }
+    const char *pk[] = {ids_text};
+    st = store_json(c, SQL_BUNDLE_KEYS, 1, pk, &keys);
+    if (st != STORE_OK)
+        goto out;
+    const char *pc[] = {hashes_text};
+    st = store_json(c, SQL_BUNDLE_COMPARISONS, 1, pc, &comparisons);
+    if (st != STORE_OK)
+        goto out;
+    *out = json_pack("{s:O, s:O, s:O, s:O, s:O, s:O}", "origin", json_object_get(head, "origin"),
+                     "verifier_key", json_object_get(head, "verifier_key"), "checkpoint",
+                     json_object_get(head, "checkpoint"), "leaves", leaves, "signer_keys", keys,
+                     "comparisons", comparisons);
+    if (!*out)
+        st = STORE_ERROR;
+out:
+    store_release(s, c);
+    json_decref(head);
+    json_decref(leaves);
+    json_decref(keys);
+    json_decref(comparisons);
+    json_decref(key_ids);
+    json_decref(hashes);
+    free(ids_text);
+    free(hashes_text);
+    return st;
+}

@@ -1,0 +1,85 @@
+/* The signed decision log (spec/LEDGER.md): decisions appended as RFC 9162 leaves, one signed
+ * C2SP checkpoint per tree size, proofs, and the audit bundle.
+ *
+ * Appends from any number of server instances serialise on the log_head row (SELECT … FOR
+ * UPDATE) inside one transaction: index = size, insert the leaf, insert the decision, update
+ * the head (size, root and compact range), sign and insert the checkpoint, mark the review
+ * decided, audit, commit. The compact range kept in the head makes an append O(log n) hashes;
+ * proofs read the stored leaf hashes of the tree they are for (O(n) 32-byte hashes). */
+#ifndef CAPLEDGER_STORE_LEDGER_H
+#define CAPLEDGER_STORE_LEDGER_H
+
+#include <sodium.h>
+
+#include "core/problems.h"
+#include "store/audit.h"
+#include "store/store.h"
+
+/* Most leaves GET /log/entries answers at once. */
+#define LEDGER_MAX_ENTRIES 1000
+
+/* At start, right after migrations: on first start records origin and the server's verifier
+ * key in the log head and signs the checkpoint of the empty tree. On later starts refuses
+ * (STORE_CONFLICT, the reason in why) when origin or key differ from those recorded: the log's
+ * checkpoints must all verify with one key under one origin. */
+enum store_status store_log_init(struct store *s, const char *origin,
+                                 const unsigned char server_sk[crypto_sign_SECRETKEYBYTES],
+                                 char *why, size_t why_size) STORE_MUSTCHECK;
+
+enum ledger_outcome {
+    LEDGER_APPENDED = 0,
+    LEDGER_INVALID,    /* p names each bad field under /record or /signature (422) */
+    LEDGER_REFUSED,    /* an advance the gate refuses: p lists every unmet condition (422) */
+    LEDGER_NOT_SIGNER, /* the caller is not the holder of the signing key (403) */
+    LEDGER_DUPLICATE,  /* a decision with this id exists (409) */
+};
+
+struct ledger_append {
+    const json_t *record;           /* shape-checked with decision_validate (borrowed) */
+    const char *signature_b64;      /* the approver's signature */
+    const char *caller_user_id;     /* the authenticated caller: must hold the signing key */
+    const unsigned char *server_sk; /* signs the checkpoint (64-byte libsodium secret key) */
+};
+
+/* Checks the record against stored data (review, supersedes, cited comparisons and chosen
+ * option, evidence ids, the signer's key: registered, an owner's, not revoked, the caller's),
+ * verifies the signature, applies the gate to `advance`, then appends. On LEDGER_APPENDED
+ * *out = {id, review_id, leaf_index, tree_size, received_at, checkpoint (note text),
+ * inclusion_proof: {leaf_index, tree_size, hashes: [hex]}} (new reference); otherwise *outcome
+ * says why and p holds the problems. */
+enum store_status store_decision_append(struct store *s, const struct audit_actor *who,
+                                        const struct ledger_append *in,
+                                        enum ledger_outcome *outcome, struct problems *p,
+                                        json_t **out) STORE_MUSTCHECK;
+
+/* A decision {id, review_id, decision, chosen_option, comparison_sha256, supersedes,
+ * superseded_by, signer, signer_key_id, leaf_index, received_at, record, signature};
+ * teams_json as store_review_get. */
+enum store_status store_decision_get(struct store *s, const char *id, const char *teams_json,
+                                     json_t **out) STORE_MUSTCHECK;
+/* In log order after leaf index after_index (-1 from the start); review_id NULL for all. */
+enum store_status store_decision_list(struct store *s, const char *review_id,
+                                      const char *teams_json, long long after_index, int limit,
+                                      json_t **out) STORE_MUSTCHECK;
+
+/* {origin, verifier_key, tree_size, root (hex), checkpoint (note text)}: the latest. */
+enum store_status store_log_head(struct store *s, json_t **out) STORE_MUSTCHECK;
+/* {start, end, leaves: [base64]} for [start, end); the caller keeps end <= tree size and
+ * end - start <= LEDGER_MAX_ENTRIES. */
+enum store_status store_log_entries(struct store *s, long long start, long long end,
+                                    json_t **out) STORE_MUSTCHECK;
+/* {leaf_index, tree_size, hashes: [hex]} (RFC 9162 §2.1.3); the caller keeps
+ * index < size <= tree size. */
+enum store_status store_log_inclusion(struct store *s, long long index, long long size,
+                                      json_t **out) STORE_MUSTCHECK;
+/* {first, second, hashes: [hex]} (RFC 9162 §2.1.4); the caller keeps
+ * 0 < first <= second <= tree size. */
+enum store_status store_log_consistency(struct store *s, long long first, long long second,
+                                        json_t **out) STORE_MUSTCHECK;
+
+/* The LEDGER.md audit bundle of the latest checkpoint: {origin, verifier_key, checkpoint,
+ * leaves, signer_keys, comparisons}. Key ids and cited comparisons are read from the leaves
+ * themselves, not from the decision index. */
+enum store_status store_audit_bundle(struct store *s, json_t **out) STORE_MUSTCHECK;
+
+#endif

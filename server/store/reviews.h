@@ -1,0 +1,73 @@
+/* 90-day reviews, their artifacts, and the seven-item evidence checklist (DESIGN.md "Decisions
+ * and the signed log") that the decision gate applies. */
+#ifndef CAPLEDGER_STORE_REVIEWS_H
+#define CAPLEDGER_STORE_REVIEWS_H
+
+#include "core/problems.h"
+#include "store/audit.h"
+#include "store/evlist.h"
+#include "store/store.h"
+
+/* Fewest runs (or benchmark repetitions) that count as evidence of a failure rate or of a
+ * cluster's queue waits. */
+#define REVIEW_MIN_RUNS 20
+
+/* A review as the API shows it: {id, title, question, workload_ids, owner, started_on, status,
+ * drift_threshold, day, current_phase, phases: [{phase, title, first_day, last_day, starts_on,
+ * ends_on, current}], version, created_by, created_at, updated_at}. */
+
+/* doc: validated {title, question, workload_ids, owner, started_on[, drift_threshold]}.
+ * References are checked here: an owner that is not a user with role owner, or a workload id
+ * that does not exist, is appended to p under its JSON Pointer and STORE_INVALID returned
+ * (nothing written). */
+enum store_status store_review_create(struct store *s, const struct audit_actor *who,
+                                      const json_t *doc, struct problems *p,
+                                      json_t **out) STORE_MUSTCHECK;
+/* teams_json: the caller's team filter ("null" = every review; else only reviews with a
+ * workload of one of those teams). STORE_NOT_FOUND when absent or not visible. */
+enum store_status store_review_get(struct store *s, const char *id, const char *teams_json,
+                                   json_t **out) STORE_MUSTCHECK;
+/* q: teams_json, state (?status=), team (?owner=), keyset after_at/after_id, limit. */
+enum store_status store_review_list(struct store *s, const struct evlist_query *q,
+                                    json_t **out) STORE_MUSTCHECK;
+/* doc: the whole merged, validated review; applied only when the stored version is
+ * expected_version (else STORE_CONFLICT: the handler answers 412). References checked as in
+ * create. */
+enum store_status store_review_update(struct store *s, const struct audit_actor *who,
+                                      const char *id, long expected_version, const json_t *doc,
+                                      struct problems *p, json_t **out) STORE_MUSTCHECK;
+
+/* Artifacts: {id, review_id, title, phase, contributor, due_on, representative_inputs,
+ * baseline, status, evidence: [ids], exercised: [{condition, exercised, outcome}], version,
+ * created_by, created_at, updated_at}. doc is validated by the caller; evidence ids that name
+ * no benchmark, upload or stored comparison are appended to p as /evidence/<i> and
+ * STORE_INVALID returned. */
+enum store_status store_artifact_create(struct store *s, const struct audit_actor *who,
+                                        const char *review_id, const json_t *doc,
+                                        struct problems *p, json_t **out) STORE_MUSTCHECK;
+enum store_status store_artifact_list(struct store *s, const char *review_id,
+                                      json_t **out) STORE_MUSTCHECK;
+enum store_status store_artifact_get(struct store *s, const char *review_id, const char *id,
+                                     json_t **out) STORE_MUSTCHECK;
+enum store_status store_artifact_update(struct store *s, const struct audit_actor *who,
+                                        const char *review_id, const char *id,
+                                        long expected_version, const json_t *doc,
+                                        struct problems *p, json_t **out) STORE_MUSTCHECK;
+
+/* Appends "<prefix>/<i>: names no benchmark, upload or stored comparison" to p for each id of
+ * the array ids that is none of those. Runs on c (inside the caller's transaction). */
+enum store_status store_evidence_check(struct store_conn *c, const json_t *ids, const char *prefix,
+                                       struct problems *p) STORE_MUSTCHECK;
+
+/* The checklist of review_id against the comparisons cited (array of sha256 hex; the first is
+ * the one the decision rests on). cited NULL: the latest stored comparison of the review's
+ * workloads, if any. *out: {review_id, comparison_sha256 (the first cited, or null), covered
+ * (all seven), items: [{item, covered, evidence: [ids], missing: [sentences]}]} in the
+ * DESIGN.md order. Runs on c. STORE_NOT_FOUND when the review does not exist. */
+enum store_status store_review_checklist(struct store_conn *c, const char *review_id,
+                                         const json_t *cited, json_t **out) STORE_MUSTCHECK;
+/* The same on a pooled connection. */
+enum store_status store_review_checklist1(struct store *s, const char *review_id,
+                                          const json_t *cited, json_t **out) STORE_MUSTCHECK;
+
+#endif
