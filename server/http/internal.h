@@ -87,6 +87,10 @@ extern const struct route user_routes[];
 extern const struct route audit_routes[];
 extern const struct route workload_routes[];
 extern const struct route offer_routes[];
+extern const struct route review_routes[];
+extern const struct route decision_routes[];
+extern const struct route log_routes[];
+extern const struct route alert_routes[];
 
 /* ----- responses (each writes the whole reply in one mg_write) ----- */
 void resp_json(struct req *r, int status, json_t *body_stolen);
