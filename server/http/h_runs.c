@@ -34,7 +34,7 @@ static const char *const TRUE_FALSE[] = {"true", "false", NULL};
 /* One upload in progress: where rows go and what came of the lines. */
 struct runs_ingest {
     struct req *r;
-    struct runs_upload *up;
+    struct upload_tx *up;
     struct pgcopy_buf copy;
     struct problems errs;
     const char *cluster; /* ?cluster= (JSON runs may name their own) */
@@ -52,7 +52,7 @@ static int flush_copy(struct runs_ingest *in)
         in->failed = 1;
         return -1;
     }
-    if (in->copy.len && store_runs_send(in->up, in->copy.data, in->copy.len) != STORE_OK) {
+    if (in->copy.len && store_upload_tx_send(in->up, in->copy.data, in->copy.len) != STORE_OK) {
         in->failed = 1;
         return -1;
     }
@@ -385,7 +385,7 @@ static void runs_upload(struct req *r)
     json_object_set_new(rec, "rejected_total", json_integer((json_int_t)in.errs.total));
     long staged = 0, inserted = 0, duplicates = 0;
     struct audit_actor who;
-    struct runs_upload *up = in.up;
+    struct upload_tx *up = in.up;
     in.up = NULL;
     st = store_runs_finish(up, req_actor(r, &who), rec, &staged, &inserted, &duplicates);
     if (st != STORE_OK) {
@@ -400,7 +400,7 @@ static void runs_upload(struct req *r)
                   "rejected_lines", (json_int_t)in.rejected_lines, "lines", (json_int_t)in.lines);
     idem_reply(r, &idem, 201, reply);
 out:
-    store_runs_abort(in.up);
+    store_upload_tx_abort(in.up);
     upload_stream_free(u);
     idem_end(r, &idem);
     json_decref(rec);

@@ -67,6 +67,14 @@ enum linebuf_status upload_next_line(struct upload_stream *u, struct linebuf_lin
     }
 }
 
+void upload_peek(struct upload_stream *u, size_t want, const char **data, size_t *len)
+{
+    while (!u->eof && u->lb.len - u->lb.start < want)
+        read_chunk(u);
+    *data = u->lb.buf ? u->lb.buf + u->lb.start : "";
+    *len = u->lb.buf ? u->lb.len - u->lb.start : 0;
+}
+
 void upload_drain(struct upload_stream *u)
 {
     while (!u->eof) {

@@ -43,6 +43,10 @@ void upload_stream_free(struct upload_stream *u);
 enum linebuf_status upload_next_line(struct upload_stream *u, struct linebuf_line *line)
     __attribute__((warn_unused_result));
 
+/* Reads ahead (without consuming) until at least want bytes are buffered or the body ends,
+ * and points *data at what is buffered: for guessing a format from the first bytes. */
+void upload_peek(struct upload_stream *u, size_t want, const char **data, size_t *len);
+
 /* Reads the rest of the body without splitting it (after a fatal fault), hashing it. */
 void upload_drain(struct upload_stream *u);
 

@@ -6,12 +6,6 @@
 
 #include "store/uploads.h"
 
-struct runs_upload {
-    struct store *s;
-    struct store_conn *c;
-    int copying;
-};
-
 static const char *SQL_STAGE =
     "CREATE TEMP TABLE run_stage (lineno bigint, cluster text, external_id text, team text, "
     "\"user\" text, workload_class text, submitted_at timestamptz, started_at timestamptz, "
@@ -53,84 +47,37 @@ static const char *SQL_LIST = "SELECT coalesce(json_agg(" RUN_JSON(
          "AND ($8::timestamptz IS NULL OR x.submitted_at < $8::timestamptz) "
          "AND ($9::bigint IS NULL OR x.id > $9::bigint) ORDER BY x.id LIMIT $10::integer) r";
 
-enum store_status store_runs_begin(struct store *s, struct runs_upload **out)
+enum store_status store_runs_begin(struct store *s, struct upload_tx **out)
 {
-    *out = NULL;
-    struct runs_upload *u = calloc(1, sizeof *u);
-    if (!u)
-        return STORE_UNAVAILABLE;
-    u->s = s;
-    u->c = store_acquire(s, 2000);
-    if (!u->c) {
-        free(u);
-        return STORE_UNAVAILABLE;
-    }
-    enum store_status st = store_begin(u->c);
-    if (st == STORE_OK)
-        st = store_exec(u->c, SQL_STAGE, 0, NULL, NULL);
-    if (st == STORE_OK)
-        st = store_copy_begin(u->c, SQL_COPY);
-    if (st != STORE_OK) {
-        store_runs_abort(u);
-        return st;
-    }
-    u->copying = 1;
-    *out = u;
-    return STORE_OK;
+    return store_upload_tx_begin(s, SQL_STAGE, SQL_COPY, out);
 }
 
-enum store_status store_runs_send(struct runs_upload *u, const char *data, size_t len)
-{
-    return store_copy_send(u->c, data, len);
-}
-
-void store_runs_abort(struct runs_upload *u)
-{
-    if (!u)
-        return;
-    if (u->copying) {
-        long ignored;
-        /* the rollback below discards the COPY whatever it answers */
-        if (store_copy_end(u->c, "upload cancelled", &ignored) != STORE_OK)
-            u->copying = 0;
-    }
-    store_rollback(u->c);
-    store_release(u->s, u->c);
-    free(u);
-}
-
-enum store_status store_runs_finish(struct runs_upload *u, const struct audit_actor *who,
+enum store_status store_runs_finish(struct upload_tx *tx, const struct audit_actor *who,
                                     json_t *rec, long *staged, long *inserted, long *duplicates)
 {
     *staged = *inserted = *duplicates = 0;
     long copied = 0;
     json_t *counts = NULL;
-    u->copying = 0;
-    enum store_status st = store_copy_end(u->c, NULL, &copied);
     const char *upload_id = json_string_value(json_object_get(rec, "id"));
     const char *p[] = {upload_id};
+    enum store_status st = store_upload_tx_end_copy(tx, &copied);
     if (st == STORE_OK)
-        st = store_json(u->c, SQL_MOVE, 1, p, &counts);
-    if (st == STORE_OK) {
-        *staged = (long)json_integer_value(json_object_get(counts, "staged"));
-        *inserted = (long)json_integer_value(json_object_get(counts, "inserted"));
-        *duplicates = *staged - *inserted;
-        json_object_set_new(rec, "inserted", json_integer(*inserted));
-        json_object_set_new(rec, "duplicates", json_integer(*duplicates));
-        st = store_upload_insert_tx(u->c, rec, NULL);
+        st = store_json(store_upload_tx_conn(tx), SQL_MOVE, 1, p, &counts);
+    if (st != STORE_OK) {
+        json_decref(counts);
+        store_upload_tx_abort(tx);
+        return st;
     }
-    if (st == STORE_OK) {
-        json_t *change = json_pack("{s:s, s:I, s:I}", "upload_id", upload_id, "inserted",
-                                   (json_int_t)*inserted, "duplicates", (json_int_t)*duplicates);
-        st = store_audit_record_tx(u->c, who, "runs.upload", upload_id, change);
-        json_decref(change);
-    }
-    if (st == STORE_OK)
-        st = store_commit(u->c);
+    *staged = (long)json_integer_value(json_object_get(counts, "staged"));
+    *inserted = (long)json_integer_value(json_object_get(counts, "inserted"));
+    *duplicates = *staged - *inserted;
     json_decref(counts);
-    store_rollback(u->c);
-    store_release(u->s, u->c);
-    free(u);
+    json_object_set_new(rec, "inserted", json_integer(*inserted));
+    json_object_set_new(rec, "duplicates", json_integer(*duplicates));
+    json_t *change = json_pack("{s:s, s:I, s:I}", "upload_id", upload_id, "inserted",
+                               (json_int_t)*inserted, "duplicates", (json_int_t)*duplicates);
+    st = store_upload_tx_commit(tx, who, rec, "runs.upload", change);
+    json_decref(change);
     return st;
 }
 

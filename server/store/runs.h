@@ -9,28 +9,21 @@
 
 #include "store/audit.h"
 #include "store/store.h"
+#include "store/uploads.h"
 
 /* The staging columns in COPY order: the input line, the cluster, then core/run.h's
  * RUN_COPY_COLUMNS. */
 #define STORE_RUNS_STAGE_COLUMNS_PREFIX "lineno, cluster, "
 
-struct runs_upload; /* an open upload: a connection inside a transaction, COPY in progress */
-
-/* Checks out a connection, begins the transaction, creates the staging table and starts
- * COPY. *out is NULL on failure. */
-enum store_status store_runs_begin(struct store *s, struct runs_upload **out) STORE_MUSTCHECK;
-/* Sends COPY text rows (whole rows only). */
-enum store_status store_runs_send(struct runs_upload *u, const char *data,
-                                  size_t len) STORE_MUSTCHECK;
+/* Starts an upload (store/uploads.h's upload_tx): creates the staging table and starts COPY
+ * into it. Send rows with store_upload_tx_send; cancel with store_upload_tx_abort. */
+enum store_status store_runs_begin(struct store *s, struct upload_tx **out) STORE_MUSTCHECK;
 /* Ends COPY, moves the staged rows into run with upload_id = rec's "id", sets rec's
  * "inserted" and "duplicates", inserts the upload record rec (borrowed, updated), audits and
  * commits; then releases everything (u is freed whatever the result). *staged, *inserted and
  * *duplicates receive the counts. */
-enum store_status store_runs_finish(struct runs_upload *u, const struct audit_actor *who,
-                                    json_t *rec, long *staged, long *inserted,
-                                    long *duplicates) STORE_MUSTCHECK;
-/* Cancels the upload: aborts COPY, rolls back, releases, frees u. NULL is allowed. */
-void store_runs_abort(struct runs_upload *u);
+enum store_status store_runs_finish(struct upload_tx *u, const struct audit_actor *who, json_t *rec,
+                                    long *staged, long *inserted, long *duplicates) STORE_MUSTCHECK;
 
 struct runs_query {
     const char *teams_json; /* the caller's teams, or "null" */

@@ -104,3 +104,81 @@ enum store_status store_tz_local_hour(struct store *s, const char *zone, int yea
     json_decref(v);
     return st;
 }
+
+struct upload_tx {
+    struct store *s;
+    struct store_conn *c;
+    int copying;
+};
+
+enum store_status store_upload_tx_begin(struct store *s, const char *setup_sql,
+                                        const char *copy_sql, struct upload_tx **out)
+{
+    *out = NULL;
+    struct upload_tx *u = calloc(1, sizeof *u);
+    if (!u)
+        return STORE_UNAVAILABLE;
+    u->s = s;
+    u->c = store_acquire(s, 2000);
+    if (!u->c) {
+        free(u);
+        return STORE_UNAVAILABLE;
+    }
+    enum store_status st = store_begin(u->c);
+    if (st == STORE_OK && setup_sql)
+        st = store_exec(u->c, setup_sql, 0, NULL, NULL);
+    if (st == STORE_OK)
+        st = store_copy_begin(u->c, copy_sql);
+    if (st != STORE_OK) {
+        store_upload_tx_abort(u);
+        return st;
+    }
+    u->copying = 1;
+    *out = u;
+    return STORE_OK;
+}
+
+enum store_status store_upload_tx_send(struct upload_tx *u, const char *data, size_t len)
+{
+    return store_copy_send(u->c, data, len);
+}
+
+enum store_status store_upload_tx_end_copy(struct upload_tx *u, long *rows)
+{
+    u->copying = 0;
+    return store_copy_end(u->c, NULL, rows);
+}
+
+struct store_conn *store_upload_tx_conn(struct upload_tx *u)
+{
+    return u->c;
+}
+
+void store_upload_tx_abort(struct upload_tx *u)
+{
+    if (!u)
+        return;
+    long ignored;
+    /* the rollback below discards the COPY whatever this answers */
+    if (u->copying && store_copy_end(u->c, "upload cancelled", &ignored) != STORE_OK)
+        u->copying = 0;
+    store_rollback(u->c);
+    store_release(u->s, u->c);
+    free(u);
+}
+
+enum store_status store_upload_tx_commit(struct upload_tx *u, const struct audit_actor *who,
+                                         const json_t *rec, const char *action,
+                                         const json_t *change)
+{
+    enum store_status st = store_upload_insert_tx(u->c, rec, NULL);
+    if (st == STORE_OK)
+        st = store_audit_record_tx(u->c, who, action, json_string_value(json_object_get(rec, "id")),
+                                   change ? change : rec);
+    if (st == STORE_OK)
+        st = store_commit(u->c);
+    store_rollback(u->c);
+    store_release(u->s, u->c);
+    free(u);
+    return st;
+}

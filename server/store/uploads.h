@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 
+#include "store/audit.h"
 #include "store/evlist.h"
 #include "store/store.h"
 
@@ -26,6 +27,31 @@ enum store_status store_upload_get(struct store *s, const char *id, json_t **out
  * from/to. Newest last, keyset on (created_at, id). */
 enum store_status store_upload_list(struct store *s, const struct evlist_query *q,
                                     json_t **out) STORE_MUSTCHECK;
+
+/* A bulk upload in progress: one connection inside a transaction, with COPY streaming rows
+ * into a table. Runs and telemetry use it; the upload record and its audit row are written
+ * by store_upload_tx_commit in the same transaction as the rows. */
+struct upload_tx;
+
+/* Checks out a connection, BEGINs, runs setup_sql (may be NULL: e.g. a CREATE TEMP TABLE),
+ * then starts copy_sql. *out is NULL on failure. */
+enum store_status store_upload_tx_begin(struct store *s, const char *setup_sql,
+                                        const char *copy_sql,
+                                        struct upload_tx **out) STORE_MUSTCHECK;
+/* Sends COPY text rows (whole rows only). */
+enum store_status store_upload_tx_send(struct upload_tx *u, const char *data,
+                                       size_t len) STORE_MUSTCHECK;
+/* Ends COPY; *rows gets the rows copied. The connection then takes more statements. */
+enum store_status store_upload_tx_end_copy(struct upload_tx *u, long *rows) STORE_MUSTCHECK;
+/* The transaction's connection (after end_copy) for the caller's own statements. */
+struct store_conn *store_upload_tx_conn(struct upload_tx *u);
+/* Inserts the upload record rec (borrowed), audits `action` with change (borrowed, may be
+ * NULL: then the record itself), commits, releases and frees u whatever the result. */
+enum store_status store_upload_tx_commit(struct upload_tx *u, const struct audit_actor *who,
+                                         const json_t *rec, const char *action,
+                                         const json_t *change) STORE_MUSTCHECK;
+/* Aborts COPY, rolls back, releases and frees u. NULL is allowed. */
+void store_upload_tx_abort(struct upload_tx *u);
 
 /* *known = whether PostgreSQL's zone database has the IANA zone name. */
 enum store_status store_tz_known(struct store *s, const char *name, int *known) STORE_MUSTCHECK;
