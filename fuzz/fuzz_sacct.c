@@ -1,11 +1,14 @@
-/* Fuzz target for the job accounting readers: sacct text streamed through the line splitter
- * (chunk size, header mode, -o list and steps chosen by the first byte), every run rendered as
- * a COPY row, and the same bytes tried as a POST /runs JSON array. */
+/* Fuzz target for the job accounting readers: sacct text (or, with bit 3 of the first byte,
+ * an openb pod list) streamed through the line splitter (chunk size, header mode, -o list and
+ * steps chosen by the first byte), every run rendered as a COPY row, and the same bytes tried
+ * as a POST /runs JSON array. */
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "core/linebuf.h"
+#include "core/openb.h"
 #include "core/sacct.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -27,12 +30,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         .team = (mode & 4) ? "fuzz" : NULL,
     };
     struct sacct_reader reader;
+    struct openb_reader pods;
+    const struct openb_options pod_opt = {.trace_start_s = 1672531200, .team = "fuzz"};
+    openb_reader_init(&pods, &pod_opt);
     struct pgcopy_buf copy;
     pgcopy_init(&copy);
     if (sacct_reader_init(&reader, &opt, &errs) == 0) {
         struct linebuf lb;
         linebuf_init(&lb, 4096);
-        size_t chunk = (size_t)(mode >> 3) + 1;
+        size_t chunk = (size_t)(mode >> 4) + 1;
         for (size_t off = 0;; off += chunk) {
             if (off < size) {
                 if (linebuf_push(&lb, data + off, off + chunk <= size ? chunk : size - off) != 0)
@@ -48,8 +54,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                     continue;
                 }
                 struct run run;
-                if (sacct_feed_line(&reader, line.text, line.len, line.lineno, &run, &errs) ==
-                    SACCT_RUN) {
+                bool got = (mode & 8) ? openb_feed_line(&pods, line.text, line.len, line.lineno,
+                                                        &run, &errs) == OPENB_RUN
+                                      : sacct_feed_line(&reader, line.text, line.len, line.lineno,
+                                                        &run, &errs) == SACCT_RUN;
+                if (got) {
                     pgcopy_reset(&copy);
                     run_copy_line(&run, &copy);
                 }
