@@ -59,14 +59,14 @@ function breakdownTotal(breakdown) {
 // A stacked bar whose full track is `scale` (the largest total among the options), so bars of
 // different options compare by length. Widths go through CSSOM (el.style.width), which the CSP
 // allows, unlike style attributes.
-export function breakdownBar(option, scale, currency) {
+export function breakdownBar(option, scale, currency, inference) {
   const breakdown = option.breakdown || {};
   const total = breakdownTotal(breakdown);
   const bar = h('div', {
     class: 'stack',
     role: 'img',
     'data-total': String(total),
-    'aria-label': `${option.name}: ${money(total, currency)} per outcome, ` + BREAKDOWN_ITEMS
+    'aria-label': `${option.name}: ${money(total, currency)} ${inference ? 'in total' : 'per outcome'}, ` + BREAKDOWN_ITEMS
       .filter(([k]) => breakdown[k] > 0).map(([k, label]) => `${label} ${percent(breakdown[k] / total)}`).join(', '),
   });
   for (const [key, label] of BREAKDOWN_ITEMS) {
@@ -84,14 +84,14 @@ export function breakdownBar(option, scale, currency) {
   return bar;
 }
 
-function breakdownLegend(option, currency) {
+function breakdownLegend(option, currency, inference) {
   const breakdown = option.breakdown || {};
   const total = breakdownTotal(breakdown);
   const rows = BREAKDOWN_ITEMS.filter(([k]) => breakdown[k] > 0);
   return h('details', { class: 'legend' },
     h('summary', null, 'Where the money goes'),
     h('table', null,
-      h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'item'), h('th', { scope: 'col', class: 'num' }, 'per outcome'), h('th', { scope: 'col', class: 'num' }, 'share'))),
+      h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'item'), h('th', { scope: 'col', class: 'num' }, inference ? 'over the horizon' : 'per outcome'), h('th', { scope: 'col', class: 'num' }, 'share'))),
       h('tbody', null, rows.map(([k, label]) => h('tr', null,
         h('th', { scope: 'row' }, h('span', { class: `swatch seg-${k}`, 'aria-hidden': 'true' }), label),
         h('td', { class: 'num' }, money(breakdown[k], currency)),
@@ -149,10 +149,10 @@ function optionCard(option, ctx) {
     describe ? h('span', { class: 'describe' }, describe)
       : null),
   reasons.length ? h('p', { class: 'reasons' }, 'Not feasible: ', reasons.map((r) => REASON_TEXT[r] || r).join('; '), '.') : null,
-  breakdownBar(option, scale, currency),
+  breakdownBar(option, scale, currency, inference),
   dl,
   (option.findings || []).length ? h('ul', { class: 'findings' }, option.findings.map((f) => h('li', null, f))) : null,
-  breakdownLegend(option, currency));
+  breakdownLegend(option, currency, inference));
 }
 
 // The colours used by any option's bar, once for all bars.
@@ -167,7 +167,7 @@ function cssSafe(name) {
 }
 
 // "/options/1/offer/price_per_hour" → a phrase and a value formatter.
-function describeInput(pointer, scenario, currency, inference) {
+function describeInput(pointer, scenario, currency) {
   const m = /^\/options\/(\d+)\/(offer|benchmark)\/([a-z_]+)$/.exec(pointer);
   const asMoney = (x) => money(x, currency);
   const asPercent = (x) => percent(x, 1);
@@ -190,7 +190,7 @@ function describeInput(pointer, scenario, currency, inference) {
     '/assumptions/engineer_blocked_fraction': ['the share of engineer time blocked', asPercent],
   };
   const [subject, fmt] = assumptions[pointer] || [pointer, (x) => number(x, 3)];
-  return { subject, fmt, inference };
+  return { subject, fmt };
 }
 
 export function breakEvenSentence(item, scenario, currency) {
@@ -252,7 +252,7 @@ export function renderComparison(comparison, scenario) {
         return h('li', null, h('span', { class: 'rank-name' }, n), ' ', h('span', { class: 'sub' }, o ? money(o.reliable_cost_per_outcome, currency) : ''));
       })) : null,
     h('p', { class: 'meta' }, [
-      comparison.engine_version, comparison.seed !== undefined ? `seed ${comparison.seed}` : null,
+      comparison.engine_version, Number.isInteger(comparison.seed) ? `seed ${comparison.seed}` : null,
       comparison.trials ? `${number(comparison.trials)} trials` : null,
       comparison.input_sha256 ? `input ${comparison.input_sha256.slice(0, 12)}…` : null,
     ].filter(Boolean).join(' · ')));

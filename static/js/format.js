@@ -1,4 +1,4 @@
-// Number formatting with units. Money keeps at least three significant digits so that a cost
+// Number formatting with units. Money under 0.1 keeps three significant digits so that a cost
 // per inference request ($0.00104) does not print as $0.00.
 
 const LOCALE = 'en-US';
@@ -7,7 +7,7 @@ export function money(value, currency = 'USD') {
   if (value === null || value === undefined || !Number.isFinite(value)) return 'n/a';
   const abs = Math.abs(value);
   const opts = { style: 'currency', currency };
-  if (abs !== 0 && abs < 1) {
+  if (abs !== 0 && abs < 0.1) {
     opts.maximumSignificantDigits = 3;
   } else {
     opts.minimumFractionDigits = abs >= 10000 ? 0 : 2;

@@ -10,6 +10,7 @@ export function listing({ path, title, filters = [], columns, empty, baseQuery =
   const apply = h('button', { type: 'submit' }, 'Apply filters');
   let cursor = null;
   let rows = [];
+  let loads = 0;
 
   function query() {
     const q = { ...baseQuery, limit: 50 };
@@ -32,6 +33,9 @@ export function listing({ path, title, filters = [], columns, empty, baseQuery =
       results.replaceChildren(alertBox(`Could not list ${title.toLowerCase()}: ${e.message}`));
       more.hidden = true;
     }
+    // Tests (and anyone scripting the page) can wait for the n-th answer.
+    loads += 1;
+    results.dataset.loads = String(loads);
   }
 
   more.addEventListener('click', () => busy(more, () => load(false)));

@@ -1,0 +1,151 @@
+// The Compare page on the two worked examples of COST_MODEL.md: the hourly-price trap is
+// flagged with its ratio, the winner and ranking match the engine, each option's stacked bar
+// is made of segments that sum to its expected cost per outcome, infeasible options say why,
+// and the break-even list reads as sentences. Screenshots go to test-results/ for a human look.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { startServer } from '../integration/lib/harness.mjs';
+import { launch, watchedPage, createTeam, createUser, signIn, readShared, resultsDir, apiOk } from './lib/browser.mjs';
+
+let srv;
+let browser;
+let user;
+
+before(async () => {
+  srv = await startServer();
+  browser = await launch();
+  await createTeam(srv, 'vision');
+  user = await createUser(srv, { username: 'tariq', role: 'team', teams: ['vision'] });
+});
+
+after(async () => {
+  await browser?.close();
+  await srv?.stop();
+});
+
+const close = (a, b, rel = 1e-9) => Math.abs(a - b) <= rel * Math.max(Math.abs(a), Math.abs(b));
+
+async function compareOnPage(page, scenarioText) {
+  await page.goto(`${srv.url}/#/compare`);
+  await page.getByLabel('Scenario JSON').fill(scenarioText);
+  await page.getByRole('button', { name: 'Compare', exact: true }).click();
+}
+
+// What the page drew for each option: segment values, their total, widths in pixels.
+function readBars(page) {
+  return page.$$eval('article.option', (cards) => cards.map((card) => {
+    const bar = card.querySelector('.stack');
+    const segs = [...bar.querySelectorAll('.seg')];
+    return {
+      name: card.dataset.option,
+      total: Number(bar.dataset.total),
+      values: segs.map((s) => Number(s.dataset.value)),
+      keys: segs.map((s) => s.dataset.key),
+      segWidthPx: segs.reduce((n, s) => n + s.getBoundingClientRect().width, 0),
+      trackPx: bar.getBoundingClientRect().width,
+      text: card.innerText,
+    };
+  }));
+}
+
+test('training example: trap flag, winner, ranking, bars that sum to the total, break-even sentences', async () => {
+  const scenarioText = readShared('spec/example-training.json');
+  const engine = await apiOk(srv, 'POST', '/api/v1/compare', { body: JSON.parse(scenarioText) });
+  const expected = JSON.parse(readShared('spec/example-training.expected.json'));
+
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const { page, problems } = await watchedPage(context);
+  await signIn(page, srv, user);
+  await compareOnPage(page, scenarioText);
+  await page.getByTestId('winner').waitFor();
+
+  // The trap, by name, with the ratio the engine computed.
+  const trap = page.locator('[data-flag="hourly_price_trap"]');
+  await trap.waitFor();
+  const trapText = await trap.innerText();
+  assert.match(trapText, /Hourly-price trap/);
+  assert.match(trapText, /a100-40g-spot is the cheapest per GPU-hour \(\$1\.23\)/);
+  assert.match(trapText, /h100-on-demand is the cheapest per completed result/);
+  assert.match(trapText, /1\.83×/);
+  assert.ok(close(Number(await trap.locator('.ratio').getAttribute('data-ratio')), expected.flags.hourly_price_trap.ratio));
+  assert.match(await page.locator('[data-flag="overhead_dominates"]').innerText(), /a100-40g-spot, h100-reserved/);
+
+  assert.equal(await page.getByTestId('winner').textContent(), engine.winner);
+  assert.deepEqual(await page.locator('.ranking .rank-name').allTextContents(), engine.ranking);
+
+  const bars = await readBars(page);
+  assert.equal(bars.length, 4);
+  const widest = Math.max(...bars.map((b) => b.total));
+  for (const bar of bars) {
+    const want = expected.options.find((o) => o.name === bar.name);
+    const sum = bar.values.reduce((a, b) => a + b, 0);
+    assert.ok(close(sum, want.expected_cost_per_outcome), `${bar.name}: segments sum to ${sum}, want ${want.expected_cost_per_outcome}`);
+    assert.ok(close(bar.total, want.expected_cost_per_outcome), bar.name);
+    // Drawn widths follow the values: the bar fills total/widest of the track (±2 px).
+    assert.ok(Math.abs(bar.segWidthPx - (bar.trackPx * bar.total) / widest) <= 2, `${bar.name}: ${bar.segWidthPx} of ${bar.trackPx} px`);
+    assert.ok(bar.keys.includes('useful') && bar.keys.includes('engineer_wait'), bar.name);
+    assert.match(bar.text, /Expected cost per outcome/i);
+    assert.match(bar.text, /p50 .* p90 .* p99/);
+    assert.match(bar.text, /Time to result/i);
+  }
+  const l40s = bars.find((b) => b.name === 'l40s-on-demand');
+  assert.match(l40s.text, /infeasible/);
+  assert.match(l40s.text, /Not feasible: does not fit in GPU memory/);
+  assert.match(bars.find((b) => b.name === 'a100-40g-spot').text, /\$5,101\.07/);
+
+  const sentences = await page.locator('.break-even li').allTextContents();
+  assert.equal(sentences.length, expected.break_even.length);
+  assert.ok(sentences.includes("If h100-on-demand's price per hour rose from $55.00 to $79.71, h100-reserved would win."), sentences.join('\n'));
+  assert.ok(sentences.includes("If h100-reserved's reserved utilisation rose from 45% to 65.1%, h100-reserved would win."), sentences.join('\n'));
+
+  fs.mkdirSync(resultsDir, { recursive: true });
+  await page.screenshot({ path: path.join(resultsDir, 'compare-training.png'), fullPage: true });
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('inference example: cost per accepted request, demand scenarios, the trap between l4 and the shared pool', async () => {
+  const scenarioText = readShared('spec/example-inference.json');
+  const expected = JSON.parse(readShared('spec/example-inference.expected.json'));
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const { page, problems } = await watchedPage(context);
+  await signIn(page, srv, user);
+  await compareOnPage(page, scenarioText);
+  await page.getByTestId('winner').waitFor();
+  assert.equal(await page.getByTestId('winner').textContent(), 'h100-shared-pool');
+  const trapText = await page.locator('[data-flag="hourly_price_trap"]').innerText();
+  assert.match(trapText, /l4-dedicated is the cheapest per GPU-hour \(\$0\.80\)/);
+  assert.match(trapText, /cheapest per accepted request/);
+  assert.match(await page.locator('.options > h3').innerText(), /Cost per accepted request/);
+  const bars = await readBars(page);
+  for (const bar of bars) {
+    const want = expected.options.find((o) => o.name === bar.name);
+    // The inference breakdown is of the total cost over the horizon.
+    assert.ok(close(bar.values.reduce((a, b) => a + b, 0), want.expected_total_cost), bar.name);
+    assert.match(bar.text, /By demand scenario\s*low \$[\d.]+ · expected \$[\d.]+ · high \$[\d.]+/i);
+  }
+  assert.match(bars.find((b) => b.name === 'h100-shared-pool').text, /\$0\.00065/);
+  await page.screenshot({ path: path.join(resultsDir, 'compare-inference.png'), fullPage: true });
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('an invalid scenario shows every problem with its JSON Pointer', async () => {
+  const scenario = JSON.parse(readShared('spec/example-training.json'));
+  scenario.options[1].offer.price_per_hour = -5;
+  delete scenario.workload.target_units;
+  const context = await browser.newContext();
+  const { page } = await watchedPage(context);
+  await signIn(page, srv, user);
+  await compareOnPage(page, JSON.stringify(scenario));
+  const alert = page.getByRole('alert').filter({ hasText: 'The scenario has problems' });
+  await alert.waitFor();
+  const text = await alert.innerText();
+  assert.match(text, /\/options\/1\/offer\/price_per_hour/);
+  assert.match(text, /\/workload\/target_units/);
+  await compareOnPage(page, '{"workload": ');
+  await page.getByRole('alert').filter({ hasText: 'not valid JSON' }).waitFor();
+  await context.close();
+});
