@@ -90,6 +90,8 @@ extern const struct route offer_routes[];
 extern const struct route benchmark_routes[];
 extern const struct route run_routes[];
 extern const struct route telemetry_routes[];
+extern const struct route report_routes[];
+extern const struct route upload_routes[];
 extern const struct route review_routes[];
 extern const struct route decision_routes[];
 extern const struct route log_routes[];

@@ -1,0 +1,124 @@
+/* Reports. The usage report groups by any of team, workload_class, cluster and state with
+ * one parameterised query: a dimension not asked for is grouped as the constant NULL and
+ * left out of the group's keys. Percentiles are PostgreSQL's percentile_cont (linear
+ * interpolation), as API.md specifies. */
+#include "store/reports.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *SQL_USAGE =
+    "WITH prices AS (SELECT e.key AS cluster, o.price_per_hour / o.gpus_per_instance AS p "
+    "FROM jsonb_each_text(coalesce($8::jsonb, '{}'::jsonb)) e JOIN offer o ON o.id = "
+    "e.value::uuid), "
+    "default_price AS (SELECT (SELECT price_per_hour / gpus_per_instance FROM offer "
+    "WHERE id = $9::uuid) AS p), "
+    "r AS (SELECT CASE WHEN $4::boolean THEN x.team END AS g_team, "
+    "CASE WHEN $5::boolean THEN x.workload_class END AS g_class, "
+    "CASE WHEN $6::boolean THEN x.cluster END AS g_cluster, "
+    "CASE WHEN $7::boolean THEN x.state END AS g_state, x.state, x.gpus, x.started_at, "
+    "x.gpu_utilization, "
+    "CASE WHEN x.started_at IS NOT NULL THEN x.gpus * extract(epoch FROM x.ended_at - "
+    "x.started_at) / 3600 ELSE 0 END AS gh, "
+    "CASE WHEN x.started_at IS NOT NULL AND x.gpus > 0 THEN extract(epoch FROM x.started_at - "
+    "x.submitted_at) END AS qw, coalesce(pr.p, (SELECT p FROM default_price)) AS price "
+    "FROM run x LEFT JOIN prices pr ON pr.cluster = x.cluster "
+    "WHERE ($1::jsonb = 'null'::jsonb OR x.team IN (SELECT jsonb_array_elements_text($1::jsonb))) "
+    "AND ($2::timestamptz IS NULL OR x.submitted_at >= $2::timestamptz) "
+    "AND ($3::timestamptz IS NULL OR x.submitted_at < $3::timestamptz)), "
+    "by_state AS (SELECT g_team, g_class, g_cluster, g_state, jsonb_object_agg(state, h) AS m "
+    "FROM (SELECT g_team, g_class, g_cluster, g_state, state, sum(gh) AS h FROM r "
+    "GROUP BY 1, 2, 3, 4, 5) s GROUP BY 1, 2, 3, 4), "
+    "agg AS (SELECT g_team, g_class, g_cluster, g_state, count(*) AS runs, "
+    "count(*) FILTER (WHERE gpus > 0) AS gpu_runs, sum(gh) AS gpu_hours, "
+    "count(*) FILTER (WHERE gpus > 0 AND state <> 'COMPLETED') AS failed_gpu_runs, "
+    "coalesce(sum(gh) FILTER (WHERE state <> 'COMPLETED'), 0) AS failed_gh, "
+    "avg(qw) AS qw_mean, percentile_cont(0.5) WITHIN GROUP (ORDER BY qw) AS qw_p50, "
+    "percentile_cont(0.9) WITHIN GROUP (ORDER BY qw) AS qw_p90, "
+    "percentile_cont(0.99) WITHIN GROUP (ORDER BY qw) AS qw_p99, "
+    "count(*) FILTER (WHERE started_at IS NULL) AS never_started, "
+    "avg(gpu_utilization) AS mean_util, sum(gh * price) AS cost, "
+    "sum(gh * price) FILTER (WHERE state <> 'COMPLETED') AS failed_cost, "
+    "sum(gh) FILTER (WHERE price IS NOT NULL) AS priced_gh "
+    "FROM r GROUP BY 1, 2, 3, 4) "
+    "SELECT json_build_object('groups', coalesce(json_agg((jsonb_build_object('team', a.g_team, "
+    "'workload_class', a.g_class, 'cluster', a.g_cluster, 'state', a.g_state) - $10::text[]) || "
+    "jsonb_build_object('runs', a.runs, 'gpu_runs', a.gpu_runs, 'gpu_hours', a.gpu_hours, "
+    "'gpu_hours_by_state', coalesce(b.m, '{}'::jsonb), 'failure_rate', "
+    "a.failed_gpu_runs::float8 / nullif(a.gpu_runs, 0), 'failed_gpu_hours_share', "
+    "a.failed_gh / nullif(a.gpu_hours, 0), 'queue_wait_s', jsonb_build_object('mean', a.qw_mean, "
+    "'p50', a.qw_p50, 'p90', a.qw_p90, 'p99', a.qw_p99), 'never_started', a.never_started, "
+    "'mean_gpu_utilization', a.mean_util, 'cost', CASE WHEN a.priced_gh IS NULL THEN NULL ELSE "
+    "jsonb_build_object('currency', $11::text, 'amount', coalesce(a.cost, 0), 'failed_amount', "
+    "coalesce(a.failed_cost, 0), 'priced_gpu_hours', a.priced_gh) END) "
+    "ORDER BY a.g_team, a.g_class, a.g_cluster, a.g_state), '[]')) "
+    "FROM agg a LEFT JOIN by_state b ON b.g_team IS NOT DISTINCT FROM a.g_team AND "
+    "b.g_class IS NOT DISTINCT FROM a.g_class AND b.g_cluster IS NOT DISTINCT FROM a.g_cluster "
+    "AND b.g_state IS NOT DISTINCT FROM a.g_state";
+
+#define IDLE_SELECT(key)                                                                           \
+    "SELECT " key ", count(*) AS uploads, sum((u.summary->>'samples')::bigint) AS samples, "       \
+    "sum((u.summary->>'samples_with_duty_cycle')::bigint) AS samples_with_duty_cycle, "            \
+    "sum((u.summary->>'duty_cycle_mean')::float8 * (u.summary->>'samples_with_duty_cycle')"        \
+    "::bigint) / nullif(sum((u.summary->>'samples_with_duty_cycle')::bigint) FILTER (WHERE "       \
+    "u.summary->>'duty_cycle_mean' IS NOT NULL), 0) AS duty_cycle_mean, "                          \
+    "sum((u.summary->>'idle_fraction')::float8 * (u.summary->>'samples_with_duty_cycle')"          \
+    "::bigint) / nullif(sum((u.summary->>'samples_with_duty_cycle')::bigint) FILTER (WHERE "       \
+    "u.summary->>'idle_fraction' IS NOT NULL), 0) AS idle_fraction, "                              \
+    "max((u.summary->>'longest_idle_s')::float8) AS longest_idle_s, "                              \
+    "array_agg(DISTINCT (u.summary->>'idle_below')::float8) AS idle_below FROM t u "
+
+static const char *SQL_IDLE =
+    "WITH t AS (SELECT u.*, b.workload_id FROM upload u JOIN benchmark b ON b.id = "
+    "u.benchmark_id WHERE u.kind = 'telemetry' "
+    "AND ($1::jsonb = 'null'::jsonb OR u.team IN (SELECT jsonb_array_elements_text($1::jsonb))) "
+    "AND ($2::text IS NULL OR u.team = $2) "
+    "AND ($3::timestamptz IS NULL OR u.created_at >= $3::timestamptz) "
+    "AND ($4::timestamptz IS NULL OR u.created_at < $4::timestamptz)) "
+    "SELECT json_build_object("
+    "'benchmarks', (SELECT coalesce(json_agg(to_jsonb(x) ORDER BY x.team, x.benchmark_id), "
+    "'[]') FROM (" IDLE_SELECT(
+        "u.benchmark_id, u.team, u.workload_id") "GROUP BY 1, 2, 3) x), "
+                                                 "'teams', (SELECT coalesce(json_agg(to_jsonb(x) "
+                                                 "ORDER BY x.team), '[]') FROM (" IDLE_SELECT(
+                                                     "u.team") "GROUP BY 1) x))";
+
+enum store_status store_report_usage(struct store *s, const struct usage_query *q, json_t **out)
+{
+    /* The group keys not asked for, as a text[] literal for jsonb "-". */
+    char excluded[64] = "{";
+    const struct {
+        int on;
+        const char *name;
+    } dims[] = {{q->by_team, "team"},
+                {q->by_class, "workload_class"},
+                {q->by_cluster, "cluster"},
+                {q->by_state, "state"}};
+    for (size_t i = 0; i < 4; i++) {
+        if (dims[i].on)
+            continue;
+        if (excluded[1])
+            strcat(excluded, ",");
+        strcat(excluded, dims[i].name);
+    }
+    strcat(excluded, "}");
+    const char *p[] = {q->teams_json,
+                       q->from,
+                       q->to,
+                       q->by_team ? "true" : "false",
+                       q->by_class ? "true" : "false",
+                       q->by_cluster ? "true" : "false",
+                       q->by_state ? "true" : "false",
+                       q->cluster_offers_json,
+                       q->default_offer_id,
+                       excluded,
+                       q->currency};
+    return store_json1(s, SQL_USAGE, 11, p, out);
+}
+
+enum store_status store_report_idle(struct store *s, const char *teams_json, const char *team,
+                                    const char *from, const char *to, json_t **out)
+{
+    const char *p[] = {teams_json, team, from, to};
+    return store_json1(s, SQL_IDLE, 4, p, out);
+}

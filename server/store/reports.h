@@ -1,0 +1,32 @@
+/* Reports over the evidence: job-accounting usage by group (API.md "The usage report") and
+ * idle time from telemetry summaries. Read-only. */
+#ifndef CAPLEDGER_STORE_REPORTS_H
+#define CAPLEDGER_STORE_REPORTS_H
+
+#include "store/store.h"
+
+struct usage_query {
+    const char *teams_json; /* the caller's teams, or "null" */
+    const char *from, *to;  /* submitted_at in [from, to); NULL: open */
+    int by_team, by_class, by_cluster, by_state;
+    /* Pricing (may be NULL): {"cluster": "offer id", …} and an offer id for other clusters.
+     * A run's cost is its GPU hours × the offer's price_per_hour / gpus_per_instance. */
+    const char *cluster_offers_json;
+    const char *default_offer_id;
+    const char *currency; /* of those offers (checked by the caller to be one) */
+};
+
+/* *out: {groups: [{<group keys>, runs, gpu_runs, gpu_hours, gpu_hours_by_state,
+ * failure_rate, failed_gpu_hours_share, queue_wait_s {mean, p50, p90, p99}, never_started,
+ * mean_gpu_utilization, cost}]} ordered by the group keys. */
+enum store_status store_report_usage(struct store *s, const struct usage_query *q,
+                                     json_t **out) STORE_MUSTCHECK;
+
+/* *out: {benchmarks: [...], teams: [...]}: per benchmark and per team, from the telemetry
+ * uploads' summaries: samples, samples with a duty cycle, duty cycle mean and idle fraction
+ * (weighted by samples with a duty cycle), longest idle stretch (s), idle thresholds used.
+ * team: optional filter; from/to: upload time. */
+enum store_status store_report_idle(struct store *s, const char *teams_json, const char *team,
+                                    const char *from, const char *to, json_t **out) STORE_MUSTCHECK;
+
+#endif
