@@ -60,8 +60,7 @@ static unsigned inference_fixed_reasons(const struct cost_scenario *sc,
                                         const struct cost_option *opt)
 {
     unsigned reasons = 0;
-    if (opt->bench.memory_peak_given &&
-        opt->bench.memory_peak_gb > opt->offer.gpu_memory_gb * (1 - sc->service.memory_headroom))
+    if (cost_memory_exceeded(opt, sc->service.memory_headroom))
         reasons |= COST_REASON_MEMORY;
     if (!opt->offer.available)
         reasons |= COST_REASON_SUPPLY;
@@ -340,15 +339,25 @@ static json_t *breakdown_json(struct builder *b, const double *items, const char
     return o;
 }
 
+/* The members every option starts with: name, arrangement (inference), feasibility. */
+static json_t *option_head_json(struct builder *b, const struct cost_option *opt,
+                                const struct option_eval *e)
+{
+    json_t *o = json_object();
+    put(b, o, "name", json_string(opt->name));
+    if (opt->arrangement_name)
+        put(b, o, "arrangement", json_string(opt->arrangement_name));
+    put(b, o, "feasible", json_boolean(is_feasible(e)));
+    put(b, o, "infeasible_reasons", reasons_json(b, e->reasons));
+    return o;
+}
+
 static json_t *batch_option_json(struct builder *b, const struct cost_scenario *sc, size_t i,
                                  const struct option_eval *e)
 {
     const struct cost_option *opt = &sc->options[i];
     const struct cost_batch_result *r = &e->batch;
-    json_t *o = json_object();
-    put(b, o, "name", json_string(opt->name));
-    put(b, o, "feasible", json_boolean(is_feasible(e)));
-    put(b, o, "infeasible_reasons", reasons_json(b, e->reasons));
+    json_t *o = option_head_json(b, opt, e);
     put(b, o, "expected_cost_per_outcome", figure(r->total));
     put(b, o, "breakdown", breakdown_json(b, r->breakdown, cost_batch_item_names, COST_B_ITEMS));
     put(b, o, "time_to_result_s", figure(r->time_to_result_s));
@@ -376,11 +385,7 @@ static json_t *inference_option_json(struct builder *b, const struct cost_scenar
 {
     const struct cost_option *opt = &sc->options[i];
     const struct cost_inference_result *r = &e->inference;
-    json_t *o = json_object();
-    put(b, o, "name", json_string(opt->name));
-    put(b, o, "arrangement", json_string(opt->arrangement_name));
-    put(b, o, "feasible", json_boolean(is_feasible(e)));
-    put(b, o, "infeasible_reasons", reasons_json(b, e->reasons));
+    json_t *o = option_head_json(b, opt, e);
     put(b, o, "capacity_rps_per_replica", figure(e->capacity_rps));
     put(b, o, "replica_hours", figure(r->replica_hours));
     put(b, o, "provisioned_replica_hours", figure(r->provisioned_h));

@@ -35,8 +35,7 @@ static unsigned batch_feasibility(const struct cost_assumptions *as, const struc
                                   double gpus_at_peak)
 {
     unsigned reasons = 0;
-    if (opt->bench.memory_peak_given &&
-        opt->bench.memory_peak_gb > opt->offer.gpu_memory_gb * (1 - as->memory_headroom))
+    if (cost_memory_exceeded(opt, as->memory_headroom))
         reasons |= COST_REASON_MEMORY;
     if (opt->offer.quota_given && gpus_at_peak > opt->offer.quota_gpus)
         reasons |= COST_REASON_QUOTA;

@@ -137,6 +137,14 @@ static inline double cost_paid_utilization(const struct cost_offer *offer)
                : 1.0;
 }
 
+/* Feasibility, both kinds: the benchmark's peak memory (else the workload's requirement) must
+ * fit in the GPU's memory less the headroom. */
+static inline bool cost_memory_exceeded(const struct cost_option *opt, double headroom)
+{
+    return opt->bench.memory_peak_given &&
+           opt->bench.memory_peak_gb > opt->offer.gpu_memory_gb * (1 - headroom);
+}
+
 /* ---- batch closed form (cost_batch.c) ---------------------------------------------------- */
 
 enum cost_batch_item {

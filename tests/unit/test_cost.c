@@ -86,6 +86,14 @@ static double num_at(const json_t *root, const char *pointer)
     return json_number_value(v);
 }
 
+/* A number of option i of a comparison: member may be a path such as "breakdown/useful". */
+static double option_num(const json_t *result, size_t i, const char *member)
+{
+    char p[160];
+    snprintf(p, sizeof p, "/options/%zu/%s", i, member);
+    return num_at(result, p);
+}
+
 static const char *str_at(const json_t *root, const char *pointer)
 {
     json_t *v = at(root, pointer);
@@ -190,9 +198,7 @@ static double expected_with(const char *path, const char *pointer, double value,
     if (pointer)
         set_at(scenario, pointer, json_real(value));
     json_t *result = compare_ok(scenario);
-    char p[96];
-    snprintf(p, sizeof p, "/options/%zu/expected_cost_per_outcome", index);
-    double cost = num_at(result, p);
+    double cost = option_num(result, index, "expected_cost_per_outcome");
     json_decref(result);
     json_decref(scenario);
     return cost;
@@ -257,11 +263,8 @@ static void test_no_failures_no_failed_attempts(void **state)
     json_t *scenario = load(TRAINING);
     set_at(scenario, "/assumptions/failure_probability", json_real(0));
     json_t *result = compare_ok(scenario);
-    for (size_t i = 0; i < 4; i++) {
-        char p[96];
-        snprintf(p, sizeof p, "/options/%zu/breakdown/failed_attempts", i);
-        assert_true(num_at(result, p) == 0);
-    }
+    for (size_t i = 0; i < 4; i++)
+        assert_true(option_num(result, i, "breakdown/failed_attempts") == 0);
     json_decref(result);
     set_at(scenario, "/assumptions/failure_probability", json_real(1e-9));
     result = compare_ok(scenario);
@@ -366,17 +369,13 @@ static void test_monte_carlo_mean_matches_closed_form(void **state)
     json_t *scenario = load(TRAINING);
     json_t *result = compare_ok(scenario);
     for (size_t i = 0; i < 4; i++) {
-        char p[128];
-        snprintf(p, sizeof p, "/options/%zu/expected_cost_per_outcome", i);
-        double closed = num_at(result, p);
-        snprintf(p, sizeof p, "/options/%zu/cost_per_outcome_quantiles/mean", i);
-        double mean = num_at(result, p);
+        double closed = option_num(result, i, "expected_cost_per_outcome");
+        double mean = option_num(result, i, "cost_per_outcome_quantiles/mean");
         if (fabs(mean - closed) > 0.02 * closed)
             fail_msg("option %zu: Monte Carlo mean %.6g vs closed form %.6g", i, mean, closed);
-        snprintf(p, sizeof p, "/options/%zu/time_to_result_s", i);
-        double t_closed = num_at(result, p);
-        snprintf(p, sizeof p, "/options/%zu/time_to_result_quantiles/mean", i);
-        assert_true(fabs(num_at(result, p) - t_closed) <= 0.02 * t_closed);
+        double t_closed = option_num(result, i, "time_to_result_s");
+        double t_mean = option_num(result, i, "time_to_result_quantiles/mean");
+        assert_true(fabs(t_mean - t_closed) <= 0.02 * t_closed);
     }
     json_decref(result);
 
@@ -384,17 +383,13 @@ static void test_monte_carlo_mean_matches_closed_form(void **state)
     for (size_t i = 0; i < 4; i++) {
         char p[128];
         snprintf(p, sizeof p, "/options/%zu/benchmark/throughput_stddev", i);
-        char thr[96];
-        snprintf(thr, sizeof thr, "/options/%zu/benchmark/throughput_units_per_s", i);
-        set_at(scenario, p, json_real(0.25 * num_at(scenario, thr)));
+        set_at(scenario, p,
+               json_real(0.25 * option_num(scenario, i, "benchmark/throughput_units_per_s")));
     }
     result = compare_ok(scenario);
     for (size_t i = 0; i < 4; i++) {
-        char p[128];
-        snprintf(p, sizeof p, "/options/%zu/expected_cost_per_outcome", i);
-        double closed = num_at(result, p);
-        snprintf(p, sizeof p, "/options/%zu/cost_per_outcome_quantiles/mean", i);
-        double mean = num_at(result, p);
+        double closed = option_num(result, i, "expected_cost_per_outcome");
+        double mean = option_num(result, i, "cost_per_outcome_quantiles/mean");
         if (!(mean > closed * 1.02))
             fail_msg("option %zu with spread: Monte Carlo mean %.6g, closed form %.6g", i, mean,
                      closed);
