@@ -42,7 +42,7 @@ static void test_published_vectors(void **state)
         assert_non_null(input);
         snprintf(path, sizeof path, "%s/data/vectors/jcs/output/%s.json", CAPLEDGER_SHARED_DIR,
                  vector_names[i]);
-        size_t want_len;
+        size_t want_len = 0;
         char *want = testutil_read_file(path, &want_len);
         assert_non_null(want);
         snprintf(path, sizeof path, "%s/data/vectors/jcs/outhex/%s.txt", CAPLEDGER_SHARED_DIR,
