@@ -236,10 +236,13 @@ static double run_var(const struct run_model *r)
     return r->interrupted ? r->segments * r->seg.var : 0;
 }
 
+/* A failed attempt pays its whole setup and the run up to the failure, which strikes uniformly
+ * on [0, 2f] of the run when f ≤ 0.5, else on [2f − 1, 1] (mean f: the closed form's
+ * setup_s + f·T_int). */
 struct attempt_model {
     const struct run_model *run;
     double setup_s;
-    double fail_lo, fail_hi; /* a failure strikes uniformly in this fraction of the attempt */
+    double fail_lo, fail_hi;
 };
 
 static double draw_failed_attempt(struct cost_rng *rng, const void *ctx)
