@@ -189,7 +189,7 @@ describe('passwords', () => {
     assert.equal(a.headers['set-cookie'], undefined);
     const median = (xs) => xs.sort((x, y) => x - y)[1];
     const [mu, mw] = [median(unknown), median(wrong)];
-    assert.ok(mu > mw * 0.5 && mu < mw * 2, `unknown user ${mu.toFixed(1)} ms vs wrong password ${mw.toFixed(1)} ms`);
+    assert.ok(mu > mw * 0.4 && mu < mw * 2.5, `unknown user ${mu.toFixed(1)} ms vs wrong password ${mw.toFixed(1)} ms`);
     assert.ok(mu > 20, `an unknown user still costs an argon2id verify (${mu.toFixed(1)} ms)`);
   });
 
@@ -296,7 +296,11 @@ describe('throttling', () => {
   });
 
   test('the lock holds across server instances sharing the database', async () => {
-    const second = await startServer({ env: { CAPLEDGER_DATABASE_URL: withDatabase(process.env.CAPLEDGER_TEST_DATABASE_URL, thr.db) } });
+    // Same database, same log key (a server refuses to extend a log signed by another key).
+    const second = await startServer({ env: {
+      CAPLEDGER_DATABASE_URL: withDatabase(process.env.CAPLEDGER_TEST_DATABASE_URL, thr.db),
+      CAPLEDGER_KEY_FILE: thr.keyFile,
+    } });
     try {
       const tok = mintToken(thr, 'admin');
       const password = await createUser(thr, tok, 'dora', 'owner');

@@ -51,6 +51,45 @@ GET    /api/v1/workloads                          users
 POST   /api/v1/workloads                          owner team
 GET    /api/v1/workloads/{id}                     users
 PATCH  /api/v1/workloads/{id}                     owner team
+GET    /api/v1/offers                             users
+POST   /api/v1/offers                             admin owner
+GET    /api/v1/offers/{id}                        users
+GET    /api/v1/benchmarks                         users
+POST   /api/v1/benchmarks                         owner team
+POST   /api/v1/benchmarks/import                  owner team
+GET    /api/v1/benchmarks/{id}                    users
+GET    /api/v1/benchmarks/{id}/telemetry          users
+POST   /api/v1/benchmarks/{id}/telemetry          owner team
+GET    /api/v1/runs                               users
+POST   /api/v1/runs                               owner team
+GET    /api/v1/uploads                            users
+GET    /api/v1/uploads/{id}                       users
+
+GET    /api/v1/reports/usage                      users
+GET    /api/v1/reports/idle                       users
+GET    /api/v1/alerts                             admin owner auditor
+POST   /api/v1/alerts/sweep                       admin owner
+GET    /api/v1/alerts/{id}                        admin owner auditor
+PATCH  /api/v1/alerts/{id}                        admin owner
+
+GET    /api/v1/reviews                            users
+POST   /api/v1/reviews                            owner
+GET    /api/v1/reviews/{id}                       users
+PATCH  /api/v1/reviews/{id}                       owner
+GET    /api/v1/reviews/{id}/checklist             users
+GET    /api/v1/reviews/{id}/artifacts             users
+POST   /api/v1/reviews/{id}/artifacts             owner team
+PATCH  /api/v1/reviews/{id}/artifacts/{aid}       owner team
+GET    /api/v1/decisions                          users
+POST   /api/v1/decisions                          owner
+GET    /api/v1/decisions/{id}                     users
+
+GET    /api/v1/log/checkpoint                     admin owner auditor
+GET    /api/v1/log/key                            admin owner auditor
+GET    /api/v1/log/entries                        admin owner auditor
+GET    /api/v1/log/proof/inclusion                admin owner auditor
+GET    /api/v1/log/proof/consistency              admin owner auditor
+GET    /api/v1/audit/bundle                       admin owner auditor
 `;
 
 // Values for path parameters; anything not named here gets ZERO_UUID.
@@ -172,8 +211,14 @@ test('every route × every role: allowed cells pass the door, the others are ref
   assert.ok(cells.length >= PRINCIPALS.length * 20, `only ${cells.length} cells`);
   const failures = [];
   const runCell = async ({ method, pattern, p, allow }) => {
-    const res = await api(srv.url, method, fillPath(pattern), { token: tokens[p.name] });
     const cell = `${method} ${pattern} as ${p.name}`;
+    let res;
+    try {
+      res = await api(srv.url, method, fillPath(pattern), { token: tokens[p.name] });
+    } catch (e) {
+      failures.push(`${cell}: ${e.message}`);
+      return;
+    }
     if (allow) {
       if (res.status === 401 || res.status === 403) failures.push(`${cell}: expected allowed, got ${res.status} ${res.text}`);
       else if (res.status >= 500) failures.push(`${cell}: allowed but answered ${res.status} ${res.text}`);
@@ -190,6 +235,10 @@ test('every route × every role: allowed cells pass the door, the others are ref
   await Promise.all(Array.from({ length: 8 }, async () => {
     while (queue.length) await runCell(queue.shift());
   }));
+  if (srv.exited) {
+    const crash = srv.stderrLines().filter((l) => !l.startsWith('{')).slice(0, 40).join('\n');
+    assert.fail(`the server died during the matrix (${JSON.stringify(srv.exited)}):\n${crash}`);
+  }
   assert.deepEqual(failures, [], `${failures.length} of ${cells.length} cells wrong`);
 });
 
