@@ -255,7 +255,8 @@ export function runsOf(team, cluster, n, { state = () => 'COMPLETED', start = Da
 // Builds the evidence with `owner` (owners write for every team) and returns
 // {team, workloadId, offerIds, benchmarkIds, runUploadId, scenarioId, comparison (stored row),
 // result}. options: {complete: false} leaves out what the checklist's data path needs.
-export async function buildEvidence(url, admin, owner, { team = `t${crypto.randomBytes(3).toString('hex')}`, complete = true } = {}) {
+// Comparisons are content-addressed: a different seed keeps two evidence sets from sharing one.
+export async function buildEvidence(url, admin, owner, { team = `t${crypto.randomBytes(3).toString('hex')}`, complete = true, seed = 7 } = {}) {
   await ok(api(url, 'POST', '/api/v1/teams', { token: admin.token, body: { name: team } }), 'team');
   const workload = await ok(api(url, 'POST', '/api/v1/workloads', {
     token: owner.token,
@@ -286,7 +287,7 @@ export async function buildEvidence(url, admin, owner, { team = `t${crypto.rando
       name: 'llm slice', team, workload_ids: [workload.id],
       document: {
         workload: workload.id,
-        assumptions: { engineer_rate_per_hour: 110, engineer_blocked_fraction: 0.2, failure_probability: 0.08, failure_progress_fraction: 0.5, trials: 2000, seed: 7 },
+        assumptions: { engineer_rate_per_hour: 110, engineer_blocked_fraction: 0.2, failure_probability: 0.08, failure_progress_fraction: 0.5, trials: 2000, seed },
         options: Object.keys(OFFERS).map((name) => ({ name, benchmark: benchmarkIds[name] })),
       },
     },
