@@ -1,5 +1,6 @@
-/* Users (admins) and API tokens (everyone for themselves, admins for anyone).
- * A token is shown once, in the reply that creates it; only its SHA-256 is stored. */
+/* Users (admins), API tokens (everyone for themselves, admins for anyone) and the audit trail
+ * (auditors and admins). A token is shown once, in the reply that creates it; only its SHA-256
+ * is stored. */
 #include <sodium.h>
 #include <stdio.h>
 #include <string.h>
@@ -115,12 +116,31 @@ out:
     problems_free(&p);
 }
 
+/* Reads ?limit= and ?cursor=; a cursor whose key fails key_ok (NULL: any key) is not one we
+ * issued. Returns the limit, or -1 after answering 422. */
+static int page_args(struct req *r, char *buf, size_t size, const char **after,
+                     int (*key_ok)(const char *))
+{
+    int limit = req_limit(r);
+    if (limit < 0 || req_cursor(r, buf, size, after) != 0)
+        return -1;
+    if (*after && key_ok && !key_ok(*after)) {
+        struct problems p;
+        problems_init(&p);
+        problems_add(&p, "", "query parameter cursor is not a cursor this server issued");
+        resp_invalid(r, &p, NULL);
+        problems_free(&p);
+        return -1;
+    }
+    return limit;
+}
+
 static void user_list(struct req *r)
 {
     char after_buf[256];
     const char *after = NULL;
-    int limit = req_limit(r);
-    if (limit < 0 || req_cursor(r, after_buf, sizeof after_buf, &after) != 0)
+    int limit = page_args(r, after_buf, sizeof after_buf, &after, NULL);
+    if (limit < 0)
         return;
     json_t *items = NULL;
     enum store_status st = store_user_list(r->app->store, after, limit + 1, &items);
@@ -187,17 +207,9 @@ static void token_list(struct req *r)
 {
     char after_buf[256];
     const char *after = NULL;
-    int limit = req_limit(r);
-    if (limit < 0 || req_cursor(r, after_buf, sizeof after_buf, &after) != 0)
+    int limit = page_args(r, after_buf, sizeof after_buf, &after, uuid_valid);
+    if (limit < 0)
         return;
-    if (after && !uuid_valid(after)) {
-        struct problems p;
-        problems_init(&p);
-        problems_add(&p, "", "query parameter cursor is not a cursor this server issued");
-        resp_invalid(r, &p, NULL);
-        problems_free(&p);
-        return;
-    }
     const char *owner = r->who.role == ROLE_ADMIN ? NULL : r->who.user_id;
     json_t *items = NULL;
     enum store_status st = store_token_list(r->app->store, owner, after, limit + 1, &items);
@@ -223,11 +235,40 @@ static void token_revoke(struct req *r)
     resp_bytes(r, 204, NULL, NULL, 0, NULL);
 }
 
+/* An audit event id: a bigserial. */
+static int event_id_valid(const char *s)
+{
+    size_t n = strlen(s);
+    return n > 0 && n <= 18 && strspn(s, "0123456789") == n;
+}
+
+/* The audit trail, newest first: auditors and admins. */
+static void audit_list(struct req *r)
+{
+    char before_buf[64];
+    const char *before = NULL;
+    int limit = page_args(r, before_buf, sizeof before_buf, &before, event_id_valid);
+    if (limit < 0)
+        return;
+    json_t *items = NULL;
+    enum store_status st = store_audit_list(r->app->store, before, limit + 1, &items);
+    if (st != STORE_OK) {
+        resp_store_error(r, st, "audit events");
+        return;
+    }
+    resp_page(r, items, limit, "id");
+}
+
 const struct route user_routes[] = {
     {"GET", "/api/v1/users", user_list, ROLE_ADMIN, 0},
     {"POST", "/api/v1/users", user_create, ROLE_ADMIN, ROUTE_JSON_BODY},
     {"GET", "/api/v1/tokens", token_list, ROLES_USERS, 0},
     {"POST", "/api/v1/tokens", token_create, ROLES_USERS, ROUTE_JSON_BODY | ROUTE_OPTIONAL_BODY},
     {"DELETE", "/api/v1/tokens/{id}", token_revoke, ROLES_USERS, 0},
+    {NULL, NULL, NULL, 0, 0},
+};
+
+const struct route audit_routes[] = {
+    {"GET", "/api/v1/audit/events", audit_list, ROLE_AUDITOR | ROLE_ADMIN, 0},
     {NULL, NULL, NULL, 0, 0},
 };
