@@ -16,9 +16,9 @@ import { renderAccount } from './js/views/account.js';
 const PAGES = [
   { path: 'compare', label: 'Compare', roles: ['owner', 'team', 'auditor', 'admin'], render: renderCompare },
   { path: 'evidence', label: 'Evidence', roles: ['owner', 'team', 'auditor'], render: renderEvidence },
-  { path: 'reviews', label: 'Reviews', roles: ['owner', 'auditor'], render: renderReviews },
+  { path: 'reviews', label: 'Reviews', roles: ['owner', 'team', 'auditor'], render: renderReviews },
   { path: 'alerts', label: 'Alerts', roles: ['owner'], render: renderAlerts },
-  { path: 'audit', label: 'Audit', roles: ['owner', 'auditor'], render: renderAudit },
+  { path: 'audit', label: 'Audit', roles: ['owner', 'auditor', 'admin'], render: renderAudit },
   { path: 'admin', label: 'Admin', roles: ['admin'], render: renderAdmin },
   { path: 'account', label: 'Account', roles: ['owner', 'team', 'auditor', 'admin'], render: renderAccount },
 ];

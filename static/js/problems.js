@@ -26,7 +26,7 @@ export function placeFieldErrors(fields, errors, prefix = '') {
       const rest = ptr.split('/').slice(2).join('/');
       byField.get(name).push(rest ? `${rest}: ${e.message}` : e.message);
     } else {
-      unplaced.push(e);
+      unplaced.push({ ...e, pointer: ptr });
     }
   }
   for (const [name, messages] of byField) showFieldError(fields[name], messages);

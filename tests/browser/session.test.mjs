@@ -26,9 +26,9 @@ after(async () => {
 
 const MENU = {
   owner: ['Compare', 'Evidence', 'Reviews', 'Alerts', 'Audit', 'Account'],
-  team: ['Compare', 'Evidence', 'Account'],
+  team: ['Compare', 'Evidence', 'Reviews', 'Account'],
   auditor: ['Compare', 'Evidence', 'Reviews', 'Audit', 'Account'],
-  admin: ['Compare', 'Admin', 'Account'],
+  admin: ['Compare', 'Audit', 'Admin', 'Account'],
 };
 
 test('wrong password is refused with an alert, and nothing is signed in', async () => {

@@ -1,8 +1,8 @@
 // Alerts for the owner: assumption drift after a decision and trap warnings. Acknowledging one
 // is a PATCH with the alert's ETag.
 import { h, alertBox, busy, table } from '../dom.js';
-import { request, get, listAll } from '../api.js';
-import { dateTime } from '../format.js';
+import { request, listAll } from '../api.js';
+import { dateTime, number } from '../format.js';
 
 export async function renderAlerts(root, ctx) {
   root.append(h('h2', null, 'Alerts'),
@@ -14,28 +14,27 @@ export async function renderAlerts(root, ctx) {
     const items = await listAll('/alerts', {}, 500);
     if (ctx.stale()) return;
     box.replaceChildren(table([
-      { label: 'Raised', value: (a) => dateTime(a.created_at || a.raised_at) },
-      { label: 'Kind', value: (a) => a.kind || a.type || '' },
-      { label: 'What', value: (a) => a.message || a.summary || a.detail || '' },
-      { label: 'Review', value: (a) => (a.review_id ? h('a', { href: `#/reviews/${encodeURIComponent(a.review_id)}` }, a.review_title || 'open review') : '') },
-      { label: 'Status', value: (a) => a.status || (a.acknowledged_at ? 'acknowledged' : 'open') },
-      { label: '', value: (a) => ((a.status || 'open') === 'open' && !a.acknowledged_at
-        ? h('button', { type: 'button', onclick: (ev) => busy(ev.currentTarget, () => acknowledge(a)) }, 'Acknowledge')
-        : '') },
+      { label: 'Raised', value: (a) => dateTime(a.created_at) },
+      { label: 'Kind', value: (a) => (a.kind || '').replace(/_/g, ' ') },
+      { label: 'What', value: (a) => [a.message, a.note ? `Note: ${a.note}` : null].filter(Boolean).join(' — ') },
+      { label: 'Assumed → observed', class: 'num', value: (a) => (a.metric ? `${a.metric}: ${number(a.assumed, 3)} → ${number(a.observed, 3)}` : '') },
+      { label: 'Review', value: (a) => (a.review_id ? h('a', { href: `#/reviews/${encodeURIComponent(a.review_id)}` }, 'open review') : '') },
+      { label: 'Status', value: (a) => a.status },
+      { label: '', value: (a) => (a.status === 'resolved' ? '' : h('span', { class: 'row-actions' },
+        a.status === 'open' ? h('button', { type: 'button', onclick: (ev) => busy(ev.currentTarget, () => update(a, 'acknowledged')) }, 'Acknowledge') : null,
+        h('button', { type: 'button', onclick: (ev) => busy(ev.currentTarget, () => update(a, 'resolved')) }, 'Resolve'))) },
     ], items, { caption: 'Alerts', empty: 'No alerts: the evidence still matches the decisions.' }));
   }
 
-  async function acknowledge(a) {
+  // PATCH with If-Match: the alert's ETag is its version ("v2").
+  async function update(a, status) {
     try {
-      const { etag } = await get(`/alerts/${encodeURIComponent(a.id)}`).catch(() => ({ etag: null }));
       await request('PATCH', `/alerts/${encodeURIComponent(a.id)}`, {
-        json: { status: 'acknowledged' },
-        contentType: 'application/merge-patch+json',
-        headers: etag || a.etag ? { 'If-Match': etag || a.etag } : {},
+        json: { status }, contentType: 'application/merge-patch+json', headers: { 'If-Match': `"v${a.version}"` },
       });
       await load();
     } catch (e) {
-      box.prepend(alertBox(`Not acknowledged: ${e.message}`));
+      box.prepend(alertBox(`Not changed: ${e.message}`));
     }
   }
 

@@ -11,6 +11,7 @@ import { checkLeaf } from '../inclusion.js';
 import { money } from '../format.js';
 
 const lines = (text) => text.split('\n').map((s) => s.trim()).filter(Boolean);
+// Optional text fields go into the record as null when empty (LEDGER.md allows either).
 const orNull = (text) => (text.trim() === '' ? null : text.trim());
 
 // RFC 3339 UTC to the second, as the record wants.
@@ -86,7 +87,7 @@ function receipt(data, record) {
   if (Number.isSafeInteger(data.leaf_index)) {
     checkLeaf(data.leaf_index).then((r) => {
       check.replaceChildren(r.ok
-        ? notice('This browser recomputed the inclusion proof and checked both signatures. The authoritative check is `capledger verify` on the audit bundle, offline.', 'success')
+        ? notice(h('span', null, 'This browser recomputed the inclusion proof and checked both signatures. The authoritative check is ', h('code', null, 'capledger verify'), ' on the audit bundle, offline.'), 'success')
         : alertBox('The in-browser check failed:', r.steps.filter((s) => !s.ok).map((s) => `${s.label}: ${s.detail}`)));
     });
   }
@@ -144,19 +145,23 @@ export function decisionForm(review, ctx, { getPrevious, onSigned }) {
   const out = h('div', { class: 'form-status', 'aria-live': 'polite' });
   const submit = h('button', { type: 'submit', class: 'primary' }, 'Sign and submit');
   const result = h('div');
-  const costRow = h('div', { class: 'grid-3 cost-row' }, f.expected_operating_cost.wrap, currency.wrap, period.wrap);
   const form = h('form', { class: 'card decision-form', 'aria-labelledby': 'decision-title', novalidate: true },
     h('h3', { id: 'decision-title' }, 'Record a decision'),
     key.el,
-    h('div', { class: 'grid-2' },
-      f.decision.wrap, f.supersedes.wrap,
-      f.comparison_sha256.wrap, h('div', null, f.chosen_option.wrap, optionsList, cmpInfo),
-      f.evidence.wrap, f.question.wrap,
-      f.baseline.wrap, f.assumptions.wrap,
-      f.unresolved_questions.wrap, f.residual_exposure.wrap,
-      f.next_authority_boundary.wrap, f.justification.wrap,
-      f.owner.wrap, f.accepted_by.wrap),
-    costRow,
+    h('fieldset', null, h('legend', null, 'What is decided'),
+      h('div', { class: 'grid-2' },
+        f.decision.wrap, f.supersedes.wrap,
+        f.comparison_sha256.wrap, h('div', null, f.chosen_option.wrap, optionsList, cmpInfo),
+        f.justification.wrap)),
+    h('fieldset', null, h('legend', null, 'On what grounds'),
+      h('div', { class: 'grid-2' },
+        f.question.wrap, f.baseline.wrap,
+        f.assumptions.wrap, f.unresolved_questions.wrap,
+        f.evidence.wrap)),
+    h('fieldset', null, h('legend', null, 'Exposure and authority'),
+      h('div', { class: 'grid-2' }, f.residual_exposure.wrap, f.next_authority_boundary.wrap),
+      h('div', { class: 'grid-3' }, f.expected_operating_cost.wrap, currency.wrap, period.wrap),
+      h('div', { class: 'grid-2' }, f.owner.wrap, f.accepted_by.wrap)),
     out, submit, result);
 
   function buildRecord(keyId) {
@@ -168,15 +173,15 @@ export function decisionForm(review, ctx, { getPrevious, onSigned }) {
       chosen_option: orNull(f.chosen_option.control.value),
       comparison_sha256: lines(f.comparison_sha256.control.value),
       evidence: lines(f.evidence.control.value),
-      question: f.question.control.value.trim(),
-      baseline: f.baseline.control.value.trim(),
+      question: orNull(f.question.control.value),
+      baseline: orNull(f.baseline.control.value),
       assumptions: lines(f.assumptions.control.value),
       unresolved_questions: lines(f.unresolved_questions.control.value),
-      residual_exposure: f.residual_exposure.control.value.trim(),
-      expected_operating_cost: { amount, currency: currency.control.value.trim().toUpperCase(), period: period.control.value },
-      next_authority_boundary: f.next_authority_boundary.control.value.trim(),
-      owner: f.owner.control.value.trim(),
-      accepted_by: f.accepted_by.control.value.trim(),
+      residual_exposure: orNull(f.residual_exposure.control.value),
+      expected_operating_cost: amount ? { amount, currency: currency.control.value.trim().toUpperCase(), period: period.control.value } : null,
+      next_authority_boundary: orNull(f.next_authority_boundary.control.value),
+      owner: orNull(f.owner.control.value),
+      accepted_by: orNull(f.accepted_by.control.value),
       justification: orNull(f.justification.control.value),
       supersedes: orNull(f.supersedes.control.value),
       created_at: nowUtc(),
@@ -225,7 +230,7 @@ export function decisionForm(review, ctx, { getPrevious, onSigned }) {
         onSigned(data);
       } catch (e) {
         if (e instanceof ApiError && e.status === 422) {
-          const rest = placeFieldErrors({ ...f, expected_operating_cost: f.expected_operating_cost }, e.errors, '/record');
+          const rest = placeFieldErrors(f, e.errors, '/record');
           out.replaceChildren(alertBox(`Refused (HTTP 422): ${e.problem.detail || e.problem.title || 'the decision does not pass the gate'}`, problemList(rest)));
           const firstBad = Object.values(f).find((x) => !x.error.hidden);
           if (firstBad) firstBad.control.focus();

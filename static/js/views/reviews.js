@@ -128,15 +128,12 @@ function artifactForm(review, onDone) {
   return form;
 }
 
-// PATCH needs If-Match: read the artifact's current ETag first.
+// PATCH needs If-Match: the ETag is the artifact's version ("v3"), which the list gives.
 async function setArtifactStatus(review, artifact, status, onDone) {
   const url = `/reviews/${encodeURIComponent(review.id)}/artifacts/${encodeURIComponent(artifact.id)}`;
   try {
-    let etag = artifact.etag || (artifact.version ? `"${artifact.version}"` : null);
-    const fresh = await get(url).catch(() => null);
-    if (fresh && fresh.etag) etag = fresh.etag;
     await request('PATCH', url, {
-      json: { status }, contentType: 'application/merge-patch+json', headers: etag ? { 'If-Match': etag } : {},
+      json: { status }, contentType: 'application/merge-patch+json', headers: { 'If-Match': `"v${artifact.version}"` },
     });
     await onDone();
   } catch (e) {
