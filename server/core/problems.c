@@ -21,6 +21,9 @@ void problems_free(struct problems *p)
 }
 
 static void problems_vadd(struct problems *p, long line, long column, const char *pointer,
+                          const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
+
+static void problems_vadd(struct problems *p, long line, long column, const char *pointer,
                           const char *fmt, va_list ap)
 {
     p->total++;
