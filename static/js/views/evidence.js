@@ -125,7 +125,8 @@ function uploadResult(data) {
   const rejected = data.rejected || [];
   const rejectedTotal = data.rejected_total ?? rejected.length;
   const counts = [
-    ['inserted', data.inserted], ['duplicates', data.duplicates], ['skipped', data.skipped], ['rejected', rejectedTotal],
+    ['inserted', data.inserted], ['duplicates', data.duplicates], ['skipped', data.skipped],
+    ['steps', data.steps_skipped], ['rejected', rejectedTotal],
   ].filter(([, v]) => v !== undefined && v !== null);
   return h('div', { class: 'upload-result', 'data-testid': 'upload-result' },
     notice(h('span', null, 'Uploaded. Cite it as evidence with id ', h('code', { class: 'hash' }, data.id || (data.benchmark && data.benchmark.id) || '?'), '.'), 'success'),
@@ -174,6 +175,7 @@ function uploads(ctx) {
   const runsCluster = field('Cluster', h('input', { type: 'text', required: true }), { name: 'cluster' });
   const runsTeam = team();
   const runsTz = field('Time zone of the times', h('input', { type: 'text', value: 'UTC' }), { name: 'tz', hint: 'IANA name, e.g. Europe/Berlin' });
+  const runsFields = field('Columns (files without a header line)', h('input', { type: 'text', spellcheck: 'false' }), { name: 'fields', hint: "sacct's own -o list, e.g. JobID,State,Submit,Start,End,AllocTRES" });
   const teleBench = field('Benchmark id', h('input', { type: 'text', required: true }), { name: 'benchmark_id' });
   const teleFormat = field('Format', select([['', 'detect from content'], ['nvidia-smi', 'nvidia-smi --query-gpu … --format=csv'], ['dmon', 'nvidia-smi dmon'], ['dcgm', 'DCGM exporter text']]), { name: 'format' });
   const teleIdle = field('Idle below duty cycle', h('input', { type: 'number', min: 0, max: 1, step: 0.01, value: '0.05' }), { name: 'idle_below' });
@@ -185,13 +187,13 @@ function uploads(ctx) {
   const runsForm = uploadForm({
     title: 'Job accounting (Slurm sacct)',
     description: 'sacct --parsable2 output with its header line (or a JSON array of runs). Re-uploads count as duplicates.',
-    fields: [runsCluster, runsTeam, runsTz],
+    fields: [runsCluster, runsTeam, runsTz, runsFields],
     fileLabel: 'sacct file',
     accept: '.txt,.csv,.psv,.json,text/plain,text/csv,application/json',
     send: (f) => request('POST', '/runs', {
       body: f,
       contentType: contentTypeFor(f.name, 'text/csv') === 'application/json' ? 'application/json' : 'text/csv',
-      query: { cluster: val(runsCluster), team: val(runsTeam), tz: val(runsTz) === 'UTC' ? '' : val(runsTz) },
+      query: { cluster: val(runsCluster), team: val(runsTeam), tz: val(runsTz) === 'UTC' ? '' : val(runsTz), fields: val(runsFields) },
     }),
   });
   const teleForm = uploadForm({

@@ -1,0 +1,86 @@
+// Uploads as a team member makes them from the browser: a real sacct file (no header line,
+// columns named in the form) is sent as text/csv and answers inserted / skipped / duplicates;
+// a file missing required columns shows each problem with its line; the runs list filters.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { startServer } from '../integration/lib/harness.mjs';
+import { launch, watchedPage, createTeam, createUser, signIn, sharedDir } from './lib/browser.mjs';
+
+let srv;
+let browser;
+let tariq;
+
+const FOX_FIELDS = 'JobID,JobIDRaw,User,Account,State,Start,End,AveCPU,AveDiskRead,AveDiskWrite,AveRSS,AveVMSize,' +
+  'ElapsedRaw,ExitCode,Layout,MaxRSS,MaxVMSize,MinCPU,ReqCPUS,ReqMem,ReqNodes,Reservation,Submit,Suspended,' +
+  'SystemCPU,TimelimitRaw,UserCPU,NodeList,Partition,AllocTRES,Priority,JobName';
+const sample = (name) => path.join(sharedDir, 'data/samples/sacct', name);
+
+before(async () => {
+  srv = await startServer();
+  browser = await launch();
+  await createTeam(srv, 'vision');
+  tariq = await createUser(srv, { username: 'tariq', role: 'team', teams: ['vision'] });
+});
+
+after(async () => {
+  await browser?.close();
+  await srv?.stop();
+});
+
+test('a sacct upload reports inserted, skipped and, on the second upload, duplicates', async () => {
+  const context = await browser.newContext();
+  const { page, problems } = await watchedPage(context);
+  await signIn(page, srv, tariq);
+  await page.goto(`${srv.url}/#/evidence/upload`);
+  const form = page.locator('form.upload').filter({ hasText: 'Job accounting' });
+  await form.getByLabel('Cluster').fill('fox');
+  await form.getByLabel('Team').fill('vision');
+  await form.getByLabel('Columns').fill(FOX_FIELDS);
+  await form.getByLabel('sacct file').setInputFiles(sample('sonar_fox_sacct_aP_noheader_gpu.txt'));
+  const count = (name) => form.locator(`[data-count="${name}"]`).textContent();
+
+  await form.getByRole('button', { name: 'Upload' }).click();
+  await form.getByTestId('upload-result').waitFor();
+  const inserted = Number(await count('inserted'));
+  assert.ok(inserted > 0);
+  // Jobs still RUNNING or PENDING are not stored: 100 + 31 in this file, less their steps.
+  assert.ok(Number(await count('skipped')) > 0);
+  assert.equal(await count('rejected'), '0');
+
+  await form.getByRole('button', { name: 'Upload' }).click();
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid=upload-result]').length === 1 &&
+    document.querySelector('[data-count=duplicates]').textContent !== '0');
+  assert.equal(Number(await count('duplicates')), inserted);
+  assert.equal(await count('inserted'), '0');
+
+  // The runs are listed, and the state filter narrows them.
+  await page.goto(`${srv.url}/#/evidence/runs`);
+  await page.locator('.list-results[data-loads="1"]').waitFor();
+  assert.ok(await page.locator('.list-results tbody tr').count() > 0);
+  await page.getByLabel('State').selectOption('FAILED');
+  await page.getByRole('button', { name: 'Apply filters' }).click();
+  await page.locator('.list-results[data-loads="2"]').waitFor();
+  const states = await page.locator('.list-results tbody td .state').allTextContents();
+  assert.ok(states.length > 0 && states.every((s) => s === 'FAILED'), states.join(','));
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('a sacct file without the required columns shows each problem with its line', async () => {
+  const context = await browser.newContext();
+  const { page } = await watchedPage(context);
+  await signIn(page, srv, tariq);
+  await page.goto(`${srv.url}/#/evidence/upload`);
+  const form = page.locator('form.upload').filter({ hasText: 'Job accounting' });
+  await form.getByLabel('Cluster').fill('galvani');
+  await form.getByLabel('Team').fill('vision');
+  await form.getByLabel('sacct file').setInputFiles(sample('cluster_utils_issue87_sacct_parsable2.txt'));
+  await form.getByRole('button', { name: 'Upload' }).click();
+  const alert = form.getByRole('alert').filter({ hasText: 'Upload refused (HTTP 422)' });
+  await alert.waitFor();
+  const text = await alert.innerText();
+  assert.match(text, /line 1 \/submitted_at: missing column Submit/);
+  assert.match(text, /missing column End/);
+  await context.close();
+});
