@@ -1,7 +1,7 @@
 // capledger's web UI: a hash-routed single page, plain ES modules, no build step. The CSP
 // (script-src 'self', style-src 'self') rules out inline scripts and style attributes, so every
 // element is built with DOM APIs (js/dom.js) and every dynamic width is set through CSSOM.
-import { h, clear, alertBox } from './js/dom.js';
+import { h, append, clear, alertBox } from './js/dom.js';
 import { request, setCsrfToken, onSessionLost, ApiError } from './js/api.js';
 import { renderLogin } from './js/views/login.js';
 import { renderCompare } from './js/views/compare.js';
@@ -53,11 +53,11 @@ function renderShell() {
   nav.append(h('ul', null, pagesFor(state.user).map((p) =>
     h('li', null, h('a', { href: `#/${p.path}`, 'aria-current': parts[0] === p.path ? 'page' : null }, p.label)))));
   const teams = state.user.teams && state.user.teams.length ? ` · ${state.user.teams.join(', ')}` : '';
-  who.append(
+  append(who, [
     h('span', { class: 'user', 'data-testid': 'current-user' }, state.user.username),
     h('span', { class: `role role-${state.user.role}`, 'data-testid': 'current-role' }, state.user.role),
     teams ? h('span', { class: 'teams' }, teams) : null,
-    h('button', { type: 'button', class: 'link', onclick: logout }, 'Sign out'));
+    h('button', { type: 'button', class: 'link', onclick: logout }, 'Sign out')]);
 }
 
 async function logout() {

@@ -50,6 +50,9 @@ test('sign in shows user and role, the menu fits the role, a reload keeps the se
     await signIn(page, srv, users[role]);
     assert.equal(await page.getByTestId('current-user').textContent(), users[role].username);
     assert.equal(await page.getByTestId('current-role').textContent(), role);
+    const header = await page.locator('#who').innerText();
+    assert.ok(!/null|undefined/.test(header), header);
+    if (users[role].teams?.length) assert.match(header, new RegExp(users[role].teams.join(', ')));
     const menu = await page.locator('#nav a').allTextContents();
     assert.deepEqual(menu, MENU[role], role);
 

@@ -37,7 +37,7 @@ export async function renderAudit(root, ctx) {
 
   const cpBox = h('section', { class: 'card', 'aria-labelledby': 'cp-title' }, h('h3', { id: 'cp-title' }, 'Latest checkpoint'));
   const entriesBox = h('section', { class: 'card', 'aria-labelledby': 'entries-title' }, h('h3', { id: 'entries-title' }, 'Entries'));
-  const idx = field('Leaf index', h('input', { type: 'number', min: 0, step: 1, value: '0', required: true }), { name: 'leaf_index' });
+  const idx = field('Leaf index', h('input', { type: 'number', min: 0, step: 1, value: '0', required: true, class: 'narrow' }), { name: 'leaf_index' });
   const checkBtn = h('button', { type: 'submit', class: 'primary' }, 'Check inclusion');
   const checkOut = h('div', { 'aria-live': 'polite' });
   const checkForm = h('form', { class: 'card', 'aria-labelledby': 'check-title' },
@@ -53,7 +53,7 @@ export async function renderAudit(root, ctx) {
   });
   const bundle = h('section', { class: 'card', 'aria-labelledby': 'bundle-title' },
     h('h3', { id: 'bundle-title' }, 'Audit bundle'),
-    h('p', null, 'The checkpoint, the verifier key, every leaf, the approvers\' keys and every cited comparison with its inputs — everything `capledger verify` needs.'),
+    h('p', null, 'The checkpoint, the verifier key, every leaf, the approvers\' keys and every cited comparison with its inputs — everything ', h('code', null, 'capledger verify'), ' needs.'),
     h('a', { class: 'button', href: '/api/v1/audit/bundle', download: 'capledger-audit-bundle.json', 'data-testid': 'bundle-link' }, 'Download the audit bundle'));
   root.append(cpBox, checkForm, bundle, entriesBox);
 
@@ -74,6 +74,7 @@ export async function renderAudit(root, ctx) {
   if (ctx.stale()) return;
   if (size === 0) {
     entriesBox.append(h('p', { class: 'empty' }, 'The log is empty.'));
+    checkBtn.disabled = true;
     return;
   }
   idx.control.max = String(size - 1);
