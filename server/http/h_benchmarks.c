@@ -306,24 +306,28 @@ static void benchmark_import(struct req *r)
         supersedes_buf[40], where[200];
     if (idem_begin_stream(r, &idem) == IDEM_ANSWERED)
         goto out;
+    /* Each required parameter: absent → "is required"; present but bad → ev_query's problem. */
+    size_t before = p.total;
     const char *fmt = ev_query(r, "format", EVQ_ENUM, IMPORT_FORMATS, format, sizeof format, &p);
+    if (!fmt && p.total == before)
+        problems_add(&p, "?format",
+                     "query parameter format is required (vllm, genai-perf, "
+                     "mlperf)");
+    before = p.total;
     const char *wid =
         ev_query(r, "workload_id", EVQ_UUID, NULL, workload_id, sizeof workload_id, &p);
+    if (!wid && p.total == before)
+        problems_add(&p, "?workload_id", "query parameter workload_id is required");
+    before = p.total;
     const char *oid = ev_query(r, "offer_id", EVQ_UUID, NULL, offer_id, sizeof offer_id, &p);
+    if (!oid && p.total == before)
+        problems_add(&p, "?offer_id", "query parameter offer_id is required");
     const char *at =
         ev_query(r, "measured_at", EVQ_TIME, NULL, measured_at, sizeof measured_at, &p);
     const char *by = ev_query(r, "ran_by", EVQ_TEXT, NULL, ran_by, sizeof ran_by, &p);
     const char *sup =
         ev_query(r, "supersedes", EVQ_UUID, NULL, supersedes_buf, sizeof supersedes_buf, &p);
     const char *wh = ev_query(r, "where", EVQ_TEXT, NULL, where, sizeof where, &p);
-    if (!fmt && !p.total)
-        problems_add(&p, "?format",
-                     "query parameter format is required (vllm, genai-perf, "
-                     "mlperf)");
-    if (!wid && !p.total)
-        problems_add(&p, "?workload_id", "query parameter workload_id is required");
-    if (!oid && !p.total)
-        problems_add(&p, "?offer_id", "query parameter offer_id is required");
     struct loadtest_options lopt = {NULL, NULL};
     if (wh) {
         char *eq = strchr(where, '=');

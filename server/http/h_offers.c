@@ -226,7 +226,7 @@ static void offers_from_csv(struct req *r, struct idem *idem)
             continue;
         }
         if (row.n != ncols) {
-            problems_add_line(&p, line.lineno, (long)(row.n < ncols ? row.n : ncols + 1), "",
+            problems_add_line(&p, line.lineno, (long)(row.n < ncols ? row.n + 1 : ncols + 1), "",
                               "%zu cells where the header has %zu", row.n, ncols);
             continue;
         }

@@ -16,14 +16,14 @@ static const char *SQL_COPY =
     "COPY run_stage (lineno, cluster, external_id, team, \"user\", workload_class, "
     "submitted_at, started_at, ended_at, gpus, state, exit_code, gpu_utilization) FROM STDIN";
 
-/* The first row of each (cluster, external_id) in the upload wins; rows already stored stay
- * as they are. */
+/* Rows are offered in line order, so of two rows of the upload with the same (cluster,
+ * external_id) the first is stored and the second counted a duplicate, like a row already
+ * stored (ON CONFLICT DO NOTHING also skips rows that conflict within the one command). */
 static const char *SQL_MOVE =
     "WITH ins AS (INSERT INTO run (cluster, external_id, team, \"user\", workload_class, "
     "submitted_at, started_at, ended_at, gpus, state, exit_code, gpu_utilization, upload_id) "
-    "SELECT DISTINCT ON (cluster, external_id) cluster, external_id, team, \"user\", "
-    "workload_class, submitted_at, started_at, ended_at, gpus, state, exit_code, "
-    "gpu_utilization, $1::uuid FROM run_stage ORDER BY cluster, external_id, lineno "
+    "SELECT cluster, external_id, team, \"user\", workload_class, submitted_at, started_at, "
+    "ended_at, gpus, state, exit_code, gpu_utilization, $1::uuid FROM run_stage ORDER BY lineno "
     "ON CONFLICT (cluster, external_id) DO NOTHING RETURNING 1) "
     "SELECT json_build_object('inserted', (SELECT count(*) FROM ins), 'staged', "
     "(SELECT count(*) FROM run_stage))";
