@@ -72,9 +72,9 @@ static void set_cookie_header(struct req *r, const char *value, int max_age_s, c
              SESSION_COOKIE_NAME, value, max_age_s, r->ri->is_ssl ? "; Secure" : "");
 }
 
-static json_t *user_view(const json_t *row, const char *id_key)
+static json_t *user_view(const json_t *row)
 {
-    return json_pack("{s:O?, s:O?, s:O?, s:O?}", "id", json_object_get(row, id_key), "username",
+    return json_pack("{s:O?, s:O?, s:O?, s:O?}", "id", json_object_get(row, "id"), "username",
                      json_object_get(row, "username"), "role", json_object_get(row, "role"),
                      "teams", json_object_get(row, "teams"));
 }
@@ -97,22 +97,90 @@ static int check_password(struct req *r, const char *stored, const char *passwor
     return 0;
 }
 
+/* Answers 429 (or the store's error) and returns -1 when the account or the address is
+ * locked; 0 to go on. */
+static int throttled(struct req *r, const char *account_key, const char *address_key)
+{
+    long retry_after_s = 0;
+    enum store_status st =
+        store_login_throttle_check(r->app->store, account_key, address_key, &retry_after_s);
+    if (st != STORE_OK) {
+        resp_store_error(r, st, "sign-in");
+        return -1;
+    }
+    if (retry_after_s == 0)
+        return 0;
+    char extra[64], detail[128];
+    snprintf(extra, sizeof extra, "Retry-After: %ld\r\n", retry_after_s);
+    snprintf(detail, sizeof detail, "too many failed sign-ins; try again in %ld seconds",
+             retry_after_s);
+    reply_json_with(r, 429, "application/problem+json",
+                    problem_body(429, "too-many-attempts", "Too many attempts", detail), extra);
+    return -1;
+}
+
+static void log_warning(struct req *r, const char *msg)
+{
+    fprintf(stderr, "{\"level\":\"warn\",\"msg\":\"%s\",\"request_id\":\"%s\"}\n", msg,
+            r->request_id);
+}
+
+/* After a right password: stores the upgraded hash (when new_hash is not empty), starts the
+ * session, clears the account's failures and answers 201 with the cookie. */
+static void start_session(struct req *r, const json_t *user, const char *account_key,
+                          const char *new_hash)
+{
+    const char *user_id = json_string_value(json_object_get(user, "id"));
+    struct audit_actor who = {.user_id = user_id,
+                              .name = json_string_value(json_object_get(user, "username")),
+                              .request_id = r->request_id};
+    const char *old_hash = json_string_value(json_object_get(user, "password_hash"));
+    if (new_hash[0] &&
+        store_user_rehash(r->app->store, &who, user_id, old_hash, new_hash) != STORE_OK)
+        log_warning(r, "password rehash not stored");
+    char session_id[SESSION_ID_TEXT_LEN + 1], session_hash[65];
+    session_id_new(session_id);
+    secret_sha256_hex(session_id, strlen(session_id), session_hash);
+    json_t *session = NULL;
+    enum store_status st = store_session_create(r->app->store, &who, session_hash, user_id,
+                                                AUTH_SESSION_ABSOLUTE_S, &session);
+    if (st != STORE_OK) {
+        resp_store_error(r, st, "session");
+        goto out;
+    }
+    /* Housekeeping on the success path only: failures must not buy an attacker extra work. */
+    if (store_login_throttle_succeeded(r->app->store, account_key) != STORE_OK ||
+        store_login_throttle_purge(r->app->store, &THROTTLE) != STORE_OK ||
+        store_session_purge(r->app->store) != STORE_OK)
+        log_warning(r, "sign-in housekeeping failed");
+    char csrf[SESSION_CSRF_TEXT_LEN + 1], cookie[256];
+    session_csrf_token(session_id, csrf);
+    set_cookie_header(r, session_id, AUTH_SESSION_ABSOLUTE_S, cookie, sizeof cookie);
+    json_t *body = json_pack("{s:o, s:s, s:O?, s:i}", "user", user_view(user), "csrf_token", csrf,
+                             "expires_at", json_object_get(session, "expires_at"), "idle_timeout_s",
+                             auth_session_idle_s());
+    reply_json_with(r, 201, "application/json", body, cookie);
+    sodium_memzero(cookie, sizeof cookie);
+    sodium_memzero(csrf, sizeof csrf);
+out:
+    sodium_memzero(session_id, sizeof session_id);
+    json_decref(session);
+}
+
 static void session_create(struct req *r)
 {
     static const char *const allowed[] = {"username", "password", NULL};
     struct problems p;
     problems_init(&p);
-    json_t *user = NULL, *session = NULL;
-    char account_key[65], address_key[65], session_id[SESSION_ID_TEXT_LEN + 1] = "";
-    char new_hash[PASSWORD_HASH_BYTES] = "";
-    const char *username = NULL, *password = NULL;
+    json_t *user = NULL;
+    char account_key[65], address_key[65], new_hash[PASSWORD_HASH_BYTES] = "";
     if (!json_is_object(r->body)) {
         problems_add(&p, "", "must be a JSON object");
         goto invalid;
     }
     json_check_unknown(r->body, "", allowed, &p);
-    username = json_want_string(r->body, "username", "", 1, USERNAME_MAX_BYTES, &p);
-    password = json_want_string(r->body, "password", "", 1, PASSWORD_MAX_BYTES, &p);
+    const char *username = json_want_string(r->body, "username", "", 1, USERNAME_MAX_BYTES, &p);
+    const char *password = json_want_string(r->body, "password", "", 1, PASSWORD_MAX_BYTES, &p);
     if (p.total)
         goto invalid;
     /* A page elsewhere must not sign a browser into an account of its choosing. */
@@ -123,85 +191,34 @@ static void session_create(struct req *r)
     }
     throttle_key(username, 1, account_key);
     throttle_key(r->ri->remote_addr, 0, address_key);
-    long retry_after_s = 0;
-    enum store_status st =
-        store_login_throttle_check(r->app->store, account_key, address_key, &retry_after_s);
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "sign-in");
+    if (throttled(r, account_key, address_key) != 0)
         goto out;
-    }
-    if (retry_after_s > 0) {
-        char extra[64], detail[128];
-        snprintf(extra, sizeof extra, "Retry-After: %ld\r\n", retry_after_s);
-        snprintf(detail, sizeof detail, "too many failed sign-ins; try again in %ld seconds",
-                 retry_after_s);
-        reply_json_with(r, 429, "application/problem+json",
-                        problem_body(429, "too-many-attempts", "Too many attempts", detail), extra);
-        goto out;
-    }
-    st = store_user_login_get(r->app->store, username, &user);
+    enum store_status st = store_user_login_get(r->app->store, username, &user);
     if (st != STORE_OK && st != STORE_NOT_FOUND) {
         resp_store_error(r, st, "sign-in");
         goto out;
     }
+    /* An unknown user is checked against the dummy hash (stored NULL): same work, same 401. */
     const char *stored = json_string_value(json_object_get(user, "password_hash"));
     enum password_check result = PASSWORD_WRONG;
     if (check_password(r, stored, password, &result, new_hash) != 0)
         goto out;
-    if (result == PASSWORD_WRONG) {
-        st = store_login_throttle_failed(r->app->store, &THROTTLE, account_key, address_key);
-        if (st != STORE_OK) {
-            resp_store_error(r, st, "sign-in");
-            goto out;
-        }
+    if (result != PASSWORD_WRONG) {
+        start_session(r, user, account_key, new_hash);
+        goto out;
+    }
+    st = store_login_throttle_failed(r->app->store, &THROTTLE, account_key, address_key);
+    if (st != STORE_OK)
+        resp_store_error(r, st, "sign-in");
+    else
         resp_problem(r, 401, "unauthenticated", "Authentication failed",
                      "the username or password is wrong");
-        goto out;
-    }
-    const char *user_id = json_string_value(json_object_get(user, "id"));
-    struct audit_actor who = {.user_id = user_id,
-                              .name = json_string_value(json_object_get(user, "username")),
-                              .request_id = r->request_id};
-    if (new_hash[0] &&
-        store_user_rehash(r->app->store, &who, user_id, stored, new_hash) != STORE_OK)
-        fprintf(stderr,
-                "{\"level\":\"warn\",\"msg\":\"password rehash not stored\","
-                "\"request_id\":\"%s\"}\n",
-                r->request_id);
-    session_id_new(session_id);
-    char session_hash[65];
-    secret_sha256_hex(session_id, strlen(session_id), session_hash);
-    st = store_session_create(r->app->store, &who, session_hash, user_id, AUTH_SESSION_ABSOLUTE_S,
-                              &session);
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "session");
-        goto out;
-    }
-    /* Housekeeping on the success path only: failures must not buy an attacker extra work. */
-    if (store_login_throttle_succeeded(r->app->store, account_key) != STORE_OK ||
-        store_login_throttle_purge(r->app->store, &THROTTLE) != STORE_OK ||
-        store_session_purge(r->app->store) != STORE_OK)
-        fprintf(stderr,
-                "{\"level\":\"warn\",\"msg\":\"sign-in housekeeping failed\","
-                "\"request_id\":\"%s\"}\n",
-                r->request_id);
-    char csrf[SESSION_CSRF_TEXT_LEN + 1], cookie[256];
-    session_csrf_token(session_id, csrf);
-    set_cookie_header(r, session_id, AUTH_SESSION_ABSOLUTE_S, cookie, sizeof cookie);
-    json_t *body = json_pack("{s:o, s:s, s:O?, s:i}", "user", user_view(user, "id"), "csrf_token",
-                             csrf, "expires_at", json_object_get(session, "expires_at"),
-                             "idle_timeout_s", auth_session_idle_s());
-    reply_json_with(r, 201, "application/json", body, cookie);
-    sodium_memzero(cookie, sizeof cookie);
-    sodium_memzero(csrf, sizeof csrf);
     goto out;
 invalid:
     resp_invalid(r, &p, NULL);
 out:
-    sodium_memzero(session_id, sizeof session_id);
     sodium_memzero(new_hash, sizeof new_hash);
     json_decref(user);
-    json_decref(session);
     problems_free(&p);
 }
 

@@ -85,21 +85,26 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* An unknown user costs a real verify: at least half the time of a wrong password. */
+/* An unknown user costs a real verify. Each time is the fastest of three, so that a busy
+ * machine slowing one run down does not decide the comparison. */
 static void test_dummy_verify_costs_a_verify(void **state)
 {
     (void)state;
     char hash[PASSWORD_HASH_BYTES];
     const char *pw = "correct horse battery";
     assert_int_equal(password_hash(pw, strlen(pw), hash), 0);
-    double t0 = now_s();
-    assert_int_equal(password_verify(hash, "wrong password here", 19), PASSWORD_WRONG);
-    double real = now_s() - t0;
-    t0 = now_s();
-    assert_int_equal(password_verify(NULL, "wrong password here", 19), PASSWORD_WRONG);
-    double dummy = now_s() - t0;
+    double real = 1e9, dummy = 1e9;
+    for (int i = 0; i < 3; i++) {
+        double t0 = now_s();
+        assert_int_equal(password_verify(hash, "wrong password here", 19), PASSWORD_WRONG);
+        double t1 = now_s();
+        assert_int_equal(password_verify(NULL, "wrong password here", 19), PASSWORD_WRONG);
+        double t2 = now_s();
+        real = t1 - t0 < real ? t1 - t0 : real;
+        dummy = t2 - t1 < dummy ? t2 - t1 : dummy;
+    }
     assert_true(dummy > real * 0.5);
-    assert_true(dummy < real * 2.0 + 0.05);
+    assert_true(dummy < real * 2.0);
 }
 
 int main(void)
