@@ -137,9 +137,20 @@ test('the checklist is covered by the stored evidence, and a supported advance g
 test('records are checked against stored data, keys and signatures', async () => {
   const rec = record(olga, review.id);
   assert.equal((await postDecision(srv.url, olga, rec)).status, 201);
-  // Reused id → 409 (even re-signed by another owner).
+  // Reused id → 409.
   let r = await postDecision(srv.url, olga, rec);
   assert.equal(r.status, 409, r.text);
+  // With an Idempotency-Key, a retry of the same body gets the first reply; nothing is appended twice.
+  const retry = record(olga, review.id);
+  const body = { record: retry, signature: (await import('./ledger.lib.mjs')).signRecord(olga, retry) };
+  const headers = { 'Idempotency-Key': `retry-${retry.id}` };
+  const first = await api(srv.url, 'POST', '/api/v1/decisions', { token: olga.token, body, headers });
+  assert.equal(first.status, 201, first.text);
+  const again = await api(srv.url, 'POST', '/api/v1/decisions', { token: olga.token, body, headers });
+  assert.equal(again.status, 201, again.text);
+  assert.equal(again.headers['idempotency-replayed'], 'true');
+  assert.deepEqual(again.json, first.json);
+  assert.equal(sql(`SELECT count(*) FROM decision WHERE id = '${retry.id}'`), '1');
   // supersedes: unknown, or of another review → 422; an earlier one of the same review → 201.
   const other = await createReview(srv.url, olga, [ev.workloadId], { title: 'other' });
   r = await postDecision(srv.url, olga, record(olga, other.id, { supersedes: rec.id }));
