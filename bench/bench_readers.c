@@ -60,8 +60,9 @@ struct sacct_ctx {
     size_t copy_bytes;
 };
 
-static int sacct_line(struct sacct_ctx *c, const struct linebuf_line *line, struct problems *errs)
+static int sacct_fn(const struct linebuf_line *line, void *ctx, struct problems *errs)
 {
+    struct sacct_ctx *c = ctx;
     struct run run;
     if (sacct_feed_line(&c->reader, line->text, line->len, line->lineno, &run, errs) == SACCT_RUN) {
         run_copy_line(&run, &c->copy);
@@ -91,40 +92,7 @@ static int on_sample(const struct telemetry_sample *s, void *ctx)
     return telemetry_summary_add(&c->summary, s);
 }
 
-/* Streams text in CHUNK pieces; calls fn for every line. */
-static void stream(const char *text, size_t len, void *ctx,
-                   int (*fn)(void *ctx, const struct linebuf_line *, struct problems *),
-                   struct problems *errs)
-{
-    struct linebuf lb;
-    linebuf_init(&lb, 0);
-    for (size_t off = 0;; off += CHUNK) {
-        if (off < len) {
-            if (linebuf_push(&lb, text + off, len - off < CHUNK ? len - off : CHUNK) != 0)
-                exit(1);
-        } else {
-            linebuf_finish(&lb);
-        }
-        struct linebuf_line line;
-        enum linebuf_status st;
-        while ((st = linebuf_pop(&lb, &line)) != LINEBUF_NEED_MORE) {
-            if (st == LINEBUF_LINE)
-                fn(ctx, &line, errs);
-            else
-                linebuf_report(&lb, st, &line, errs);
-        }
-        if (off >= len)
-            break;
-    }
-    linebuf_free(&lb);
-}
-
-static int sacct_fn(void *ctx, const struct linebuf_line *l, struct problems *errs)
-{
-    return sacct_line(ctx, l, errs);
-}
-
-static int telemetry_fn(void *ctx, const struct linebuf_line *l, struct problems *errs)
+static int telemetry_fn(const struct linebuf_line *l, void *ctx, struct problems *errs)
 {
     struct telemetry_ctx *c = ctx;
     return telemetry_feed_line(&c->reader, l->text, l->len, l->lineno, errs);
@@ -166,7 +134,8 @@ int main(void)
         return 1;
     double rss0 = peak_rss_mb();
     double t0 = now_s();
-    stream(big, n, &sc, sacct_fn, &errs);
+    if (linebuf_stream(big, n, CHUNK, 0, sacct_fn, &sc, &errs) != 0)
+        return 1;
     double t1 = now_s();
     printf("sacct parse grew the peak RSS by %.1f MB (input held: %.1f MB)\n", peak_rss_mb() - rss0,
            (double)n / 1e6);
@@ -197,7 +166,8 @@ int main(void)
         return 1;
     rss0 = peak_rss_mb();
     t0 = now_s();
-    stream(big, n, &tc, telemetry_fn, &errs);
+    if (linebuf_stream(big, n, CHUNK, 0, telemetry_fn, &tc, &errs) != 0)
+        return 1;
     t1 = now_s();
     printf("nvidia-smi parse grew the peak RSS by %.1f MB\n", peak_rss_mb() - rss0);
     json_t *summary = telemetry_summary_json(&tc.summary);

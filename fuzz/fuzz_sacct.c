@@ -13,6 +13,29 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+struct fuzz_jobs {
+    bool pods;
+    struct sacct_reader sacct;
+    struct openb_reader openb;
+    struct pgcopy_buf copy;
+};
+
+static int fuzz_line(const struct linebuf_line *line, void *ctx, struct problems *errs)
+{
+    struct fuzz_jobs *j = ctx;
+    struct run run;
+    bool got = j->pods
+                   ? openb_feed_line(&j->openb, line->text, line->len, line->lineno, &run, errs) ==
+                         OPENB_RUN
+                   : sacct_feed_line(&j->sacct, line->text, line->len, line->lineno, &run, errs) ==
+                         SACCT_RUN;
+    if (got) {
+        pgcopy_reset(&j->copy);
+        run_copy_line(&run, &j->copy);
+    }
+    return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size == 0)
@@ -22,53 +45,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size--;
     struct problems errs;
     problems_init(&errs);
-    struct sacct_options opt = {
+    const struct sacct_options opt = {
         .fields = (mode & 1) ? "JobID,JobIDRaw,User,Account,State,Start,End,ExitCode,Submit,"
                                "Partition,QOS,AllocTRES,JobName"
                              : NULL,
         .include_steps = (mode & 2) != 0,
         .team = (mode & 4) ? "fuzz" : NULL,
     };
-    struct sacct_reader reader;
-    struct openb_reader pods;
     const struct openb_options pod_opt = {.trace_start_s = 1672531200, .team = "fuzz"};
-    openb_reader_init(&pods, &pod_opt);
-    struct pgcopy_buf copy;
-    pgcopy_init(&copy);
-    if (sacct_reader_init(&reader, &opt, &errs) == 0) {
-        struct linebuf lb;
-        linebuf_init(&lb, 4096);
-        size_t chunk = (size_t)(mode >> 4) + 1;
-        for (size_t off = 0;; off += chunk) {
-            if (off < size) {
-                if (linebuf_push(&lb, data + off, off + chunk <= size ? chunk : size - off) != 0)
-                    abort();
-            } else {
-                linebuf_finish(&lb);
-            }
-            struct linebuf_line line;
-            enum linebuf_status st;
-            while ((st = linebuf_pop(&lb, &line)) != LINEBUF_NEED_MORE) {
-                if (st != LINEBUF_LINE) {
-                    linebuf_report(&lb, st, &line, &errs);
-                    continue;
-                }
-                struct run run;
-                bool got = (mode & 8) ? openb_feed_line(&pods, line.text, line.len, line.lineno,
-                                                        &run, &errs) == OPENB_RUN
-                                      : sacct_feed_line(&reader, line.text, line.len, line.lineno,
-                                                        &run, &errs) == SACCT_RUN;
-                if (got) {
-                    pgcopy_reset(&copy);
-                    run_copy_line(&run, &copy);
-                }
-            }
-            if (off >= size)
-                break;
-        }
-        linebuf_free(&lb);
-    }
-    pgcopy_free(&copy);
+    struct fuzz_jobs jobs = {.pods = (mode & 8) != 0};
+    pgcopy_init(&jobs.copy);
+    openb_reader_init(&jobs.openb, &pod_opt);
+    if (sacct_reader_init(&jobs.sacct, &opt, &errs) == 0 &&
+        linebuf_stream((const char *)data, size, (size_t)(mode >> 4) + 1, 4096, fuzz_line, &jobs,
+                       &errs) < 0)
+        abort();
+    pgcopy_free(&jobs.copy);
 
     json_error_t jerr;
     json_t *doc = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, &jerr);

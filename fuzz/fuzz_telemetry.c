@@ -23,6 +23,11 @@ static int fuzz_on_sample(const struct telemetry_sample *s, void *ctx)
     return telemetry_summary_add(&sink->summary, s);
 }
 
+static int fuzz_feed_line(const struct linebuf_line *line, void *ctx, struct problems *errs)
+{
+    return telemetry_feed_line(ctx, line->text, line->len, line->lineno, errs);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size == 0)
@@ -46,32 +51,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     struct telemetry_reader reader;
     if (telemetry_reader_init(&reader, format, &opt, fuzz_on_sample, &sink, &errs) == 0) {
-        struct linebuf lb;
-        linebuf_init(&lb, 8192);
-        size_t chunk = (size_t)(mode >> 3) + 1;
-        int rc = 0;
-        for (size_t off = 0; rc == 0; off += chunk) {
-            if (off < size) {
-                if (linebuf_push(&lb, data + off, off + chunk <= size ? chunk : size - off) != 0)
-                    abort();
-            } else {
-                linebuf_finish(&lb);
-            }
-            struct linebuf_line line;
-            enum linebuf_status st;
-            while (rc == 0 && (st = linebuf_pop(&lb, &line)) != LINEBUF_NEED_MORE) {
-                if (st == LINEBUF_LINE)
-                    rc = telemetry_feed_line(&reader, line.text, line.len, line.lineno, &errs);
-                else
-                    linebuf_report(&lb, st, &line, &errs);
-            }
-            if (off >= size) {
-                if (rc == 0)
-                    (void)!telemetry_finish(&reader, &errs);
-                break;
-            }
-        }
-        linebuf_free(&lb);
+        int rc = linebuf_stream((const char *)data, size, (size_t)(mode >> 3) + 1, 8192,
+                                fuzz_feed_line, &reader, &errs);
+        if (rc == 0)
+            (void)!telemetry_finish(&reader, &errs);
     }
     telemetry_reader_free(&reader);
     json_t *summary = telemetry_summary_json(&sink.summary);

@@ -497,6 +497,19 @@ static json_t *genai_finish(struct lt_doc *d, json_t *point, json_t *result, dou
     return lt_finish(d);
 }
 
+/* The document, the point and its result record of a GenAI-Perf export (one load point). */
+static bool genai_begin(struct lt_doc *d, json_t **point, json_t **result)
+{
+    *point = json_object();
+    *result = json_object();
+    if (lt_doc_init(d, "genai-perf") && *point && *result)
+        return true;
+    lt_doc_free(d);
+    json_decref(*point);
+    json_decref(*result);
+    return false;
+}
+
 struct csv_cell {
     char text[64];
 };
@@ -587,13 +600,9 @@ static void genai_label(const char *cell, size_t *label_len, const char **unit, 
 static json_t *genai_csv_parse(const char *buf, size_t len, struct problems *errs)
 {
     struct lt_doc d;
-    json_t *point = json_object(), *result = json_object();
-    if (!lt_doc_init(&d, "genai-perf") || !point || !result) {
-        lt_doc_free(&d);
-        json_decref(point);
-        json_decref(result);
+    json_t *point, *result;
+    if (!genai_begin(&d, &point, &result))
         return NULL;
-    }
     enum { MAXC = 32 };
     struct csv_cell cells[MAXC];
     char stats[MAXC][16];
@@ -692,11 +701,8 @@ static json_t *genai_json_parse(const char *buf, size_t len, struct problems *er
         return NULL;
     }
     struct lt_doc d;
-    json_t *point = json_object(), *result = json_object();
-    if (!lt_doc_init(&d, "genai-perf") || !point || !result) {
-        lt_doc_free(&d);
-        json_decref(point);
-        json_decref(result);
+    json_t *point, *result;
+    if (!genai_begin(&d, &point, &result)) {
         json_decref(doc);
         return NULL;
     }

@@ -111,15 +111,24 @@ int sacct_reader_init(struct sacct_reader *r, const struct sacct_options *opt,
     return 0;
 }
 
+/* The next comma-separated item of s[0..len) from *pos (advanced past it); NULL at the end. */
+static const char *sacct_next_item(const char *s, size_t len, size_t *pos, size_t *item_len)
+{
+    if (*pos >= len)
+        return NULL;
+    const char *item = s + *pos;
+    const char *comma = memchr(item, ',', len - *pos);
+    *item_len = comma ? (size_t)(comma - item) : len - *pos;
+    *pos += *item_len + 1;
+    return item;
+}
+
 bool sacct_tres_gpus(const char *tres, size_t len, double *gpus)
 {
     double plain = -1, typed = 0;
-    size_t pos = 0;
-    while (pos < len) {
-        const char *item = tres + pos;
-        const char *comma = memchr(item, ',', len - pos);
-        size_t ilen = comma ? (size_t)(comma - item) : len - pos;
-        pos += ilen + 1;
+    size_t pos = 0, ilen;
+    const char *item;
+    while ((item = sacct_next_item(tres, len, &pos, &ilen))) {
         const char *eq = memchr(item, '=', ilen);
         if (!eq)
             continue;
@@ -144,12 +153,9 @@ bool sacct_tres_gpus(const char *tres, size_t len, double *gpus)
 static bool sacct_gres_gpus(const char *gres, size_t len, double *gpus)
 {
     double total = 0;
-    size_t pos = 0;
-    while (pos < len) {
-        const char *item = gres + pos;
-        const char *comma = memchr(item, ',', len - pos);
-        size_t ilen = comma ? (size_t)(comma - item) : len - pos;
-        pos += ilen + 1;
+    size_t pos = 0, ilen;
+    const char *item;
+    while ((item = sacct_next_item(gres, len, &pos, &ilen))) {
         const char *paren = memchr(item, '(', ilen);
         if (paren)
             ilen = (size_t)(paren - item);

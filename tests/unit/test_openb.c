@@ -31,11 +31,11 @@ struct tally {
     struct pgcopy_buf copy;
 };
 
-static int tally_line(const char *line, size_t len, long lineno, void *ctx, struct problems *errs)
+static int tally_line(const struct linebuf_line *l, void *ctx, struct problems *errs)
 {
     struct tally *t = ctx;
     struct run run;
-    enum openb_result res = openb_feed_line(&t->reader, line, len, lineno, &run, errs);
+    enum openb_result res = openb_feed_line(&t->reader, l->text, l->len, l->lineno, &run, errs);
     if (res == OPENB_FATAL)
         return 1;
     if (res != OPENB_RUN)
@@ -65,7 +65,7 @@ static void test_pod_list(void **state)
     pgcopy_init(&t.copy);
     const struct openb_options opt = {.trace_start_s = TRACE_START, .team = "ml"};
     openb_reader_init(&t.reader, &opt);
-    assert_int_equal(sample_stream(text, len, 8192, 0, tally_line, &t, &errs), 0);
+    assert_int_equal(linebuf_stream(text, len, 8192, 0, tally_line, &t, &errs), 0);
     assert_int_equal(errs.total, 0);
     assert_int_equal(t.reader.runs, 8152);
     assert_int_equal(t.by_state[RUN_STATE_COMPLETED], 192);

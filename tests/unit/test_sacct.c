@@ -43,11 +43,11 @@ struct tally {
     struct pgcopy_buf copy;
 };
 
-static int tally_line(const char *line, size_t len, long lineno, void *ctx, struct problems *errs)
+static int tally_line(const struct linebuf_line *l, void *ctx, struct problems *errs)
 {
     struct tally *t = ctx;
     struct run run;
-    switch (sacct_feed_line(&t->reader, line, len, lineno, &run, errs)) {
+    switch (sacct_feed_line(&t->reader, l->text, l->len, l->lineno, &run, errs)) {
     case SACCT_RUN:
         if (t->runs++ == 0)
             t->first = run;
@@ -60,7 +60,7 @@ static int tally_line(const char *line, size_t len, long lineno, void *ctx, stru
         run_copy_line(&run, &t->copy);
         break;
     case SACCT_FATAL:
-        t->fatal_at = (int)lineno;
+        t->fatal_at = (int)l->lineno;
         return 1;
     default:
         break;
@@ -77,7 +77,7 @@ static void tally_text(struct tally *t, const char *text, size_t len,
         t->fatal_at = -1;
         return;
     }
-    (void)sample_stream(text, len, chunk, 0, tally_line, t, errs);
+    assert_true(linebuf_stream(text, len, chunk, 0, tally_line, t, errs) >= 0);
     assert_true(pgcopy_ok(&t->copy));
 }
 

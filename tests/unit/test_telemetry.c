@@ -51,10 +51,10 @@ static int collect_sample(const struct telemetry_sample *s, void *ctx)
     return telemetry_summary_add(&c->summary, s);
 }
 
-static int collect_line(const char *line, size_t len, long lineno, void *ctx, struct problems *errs)
+static int collect_line(const struct linebuf_line *l, void *ctx, struct problems *errs)
 {
     struct collected *c = ctx;
-    c->status = telemetry_feed_line(&c->reader, line, len, lineno, errs);
+    c->status = telemetry_feed_line(&c->reader, l->text, l->len, l->lineno, errs);
     return c->status;
 }
 
@@ -66,7 +66,7 @@ static void collect_text(struct collected *c, const char *text, size_t len,
     pgcopy_init(&c->copy);
     assert_int_equal(telemetry_summary_init(&c->summary, idle_below), 0);
     c->status = telemetry_reader_init(&c->reader, format, opt, collect_sample, c, errs);
-    if (c->status == 0 && sample_stream(text, len, chunk, 0, collect_line, c, errs) == 0)
+    if (c->status == 0 && linebuf_stream(text, len, chunk, 0, collect_line, c, errs) == 0)
         c->status = telemetry_finish(&c->reader, errs);
     assert_true(pgcopy_ok(&c->copy));
     c->json = telemetry_summary_json(&c->summary);
