@@ -167,23 +167,26 @@ static void walk(const char *dir, bool inclusion, struct tally *t)
     closedir(d);
 }
 
+/* Each folder has 98 files: 6 accepted (happy paths; for inclusion the single entry too, for
+ * consistency equal sizes with equal roots) and 92 negative cases. */
+static void check_vector_folder(const char *dir, bool inclusion)
+{
+    struct tally t = {0};
+    walk(dir, inclusion, &t);
+    assert_int_equal(t.files, 98);
+    assert_int_equal(t.accepted, 6);
+}
+
 static void test_inclusion_vectors(void **state)
 {
     (void)state;
-    struct tally t = {0};
-    walk(VECTORS "/testdata/inclusion", true, &t);
-    /* 98 files: 6 happy paths (sizes 0–4 and the single entry), 92 negative cases. */
-    assert_int_equal(t.files, 98);
-    assert_int_equal(t.accepted, 6);
+    check_vector_folder(VECTORS "/testdata/inclusion", true);
 }
 
 static void test_consistency_vectors(void **state)
 {
     (void)state;
-    struct tally t = {0};
-    walk(VECTORS "/testdata/consistency", false, &t);
-    assert_int_equal(t.files, 98);
-    assert_int_equal(t.accepted, 6);
+    check_vector_folder(VECTORS "/testdata/consistency", false);
 }
 
 /* ---- generated proofs ---------------------------------------------------------------------- */

@@ -1,0 +1,97 @@
+/* Timings of the ledger's pure core, to size the server's work per request: canonicalising a
+ * comparison, formatting doubles, Merkle roots and proofs over a large log (the store answers
+ * proofs from all leaf hashes), and verifying an approver signature.
+ * Times are CPU time of this process, so other load on the machine inflates them less.
+ * Run: build/bench_ledger [leaves] (default 100000). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/decision.h"
+#include "core/jcs.h"
+#include "core/merkle.h"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int main(int argc, char **argv)
+{
+    size_t leaves = argc > 1 ? strtoul(argv[1], NULL, 10) : 100000;
+    if (sodium_init() < 0 || leaves == 0)
+        return 1;
+
+    json_t *doc = json_load_file(CAPLEDGER_SHARED_DIR "/spec/example-inference.expected.json",
+                                 JSON_REJECT_DUPLICATES, NULL);
+    if (!doc)
+        return 1;
+    size_t len = 0;
+    const int reps = 2000;
+    double t0 = now_s();
+    for (int i = 0; i < reps; i++) {
+        char *bytes = jcs_serialize(doc, &len);
+        free(bytes);
+    }
+    printf("jcs_serialize example-inference.expected.json (%zu bytes): %.1f us/op\n", len,
+           (now_s() - t0) / reps * 1e6);
+    json_decref(doc);
+
+    const int doubles = 1000000;
+    uint64_t state = 0x9e3779b97f4a7c15ULL;
+    char text[JCS_NUMBER_MAX];
+    long total_chars = 0;
+    t0 = now_s();
+    for (int i = 0; i < doubles; i++) {
+        state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+        double d = (double)(state >> 11) * 0x1p-53 * 1e6; /* typical money/throughput figures */
+        total_chars += jcs_format_double(d, text);
+    }
+    printf("jcs_format_double on doubles in [0, 1e6): %.0f ns/op (%.1f chars)\n",
+           (now_s() - t0) / doubles * 1e9, (double)total_chars / doubles);
+
+    uint8_t(*hashes)[MERKLE_HASH_BYTES] = malloc(leaves * sizeof *hashes);
+    if (!hashes)
+        return 1;
+    for (size_t i = 0; i < leaves; i++)
+        merkle_leaf_hash((const uint8_t *)&i, sizeof i, hashes[i]);
+    uint8_t root[MERKLE_HASH_BYTES], proof[MERKLE_MAX_PROOF][MERKLE_HASH_BYTES];
+    size_t proof_len;
+    t0 = now_s();
+    merkle_root((const uint8_t(*)[MERKLE_HASH_BYTES])hashes, leaves, root);
+    printf("merkle_root over %zu leaf hashes: %.2f ms\n", leaves, (now_s() - t0) * 1e3);
+    t0 = now_s();
+    if (merkle_inclusion_proof((const uint8_t(*)[MERKLE_HASH_BYTES])hashes, leaves, leaves / 2,
+                               proof, &proof_len) != 0)
+        return 1;
+    printf("merkle_inclusion_proof index %zu of %zu: %.2f ms (%zu hashes)\n", leaves / 2, leaves,
+           (now_s() - t0) * 1e3, proof_len);
+    t0 = now_s();
+    if (merkle_consistency_proof((const uint8_t(*)[MERKLE_HASH_BYTES])hashes, leaves, leaves / 2,
+                                 proof, &proof_len) != 0)
+        return 1;
+    printf("merkle_consistency_proof %zu -> %zu: %.2f ms (%zu hashes)\n", leaves / 2, leaves,
+           (now_s() - t0) * 1e3, proof_len);
+    free(hashes);
+
+    uint8_t pk[crypto_sign_PUBLICKEYBYTES], sk[crypto_sign_SECRETKEYBYTES];
+    crypto_sign_keypair(pk, sk);
+    char pk_b64[DECISION_PUBLIC_KEY_B64_LEN + 1], sig[DECISION_SIGNATURE_B64_LEN + 1];
+    sodium_bin2base64(pk_b64, sizeof pk_b64, pk, sizeof pk, sodium_base64_VARIANT_ORIGINAL);
+    json_t *record =
+        json_pack("{s:s, s:s, s:[s], s:s}", "decision", "advance", "question", "Which arrangement?",
+                  "assumptions", "failure rate 2%", "created_at", "2025-09-12T14:06:12Z");
+    if (!record || decision_sign(record, sk, sig) != 0)
+        return 1;
+    const int verifies = 2000;
+    t0 = now_s();
+    for (int i = 0; i < verifies; i++)
+        if (decision_verify(record, sig, pk_b64) != 0)
+            return 1;
+    printf("decision_verify (JCS + Ed25519): %.1f us/op\n", (now_s() - t0) / verifies * 1e6);
+    json_decref(record);
+    return 0;
+}
