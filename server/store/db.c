@@ -125,8 +125,11 @@ static PGconn *connect_db(const char *conninfo)
 {
     /* expand_dbname lets conninfo be a URL or key=value string; our connect_timeout and
      * application_name come first so the user's conninfo can override them. */
-    const char *keys[] = {"connect_timeout", "application_name", "dbname", NULL};
-    const char *vals[] = {CONNECT_TIMEOUT_S, "capledger", conninfo, NULL};
+    /* client_min_messages: NOTICEs (e.g. "already exists, skipping") would otherwise go to
+     * stderr unformatted, between the JSON log lines. */
+    const char *keys[] = {"connect_timeout", "application_name", "options", "dbname", NULL};
+    const char *vals[] = {CONNECT_TIMEOUT_S, "capledger", "-c client_min_messages=warning",
+                          conninfo, NULL};
     PGconn *pg = PQconnectdbParams(keys, vals, 1);
     if (pg && PQstatus(pg) != CONNECTION_OK) {
         PQfinish(pg);
@@ -237,12 +240,10 @@ static enum store_status classify(struct store_conn *c, PGresult *r, struct stor
     snprintf(c->error, sizeof c->error, "%s", msg ? msg : "");
     if (PQstatus(c->pg) != CONNECTION_OK || !state)
         return STORE_UNAVAILABLE;
-    if (strcmp(state, "23505") == 0 || strcmp(state, "40001") == 0 ||
-        strcmp(state, "40P01") == 0)
+    if (strcmp(state, "23505") == 0 || strcmp(state, "40001") == 0 || strcmp(state, "40P01") == 0)
         return STORE_CONFLICT;
-    if (strcmp(state, "23503") == 0 || strcmp(state, "23514") == 0 ||
-        strcmp(state, "23502") == 0 || strcmp(state, "22P02") == 0 ||
-        strcmp(state, "22007") == 0 || strcmp(state, "22008") == 0)
+    if (strcmp(state, "23503") == 0 || strcmp(state, "23514") == 0 || strcmp(state, "23502") == 0 ||
+        strcmp(state, "22P02") == 0 || strcmp(state, "22007") == 0 || strcmp(state, "22008") == 0)
         return STORE_INVALID;
     if (strncmp(state, "08", 2) == 0 || strncmp(state, "57P", 3) == 0 ||
         strcmp(state, "53300") == 0)
