@@ -248,3 +248,10 @@ json_t *ev_upload_record(struct req *r, const char *id, const char *kind, const 
         json_object_set_new(rec, "created_by", json_string(r->who.user_id));
     return rec;
 }
+
+void ev_place_whole_input_faults(struct problems *p)
+{
+    for (size_t i = 0; i < p->count; i++)
+        if (!p->items[i].line && !p->items[i].pointer[0])
+            p->items[i].line = 1;
+}

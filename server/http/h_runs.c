@@ -360,10 +360,10 @@ static void runs_upload(struct req *r)
         resp_invalid(r, &in.errs, "No line of the upload holds a valid run: nothing was stored.");
         goto out;
     }
-    if (in.lines == 0 && !in.errs.total) {
+    if (in.accepted == 0 && !in.errs.total && in.skipped == 0 && in.steps == 0) {
         struct problems e;
         problems_init(&e);
-        problems_add_line(&e, 1, 0, "", "the upload holds no runs");
+        problems_add_line(&e, in.lines > 0 ? in.lines : 1, 0, "", "the upload holds no runs");
         resp_invalid(r, &e, NULL);
         problems_free(&e);
         goto out;

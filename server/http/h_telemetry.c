@@ -224,6 +224,7 @@ static void telemetry_upload(struct req *r)
     upload_drain(u);
     if (upload_reply_transport_fault(u))
         goto out;
+    ev_place_whole_input_faults(&errs);
     if (!in.failed)
         (void)flush_copy(&in);
     if (in.failed) {
