@@ -81,11 +81,11 @@ static const char *SQL_NEEDS_DECISION =
 static const char *SQL_LIST =
     "SELECT coalesce(json_agg(j ORDER BY created_at, id), '[]') FROM (SELECT " ALERT_JSON
     " AS j, a.created_at, a.id FROM alert a WHERE ($1::text IS NULL OR a.owner = $1) "
-    "AND ($2::text IS NULL OR a.status = $2) AND ($3::text IS NULL OR a.review_id::text = "
-    "lower($3)) AND ($4::timestamptz IS NULL OR (a.created_at, a.id) > ($4::timestamptz, "
+    "AND ($2::text IS NULL OR a.status = $2) AND ($3::uuid IS NULL OR a.review_id = $3::uuid) AND "
+    "($4::timestamptz IS NULL OR (a.created_at, a.id) > ($4::timestamptz, "
     "$5::uuid)) ORDER BY a.created_at, a.id LIMIT $6::integer) t";
 
-static const char *SQL_GET = "SELECT " ALERT_JSON " FROM alert a WHERE a.id::text = lower($1)";
+static const char *SQL_GET = "SELECT " ALERT_JSON " FROM alert a WHERE a.id = $1::uuid";
 
 static const char *SQL_UPDATE =
     "UPDATE alert a SET status = $3, note = $4, version = a.version + 1, updated_at = now(), "

@@ -16,6 +16,7 @@
 #include "core/decision.h"
 #include "core/merkle.h"
 #include "core/note.h"
+#include "core/validate.h"
 #include "store/reviews.h"
 
 #define FRONTIER_MAX 64 /* one hash per bit of a 64-bit size */
@@ -45,10 +46,10 @@ static const char *SQL_SIGNER =
 static const char *SQL_FACTS =
     "SELECT json_build_object("
     "'review', (SELECT json_build_object('id', r.id, 'owner', r.owner) FROM review r "
-    "  WHERE r.id::text = lower($1)), "
-    "'duplicate', EXISTS (SELECT 1 FROM decision d WHERE d.id::text = lower($2)), "
+    "  WHERE r.id = $1::uuid), "
+    "'duplicate', EXISTS (SELECT 1 FROM decision d WHERE d.id = $2::uuid), "
     "'supersedes', (SELECT json_build_object('review_id', d.review_id) FROM decision d "
-    "  WHERE d.id::text = lower($3)), "
+    "  WHERE d.id = $3::uuid), "
     "'comparisons', (SELECT coalesce(json_agg(json_build_object('sha256', e.h, "
     "  'stored', c.sha256 IS NOT NULL, 'result', CASE WHEN e.i = 1 THEN c.result END) "
     "  ORDER BY e.i), '[]') FROM json_array_elements_text($4::json) WITH ORDINALITY AS e(h, i) "
@@ -83,11 +84,10 @@ static const char *SQL_REVIEW_DECIDED =
     "(SELECT jsonb_array_elements_text(" param "::jsonb))))"
 
 static const char *SQL_DECISION_GET =
-    "SELECT " DECISION_JSON
-    " FROM decision d WHERE d.id::text = lower($1) AND " DECISION_VISIBLE("$2");
+    "SELECT " DECISION_JSON " FROM decision d WHERE d.id = $1::uuid AND " DECISION_VISIBLE("$2");
 static const char *SQL_DECISION_LIST =
     "SELECT coalesce(json_agg(j ORDER BY leaf_index), '[]') FROM (SELECT " DECISION_JSON
-    " AS j, d.leaf_index FROM decision d WHERE ($1::text IS NULL OR d.review_id::text = lower($1))"
+    " AS j, d.leaf_index FROM decision d WHERE ($1::uuid IS NULL OR d.review_id = $1::uuid)"
     " AND " DECISION_VISIBLE("$2") " AND d.leaf_index > $3::bigint"
                                    " ORDER BY d.leaf_index LIMIT $4::integer) t";
 
@@ -558,8 +558,10 @@ enum store_status store_decision_append(struct store *s, const struct audit_acto
         st = check_signer(c, in, outcome, p, &key);
     if (st != STORE_OK || *outcome == LEDGER_NOT_SIGNER || p->total > before)
         goto out;
-    const char *pf[] = {text_of(record, "review_id"), text_of(record, "id"),
-                        text_of(record, "supersedes"), cited_text};
+    /* review_id is any id to the record validator; only a uuid can name a stored review. */
+    const char *review_id = text_of(record, "review_id");
+    const char *pf[] = {review_id && uuid_valid(review_id) ? review_id : NULL,
+                        text_of(record, "id"), text_of(record, "supersedes"), cited_text};
     st = store_json(c, SQL_FACTS, 4, pf, &facts);
     if (st != STORE_OK)
         goto out;

@@ -38,12 +38,18 @@
     "WHERE w.id = ANY (r.workload_ids) AND w.team IN "                                             \
     "(SELECT jsonb_array_elements_text(" param "::jsonb))))"
 
+/* A scenario document's reference as a uuid, or NULL for text that is not one: CASE keeps the
+ * cast from seeing it, and comparing uuids (not text) lets the primary key index serve. */
+#define UUID_OR_NULL(expr)                                                                         \
+    "(CASE WHEN (" expr ") ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' "   \
+    "THEN (" expr ")::uuid END)"
+
 static const char *SQL_REFS =
     "SELECT json_build_object('owner_ok', EXISTS (SELECT 1 FROM app_user "
     "WHERE username = $1 AND role = 'owner' AND disabled_at IS NULL), "
     "'missing_workloads', coalesce((SELECT json_agg(e.i - 1 ORDER BY e.i) "
     "FROM json_array_elements_text($2::json) WITH ORDINALITY AS e(id, i) "
-    "WHERE NOT EXISTS (SELECT 1 FROM workload w WHERE w.id::text = lower(e.id))), '[]'))";
+    "WHERE NOT EXISTS (SELECT 1 FROM workload w WHERE w.id = e.id::uuid)), '[]'))";
 
 static const char *SQL_CREATE =
     "INSERT INTO review AS r (title, question, workload_ids, owner, started_on, drift_threshold,"
@@ -51,7 +57,7 @@ static const char *SQL_CREATE =
     " $5::date, coalesce($6::float8, 0.25), $7 RETURNING " REVIEW_JSON;
 
 static const char *SQL_GET =
-    "SELECT " REVIEW_JSON " FROM review r WHERE r.id::text = lower($1) AND " REVIEW_VISIBLE("$2");
+    "SELECT " REVIEW_JSON " FROM review r WHERE r.id = $1::uuid AND " REVIEW_VISIBLE("$2");
 
 static const char *SQL_LIST =
     "SELECT coalesce(json_agg(j ORDER BY created_at, id), '[]') FROM (SELECT " REVIEW_JSON
@@ -89,9 +95,8 @@ static const char *SQL_ARTIFACT_LIST =
     "SELECT coalesce(json_agg(" ARTIFACT_JSON " ORDER BY a.created_at, a.id), '[]') "
     "FROM review_artifact a WHERE a.review_id = $1::uuid";
 
-static const char *SQL_ARTIFACT_GET =
-    "SELECT " ARTIFACT_JSON " FROM review_artifact a "
-    "WHERE a.review_id::text = lower($1) AND a.id::text = lower($2)";
+static const char *SQL_ARTIFACT_GET = "SELECT " ARTIFACT_JSON " FROM review_artifact a "
+                                      "WHERE a.review_id = $1::uuid AND a.id = $2::uuid";
 
 static const char *SQL_ARTIFACT_UPDATE =
     "UPDATE review_artifact AS a SET title = d.title, phase = d.phase, "
@@ -136,7 +141,7 @@ static const char *SQL_FACTS_REVIEW =
     "  FROM benchmark b WHERE b.workload_id = w.id)) "
     "ORDER BY array_position(r.workload_ids, w.id)) "
     "FROM workload w WHERE w.id = ANY (r.workload_ids)), '[]')) "
-    "FROM review r WHERE r.id::text = lower($1)";
+    "FROM review r WHERE r.id = $1::uuid";
 
 /* The workloads a comparison answers for: its own list, its scenario's, and the scenario's
  * workload when that was given as a stored workload's id. */
@@ -147,7 +152,7 @@ static const char *SQL_FACTS_REVIEW =
 
 static const char *SQL_FACTS_LATEST =
     "SELECT to_json(c.sha256) FROM review r, comparison c "
-    "LEFT JOIN scenario s ON s.id = c.scenario_id WHERE r.id::text = lower($1) "
+    "LEFT JOIN scenario s ON s.id = c.scenario_id WHERE r.id = $1::uuid "
     "AND " COMPARISON_WORKLOADS " ?| r.workload_ids::text[] "
     "ORDER BY c.created_at DESC, c.sha256 LIMIT 1";
 
@@ -180,10 +185,12 @@ static const char *SQL_FACTS_OPTIONS =
     "CROSS JOIN LATERAL jsonb_array_elements(c.resolved->'options') WITH ORDINALITY AS o(opt, i) "
     "LEFT JOIN LATERAL (SELECT s.document->'options'->(o.i::int - 1) AS doc) d ON true "
     "LEFT JOIN benchmark b ON jsonb_typeof(d.doc->'benchmark') = 'string' "
-    "  AND b.id::text = lower(d.doc->>'benchmark') "
-    "LEFT JOIN offer f ON f.id::text = coalesce(CASE WHEN jsonb_typeof(d.doc->'offer') = "
-    "  'string' THEN lower(d.doc->>'offer') END, b.offer_id::text) "
-    "WHERE c.sha256 = $1";
+    "  AND b.id = " UUID_OR_NULL(
+        "d.doc->>'benchmark'") " "
+                               "LEFT JOIN offer f ON f.id = coalesce(CASE WHEN "
+                               "jsonb_typeof(d.doc->'offer') = 'string' "
+                               "  THEN " UUID_OR_NULL("d.doc->>'offer'") " END, b.offer_id) "
+                                                                         "WHERE c.sha256 = $1";
 
 /* ---- references ---- */
 
