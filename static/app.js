@@ -104,6 +104,7 @@ async function route(message) {
     return;
   }
   clear(app);
+  delete app.dataset.route;
   const ctx = {
     user: state.user,
     params: parts.slice(1),
@@ -118,7 +119,10 @@ async function route(message) {
   } catch (e) {
     if (seq === state.renderSeq) app.append(alertBox(`Could not show this page: ${e.message}`));
   }
-  if (seq === state.renderSeq && !app.contains(document.activeElement)) app.focus({ preventScroll: true });
+  if (seq === state.renderSeq) {
+    app.dataset.route = parts.join('/');
+    if (!app.contains(document.activeElement)) app.focus({ preventScroll: true });
+  }
 }
 
 onSessionLost(() => {

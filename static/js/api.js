@@ -29,6 +29,14 @@ export class ApiError extends Error {
 
 const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
 
+// Requests in flight, mirrored on <html data-busy> so tests (and scripts driving the page) can
+// wait until every answer has been rendered instead of sleeping.
+let inflight = 0;
+function track(delta) {
+  inflight += delta;
+  if (typeof document !== 'undefined') document.documentElement.dataset.busy = inflight > 0 ? '1' : '0';
+}
+
 export function withQuery(path, query) {
   if (!query) return path;
   const params = new URLSearchParams();
@@ -55,16 +63,22 @@ export async function request(method, path, { json, body, contentType, query, he
   }
   if (!SAFE.has(method) && csrfToken) h['X-CSRF-Token'] = csrfToken;
   let res;
-  try {
-    res = await fetch(url, { method, headers: h, body: payload, credentials: 'same-origin', cache: 'no-store' });
-  } catch (e) {
-    throw new ApiError(0, { title: 'The server could not be reached', detail: e.message });
-  }
-  const type = res.headers.get('Content-Type') || '';
   let data = null;
-  if (raw) data = await res.text();
-  else if (type.includes('json')) data = await res.json().catch(() => null);
-  else if (res.status !== 204) data = await res.text();
+  track(1);
+  try {
+    try {
+      res = await fetch(url, { method, headers: h, body: payload, credentials: 'same-origin', cache: 'no-store' });
+    } catch (e) {
+      throw new ApiError(0, { title: 'The server could not be reached', detail: e.message });
+    }
+    const type = res.headers.get('Content-Type') || '';
+    if (raw) data = await res.text();
+    else if (type.includes('json')) data = await res.json().catch(() => null);
+    else if (res.status !== 204) data = await res.text();
+  } finally {
+    // The caller renders the answer in the same task; drop the count after it has run.
+    setTimeout(() => track(-1), 0);
+  }
   if (res.status === 401 && !path.endsWith('/session')) onUnauthenticated();
   if (res.status >= 400) {
     throw new ApiError(res.status, data && typeof data === 'object' ? data : { detail: typeof data === 'string' ? data.slice(0, 300) : '' });

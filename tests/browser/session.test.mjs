@@ -3,7 +3,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startServer, api } from '../integration/lib/harness.mjs';
-import { launch, watchedPage, createTeam, createUser, signIn } from './lib/browser.mjs';
+import { launch, watchedPage, createTeam, createUser, signIn, openRoute } from './lib/browser.mjs';
 
 let srv;
 let browser;
@@ -78,13 +78,13 @@ test('no CSP violation or script error on any page of any role', async () => {
     const context = await browser.newContext();
     const { page, problems } = await watchedPage(context);
     await signIn(page, srv, users[role]);
-    const pages = ['compare', 'evidence/workloads', 'evidence/offers', 'evidence/benchmarks', 'evidence/runs',
-      'evidence/upload', 'reviews', 'alerts', 'audit', 'admin', 'account'];
-    for (const p of pages) {
-      await page.goto(`${srv.url}/#/${p}`);
-      await page.locator('main h2').first().waitFor();
-      await page.waitForLoadState('networkidle');
-    }
+    // Every page of the role's menu, and every tab of Evidence.
+    const menu = (await page.locator('#nav a').evaluateAll((as) => as.map((a) => a.getAttribute('href').slice(2))));
+    const pages = menu.flatMap((p) => (p === 'evidence'
+      ? ['evidence/workloads', 'evidence/offers', 'evidence/benchmarks', 'evidence/runs', ...(role === 'auditor' ? [] : ['evidence/upload'])]
+      : [p]));
+    assert.ok(pages.length >= 3);
+    for (const p of pages) await openRoute(page, srv, p);
     assert.deepEqual(problems, [], `${role}: ${problems.join('\n')}`);
     if (role === 'admin') {
       // The watcher itself must see a violation when there is one: markup with a style

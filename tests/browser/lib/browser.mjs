@@ -74,6 +74,13 @@ export async function signIn(page, srv, user) {
   await page.getByTestId('current-user').waitFor();
 }
 
+// Opens #/route and waits until the page has rendered and no API request is in flight.
+export async function openRoute(page, srv, route) {
+  await page.goto(`${srv.url}/#/${route}`);
+  await page.locator(`main[data-route="${route}"]`).waitFor({ state: 'attached' });
+  await page.locator('html[data-busy="0"]').waitFor({ state: 'attached' });
+}
+
 export function readShared(rel) {
   return fs.readFileSync(path.join(sharedDir, rel), 'utf8');
 }
