@@ -228,6 +228,8 @@ pg_start() {
       echo "fsync = off"
       echo "synchronous_commit = off"
       echo "full_page_writes = off"
+      echo "# Parallel test files each start servers with their own pools (16 connections each)."
+      echo "max_connections = 300"
     fi
   } >"$PG_DATA/capledger.conf"
   if [ "$(id -u)" = 0 ]; then chown postgres:postgres "$PG_DATA/capledger.conf"; fi
