@@ -14,6 +14,7 @@
 
 #include "cmd/cmd.h"
 #include "cmd/config.h"
+#include "core/password.h"
 #include "http/http.h"
 #include "store/ledger.h"
 #include "store/users.h"
@@ -83,7 +84,7 @@ static int bootstrap_admin(struct store *s)
         return 0;
     int rc = 0;
     size_t len = strlen(pw);
-    char hash[crypto_pwhash_STRBYTES];
+    char hash[PASSWORD_HASH_BYTES];
     json_t *any = NULL;
     enum store_status st = store_json1(s, "SELECT to_json(1) FROM app_user LIMIT 1", 0, NULL, &any);
     json_decref(any);
@@ -94,8 +95,7 @@ static int bootstrap_admin(struct store *s)
         rc = -1;
         goto out;
     }
-    if (crypto_pwhash_str(hash, pw, len, crypto_pwhash_OPSLIMIT_INTERACTIVE,
-                          crypto_pwhash_MEMLIMIT_INTERACTIVE) != 0) {
+    if (password_hash(pw, len, hash) != 0) {
         fprintf(stderr, "capledger: out of memory hashing the admin password\n");
         rc = -1;
         goto out;
