@@ -208,7 +208,7 @@ static bool sacct_time(const struct sacct_reader *r, const struct sacct_field *f
     *present = false;
     if (sacct_is_null_time(f)) {
         if (!nullable)
-            problems_add_line(errs, lineno, column, pointer, "%.*s is not a time", (int)f->len,
+            problems_add_line(errs, lineno, column, pointer, "'%.*s' is not a time", (int)f->len,
                               f->s);
         return nullable;
     }
