@@ -95,6 +95,12 @@ static int bootstrap_admin(struct store *s)
         rc = -1;
         goto out;
     }
+    const char *broken = password_rule_broken(pw, len, "admin");
+    if (broken) {
+        fprintf(stderr, "capledger: CAPLEDGER_ADMIN_PASSWORD %s\n", broken);
+        rc = -1;
+        goto out;
+    }
     if (password_hash(pw, len, hash) != 0) {
         fprintf(stderr, "capledger: out of memory hashing the admin password\n");
         rc = -1;
