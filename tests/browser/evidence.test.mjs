@@ -5,7 +5,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { startServer } from '../integration/lib/harness.mjs';
-import { launch, watchedPage, createTeam, createUser, signIn, sharedDir } from './lib/browser.mjs';
+import { mintToken } from '../integration/lib/cli.mjs';
+import { launch, watchedPage, createTeam, createUser, signIn, sharedDir, apiOk } from './lib/browser.mjs';
 
 let srv;
 let browser;
@@ -82,5 +83,44 @@ test('a sacct file without the required columns shows each problem with its line
   const text = await alert.innerText();
   assert.match(text, /line 1 \/submitted_at: missing column Submit/);
   assert.match(text, /missing column End/);
+  await context.close();
+});
+
+test('a vLLM sweep imports as a benchmark and nvidia-smi telemetry attaches to it, with its summary', async () => {
+  await createUser(srv, { username: 'olga', role: 'owner', teams: ['vision'] });
+  const ownerToken = mintToken(srv, 'olga');
+  const workload = await apiOk(srv, 'POST', '/api/v1/workloads', {
+    token: ownerToken, body: { team: 'vision', name: 'chat-3b', kind: 'inference', class: 'production', output_tokens_per_request: 250 },
+  });
+  const offer = await apiOk(srv, 'POST', '/api/v1/offers', {
+    token: ownerToken,
+    body: { provider: 'cloud', region: 'eu-1', instance_type: 'g6e.xlarge', gpu_model: 'L40S-48GB', gpus_per_instance: 1, gpu_memory_gb: 48, purchase_option: 'on_demand', price_per_hour: 1.86, currency: 'USD' },
+  });
+  const context = await browser.newContext();
+  const { page, problems } = await watchedPage(context);
+  await signIn(page, srv, tariq);
+  await page.goto(`${srv.url}/#/evidence/upload`);
+  const lt = page.locator('form.upload').filter({ hasText: 'Load test' });
+  await lt.getByLabel('Tool').selectOption('vllm');
+  await lt.getByLabel('Workload id').fill(workload.id);
+  await lt.getByLabel('Offer id').fill(offer.id);
+  await lt.getByLabel('Only results where').fill('deployment=base');
+  await lt.getByLabel('Result file').setInputFiles(path.join(sharedDir, 'data/samples/vllm-bench/nerdalert_llmd_l40s_llama3.2-3b_rate-sweep_results.jsonl'));
+  await lt.getByRole('button', { name: 'Upload' }).click();
+  await lt.getByTestId('upload-result').waitFor();
+  assert.equal(await lt.locator('[data-count="load points"]').textContent(), '3');
+  const benchmarkId = (await lt.locator('.upload-result code.hash').textContent()).trim();
+  assert.match(benchmarkId, /^[0-9a-f-]{36}$/);
+
+  const tel = page.locator('form.upload').filter({ hasText: 'GPU telemetry' });
+  await tel.getByLabel('Benchmark id').fill(benchmarkId);
+  await tel.getByLabel('Telemetry file').setInputFiles(path.join(sharedDir, 'data/samples/nvidia-smi/nesi_a100_nounits_l5_timeseries.csv'));
+  await tel.getByRole('button', { name: 'Upload' }).click();
+  const summary = tel.getByTestId('telemetry-summary');
+  await summary.waitFor();
+  assert.equal(await tel.locator('[data-count="samples"]').textContent(), '7');
+  assert.match(await summary.innerText(), /Duty cycle\s+mean 17%/);
+  assert.match(await summary.innerText(), /Memory peak\s+78\.38 GB of 80 GB/);
+  assert.deepEqual(problems, []);
   await context.close();
 });

@@ -126,12 +126,14 @@ function uploadResult(data) {
   const rejectedTotal = data.rejected_total ?? rejected.length;
   const counts = [
     ['inserted', data.inserted], ['duplicates', data.duplicates], ['skipped', data.skipped],
-    ['steps', data.steps_skipped], ['rejected', rejectedTotal],
+    ['steps', data.steps_skipped], ['samples', data.samples],
+    ['load points', Array.isArray(data.load_points) ? data.load_points.length : undefined], ['rejected', rejectedTotal],
   ].filter(([, v]) => v !== undefined && v !== null);
   return h('div', { class: 'upload-result', 'data-testid': 'upload-result' },
     notice(h('span', null, 'Uploaded. Cite it as evidence with id ', h('code', { class: 'hash' }, data.id || (data.benchmark && data.benchmark.id) || '?'), '.'), 'success'),
-    counts.length ? h('dl', { class: 'counts' }, counts.map(([k, v]) => [h('dt', null, k), h('dd', { 'data-count': k }, number(v, 0))])) : null,
-    data.summary ? h('pre', { class: 'code small' }, JSON.stringify(data.summary, null, 2)) : null,
+    counts.length ? h('dl', { class: 'counts' }, counts.map(([k, v]) => h('div', null, h('dt', null, k), h('dd', { 'data-count': k }, number(v, 0))))) : null,
+    (data.flags || []).length ? h('p', null, 'Flags: ', data.flags.join(', ')) : null,
+    data.summary ? telemetrySummary(data.summary) : null,
     rejected.length ? h('div', { class: 'rejected' },
       h('h4', null, `Rejected lines${rejectedTotal > rejected.length ? ` (first ${rejected.length} of ${rejectedTotal})` : ''}`),
       table([
@@ -139,6 +141,16 @@ function uploadResult(data) {
         { label: 'Field', value: (r) => r.pointer || '' },
         { label: 'Problem', value: (r) => r.message },
       ], rejected)) : null);
+}
+
+// The telemetry summary in words; anything else the server adds stays readable as JSON.
+function telemetrySummary(sm) {
+  if (!('duty_cycle_mean' in sm)) return h('pre', { class: 'code small' }, JSON.stringify(sm, null, 2));
+  return h('dl', { class: 'facts', 'data-testid': 'telemetry-summary' },
+    h('dt', null, 'Duty cycle'), h('dd', null, `mean ${percent(sm.duty_cycle_mean)}, p10 ${percent(sm.duty_cycle_p10)}, p50 ${percent(sm.duty_cycle_p50)}, p90 ${percent(sm.duty_cycle_p90)}`),
+    h('dt', null, 'Idle'), h('dd', null, `${percent(sm.idle_fraction)} of samples under ${percent(sm.idle_below)} duty; longest idle stretch ${duration(sm.longest_idle_s)}`),
+    h('dt', null, 'Memory peak'), h('dd', null, sm.memory_peak_gb != null ? `${number(sm.memory_peak_gb)} GB of ${number(sm.memory_total_gb)} GB` : 'n/a'),
+    h('dt', null, 'Span'), h('dd', null, `${number(sm.gpus, 0)} GPU(s), ${number(sm.samples, 0)} samples over ${duration(sm.time_span_s)}`));
 }
 
 function uploadForm({ title, description, fields, fileLabel, accept, send }) {
@@ -182,6 +194,7 @@ function uploads(ctx) {
   const ltFormat = field('Tool', select([['vllm', 'vLLM benchmark_serving'], ['genai-perf', 'GenAI-Perf'], ['mlperf', 'MLPerf Inference']]), { name: 'format' });
   const ltWorkload = field('Workload id', h('input', { type: 'text', required: true }), { name: 'workload_id' });
   const ltOffer = field('Offer id', h('input', { type: 'text', required: true }), { name: 'offer_id' });
+  const ltWhere = field('Only results where', h('input', { type: 'text', spellcheck: 'false', placeholder: 'deployment=base' }), { name: 'where', hint: 'key=value, when one file mixes configurations' });
   const val = (f) => f.control.value.trim();
 
   const runsForm = uploadForm({
@@ -192,7 +205,7 @@ function uploads(ctx) {
     accept: '.txt,.csv,.psv,.json,text/plain,text/csv,application/json',
     send: (f) => request('POST', '/runs', {
       body: f,
-      contentType: contentTypeFor(f.name, 'text/csv') === 'application/json' ? 'application/json' : 'text/csv',
+      contentType: contentTypeFor(f.name, 'text/csv'),
       query: { cluster: val(runsCluster), team: val(runsTeam), tz: val(runsTz) === 'UTC' ? '' : val(runsTz), fields: val(runsFields) },
     }),
   });
@@ -211,13 +224,13 @@ function uploads(ctx) {
   const ltForm = uploadForm({
     title: 'Load test (vLLM, GenAI-Perf, MLPerf)',
     description: "The tool's own output: a new benchmark with one load point per measured rate.",
-    fields: [ltFormat, ltWorkload, ltOffer],
+    fields: [ltFormat, ltWorkload, ltOffer, ltWhere],
     fileLabel: 'Result file',
     accept: '.json,.jsonl,.csv,.txt,application/json,text/csv,text/plain',
     send: (f) => request('POST', '/benchmarks/import', {
       body: f,
       contentType: contentTypeFor(f.name, 'application/json'),
-      query: { format: val(ltFormat), workload_id: val(ltWorkload), offer_id: val(ltOffer) },
+      query: { format: val(ltFormat), workload_id: val(ltWorkload), offer_id: val(ltOffer), where: val(ltWhere) },
     }),
   });
   const priceForm = uploadForm({

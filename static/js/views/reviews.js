@@ -183,6 +183,8 @@ export async function renderReview(root, ctx) {
   const { data: review } = await get(`/reviews/${encodeURIComponent(id)}`);
   if (ctx.stale()) return;
   const isOwner = ctx.user.role === 'owner';
+  // Owners and team members (the contributors) keep artifacts up to date; only owners sign.
+  const canEditArtifacts = isOwner || ctx.user.role === 'team';
   const checklistBox = h('div', { 'aria-live': 'polite' });
   const artifactsBox = h('div');
   const decisionsBox = h('div', { 'aria-live': 'polite' });
@@ -210,14 +212,12 @@ export async function renderReview(root, ctx) {
     checklistBox.replaceChildren(checklist instanceof Error ? alertBox(`Checklist unavailable: ${checklist.message}`) : checklistView(checklist));
     artifactsBox.replaceChildren(
       err ? alertBox(`Not changed: ${err.message}`) : '',
-      artifacts instanceof Error ? alertBox(`Artifacts unavailable: ${artifacts.message}`) : phasesView(review, artifacts, isOwner, refresh));
+      artifacts instanceof Error ? alertBox(`Artifacts unavailable: ${artifacts.message}`) : phasesView(review, artifacts, canEditArtifacts, refresh));
     decisionsBox.replaceChildren(list instanceof Error ? alertBox(`Decisions unavailable: ${list.message}`) : decisionsView(decisions));
   }
   await refresh();
   if (ctx.stale()) return;
-  if (isOwner) {
-    root.append(artifactForm(review, refresh), decisionForm(review, ctx, { getPrevious: () => decisions, onSigned: () => refresh() }));
-  } else {
-    root.append(notice('Only owners record and sign decisions.'));
-  }
+  if (canEditArtifacts) root.append(artifactForm(review, refresh));
+  if (isOwner) root.append(decisionForm(review, ctx, { getPrevious: () => decisions, onSigned: () => refresh() }));
+  else root.append(notice('Only owners record and sign decisions.'));
 }
