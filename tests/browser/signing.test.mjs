@@ -69,6 +69,26 @@ test('the owner creates a 90-day review and sees its 7-item checklist', async ()
   assert.equal(await page.locator('.checklist li[data-item]').count(), 7);
   // Uncovered items say what is missing.
   assert.ok(await page.locator('.checklist li.missing .missing-list li').count() > 0);
+
+  // An artifact of the evidence plan, then its status changed in place (PATCH with If-Match).
+  const art = page.locator('form').filter({ hasText: 'Add an artifact' });
+  await art.getByLabel('Artifact').fill('Profile the input pipeline on A100 spot');
+  await art.getByLabel('Contributor').fill('tariq');
+  await art.getByLabel('Due').fill('2026-12-20');
+  await art.getByRole('button', { name: 'Add artifact' }).click();
+  const status = page.getByLabel('Status of Profile the input pipeline on A100 spot');
+  await status.waitFor();
+  assert.equal(await status.inputValue(), 'planned');
+  await status.selectOption('done');
+  await page.locator('html[data-busy="0"]').waitFor({ state: 'attached' });
+  await page.waitForFunction(() => {
+    const s = document.querySelector('select[aria-label="Status of Profile the input pipeline on A100 spot"]');
+    return s && s.value === 'done' && !document.querySelector('.phases ~ .alert, [role=alert]:not([hidden]):not(:empty)');
+  });
+  const reviewId = reviewUrl.split('/').pop();
+  const artifacts = await apiOk(srv, 'GET', `/api/v1/reviews/${reviewId}/artifacts`, { token: ownerToken });
+  assert.equal(artifacts.items[0].status, 'done');
+  assert.equal(artifacts.items[0].phase, 'evidence_plan');
 });
 
 test('a key generated in the browser signs a revise decision that the server logs and capledger verify accepts', async () => {
