@@ -6,6 +6,9 @@
 #include <string.h>
 
 #include "core/jcs.h"
+
+#define IDEM_READ_CHUNK_BYTES 65536
+
 #include "store/idempotency.h"
 
 static void digest_start(struct req *r, struct idem *ctx)
@@ -150,12 +153,13 @@ enum idem_step idem_begin_stream(struct req *r, struct idem *ctx)
         return IDEM_PROCEED;
     /* A completed earlier request: read (and hash) this body to tell a retry from a reuse. */
     size_t limit = r->app->cfg->max_upload_bytes, total = 0;
-    char buf[65536];
-    long n;
-    while ((n = req_read(r, buf, sizeof buf)) > 0 && total <= limit) {
+    char *buf = malloc(IDEM_READ_CHUNK_BYTES); /* heap: worker threads have small stacks */
+    long n = buf ? 0 : -1;
+    while (buf && (n = req_read(r, buf, IDEM_READ_CHUNK_BYTES)) > 0 && total <= limit) {
         total += (size_t)n;
         idem_update(ctx, buf, (size_t)n);
     }
+    free(buf);
     if (n < 0)
         resp_problem(r, 400, "body-unreadable", "Body unreadable", "the request body ended early");
     else
