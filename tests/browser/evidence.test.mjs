@@ -64,6 +64,13 @@ test('a sacct upload reports inserted, skipped and, on the second upload, duplic
   await page.locator('.list-results[data-loads="2"]').waitFor();
   const states = await page.locator('.list-results tbody td .state').allTextContents();
   assert.ok(states.length > 0 && states.every((s) => s === 'FAILED'), states.join(','));
+
+  // The usage report groups them by team and class, with GPU-hours and failure rates.
+  await page.goto(`${srv.url}/#/evidence/usage`);
+  await page.locator('.list-results[data-loads="1"]').waitFor();
+  const usage = await page.locator('.list-results table').innerText();
+  assert.match(usage, /team\s+class\s+Runs\s+GPU-hours\s+Failure rate/);
+  assert.match(usage, /vision\s+autotekst\s+43\s+1\.7\s+0%/);
   assert.deepEqual(problems, []);
   await context.close();
 });

@@ -81,7 +81,7 @@ test('no CSP violation or script error on any page of any role', async () => {
     // Every page of the role's menu, and every tab of Evidence.
     const menu = (await page.locator('#nav a').evaluateAll((as) => as.map((a) => a.getAttribute('href').slice(2))));
     const pages = menu.flatMap((p) => (p === 'evidence'
-      ? ['evidence/workloads', 'evidence/offers', 'evidence/benchmarks', 'evidence/runs', ...(role === 'auditor' ? [] : ['evidence/upload'])]
+      ? ['evidence/workloads', 'evidence/offers', 'evidence/benchmarks', 'evidence/runs', 'evidence/usage', ...(role === 'auditor' ? [] : ['evidence/upload'])]
       : [p]));
     assert.ok(pages.length >= 3);
     for (const p of pages) await openRoute(page, srv, p);

@@ -3,7 +3,7 @@
 // sheets), sent with the Content-Type the API expects, answering what was inserted, what was a
 // duplicate, and which lines were rejected and why.
 import { h, field, alertBox, notice, busy, table } from '../dom.js';
-import { request, ApiError } from '../api.js';
+import { request, get, ApiError } from '../api.js';
 import { listing, select } from '../listing.js';
 import { money, number, percent, dateTime, shortId, duration } from '../format.js';
 import { problemList } from '../problems.js';
@@ -13,6 +13,7 @@ const TABS = [
   ['offers', 'Offers'],
   ['benchmarks', 'Benchmarks'],
   ['runs', 'Job accounting'],
+  ['usage', 'Usage'],
   ['upload', 'Upload'],
 ];
 
@@ -274,6 +275,49 @@ function jsonRecordForm() {
   return form;
 }
 
+// GET /reports/usage: where GPU hours go and how often runs fail, by the chosen groups.
+function usage() {
+  const groups = [['team', 'team'], ['workload_class', 'class'], ['cluster', 'cluster'], ['state', 'state']];
+  const boxes = groups.map(([key, label]) => {
+    const box = h('input', { type: 'checkbox', value: key, checked: key === 'team' || key === 'workload_class', id: `usage-${key}` });
+    return { key, box, el: h('label', { class: 'check', for: `usage-${key}` }, box, ` ${label}`) };
+  });
+  const from = field('Submitted from', h('input', { type: 'date' }), { name: 'from' });
+  const to = field('Submitted before', h('input', { type: 'date' }), { name: 'to' });
+  const results = h('div', { class: 'list-results', 'aria-live': 'polite' });
+  const apply = h('button', { type: 'submit' }, 'Show');
+  const form = h('form', { class: 'filters', 'aria-label': 'Usage report' },
+    h('fieldset', { class: 'checks' }, h('legend', null, 'Group by'), boxes.map((b) => b.el)), from.wrap, to.wrap, apply);
+  let loads = 0;
+  async function load() {
+    const chosen = boxes.filter((b) => b.box.checked).map((b) => b.key);
+    try {
+      const { data } = await get('/reports/usage', { group_by: chosen.join(','), from: from.control.value, to: to.control.value });
+      const q = (r, k) => (r.queue_wait_s && r.queue_wait_s[k] != null ? duration(r.queue_wait_s[k]) : '');
+      results.replaceChildren(table([
+        ...chosen.map((k) => ({ label: groups.find((g) => g[0] === k)[1], value: (r) => String(r[k] ?? '') })),
+        { label: 'Runs', class: 'num', value: (r) => number(r.runs, 0) },
+        { label: 'GPU-hours', class: 'num', value: (r) => number(r.gpu_hours) },
+        { label: 'Failure rate', class: 'num', value: (r) => (r.failure_rate != null ? percent(r.failure_rate) : '') },
+        { label: 'Failed GPU-hours', class: 'num', value: (r) => (r.failed_gpu_hours_share != null ? percent(r.failed_gpu_hours_share) : '') },
+        { label: 'Queue p50 / p90', class: 'num', value: (r) => (q(r, 'p50') ? `${q(r, 'p50')} / ${q(r, 'p90')}` : '') },
+        { label: 'Never started', class: 'num', value: (r) => number(r.never_started, 0) },
+        { label: 'GPU util.', class: 'num', value: (r) => (r.mean_gpu_utilization != null ? percent(r.mean_gpu_utilization) : '') },
+        { label: 'Cost', class: 'num', value: (r) => (r.cost && typeof r.cost === 'object' ? money(r.cost.amount ?? r.cost.total, r.cost.currency) : (r.cost != null ? number(r.cost) : '')) },
+      ], data.groups || [], { caption: 'Job accounting by group', empty: 'No runs in this period.' }));
+    } catch (e) {
+      results.replaceChildren(alertBox(`Usage report unavailable: ${e.message}`, problemList(e.errors)));
+    }
+    loads += 1;
+    results.dataset.loads = String(loads);
+  }
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    busy(apply, load);
+  });
+  return { el: h('section', { class: 'listing', 'data-list': '/reports/usage' }, form, results), load };
+}
+
 export async function renderEvidence(root, ctx) {
   const tab = TABS.some(([k]) => k === ctx.params[0]) ? ctx.params[0] : 'workloads';
   const tabs = h('nav', { class: 'tabs', 'aria-label': 'Evidence' }, h('ul', null, TABS
@@ -284,7 +328,7 @@ export async function renderEvidence(root, ctx) {
     root.append(uploads(ctx));
     return;
   }
-  const list = { workloads, offers, benchmarks, runs }[tab]();
+  const list = { workloads, offers, benchmarks, runs, usage }[tab]();
   root.append(list.el);
   await list.load();
 }
