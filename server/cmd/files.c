@@ -120,15 +120,22 @@ int files_key_read(const char *path, uint8_t sk[crypto_sign_SECRETKEYBYTES])
     if (!text)
         return -1;
     uint8_t seed[crypto_sign_SEEDBYTES], pk[crypto_sign_PUBLICKEYBYTES];
-    /* The format is exactly 64 lower-case hex digits and a newline; tolerate a missing newline
-     * (a key written by hand) but nothing else, so a wrong file is not half-read. */
+    /* The format is exactly 64 hex digits (keygen writes lower case) and a newline; tolerate a
+     * missing newline (a key written by hand) but nothing else, so a wrong file is not
+     * half-read. */
     if (len > 0 && text[len - 1] == '\n')
         text[--len] = '\0';
-    int rc = codec_hex_decode_exact(text, seed, sizeof seed);
+    size_t seed_len = 0;
+    const char *end = NULL;
+    int rc = len == 2 * sizeof seed &&
+                     sodium_hex2bin(seed, sizeof seed, text, len, NULL, &seed_len, &end) == 0 &&
+                     seed_len == sizeof seed && end == text + len
+                 ? 0
+                 : -1;
     sodium_memzero(text, len);
     free(text);
     if (rc != 0) {
-        fprintf(stderr, "capledger: %s: not a key file (want 64 lower-case hex digits)\n", path);
+        fprintf(stderr, "capledger: %s: not a key file (want 64 hex digits and a newline)\n", path);
         return -1;
     }
     crypto_sign_seed_keypair(pk, sk, seed);
