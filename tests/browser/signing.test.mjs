@@ -10,7 +10,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startServer } from '../integration/lib/harness.mjs';
+import { startServer, psql } from '../integration/lib/harness.mjs';
 import { cli, mintToken } from '../integration/lib/cli.mjs';
 import { launch, watchedPage, createTeam, createUser, signIn, readShared, apiOk, resultsDir } from './lib/browser.mjs';
 
@@ -224,4 +224,23 @@ test('the auditor view checks the leaf in the browser and offers the bundle', as
   assert.equal(bundle.leaves.length, 1);
   assert.deepEqual(probs, []);
   await ctx2.close();
+});
+
+test('the owner sees a drift alert on the decision and acknowledges it', async () => {
+  // Raising drift is the ledger's job (its own tests drive the sweep); here one alert row is
+  // planted so the page's rendering and its PATCH with If-Match are what is tested.
+  const decision = (await apiOk(srv, 'GET', '/api/v1/decisions', { token: ownerToken })).items[0];
+  psql(`INSERT INTO alert (kind, review_id, decision_id, owner, metric, assumed, observed, relative_change, threshold, sample_size, message)
+        VALUES ('drift', '${decision.record.review_id}', '${decision.id}', 'olga', 'failure_rate', 0.08, 0.21, 1.625, 0.25, 40,
+                'failure rate 21% over 40 runs against 8% assumed')`, { database: srv.db });
+  await page.goto(`${srv.url}/#/alerts`);
+  const row = page.locator('main tbody tr').filter({ hasText: 'failure rate 21% over 40 runs' });
+  await row.waitFor();
+  assert.match(await row.innerText(), /failure_rate: 0\.08 → 0\.21/);
+  assert.match(await row.innerText(), /open/);
+  await row.getByRole('button', { name: 'Acknowledge' }).click();
+  await page.locator('main tbody tr').filter({ hasText: 'acknowledged' }).waitFor();
+  const alerts = await apiOk(srv, 'GET', '/api/v1/alerts', { token: ownerToken });
+  assert.equal(alerts.items[0].status, 'acknowledged');
+  assert.deepEqual(problems, []);
 });
