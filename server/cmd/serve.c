@@ -1,6 +1,5 @@
 /* capledger serve / migrate. */
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sodium.h>
@@ -14,20 +13,17 @@
 
 #include "cmd/cmd.h"
 #include "cmd/config.h"
+#include "cmd/files.h"
 #include "core/password.h"
 #include "http/http.h"
 #include "store/ledger.h"
 #include "store/users.h"
 
-/* Loads the server's Ed25519 key (64 hex characters of seed and a newline), creating it with
- * mode 0600 when the file does not exist. */
+/* Loads the server's Ed25519 key, creating it (mode 0600, with KEY.pub beside it) when the
+ * file does not exist yet: the first start of a new installation. */
 static int load_or_create_key(const char *path, unsigned char sk[crypto_sign_SECRETKEYBYTES])
 {
-    unsigned char seed[crypto_sign_SEEDBYTES], pk[crypto_sign_PUBLICKEYBYTES];
-    char hex[2 * crypto_sign_SEEDBYTES + 2];
-    int rc = -1;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0 && errno == ENOENT) {
+    if (access(path, F_OK) != 0 && errno == ENOENT) {
         char dir[4096];
         snprintf(dir, sizeof dir, "%s", path);
         char *slash = strrchr(dir, '/');
@@ -35,44 +31,19 @@ static int load_or_create_key(const char *path, unsigned char sk[crypto_sign_SEC
             *slash = '\0';
             mkdir(dir, 0700);
         }
-        randombytes_buf(seed, sizeof seed);
-        sodium_bin2hex(hex, sizeof hex, seed, sizeof seed);
-        size_t len = strlen(hex);
-        hex[len++] = '\n';
-        int wfd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-        if (wfd < 0 || write(wfd, hex, len) != (ssize_t)len || fsync(wfd) != 0) {
-            fprintf(stderr, "capledger: cannot create key file %s: %s\n", path, strerror(errno));
-            if (wfd >= 0)
-                close(wfd);
-            goto out;
-        }
-        close(wfd);
-        fprintf(stderr, "{\"level\":\"info\",\"msg\":\"created server signing key\",\"file\":\"%s\"}\n",
+        uint8_t pk[crypto_sign_PUBLICKEYBYTES];
+        if (files_key_create(path, pk) != 0)
+            return -1;
+        fprintf(stderr,
+                "{\"level\":\"info\",\"msg\":\"created server signing key\",\"file\":\"%s\"}\n",
                 path);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-    }
-    if (fd < 0) {
-        fprintf(stderr, "capledger: cannot read key file %s: %s\n", path, strerror(errno));
-        goto out;
     }
     struct stat st;
-    if (fstat(fd, &st) == 0 && (st.st_mode & 077))
-        fprintf(stderr, "{\"level\":\"warn\",\"msg\":\"key file is readable by others\",\"file\":\"%s\"}\n",
+    if (stat(path, &st) == 0 && (st.st_mode & 077))
+        fprintf(stderr,
+                "{\"level\":\"warn\",\"msg\":\"key file is readable by others\",\"file\":\"%s\"}\n",
                 path);
-    ssize_t n = read(fd, hex, sizeof hex - 1);
-    close(fd);
-    size_t bin_len = 0;
-    if (n < 64 || sodium_hex2bin(seed, sizeof seed, hex, 64, NULL, &bin_len, NULL) != 0 ||
-        bin_len != sizeof seed) {
-        fprintf(stderr, "capledger: key file %s must hold 64 hex characters\n", path);
-        goto out;
-    }
-    crypto_sign_seed_keypair(pk, sk, seed);
-    rc = 0;
-out:
-    sodium_memzero(seed, sizeof seed);
-    sodium_memzero(hex, sizeof hex);
-    return rc;
+    return files_key_read(path, sk);
 }
 
 /* First start: when there is no user at all and CAPLEDGER_ADMIN_PASSWORD is set, create the
