@@ -8,10 +8,6 @@ export function setCsrfToken(token) {
   csrfToken = token || null;
 }
 
-export function hasCsrfToken() {
-  return csrfToken !== null;
-}
-
 export function onSessionLost(fn) {
   onUnauthenticated = fn;
 }
@@ -87,7 +83,6 @@ export async function request(method, path, { json, body, contentType, query, he
 }
 
 export const get = (path, query) => request('GET', path, { query });
-export const post = (path, json, opts = {}) => request('POST', path, { json, ...opts });
 
 // All items of a paginated list up to `max`, following next_cursor.
 export async function listAll(path, query = {}, max = 500) {

@@ -53,6 +53,11 @@ export function shortId(id) {
   return s.length > 12 ? `${s.slice(0, 8)}…` : s;
 }
 
+// Non-empty trimmed lines of a textarea (lists in forms are one item per line).
+export function splitLines(text) {
+  return text.split('\n').map((s) => s.trim()).filter(Boolean);
+}
+
 export function ratio(x) {
   return Number.isFinite(x) ? `${number(x, 2)}×` : 'n/a';
 }

@@ -84,8 +84,3 @@ export function canonicalize(value, { integersOnly = false } = {}) {
   serialize(value, '', integersOnly, out);
   return out.join('');
 }
-
-// The UTF-8 bytes of the canonical form.
-export function canonicalBytes(value, options) {
-  return new TextEncoder().encode(canonicalize(value, options));
-}

@@ -46,10 +46,6 @@ export function forgetKey(username) {
   return withStore('readwrite', (s) => s.delete(username));
 }
 
-export function ed25519Supported() {
-  return typeof crypto !== 'undefined' && crypto.subtle && typeof crypto.subtle.generateKey === 'function';
-}
-
 // A new key pair whose private half cannot be exported, with its raw public key (base64) and
 // key id (lower-case hex SHA-256 of the raw 32 bytes, as LEDGER.md defines signer_key_id).
 export async function generateKey() {

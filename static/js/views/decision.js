@@ -8,9 +8,8 @@ import { problemList, placeFieldErrors } from '../problems.js';
 import { JcsError } from '../jcs.js';
 import { loadKey, saveKey, generateKey, signRecord } from '../signing.js';
 import { checkLeaf } from '../inclusion.js';
-import { money } from '../format.js';
+import { money, splitLines as lines } from '../format.js';
 
-const lines = (text) => text.split('\n').map((s) => s.trim()).filter(Boolean);
 // Optional text fields go into the record as null when empty (LEDGER.md allows either).
 const orNull = (text) => (text.trim() === '' ? null : text.trim());
 

@@ -2,7 +2,7 @@
 // checklist (covered, or exactly what is missing), its decisions, and the signed decision form.
 import { h, field, alertBox, notice, busy, table } from '../dom.js';
 import { request, get, listAll, ApiError } from '../api.js';
-import { dateTime, shortId } from '../format.js';
+import { dateTime, shortId, splitLines } from '../format.js';
 import { problemList, placeFieldErrors } from '../problems.js';
 import { select } from '../listing.js';
 import { decisionForm } from './decision.js';
@@ -40,7 +40,7 @@ function newReviewForm(ctx) {
         question: f.question.control.value,
         owner: f.owner.control.value,
         started_on: f.started_on.control.value,
-        workload_ids: lines(f.workload_ids.control.value),
+        workload_ids: splitLines(f.workload_ids.control.value),
       };
       try {
         const { data } = await request('POST', '/reviews', { json: body });
@@ -52,10 +52,6 @@ function newReviewForm(ctx) {
     });
   });
   return form;
-}
-
-export function lines(text) {
-  return text.split('\n').map((s) => s.trim()).filter(Boolean);
 }
 
 export async function renderReviews(root, ctx) {
