@@ -10,6 +10,7 @@
 #include "core/timefmt.h"
 #include "core/validate.h"
 #include "http/idempotency.h"
+#include "store/benchmarks.h"
 
 const char *ev_query(struct req *r, const char *name, enum ev_query_kind kind,
                      const char *const *values, char *buf, size_t size, struct problems *p)
@@ -256,4 +257,66 @@ void ev_place_whole_input_faults(struct problems *p)
     for (size_t i = 0; i < p->count; i++)
         if (!p->items[i].line && !p->items[i].pointer[0])
             p->items[i].line = 1;
+}
+
+void ev_list(struct req *r, struct evlist_query *q, const char *what, ev_filter_fn filters,
+             ev_fetch_fn fetch)
+{
+    struct ev_page pg;
+    struct ev_filters f;
+    struct problems p;
+    problems_init(&p);
+    json_t *items = NULL;
+    if (ev_page_begin(r, &pg, q) != 0)
+        goto out;
+    q->user_id = r->who.user_id[0] ? r->who.user_id : NULL;
+    q->from = ev_query(r, "from", EVQ_TIME, NULL, f.from, sizeof f.from, &p);
+    q->to = ev_query(r, "to", EVQ_TIME, NULL, f.to, sizeof f.to, &p);
+    if (filters)
+        filters(r, q, &f, &p);
+    if (p.total) {
+        resp_invalid(r, &p, NULL);
+        goto out;
+    }
+    enum store_status st = fetch(r->app->store, q, &items);
+    if (st != STORE_OK) {
+        resp_store_error(r, st, what);
+        goto out;
+    }
+    ev_page_reply(r, items, q, "created_at");
+    items = NULL;
+out:
+    json_decref(items);
+    ev_page_end(&pg);
+    problems_free(&p);
+}
+
+json_t *ev_rejected_json(const struct problems *p)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < p->count; i++) {
+        json_t *e = json_pack("{s:I, s:s, s:s}", "line", (json_int_t)p->items[i].line, "pointer",
+                              p->items[i].pointer, "message", p->items[i].message);
+        if (e && p->items[i].column)
+            json_object_set_new(e, "column", json_integer(p->items[i].column));
+        json_array_append_new(a, e);
+    }
+    return a;
+}
+
+json_t *ev_readable_benchmark(struct req *r, const char *id)
+{
+    json_t *b = NULL;
+    enum store_status st = STORE_NOT_FOUND;
+    if (uuid_valid(id))
+        st = store_benchmark_get(r->app->store, id, &b);
+    if (st == STORE_OK &&
+        !principal_can_read_team(&r->who, json_string_value(json_object_get(b, "team"))))
+        st = STORE_NOT_FOUND;
+    if (st != STORE_OK) {
+        json_decref(b);
+        resp_store_error(r, st, "benchmark");
+        return NULL;
+    }
+    return b;
 }

@@ -36,6 +36,31 @@ void ev_page_end(struct ev_page *pg);
 void ev_page_reply(struct req *r, json_t *items_stolen, const struct evlist_query *q,
                    const char *at_field);
 
+/* Query-string filters of a list, with the storage their values point into. */
+struct ev_filters {
+    char team[128], kind[32], klass[32], workload[40], offer[40], state[32], provider[128],
+        gpu_model[128], purchase_option[32], from[40], to[40];
+};
+/* Reads a list's own filters into q (values kept in f); adds a problem per bad one. */
+typedef void (*ev_filter_fn)(struct req *r, struct evlist_query *q, struct ev_filters *f,
+                             struct problems *p);
+typedef enum store_status (*ev_fetch_fn)(struct store *s, const struct evlist_query *q,
+                                         json_t **out);
+/* A whole list request: page position and team scope, ?from=&to= (created_at unless the
+ * store says otherwise), the list's own filters (filters may be NULL), the store call and the
+ * {items, next_cursor} reply keyed on (created_at, id). q may carry fixed filters (a
+ * benchmark id); what names the resource in errors. */
+void ev_list(struct req *r, struct evlist_query *q, const char *what, ev_filter_fn filters,
+             ev_fetch_fn fetch);
+
+/* The rejected list of an upload's reply: [{line, pointer, message[, column]}], the first
+ * PROBLEMS_MAX_KEPT problems (new reference). */
+json_t *ev_rejected_json(const struct problems *p);
+
+/* The benchmark id if it exists and the caller may read it (new reference); else answers 404
+ * (or 503) and returns NULL. */
+json_t *ev_readable_benchmark(struct req *r, const char *id);
+
 /* 404 for something a caller may not see (its existence is not revealed). */
 void ev_not_found(struct req *r, const char *what);
 /* 403 for a write to a team the caller does not belong to (or any write by auditors/admins). */

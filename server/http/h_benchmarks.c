@@ -438,8 +438,6 @@ static void benchmark_import(struct req *r)
         reply_create_fault(r, st);
         goto out;
     }
-    if (json_object_get(out, "derived") == NULL)
-        json_object_set_new(out, "derived", json_null());
     idem_reply(r, &idem, 201, out);
     out = NULL;
 out:
@@ -454,52 +452,25 @@ out:
 
 static void benchmark_get(struct req *r)
 {
-    json_t *b = NULL;
-    enum store_status st = STORE_NOT_FOUND;
-    if (uuid_valid(r->params[0]))
-        st = store_benchmark_get(r->app->store, r->params[0], &b);
-    if (st == STORE_OK &&
-        !principal_can_read_team(&r->who, json_string_value(json_object_get(b, "team"))))
-        st = STORE_NOT_FOUND;
-    if (st != STORE_OK) {
-        json_decref(b);
-        resp_store_error(r, st, "benchmark");
-        return;
-    }
-    resp_json(r, 200, b);
+    json_t *b = ev_readable_benchmark(r, r->params[0]);
+    if (b)
+        resp_json(r, 200, b);
+}
+
+/* from/to (read by ev_list) apply to measured_at here. */
+static void benchmark_filters(struct req *r, struct evlist_query *q, struct ev_filters *f,
+                              struct problems *p)
+{
+    q->team = ev_query(r, "team", EVQ_TEXT, NULL, f->team, sizeof f->team, p);
+    q->workload_id = ev_query(r, "workload", EVQ_UUID, NULL, f->workload, sizeof f->workload, p);
+    q->offer_id = ev_query(r, "offer", EVQ_UUID, NULL, f->offer, sizeof f->offer, p);
+    q->state = ev_query(r, "outcome", EVQ_ENUM, OUTCOMES, f->state, sizeof f->state, p);
 }
 
 static void benchmark_list(struct req *r)
 {
-    struct ev_page pg;
     struct evlist_query q = {0};
-    struct problems p;
-    problems_init(&p);
-    char team[128], workload[40], offer[40], outcome[16], from[40], to[40];
-    json_t *items = NULL;
-    if (ev_page_begin(r, &pg, &q) != 0)
-        goto out;
-    q.team = ev_query(r, "team", EVQ_TEXT, NULL, team, sizeof team, &p);
-    q.workload_id = ev_query(r, "workload", EVQ_UUID, NULL, workload, sizeof workload, &p);
-    q.offer_id = ev_query(r, "offer", EVQ_UUID, NULL, offer, sizeof offer, &p);
-    q.state = ev_query(r, "outcome", EVQ_ENUM, OUTCOMES, outcome, sizeof outcome, &p);
-    q.from = ev_query(r, "from", EVQ_TIME, NULL, from, sizeof from, &p);
-    q.to = ev_query(r, "to", EVQ_TIME, NULL, to, sizeof to, &p);
-    if (p.total) {
-        resp_invalid(r, &p, NULL);
-        goto out;
-    }
-    enum store_status st = store_benchmark_list(r->app->store, &q, &items);
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "benchmarks");
-        goto out;
-    }
-    ev_page_reply(r, items, &q, "created_at");
-    items = NULL;
-out:
-    json_decref(items);
-    ev_page_end(&pg);
-    problems_free(&p);
+    ev_list(r, &q, "benchmarks", benchmark_filters, store_benchmark_list);
 }
 
 const struct route benchmark_routes[] = {

@@ -103,8 +103,7 @@ static void reply_many(struct req *r, struct idem *idem, json_t *docs, const cha
         resp_store_error(r, st, "offer");
         return;
     }
-    json_t *items = json_incref(json_object_get(out, "items"));
-    json_decref(out);
+    json_t *items = out;
     idem_reply(r, idem, 201,
                json_pack("{s:s, s:I, s:o}", "id", id, "inserted",
                          (json_int_t)json_array_size(items), "items", items));
@@ -300,37 +299,19 @@ static void offer_get(struct req *r)
     resp_json(r, 200, o);
 }
 
+static void offer_filters(struct req *r, struct evlist_query *q, struct ev_filters *f,
+                          struct problems *p)
+{
+    q->provider = ev_query(r, "provider", EVQ_TEXT, NULL, f->provider, sizeof f->provider, p);
+    q->gpu_model = ev_query(r, "gpu_model", EVQ_TEXT, NULL, f->gpu_model, sizeof f->gpu_model, p);
+    q->purchase_option = ev_query(r, "purchase_option", EVQ_ENUM, PURCHASE_OPTIONS,
+                                  f->purchase_option, sizeof f->purchase_option, p);
+}
+
 static void offer_list(struct req *r)
 {
-    struct ev_page pg;
     struct evlist_query q = {0};
-    struct problems p;
-    problems_init(&p);
-    char provider[128], gpu[128], option[32], from[40], to[40];
-    json_t *items = NULL;
-    if (ev_page_begin(r, &pg, &q) != 0)
-        goto out;
-    q.provider = ev_query(r, "provider", EVQ_TEXT, NULL, provider, sizeof provider, &p);
-    q.gpu_model = ev_query(r, "gpu_model", EVQ_TEXT, NULL, gpu, sizeof gpu, &p);
-    q.purchase_option =
-        ev_query(r, "purchase_option", EVQ_ENUM, PURCHASE_OPTIONS, option, sizeof option, &p);
-    q.from = ev_query(r, "from", EVQ_TIME, NULL, from, sizeof from, &p);
-    q.to = ev_query(r, "to", EVQ_TIME, NULL, to, sizeof to, &p);
-    if (p.total) {
-        resp_invalid(r, &p, NULL);
-        goto out;
-    }
-    enum store_status st = store_offer_list(r->app->store, &q, &items);
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "offers");
-        goto out;
-    }
-    ev_page_reply(r, items, &q, "created_at");
-    items = NULL;
-out:
-    json_decref(items);
-    ev_page_end(&pg);
-    problems_free(&p);
+    ev_list(r, &q, "offers", offer_filters, store_offer_list);
 }
 
 const struct route offer_routes[] = {

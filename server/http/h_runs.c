@@ -195,45 +195,24 @@ static int ingest_json_array(struct runs_ingest *in, struct idem *idem, char sha
     return 0;
 }
 
-static json_t *rejected_json(const struct problems *p)
-{
-    json_t *a = json_array();
-    for (size_t i = 0; i < p->count; i++) {
-        json_t *e = json_pack("{s:I, s:s, s:s}", "line", (json_int_t)p->items[i].line, "pointer",
-                              p->items[i].pointer, "message", p->items[i].message);
-        if (p->items[i].column)
-            json_object_set_new(e, "column", json_integer(p->items[i].column));
-        json_array_append_new(a, e);
-    }
-    return a;
-}
-
-/* The upload's query parameters, checked. */
+/* The upload's own query parameters, checked (plus upload_params: fields, tz, atomic). */
 struct runs_params {
-    char cluster[128], team[128], fields[4096], tz[64], steps[8], atomic[8];
-    const char *cluster_p, *team_p, *fields_p, *tz_p;
-    int steps_on, atomic_on;
+    char cluster[128], team[128], steps[8];
+    const char *cluster_p, *team_p;
+    int steps_on;
+    struct upload_params up;
 };
 
+/* Returns 0, or -1 when the database could not be asked about ?tz= (503). */
 static int read_params(struct req *r, struct runs_params *q, struct problems *p)
 {
     q->cluster_p = ev_query(r, "cluster", EVQ_TEXT, NULL, q->cluster, sizeof q->cluster, p);
     q->team_p = ev_query(r, "team", EVQ_TEXT, NULL, q->team, sizeof q->team, p);
-    q->tz_p = ev_query(r, "tz", EVQ_TEXT, NULL, q->tz, sizeof q->tz, p);
     q->steps_on = ev_query(r, "steps", EVQ_ENUM, TRUE_FALSE, q->steps, sizeof q->steps, p) &&
                   strcmp(q->steps, "true") == 0;
-    q->atomic_on = ev_query(r, "atomic", EVQ_ENUM, TRUE_FALSE, q->atomic, sizeof q->atomic, p) &&
-                   strcmp(q->atomic, "true") == 0;
-    q->fields_p = NULL;
-    if (req_query(r, "fields", q->fields, sizeof q->fields)) {
-        if (!q->fields[0])
-            problems_add(p, "?fields", "query parameter fields lists sacct's -o fields");
-        else
-            q->fields_p = q->fields;
-    }
     if (q->team_p && !team_name_valid(q->team))
         problems_add(p, "?team", "query parameter team is not a team name");
-    return p->total ? -1 : 0;
+    return upload_params_read(r, &q->up, "sacct's -o fields", p);
 }
 
 static json_t *params_json(const struct runs_params *q)
@@ -243,12 +222,8 @@ static json_t *params_json(const struct runs_params *q)
         json_object_set_new(o, "cluster", json_string(q->cluster));
     if (q->team_p)
         json_object_set_new(o, "team", json_string(q->team));
-    if (q->fields_p)
-        json_object_set_new(o, "fields", json_string(q->fields));
-    if (q->tz_p)
-        json_object_set_new(o, "tz", json_string(q->tz));
     json_object_set_new(o, "steps", json_boolean(q->steps_on));
-    json_object_set_new(o, "atomic", json_boolean(q->atomic_on));
+    upload_params_json(&q->up, o);
     return o;
 }
 
@@ -264,7 +239,6 @@ static void runs_upload(struct req *r)
     pgcopy_init(&in.copy);
     problems_init(&in.errs);
     struct upload_stream *u = NULL;
-    struct upload_tz tz;
     json_t *rec = NULL;
     char ct[96];
     if (idem_begin_stream(r, &idem) == IDEM_ANSWERED)
@@ -281,20 +255,13 @@ static void runs_upload(struct req *r)
                      ct[0] ? ct : "(none)");
         goto out;
     }
-    if (read_params(r, &q, &qp) == 0 && is_csv && !q.cluster_p)
-        problems_add(&qp, "?cluster", "query parameter cluster is required for sacct output");
-    if (!qp.total && q.tz_p) {
-        int rc = upload_tz_init(&tz, r->app->store, q.tz);
-        if (rc == -2) {
-            ev_drain_body(r, &idem);
-            resp_store_error(r, STORE_UNAVAILABLE, "time zone");
-            goto out;
-        }
-        if (rc != 0)
-            problems_add(&qp, "?tz",
-                         "query parameter tz must name an IANA time zone "
-                         "(Europe/Oslo)");
+    if (read_params(r, &q, &qp) != 0) {
+        ev_drain_body(r, &idem);
+        resp_store_error(r, STORE_UNAVAILABLE, "time zone");
+        goto out;
     }
+    if (is_csv && !q.cluster_p)
+        problems_add(&qp, "?cluster", "query parameter cluster is required for sacct output");
     if (qp.total) {
         ev_drain_body(r, &idem);
         resp_invalid(r, &qp, NULL);
@@ -328,11 +295,11 @@ static void runs_upload(struct req *r)
             ingest_ndjson(&in, u);
         } else {
             struct sacct_options opt = {
-                .fields = q.fields_p,
+                .fields = q.up.fields_p,
                 .team = q.team_p,
                 .include_steps = q.steps_on,
-                .local_to_utc = q.tz_p ? upload_tz_local_to_utc : NULL,
-                .tz_ctx = q.tz_p ? &tz : NULL,
+                .local_to_utc = q.up.has_tz ? upload_tz_local_to_utc : NULL,
+                .tz_ctx = q.up.has_tz ? &q.up.tz : NULL,
             };
             fatal = ingest_sacct(&in, u, &opt) != 0;
         }
@@ -352,7 +319,7 @@ static void runs_upload(struct req *r)
         resp_invalid(r, &in.errs, "The columns of this sacct output cannot be read: see errors.");
         goto out;
     }
-    if (in.errs.total && q.atomic_on) {
+    if (in.errs.total && q.up.atomic_on) {
         resp_invalid(r, &in.errs, "atomic=true and some lines have faults: nothing was stored.");
         goto out;
     }
@@ -396,7 +363,7 @@ static void runs_upload(struct req *r)
         json_pack("{s:s, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:I}", "id", id, "inserted",
                   (json_int_t)inserted, "duplicates", (json_int_t)duplicates, "skipped",
                   (json_int_t)in.skipped, "steps_skipped", (json_int_t)in.steps, "rejected",
-                  rejected_json(&in.errs), "rejected_total", (json_int_t)in.errs.total,
+                  ev_rejected_json(&in.errs), "rejected_total", (json_int_t)in.errs.total,
                   "rejected_lines", (json_int_t)in.rejected_lines, "lines", (json_int_t)in.lines);
     idem_reply(r, &idem, 201, reply);
 out:

@@ -25,7 +25,6 @@
 #define TELEMETRY_DETECT_BYTES 4096
 
 static const char *const FORMATS[] = {"nvidia-smi", "dmon", "dcgm", NULL};
-static const char *const TRUE_FALSE[] = {"true", "false", NULL};
 
 struct tele_ingest {
     struct upload_tx *up;
@@ -66,49 +65,23 @@ static int on_sample(const struct telemetry_sample *s, void *ctx)
     return 0;
 }
 
-/* The benchmark if it exists and the caller may read it; else answers and returns NULL. */
-static json_t *readable_benchmark(struct req *r)
-{
-    json_t *b = NULL;
-    enum store_status st = STORE_NOT_FOUND;
-    if (uuid_valid(r->params[0]))
-        st = store_benchmark_get(r->app->store, r->params[0], &b);
-    if (st == STORE_OK &&
-        !principal_can_read_team(&r->who, json_string_value(json_object_get(b, "team"))))
-        st = STORE_NOT_FOUND;
-    if (st != STORE_OK) {
-        json_decref(b);
-        resp_store_error(r, st, "benchmark");
-        return NULL;
-    }
-    return b;
-}
-
 struct tele_params {
-    char format[16], fields[4096], tz[64], idle[32], atomic[8];
-    const char *format_p, *fields_p, *tz_p;
+    char format[16], idle[32];
+    const char *format_p;
     double idle_below;
-    int atomic_on;
+    struct upload_params up;
 };
 
-static void read_params(struct req *r, struct tele_params *q, struct problems *p)
+/* Returns 0, or -1 when the database could not be asked about ?tz= (503). */
+static int read_params(struct req *r, struct tele_params *q, struct problems *p)
 {
     q->format_p = ev_query(r, "format", EVQ_ENUM, FORMATS, q->format, sizeof q->format, p);
-    q->tz_p = ev_query(r, "tz", EVQ_TEXT, NULL, q->tz, sizeof q->tz, p);
-    q->atomic_on = ev_query(r, "atomic", EVQ_ENUM, TRUE_FALSE, q->atomic, sizeof q->atomic, p) &&
-                   strcmp(q->atomic, "true") == 0;
-    q->fields_p = NULL;
-    if (req_query(r, "fields", q->fields, sizeof q->fields)) {
-        if (!q->fields[0])
-            problems_add(p, "?fields", "query parameter fields lists the --query-gpu fields");
-        else
-            q->fields_p = q->fields;
-    }
     q->idle_below = TELEMETRY_DEFAULT_IDLE_BELOW;
     if (ev_query(r, "idle_below", EVQ_TEXT, NULL, q->idle, sizeof q->idle, p) &&
         (!textnum_parse_double(q->idle, strlen(q->idle), &q->idle_below) ||
          !(q->idle_below > 0 && q->idle_below <= 1)))
         problems_add(p, "?idle_below", "query parameter idle_below is a duty cycle in (0, 1]");
+    return upload_params_read(r, &q->up, "the --query-gpu fields", p);
 }
 
 static void telemetry_upload(struct req *r)
@@ -124,12 +97,11 @@ static void telemetry_upload(struct req *r)
     int summary_ready = 0, reader_ready = 0;
     struct telemetry_reader rd;
     struct upload_stream *u = NULL;
-    struct upload_tz tz;
     json_t *bench = NULL, *rec = NULL, *derived = NULL, *summary = NULL;
     char ct[96];
     if (idem_begin_stream(r, &idem) == IDEM_ANSWERED)
         goto out;
-    bench = readable_benchmark(r);
+    bench = ev_readable_benchmark(r, r->params[0]);
     if (!bench) {
         ev_drain_body(r, &idem);
         goto out;
@@ -148,16 +120,10 @@ static void telemetry_upload(struct req *r)
                      ct[0] ? ct : "(none)");
         goto out;
     }
-    read_params(r, &q, &p);
-    if (!p.total && q.tz_p) {
-        int rc = upload_tz_init(&tz, r->app->store, q.tz);
-        if (rc == -2) {
-            ev_drain_body(r, &idem);
-            resp_store_error(r, STORE_UNAVAILABLE, "time zone");
-            goto out;
-        }
-        if (rc != 0)
-            problems_add(&p, "?tz", "query parameter tz must name an IANA time zone");
+    if (read_params(r, &q, &p) != 0) {
+        ev_drain_body(r, &idem);
+        resp_store_error(r, STORE_UNAVAILABLE, "time zone");
+        goto out;
     }
     if (p.total) {
         ev_drain_body(r, &idem);
@@ -190,9 +156,9 @@ static void telemetry_upload(struct req *r)
         goto out;
     }
     struct telemetry_options opt = {
-        .fields = q.fields_p,
-        .local_to_utc = q.tz_p ? upload_tz_local_to_utc : NULL,
-        .tz_ctx = q.tz_p ? &tz : NULL,
+        .fields = q.up.fields_p,
+        .local_to_utc = q.up.has_tz ? upload_tz_local_to_utc : NULL,
+        .tz_ctx = q.up.has_tz ? &q.up.tz : NULL,
     };
     if (telemetry_reader_init(&rd, format, &opt, on_sample, &in, &errs) != 0) {
         upload_drain(u);
@@ -232,7 +198,7 @@ static void telemetry_upload(struct req *r)
                      "the upload could not be stored (database or memory); retry");
         goto out;
     }
-    if (fatal || (in.samples == 0 && errs.total) || (q.atomic_on && errs.total)) {
+    if (fatal || (in.samples == 0 && errs.total) || (q.up.atomic_on && errs.total)) {
         resp_invalid(r, &errs,
                      fatal ? "The telemetry cannot be read: see errors."
                            : "Lines of the telemetry have faults; nothing was stored.");
@@ -258,10 +224,7 @@ static void telemetry_upload(struct req *r)
     json_object_set_new(rec, "rejected_total", json_integer((json_int_t)errs.total));
     json_object_set_new(rec, "summary", json_incref(summary));
     json_t *params = json_pack("{s:f}", "idle_below", q.idle_below);
-    if (q.fields_p)
-        json_object_set_new(params, "fields", json_string(q.fields));
-    if (q.tz_p)
-        json_object_set_new(params, "tz", json_string(q.tz));
+    upload_params_json(&q.up, params);
     json_object_set_new(rec, "params", params);
     struct audit_actor who;
     struct upload_tx *up = in.up;
@@ -303,25 +266,12 @@ out:
 
 static void telemetry_list(struct req *r)
 {
-    struct ev_page pg;
-    struct evlist_query q = {0};
-    json_t *items = NULL;
-    json_t *bench = readable_benchmark(r);
+    json_t *bench = ev_readable_benchmark(r, r->params[0]);
     if (!bench)
         return;
-    if (ev_page_begin(r, &pg, &q) != 0)
-        goto out;
-    enum store_status st = store_telemetry_list(r->app->store, r->params[0], &q, &items);
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "telemetry");
-        goto out;
-    }
-    ev_page_reply(r, items, &q, "created_at");
-    items = NULL;
-out:
-    json_decref(items);
+    struct evlist_query q = {.benchmark_id = r->params[0]};
+    ev_list(r, &q, "telemetry", NULL, store_telemetry_list);
     json_decref(bench);
-    ev_page_end(&pg);
 }
 
 const struct route telemetry_routes[] = {

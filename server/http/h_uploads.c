@@ -39,36 +39,17 @@ static void upload_get(struct req *r)
     resp_json(r, 200, u);
 }
 
+static void upload_filters(struct req *r, struct evlist_query *q, struct ev_filters *f,
+                           struct problems *p)
+{
+    q->team = ev_query(r, "team", EVQ_TEXT, NULL, f->team, sizeof f->team, p);
+    q->kind = ev_query(r, "kind", EVQ_ENUM, KINDS, f->kind, sizeof f->kind, p);
+}
+
 static void upload_list(struct req *r)
 {
-    struct ev_page pg;
     struct evlist_query q = {0};
-    struct problems p;
-    problems_init(&p);
-    char team[128], kind[32], from[40], to[40];
-    json_t *items = NULL;
-    if (ev_page_begin(r, &pg, &q) != 0)
-        goto out;
-    q.user_id = r->who.user_id[0] ? r->who.user_id : NULL;
-    q.team = ev_query(r, "team", EVQ_TEXT, NULL, team, sizeof team, &p);
-    q.kind = ev_query(r, "kind", EVQ_ENUM, KINDS, kind, sizeof kind, &p);
-    q.from = ev_query(r, "from", EVQ_TIME, NULL, from, sizeof from, &p);
-    q.to = ev_query(r, "to", EVQ_TIME, NULL, to, sizeof to, &p);
-    if (p.total) {
-        resp_invalid(r, &p, NULL);
-        goto out;
-    }
-    enum store_status st = store_upload_list(r->app->store, &q, &items);
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "uploads");
-        goto out;
-    }
-    ev_page_reply(r, items, &q, "created_at");
-    items = NULL;
-out:
-    json_decref(items);
-    ev_page_end(&pg);
-    problems_free(&p);
+    ev_list(r, &q, "uploads", upload_filters, store_upload_list);
 }
 
 const struct route upload_routes[] = {

@@ -292,36 +292,18 @@ out:
     problems_free(&p);
 }
 
+static void workload_filters(struct req *r, struct evlist_query *q, struct ev_filters *f,
+                             struct problems *p)
+{
+    q->team = ev_query(r, "team", EVQ_TEXT, NULL, f->team, sizeof f->team, p);
+    q->kind = ev_query(r, "kind", EVQ_ENUM, KINDS, f->kind, sizeof f->kind, p);
+    q->class_ = ev_query(r, "class", EVQ_ENUM, CLASSES, f->klass, sizeof f->klass, p);
+}
+
 static void workload_list(struct req *r)
 {
-    struct ev_page pg;
     struct evlist_query q = {0};
-    struct problems p;
-    problems_init(&p);
-    char team[128], kind[32], klass[32], from[40], to[40];
-    json_t *items = NULL;
-    if (ev_page_begin(r, &pg, &q) != 0)
-        goto out;
-    q.team = ev_query(r, "team", EVQ_TEXT, NULL, team, sizeof team, &p);
-    q.kind = ev_query(r, "kind", EVQ_ENUM, KINDS, kind, sizeof kind, &p);
-    q.class_ = ev_query(r, "class", EVQ_ENUM, CLASSES, klass, sizeof klass, &p);
-    q.from = ev_query(r, "from", EVQ_TIME, NULL, from, sizeof from, &p);
-    q.to = ev_query(r, "to", EVQ_TIME, NULL, to, sizeof to, &p);
-    if (p.total) {
-        resp_invalid(r, &p, NULL);
-        goto out;
-    }
-    enum store_status st = store_workload_list(r->app->store, &q, &items);
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "workloads");
-        goto out;
-    }
-    ev_page_reply(r, items, &q, "created_at");
-    items = NULL;
-out:
-    json_decref(items);
-    ev_page_end(&pg);
-    problems_free(&p);
+    ev_list(r, &q, "workloads", workload_filters, store_workload_list);
 }
 
 const struct route workload_routes[] = {

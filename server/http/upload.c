@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "http/evidence.h"
 #include "http/idempotency.h"
 #include "store/uploads.h"
 
@@ -221,4 +222,37 @@ int upload_tz_local_to_utc(const struct tm *local, void *ctx, int64_t *epoch_s)
     }
     *epoch_s = tz->hour_utc_s + (int64_t)local->tm_min * 60 + local->tm_sec;
     return 0;
+}
+
+int upload_params_read(struct req *r, struct upload_params *up, const char *fields_hint,
+                       struct problems *p)
+{
+    static const char *const true_false[] = {"true", "false", NULL};
+    memset(up, 0, offsetof(struct upload_params, tz));
+    up->atomic_on = ev_query(r, "atomic", EVQ_ENUM, true_false, up->atomic, sizeof up->atomic, p) &&
+                    strcmp(up->atomic, "true") == 0;
+    if (req_query(r, "fields", up->fields, sizeof up->fields)) {
+        if (!up->fields[0])
+            problems_add(p, "?fields", "query parameter fields lists %s", fields_hint);
+        else
+            up->fields_p = up->fields;
+    }
+    if (!ev_query(r, "tz", EVQ_TEXT, NULL, up->tz_name, sizeof up->tz_name, p))
+        return 0;
+    int rc = upload_tz_init(&up->tz, r->app->store, up->tz_name);
+    if (rc == -2)
+        return -1;
+    if (rc != 0)
+        problems_add(p, "?tz", "query parameter tz must name an IANA time zone (Europe/Oslo)");
+    up->has_tz = rc == 0;
+    return 0;
+}
+
+void upload_params_json(const struct upload_params *up, json_t *params)
+{
+    if (up->fields_p)
+        json_object_set_new(params, "fields", json_string(up->fields));
+    if (up->has_tz)
+        json_object_set_new(params, "tz", json_string(up->tz_name));
+    json_object_set_new(params, "atomic", json_boolean(up->atomic_on));
 }

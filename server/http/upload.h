@@ -76,6 +76,24 @@ int upload_tz_init(struct upload_tz *tz, struct store *store, const char *name)
 /* timefmt_local_to_utc_fn with ctx = struct upload_tz *. */
 int upload_tz_local_to_utc(const struct tm *local, void *ctx, int64_t *epoch_s);
 
+/* The query parameters of every streamed upload: ?fields= (the tool's column list when its
+ * output has no header line), ?tz= (the zone of times printed without an offset) and
+ * ?atomic=true (nothing kept if any line fails). */
+struct upload_params {
+    char fields[4096], tz_name[64], atomic[8];
+    const char *fields_p; /* NULL when not given */
+    int has_tz, atomic_on;
+    struct upload_tz tz;
+};
+
+/* Reads them, adding a problem for each bad one (fields_hint says what ?fields= lists), and
+ * checks the zone with the database. Returns 0, or -1 when the database could not be asked
+ * (answer 503). */
+int upload_params_read(struct req *r, struct upload_params *up, const char *fields_hint,
+                       struct problems *p) __attribute__((warn_unused_result));
+/* Adds them to an upload record's params object (borrowed). */
+void upload_params_json(const struct upload_params *up, json_t *params);
+
 #define CSV_MAX_CELLS 256
 
 struct csv_row {

@@ -76,31 +76,10 @@ enum store_status store_benchmark_import(struct store *s, const struct audit_act
     char *text = store_doc_text(doc);
     if (!text)
         return STORE_ERROR;
-    struct store_conn *c = store_acquire(s, 2000);
-    if (!c) {
-        free(text);
-        return STORE_UNAVAILABLE;
-    }
-    json_t *row = NULL;
     const char *p[] = {text, team, who->name};
-    enum store_status st = store_begin(c);
-    if (st == STORE_OK)
-        st = store_upload_insert_tx(c, upload, NULL);
-    if (st == STORE_OK)
-        st = store_json(c, SQL_CREATE, 3, p, &row);
-    if (st == STORE_OK)
-        st = store_audit_record_tx(c, who, "benchmark.import",
-                                   json_string_value(json_object_get(row, "id")), row);
-    if (st == STORE_OK)
-        st = store_commit(c);
-    if (st != STORE_OK) {
-        store_rollback(c);
-        json_decref(row);
-        row = NULL;
-    }
-    store_release(s, c);
+    enum store_status st =
+        store_upload_with(s, who, upload, SQL_CREATE, 3, p, "benchmark.import", out);
     free(text);
-    *out = row;
     return st;
 }
 

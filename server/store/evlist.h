@@ -4,14 +4,15 @@
 #define CAPLEDGER_STORE_EVLIST_H
 
 struct evlist_query {
-    const char *teams_json;  /* JSON array of the caller's readable teams, or "null" for all */
-    const char *user_id;     /* the caller (uploads: one's own uploads are always visible) */
-    const char *team;        /* ?team= */
-    const char *kind;        /* workloads: ?kind= */
-    const char *class_;      /* workloads: ?class= */
-    const char *workload_id; /* benchmarks: ?workload= */
-    const char *offer_id;    /* benchmarks: ?offer= */
-    const char *state;       /* benchmarks: ?outcome= */
+    const char *teams_json;   /* JSON array of the caller's readable teams, or "null" for all */
+    const char *user_id;      /* the caller (uploads: one's own uploads are always visible) */
+    const char *team;         /* ?team= */
+    const char *kind;         /* workloads: ?kind= */
+    const char *class_;       /* workloads: ?class= */
+    const char *workload_id;  /* benchmarks: ?workload= */
+    const char *offer_id;     /* benchmarks: ?offer= */
+    const char *benchmark_id; /* telemetry uploads of one benchmark */
+    const char *state;        /* benchmarks: ?outcome= */
     const char *provider, *gpu_model, *purchase_option; /* offers */
     const char *from, *to;           /* created_at (benchmarks: measured_at) in [from, to) */
     const char *after_at, *after_id; /* keyset: the last item of the previous page */

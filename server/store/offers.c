@@ -62,35 +62,9 @@ enum store_status store_offer_create_many(struct store *s, const struct audit_ac
     char *text = store_doc_text(docs);
     if (!text)
         return STORE_ERROR;
-    struct store_conn *c = store_acquire(s, 2000);
-    if (!c) {
-        free(text);
-        return STORE_UNAVAILABLE;
-    }
-    json_t *items = NULL, *rec = NULL;
-    const char *upload_id = json_string_value(json_object_get(upload, "id"));
-    const char *p[] = {text, upload_id, who->name};
-    enum store_status st = store_begin(c);
-    if (st == STORE_OK)
-        st = store_upload_insert_tx(c, upload, &rec);
-    if (st == STORE_OK)
-        st = store_json(c, SQL_CREATE_MANY, 3, p, &items);
-    if (st == STORE_OK) {
-        json_t *change = json_pack("{s:s, s:I}", "upload_id", upload_id, "offers",
-                                   (json_int_t)json_array_size(items));
-        st = store_audit_record_tx(c, who, "offer.import", upload_id, change);
-        json_decref(change);
-    }
-    if (st == STORE_OK)
-        st = store_commit(c);
-    if (st != STORE_OK) {
-        store_rollback(c);
-        json_decref(items);
-        json_decref(rec);
-    } else {
-        *out = json_pack("{s:o, s:o}", "upload", rec, "items", items);
-    }
-    store_release(s, c);
+    const char *p[] = {text, json_string_value(json_object_get(upload, "id")), who->name};
+    enum store_status st =
+        store_upload_with(s, who, upload, SQL_CREATE_MANY, 3, p, "offer.import", out);
     free(text);
     return st;
 }

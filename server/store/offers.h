@@ -13,7 +13,7 @@ enum store_status store_offer_create(struct store *s, const struct audit_actor *
                                      const json_t *doc, json_t **out) STORE_MUSTCHECK;
 /* A price sheet: every document of docs (a validated array, borrowed) and the upload record
  * upload (the columns of table upload; its id is the offers' upload_id) in one transaction
- * with one audit row. *out: {upload: {...}, items: [offers in input order]}. */
+ * with one audit row. *out: the offers in input order. */
 enum store_status store_offer_create_many(struct store *s, const struct audit_actor *who,
                                           const json_t *docs, const json_t *upload,
                                           json_t **out) STORE_MUSTCHECK;

@@ -27,6 +27,8 @@ static const char *SQL_LIST =
     "SELECT to_jsonb(u) AS j, u.created_at, u.id FROM upload u "
     "WHERE u.kind = 'telemetry' AND u.benchmark_id = $1::uuid "
     "AND ($2::timestamptz IS NULL OR (u.created_at, u.id) > ($2::timestamptz, $3::uuid)) "
+    "AND ($5::timestamptz IS NULL OR u.created_at >= $5::timestamptz) "
+    "AND ($6::timestamptz IS NULL OR u.created_at < $6::timestamptz) "
     "ORDER BY u.created_at, u.id LIMIT $4::integer) t";
 
 enum store_status store_telemetry_begin(struct store *s, struct upload_tx **out)
@@ -58,11 +60,10 @@ enum store_status store_telemetry_finish(struct upload_tx *u, const struct audit
     return st;
 }
 
-enum store_status store_telemetry_list(struct store *s, const char *benchmark_id,
-                                       const struct evlist_query *q, json_t **out)
+enum store_status store_telemetry_list(struct store *s, const struct evlist_query *q, json_t **out)
 {
     char lim[16];
     snprintf(lim, sizeof lim, "%d", q->limit);
-    const char *p[] = {benchmark_id, q->after_at, q->after_id, lim};
-    return store_json1(s, SQL_LIST, 4, p, out);
+    const char *p[] = {q->benchmark_id, q->after_at, q->after_id, lim, q->from, q->to};
+    return store_json1(s, SQL_LIST, 6, p, out);
 }

@@ -19,9 +19,9 @@ enum store_status store_telemetry_begin(struct store *s, struct upload_tx **out)
 enum store_status store_telemetry_finish(struct upload_tx *u, const struct audit_actor *who,
                                          const json_t *rec, const char *benchmark_id,
                                          json_t **derived) STORE_MUSTCHECK;
-/* The telemetry uploads of a benchmark (records with their summaries), keyset on
+/* The telemetry uploads of benchmark q->benchmark_id (records with their summaries), keyset on
  * (created_at, id). */
-enum store_status store_telemetry_list(struct store *s, const char *benchmark_id,
-                                       const struct evlist_query *q, json_t **out) STORE_MUSTCHECK;
+enum store_status store_telemetry_list(struct store *s, const struct evlist_query *q,
+                                       json_t **out) STORE_MUSTCHECK;
 
 #endif

@@ -182,3 +182,35 @@ enum store_status store_upload_tx_commit(struct upload_tx *u, const struct audit
     free(u);
     return st;
 }
+
+enum store_status store_upload_with(struct store *s, const struct audit_actor *who,
+                                    const json_t *rec, const char *sql, int nparams,
+                                    const char *const *params, const char *action, json_t **out)
+{
+    *out = NULL;
+    struct store_conn *c = store_acquire(s, 2000);
+    if (!c)
+        return STORE_UNAVAILABLE;
+    json_t *result = NULL;
+    enum store_status st = store_begin(c);
+    if (st == STORE_OK)
+        st = store_upload_insert_tx(c, rec, NULL);
+    if (st == STORE_OK)
+        st = store_json(c, sql, nparams, params, &result);
+    if (st == STORE_OK) {
+        const char *target = json_string_value(json_object_get(result, "id"));
+        if (!target)
+            target = json_string_value(json_object_get(rec, "id"));
+        st = store_audit_record_tx(c, who, action, target, result);
+    }
+    if (st == STORE_OK)
+        st = store_commit(c);
+    if (st != STORE_OK) {
+        store_rollback(c);
+        json_decref(result);
+        result = NULL;
+    }
+    store_release(s, c);
+    *out = result;
+    return st;
+}

@@ -28,6 +28,15 @@ enum store_status store_upload_get(struct store *s, const char *id, json_t **out
 enum store_status store_upload_list(struct store *s, const struct evlist_query *q,
                                     json_t **out) STORE_MUSTCHECK;
 
+/* In one transaction: inserts the upload record rec (borrowed), runs sql (which returns one
+ * JSON value, into *out), records `action` in the audit trail (target: the result's "id" when
+ * it has one, else the upload's; change: the result), commits. For small uploads whose rows
+ * fit one statement (price sheets, load-test imports). */
+enum store_status store_upload_with(struct store *s, const struct audit_actor *who,
+                                    const json_t *rec, const char *sql, int nparams,
+                                    const char *const *params, const char *action,
+                                    json_t **out) STORE_MUSTCHECK;
+
 /* A bulk upload in progress: one connection inside a transaction, with COPY streaming rows
  * into a table. Runs and telemetry use it; the upload record and its audit row are written
  * by store_upload_tx_commit in the same transaction as the rows. */
