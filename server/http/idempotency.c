@@ -6,8 +6,7 @@
 #include <string.h>
 
 #include "core/jcs.h"
-
-#define IDEM_READ_CHUNK_BYTES 65536
+#include "http/evidence.h"
 
 #include "store/idempotency.h"
 
@@ -114,14 +113,16 @@ static enum idem_step claim(struct req *r, struct idem *ctx, json_t **existing)
     return IDEM_PROCEED;
 }
 
-enum idem_step idem_begin(struct req *r, struct idem *ctx)
+/* streamed: the body has not been read (it is hashed as the handler reads it, or here when an
+ * earlier request with the key completed); else the parsed JSON body is hashed now. */
+static enum idem_step begin(struct req *r, struct idem *ctx, int streamed)
 {
     memset(ctx, 0, sizeof *ctx);
     int k = read_key(r, ctx);
     if (k <= 0)
         return k < 0 ? IDEM_ANSWERED : IDEM_PROCEED;
     digest_start(r, ctx);
-    if (r->body) {
+    if (!streamed && r->body) {
         char *text = json_dumps(r->body, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY |
                                              JSON_REAL_PRECISION(17));
         if (text) {
@@ -134,38 +135,22 @@ enum idem_step idem_begin(struct req *r, struct idem *ctx)
         return IDEM_ANSWERED;
     if (!existing)
         return IDEM_PROCEED;
+    /* A completed earlier request: hash this whole body to tell a retry from a reuse. */
+    if (streamed)
+        ev_drain_body(r, ctx);
     answer_existing(r, ctx, existing);
     json_decref(existing);
     return IDEM_ANSWERED;
 }
 
+enum idem_step idem_begin(struct req *r, struct idem *ctx)
+{
+    return begin(r, ctx, 0);
+}
+
 enum idem_step idem_begin_stream(struct req *r, struct idem *ctx)
 {
-    memset(ctx, 0, sizeof *ctx);
-    int k = read_key(r, ctx);
-    if (k <= 0)
-        return k < 0 ? IDEM_ANSWERED : IDEM_PROCEED;
-    digest_start(r, ctx);
-    json_t *existing = NULL;
-    if (claim(r, ctx, &existing) == IDEM_ANSWERED)
-        return IDEM_ANSWERED;
-    if (!existing)
-        return IDEM_PROCEED;
-    /* A completed earlier request: read (and hash) this body to tell a retry from a reuse. */
-    size_t limit = r->app->cfg->max_upload_bytes, total = 0;
-    char *buf = malloc(IDEM_READ_CHUNK_BYTES); /* heap: worker threads have small stacks */
-    long n = buf ? 0 : -1;
-    while (buf && (n = req_read(r, buf, IDEM_READ_CHUNK_BYTES)) > 0 && total <= limit) {
-        total += (size_t)n;
-        idem_update(ctx, buf, (size_t)n);
-    }
-    free(buf);
-    if (n < 0)
-        resp_problem(r, 400, "body-unreadable", "Body unreadable", "the request body ended early");
-    else
-        answer_existing(r, ctx, existing);
-    json_decref(existing);
-    return IDEM_ANSWERED;
+    return begin(r, ctx, 1);
 }
 
 void idem_reply(struct req *r, struct idem *ctx, int status, json_t *body_stolen)
