@@ -12,6 +12,7 @@
 #include "core/cost.h"
 #include "core/jcs.h"
 #include "core/validate.h"
+#include "http/idempotency.h"
 #include "http/internal.h"
 #include "store/compute.h"
 
@@ -151,10 +152,14 @@ out:
 
 static void compare_stateless(struct req *r)
 {
-    struct resolution res = {.failure = STORE_OK};
-    json_t *result = compute(r, r->body, NULL, &res);
-    if (result)
-        resp_json(r, 200, result);
+    struct idem idem;
+    if (idem_begin(r, &idem) == IDEM_PROCEED) {
+        struct resolution res = {.failure = STORE_OK};
+        json_t *result = compute(r, r->body, NULL, &res);
+        if (result)
+            idem_reply(r, &idem, 200, result);
+    }
+    idem_end(r, &idem);
 }
 
 static char *teams_filter(struct req *r)
@@ -168,6 +173,9 @@ static void scenario_create(struct req *r)
     struct problems p;
     problems_init(&p);
     json_t *ids = NULL, *resolved = NULL, *out = NULL;
+    struct idem idem;
+    if (idem_begin(r, &idem) == IDEM_ANSWERED)
+        goto out;
     if (!json_is_object(r->body)) {
         problems_add(&p, "", "must be a JSON object");
         goto invalid;
@@ -233,12 +241,13 @@ static void scenario_create(struct req *r)
         resp_store_error(r, st, "scenario");
         goto out;
     }
-    resp_json(r, 201, out);
+    idem_reply(r, &idem, 201, out);
     out = NULL;
     goto out;
 invalid:
     resp_invalid(r, &p, NULL);
 out:
+    idem_end(r, &idem);
     json_decref(ids);
     json_decref(resolved);
     json_decref(out);
@@ -288,9 +297,12 @@ static void comparison_create(struct req *r)
 {
     json_t *scenario = NULL, *resolved = NULL, *result = NULL, *stored = NULL;
     char *bytes = NULL;
+    struct idem idem;
+    if (idem_begin(r, &idem) == IDEM_ANSWERED)
+        goto out;
     if (!uuid_valid(r->params[0])) {
         resp_problem(r, 404, "not-found", "Not found", "scenario not found");
-        return;
+        goto out;
     }
     char *filter = teams_filter(r);
     enum store_status st = store_scenario_get(r->app->store, r->params[0], filter, &scenario);
@@ -330,13 +342,10 @@ static void comparison_create(struct req *r)
     }
     int created = json_is_true(json_object_get(stored, "created"));
     json_object_del(stored, "created");
-    char extra[160];
-    snprintf(extra, sizeof extra, "Location: /api/v1/comparisons/%s\r\n", sha);
-    char *text = json_dumps(stored, JSON_COMPACT | JSON_REAL_PRECISION(17));
-    if (text)
-        resp_bytes(r, created ? 201 : 200, "application/json", text, strlen(text), extra);
-    free(text);
+    idem_reply(r, &idem, created ? 201 : 200, stored);
+    stored = NULL;
 out:
+    idem_end(r, &idem);
     free(bytes);
     json_decref(scenario);
     json_decref(resolved);

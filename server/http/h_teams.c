@@ -1,5 +1,6 @@
 /* Teams: POST by admins, list and read by any signed-in user. */
 #include "core/validate.h"
+#include "http/idempotency.h"
 #include "http/internal.h"
 #include "store/teams.h"
 
@@ -9,6 +10,9 @@ static void team_create(struct req *r)
     struct problems p;
     problems_init(&p);
     json_t *out = NULL;
+    struct idem idem;
+    if (idem_begin(r, &idem) == IDEM_ANSWERED)
+        goto out;
     if (!json_is_object(r->body)) {
         problems_add(&p, "", "must be a JSON object");
         goto invalid;
@@ -30,12 +34,13 @@ static void team_create(struct req *r)
         resp_store_error(r, st, "team");
         goto out;
     }
-    resp_json(r, 201, out);
+    idem_reply(r, &idem, 201, out);
     out = NULL;
     goto out;
 invalid:
     resp_invalid(r, &p, NULL);
 out:
+    idem_end(r, &idem);
     json_decref(out);
     problems_free(&p);
 }

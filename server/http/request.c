@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/cursor.h"
+#include "core/jcs.h"
 #include "http/internal.h"
 
 /* A strict policy: the UI is same-origin files only, no inline script or style. */
@@ -78,13 +79,21 @@ void resp_bytes(struct req *r, int status, const char *content_type, const char 
 static void resp_json_headers(struct req *r, int status, json_t *body, const char *ctype,
                               const char *extra)
 {
-    char *text = json_dumps(body, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(17));
+    /* RFC 8785 bytes: numbers in their shortest round-trip form (0.76, not jansson's
+     * 0.76000000000000001), the same text whether a figure was just computed or read back.
+     * jansson's own dump is the fallback for what JCS refuses (a string holding NUL). */
+    size_t len = 0;
+    char *text = jcs_serialize(body, &len);
+    if (!text) {
+        text = json_dumps(body, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(17));
+        len = text ? strlen(text) : 0;
+    }
     json_decref(body);
     if (!text) {
         resp_bytes(r, 500, "application/problem+json", "{\"status\":500}", 14, NULL);
         return;
     }
-    resp_bytes(r, status, ctype, text, strlen(text), extra);
+    resp_bytes(r, status, ctype, text, len, extra);
     free(text);
 }
 

@@ -20,13 +20,26 @@
 #define RECONNECT_BACKOFF_MS 250
 #define CONNECT_TIMEOUT_S "3"
 
+/* Statements prepared on one connection: the SQL text (a copy, compared in full, so a
+ * caller's reused buffer can never run the wrong statement) and its server-side name "sN". */
+#define PREPARED_MAX 96
+
+struct prepared {
+    const char *key; /* the caller's pointer: a fast first test */
+    char *sql;       /* owned copy */
+};
+
 struct store_conn {
     PGconn *pg;
     int in_use;
+    struct prepared prepared[PREPARED_MAX];
+    int nprepared;
     char sqlstate[6];
     char constraint[64];
     char error[256];
 };
+
+static void forget_prepared(struct store_conn *c);
 
 struct store {
     char *conninfo;
@@ -95,6 +108,7 @@ void store_close(struct store *s)
         if (s->slots[i].pg)
             PQfinish(s->slots[i].pg);
         s->slots[i].pg = NULL;
+        forget_prepared(&s->slots[i]);
     }
     pthread_mutex_unlock(&s->lock);
     pthread_mutex_destroy(&s->lock);
@@ -119,6 +133,14 @@ void store_stats(struct store *s, struct store_stats *out)
     pthread_mutex_unlock(&s->lock);
     out->db_errors = atomic_load(&s->db_errors);
     out->reconnects = atomic_load(&s->reconnects);
+}
+
+/* The statements named on a connection die with it. */
+static void forget_prepared(struct store_conn *c)
+{
+    for (int i = 0; i < c->nprepared; i++)
+        free(c->prepared[i].sql);
+    c->nprepared = 0;
 }
 
 static PGconn *connect_db(const char *conninfo)
@@ -180,6 +202,7 @@ struct store_conn *store_acquire(struct store *s, int timeout_ms)
             PQfinish(c->pg);
             c->pg = NULL;
         }
+        forget_prepared(c);
         if (!backing_off) {
             c->pg = connect_db(s->conninfo);
             atomic_fetch_add(&s->reconnects, 1);
@@ -217,6 +240,7 @@ void store_release(struct store *s, struct store_conn *c)
         if (PQstatus(c->pg) != CONNECTION_OK || PQtransactionStatus(c->pg) != PQTRANS_IDLE) {
             PQfinish(c->pg);
             c->pg = NULL;
+            forget_prepared(c);
         }
     }
     pthread_mutex_lock(&s->lock);
@@ -251,10 +275,40 @@ static enum store_status classify(struct store_conn *c, PGresult *r, struct stor
     return STORE_ERROR;
 }
 
+/* Runs sql as a prepared statement of this connection, preparing it on first use: planning
+ * the same few dozen statements on every request cost more than the HTTP layer itself
+ * (bench/http_api.sh). Falls back to PQexecParams when the cache is full. */
+static PGresult *exec_cached(struct store_conn *c, const char *sql, int nparams,
+                             const char *const *params)
+{
+    int i = 0;
+    while (i < c->nprepared && !(c->prepared[i].key == sql && strcmp(c->prepared[i].sql, sql) == 0))
+        i++;
+    char name[16];
+    snprintf(name, sizeof name, "s%d", i);
+    if (i == c->nprepared) {
+        if (i == PREPARED_MAX)
+            return PQexecParams(c->pg, sql, nparams, NULL, params, NULL, NULL, 0);
+        PGresult *prep = PQprepare(c->pg, name, sql, nparams, NULL);
+        if (PQresultStatus(prep) != PGRES_COMMAND_OK)
+            return prep; /* the statement's own error (syntax, missing table): classify it */
+        PQclear(prep);
+        char *copy = strdup(sql);
+        if (!copy) {
+            PGresult *dealloc = PQexec(c->pg, "DEALLOCATE ALL");
+            PQclear(dealloc);
+            forget_prepared(c);
+            return PQexecParams(c->pg, sql, nparams, NULL, params, NULL, NULL, 0);
+        }
+        c->prepared[c->nprepared++] = (struct prepared){.key = sql, .sql = copy};
+    }
+    return PQexecPrepared(c->pg, name, nparams, params, NULL, NULL, 0);
+}
+
 static enum store_status run(struct store_conn *c, const char *sql, int nparams,
                              const char *const *params, PGresult **out)
 {
-    PGresult *r = PQexecParams(c->pg, sql, nparams, NULL, params, NULL, NULL, 0);
+    PGresult *r = exec_cached(c, sql, nparams, params);
     enum store_status st = classify(c, r, NULL);
     if (st != STORE_OK) {
         if (st == STORE_UNAVAILABLE || st == STORE_ERROR)
