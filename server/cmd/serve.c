@@ -148,7 +148,8 @@ int cmd_serve(int argc, char **argv)
         store_close(store);
         return 1;
     }
-    fprintf(stderr, "{\"level\":\"info\",\"msg\":\"listening\",\"listen\":\"%s\",\"version\":\"%s\"}\n",
+    fprintf(stderr,
+            "{\"level\":\"info\",\"msg\":\"listening\",\"listen\":\"%s\",\"version\":\"%s\"}\n",
             cfg.listen, CAPLEDGER_VERSION);
     int sig = 0;
     sigwait(&stop, &sig);

@@ -18,9 +18,8 @@ char *cursor_encode(const char *key)
 int cursor_decode(const char *cursor, char *buf, size_t size)
 {
     size_t len = 0;
-    if (size == 0 ||
-        sodium_base642bin((unsigned char *)buf, size - 1, cursor, strlen(cursor), NULL, &len,
-                          NULL, sodium_base64_VARIANT_URLSAFE_NO_PADDING) != 0)
+    if (size == 0 || sodium_base642bin((unsigned char *)buf, size - 1, cursor, strlen(cursor), NULL,
+                                       &len, NULL, sodium_base64_VARIANT_URLSAFE_NO_PADDING) != 0)
         return -1;
     buf[len] = '\0';
     if (memchr(buf, '\0', len))

@@ -33,8 +33,8 @@ static int reference_ok(struct req *r, const json_t *ref, const char *ptr, struc
 }
 
 /* Fetches one referenced record; NULL (with a problem, or res->failure) when it cannot. */
-static json_t *fetch(struct req *r, enum store_status (*get)(struct store *, const char *,
-                                                             json_t **),
+static json_t *fetch(struct req *r,
+                     enum store_status (*get)(struct store *, const char *, json_t **),
                      const char *id, const char *ptr, const char *what, struct resolution *res,
                      struct problems *p)
 {
@@ -76,7 +76,8 @@ static json_t *resolve_scenario(struct req *r, const json_t *doc, struct resolut
     }
     size_t i;
     json_t *opt;
-    json_array_foreach(json_object_get(out, "options"), i, opt) {
+    json_array_foreach(json_object_get(out, "options"), i, opt)
+    {
         if (!json_is_object(opt))
             continue;
         char ptr[64];
@@ -84,8 +85,8 @@ static json_t *resolve_scenario(struct req *r, const json_t *doc, struct resolut
         if (json_is_string(bench)) {
             snprintf(ptr, sizeof ptr, "/options/%zu/benchmark", i);
             json_t *row = reference_ok(r, bench, ptr, p)
-                              ? fetch(r, store_benchmark_as_scenario, json_string_value(bench),
-                                      ptr, "benchmark", res, p)
+                              ? fetch(r, store_benchmark_as_scenario, json_string_value(bench), ptr,
+                                      "benchmark", res, p)
                               : NULL;
             if (row) {
                 if (!json_is_true(json_object_get(row, "capacity_usable")))
@@ -136,8 +137,9 @@ static json_t *compute(struct req *r, const json_t *doc, json_t **resolved_out,
     if (!p.total)
         result = cost_compare(resolved, &p);
     if (!result) {
-        resp_invalid(r, &p, "The scenario is invalid: see errors (JSON Pointers into the "
-                            "scenario document).");
+        resp_invalid(r, &p,
+                     "The scenario is invalid: see errors (JSON Pointers into the "
+                     "scenario document).");
         json_decref(resolved);
         goto out;
     }
@@ -192,7 +194,8 @@ static void scenario_create(struct req *r)
     ids = json_array();
     size_t i;
     json_t *id;
-    json_array_foreach(given_ids, i, id) {
+    json_array_foreach(given_ids, i, id)
+    {
         char ptr[64];
         snprintf(ptr, sizeof ptr, "/workload_ids/%zu", i);
         if (!json_is_string(id) || !uuid_valid(json_string_value(id)))
@@ -331,11 +334,11 @@ static void comparison_create(struct req *r)
     crypto_hash_sha256(digest, (const unsigned char *)bytes, len);
     sodium_bin2hex(sha, sizeof sha, digest, sizeof digest);
     struct audit_actor who;
-    st = store_comparison_put(
-        r->app->store, req_actor(r, &who), sha, r->params[0], team,
-        json_object_get(scenario, "workload_ids"),
-        json_string_value(json_object_get(result, "input_sha256")),
-        json_string_value(json_object_get(result, "engine_version")), resolved, bytes, &stored);
+    st = store_comparison_put(r->app->store, req_actor(r, &who), sha, r->params[0], team,
+                              json_object_get(scenario, "workload_ids"),
+                              json_string_value(json_object_get(result, "input_sha256")),
+                              json_string_value(json_object_get(result, "engine_version")),
+                              resolved, bytes, &stored);
     if (st != STORE_OK) {
         resp_store_error(r, st, "comparison");
         goto out;

@@ -14,8 +14,7 @@ static void healthz(struct req *r)
 static void readyz(struct req *r)
 {
     char why[256] = "";
-    enum store_status st = store_ready(r->app->store, r->app->cfg->migrations_dir, why,
-                                       sizeof why);
+    enum store_status st = store_ready(r->app->store, r->app->cfg->migrations_dir, why, sizeof why);
     if (st != STORE_OK) {
         resp_problem(r, 503, "not-ready", "Not ready", "%s", why[0] ? why : "database unavailable");
         return;

@@ -20,8 +20,9 @@ static void team_create(struct req *r)
     json_check_unknown(r->body, "", allowed, &p);
     const char *name = json_want_string(r->body, "name", "", 1, 64, &p);
     if (name && !team_name_valid(name))
-        problems_add(&p, "/name", "use 1-64 letters, digits, '.', '_' or '-', starting with a "
-                                  "letter or digit");
+        problems_add(&p, "/name",
+                     "use 1-64 letters, digits, '.', '_' or '-', starting with a "
+                     "letter or digit");
     if (p.total)
         goto invalid;
     struct audit_actor who;

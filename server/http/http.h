@@ -7,14 +7,14 @@
 #include "store/store.h"
 
 struct http_config {
-    const char *listen;         /* "127.0.0.1:8080" */
-    const char *static_dir;     /* UI files */
-    const char *migrations_dir; /* for /readyz */
-    const char *openapi_path;   /* api/openapi.yaml, served at /api/v1/openapi.yaml */
-    const char *log_origin;     /* log origin line */
+    const char *listen;             /* "127.0.0.1:8080" */
+    const char *static_dir;         /* UI files */
+    const char *migrations_dir;     /* for /readyz */
+    const char *openapi_path;       /* api/openapi.yaml, served at /api/v1/openapi.yaml */
+    const char *log_origin;         /* log origin line */
     const unsigned char *server_sk; /* 64-byte Ed25519 secret key (libsodium layout) */
-    size_t max_body_bytes;      /* JSON bodies */
-    size_t max_upload_bytes;    /* streamed uploads */
+    size_t max_body_bytes;          /* JSON bodies */
+    size_t max_upload_bytes;        /* streamed uploads */
     int threads;
 };
 

@@ -25,15 +25,15 @@ enum role_bit {
 
 /* Route flags. */
 enum route_flag {
-    ROUTE_JSON_BODY = 1u << 0,   /* body read and parsed as JSON before the handler runs */
-    ROUTE_STREAM_BODY = 1u << 1, /* the handler reads the body itself (uploads) */
+    ROUTE_JSON_BODY = 1u << 0,     /* body read and parsed as JSON before the handler runs */
+    ROUTE_STREAM_BODY = 1u << 1,   /* the handler reads the body itself (uploads) */
     ROUTE_OPTIONAL_BODY = 1u << 2, /* with ROUTE_JSON_BODY: an empty body is allowed */
     ROUTE_NO_SESSION = 1u << 3,    /* the session cookie is ignored (signing in replaces it) */
 };
 
 struct principal {
-    unsigned role;       /* one role_bit; ROLE_ANON when unauthenticated */
-    char user_id[40];    /* uuid text, "" when anonymous */
+    unsigned role;    /* one role_bit; ROLE_ANON when unauthenticated */
+    char user_id[40]; /* uuid text, "" when anonymous */
     char username[128];
     char token_id[40];   /* set when authenticated by API token */
     char session_id[80]; /* hashed session id (hex) when authenticated by cookie */
@@ -71,11 +71,11 @@ struct req {
     char request_id[64];
     char *params[MAX_PATH_PARAMS]; /* path parameters in pattern order (owned) */
     int nparams;
-    json_t *body;   /* parsed JSON body (owned) when ROUTE_JSON_BODY */
+    json_t *body; /* parsed JSON body (owned) when ROUTE_JSON_BODY */
     struct principal who;
-    int status;       /* status sent, 0 until a response is written */
+    int status; /* status sent, 0 until a response is written */
     size_t bytes_out;
-    double started;   /* seconds, monotonic */
+    double started; /* seconds, monotonic */
 };
 
 /* Route tables of each handler file, joined by router.c. Terminated by a {NULL} entry. */
@@ -100,8 +100,8 @@ extern const struct route alert_routes[];
 /* ----- responses (each writes the whole reply in one mg_write) ----- */
 void resp_json(struct req *r, int status, json_t *body_stolen);
 void resp_json_etag(struct req *r, int status, json_t *body_stolen, const char *etag);
-void resp_bytes(struct req *r, int status, const char *content_type, const char *body,
-                size_t len, const char *extra_headers);
+void resp_bytes(struct req *r, int status, const char *content_type, const char *body, size_t len,
+                const char *extra_headers);
 /* RFC 9457 problem+json. type_slug becomes "https://capledger.dev/problems/<slug>". */
 void resp_problem(struct req *r, int status, const char *type_slug, const char *title,
                   const char *detail_fmt, ...) __attribute__((format(printf, 5, 6)));

@@ -115,8 +115,8 @@ char *metrics_render(struct metrics *m, struct store *store)
             fprintf(out, "capledger_http_request_duration_seconds_bucket{%s,le=\"%g\"} %llu\n",
                     label, BUCKETS[b], cumulative);
         }
-        fprintf(out, "capledger_http_request_duration_seconds_bucket{%s,le=\"+Inf\"} %llu\n",
-                label, rm->observations);
+        fprintf(out, "capledger_http_request_duration_seconds_bucket{%s,le=\"+Inf\"} %llu\n", label,
+                rm->observations);
         fprintf(out, "capledger_http_request_duration_seconds_sum{%s} %.6f\n", label,
                 rm->seconds_sum);
         fprintf(out, "capledger_http_request_duration_seconds_count{%s} %llu\n", label,

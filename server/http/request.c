@@ -24,25 +24,44 @@ static const char SECURITY_HEADERS[] =
 static const char *reason_phrase(int status)
 {
     switch (status) {
-    case 200: return "OK";
-    case 201: return "Created";
-    case 204: return "No Content";
-    case 304: return "Not Modified";
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 409: return "Conflict";
-    case 412: return "Precondition Failed";
-    case 413: return "Content Too Large";
-    case 415: return "Unsupported Media Type";
-    case 422: return "Unprocessable Content";
-    case 428: return "Precondition Required";
-    case 429: return "Too Many Requests";
-    case 500: return "Internal Server Error";
-    case 503: return "Service Unavailable";
-    default: return "Status";
+    case 200:
+        return "OK";
+    case 201:
+        return "Created";
+    case 204:
+        return "No Content";
+    case 304:
+        return "Not Modified";
+    case 400:
+        return "Bad Request";
+    case 401:
+        return "Unauthorized";
+    case 403:
+        return "Forbidden";
+    case 404:
+        return "Not Found";
+    case 405:
+        return "Method Not Allowed";
+    case 409:
+        return "Conflict";
+    case 412:
+        return "Precondition Failed";
+    case 413:
+        return "Content Too Large";
+    case 415:
+        return "Unsupported Media Type";
+    case 422:
+        return "Unprocessable Content";
+    case 428:
+        return "Precondition Required";
+    case 429:
+        return "Too Many Requests";
+    case 500:
+        return "Internal Server Error";
+    case 503:
+        return "Service Unavailable";
+    default:
+        return "Status";
     }
 }
 
@@ -138,8 +157,8 @@ void resp_invalid(struct req *r, const struct problems *p, const char *detail)
                                detail ? detail : "The input has invalid fields: see errors.");
     json_t *errors = json_array();
     for (size_t i = 0; i < p->count; i++) {
-        json_t *e = json_pack("{s:s, s:s}", "pointer", p->items[i].pointer, "message",
-                              p->items[i].message);
+        json_t *e =
+            json_pack("{s:s, s:s}", "pointer", p->items[i].pointer, "message", p->items[i].message);
         if (p->items[i].line)
             json_object_set_new(e, "line", json_integer(p->items[i].line));
         if (p->items[i].column)
@@ -158,12 +177,13 @@ void resp_store_error(struct req *r, enum store_status st, const char *what)
         resp_problem(r, 404, "not-found", "Not found", "%s not found", what);
         return;
     case STORE_CONFLICT:
-        resp_problem(r, 409, "conflict", "Conflict", "%s conflicts with an existing record",
-                     what);
+        resp_problem(r, 409, "conflict", "Conflict", "%s conflicts with an existing record", what);
         return;
     case STORE_INVALID:
-        resp_problem(r, 422, "invalid", "Invalid input", "%s refers to a record that does not "
-                     "exist or breaks a constraint", what);
+        resp_problem(r, 422, "invalid", "Invalid input",
+                     "%s refers to a record that does not "
+                     "exist or breaks a constraint",
+                     what);
         return;
     case STORE_UNAVAILABLE:
         resp_problem(r, 503, "unavailable", "Service unavailable",
@@ -228,7 +248,8 @@ void json_check_unknown(const json_t *obj, const char *prefix, const char *const
 {
     const char *key;
     json_t *value;
-    json_object_foreach((json_t *)obj, key, value) {
+    json_object_foreach((json_t *)obj, key, value)
+    {
         int known = 0;
         for (const char *const *a = allowed; *a && !known; a++)
             known = strcmp(*a, key) == 0;
@@ -259,8 +280,8 @@ const char *json_want_string(const json_t *obj, const char *key, const char *pre
         return NULL;
     }
     if (len > max_len) {
-        problems_add(p, problems_pointer(ptr, sizeof ptr, prefix, key),
-                     "must be at most %zu bytes", max_len);
+        problems_add(p, problems_pointer(ptr, sizeof ptr, prefix, key), "must be at most %zu bytes",
+                     max_len);
         return NULL;
     }
     if (memchr(json_string_value(v), '\0', len)) {

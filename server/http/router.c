@@ -13,9 +13,12 @@
 
 #include "http/internal.h"
 
-
 /* Every handler file's table, in matching order. */
-static const struct route *const route_tables[] = {ops_routes, team_routes, compute_routes, workload_routes, offer_routes, benchmark_routes, telemetry_routes, run_routes, report_routes, upload_routes, session_routes, user_routes, audit_routes, review_routes, decision_routes, log_routes, alert_routes};
+static const struct route *const route_tables[] = {
+    ops_routes,       team_routes,      compute_routes, workload_routes, offer_routes,
+    benchmark_routes, telemetry_routes, run_routes,     report_routes,   upload_routes,
+    session_routes,   user_routes,      audit_routes,   review_routes,   decision_routes,
+    log_routes,       alert_routes};
 
 struct http_server {
     struct mg_context *ctx;
@@ -53,8 +56,11 @@ void http_print_routes(void)
     static const struct {
         unsigned bit;
         const char *name;
-    } roles[] = {{ROLE_ANON, "anonymous"}, {ROLE_ADMIN, "admin"}, {ROLE_OWNER, "owner"},
-                 {ROLE_TEAM, "team"},      {ROLE_AUDITOR, "auditor"}};
+    } roles[] = {{ROLE_ANON, "anonymous"},
+                 {ROLE_ADMIN, "admin"},
+                 {ROLE_OWNER, "owner"},
+                 {ROLE_TEAM, "team"},
+                 {ROLE_AUDITOR, "auditor"}};
     for (size_t i = 0; i < router_route_count(); i++) {
         const struct route *rt = router_route_at(i);
         printf("%s %s ", rt->method, rt->pattern);
@@ -184,11 +190,11 @@ static void access_log(struct req *r, size_t route_index)
     gmtime_r(&now, &tm);
     strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", &tm);
     /* Route pattern rather than the raw path: ids and query strings stay out of the log. */
-    json_t *line = json_pack("{s:s, s:s, s:s, s:i, s:f, s:s, s:I, s:s}", "ts", ts, "method",
-                             r->method, "route", r->route ? r->route->pattern : "(static)",
-                             "status", r->status, "duration_ms", ms, "request_id", r->request_id,
-                             "bytes", (json_int_t)r->bytes_out, "actor",
-                             r->who.username[0] ? r->who.username : "-");
+    json_t *line =
+        json_pack("{s:s, s:s, s:s, s:i, s:f, s:s, s:I, s:s}", "ts", ts, "method", r->method,
+                  "route", r->route ? r->route->pattern : "(static)", "status", r->status,
+                  "duration_ms", ms, "request_id", r->request_id, "bytes", (json_int_t)r->bytes_out,
+                  "actor", r->who.username[0] ? r->who.username : "-");
     char *text = json_dumps(line, JSON_COMPACT | JSON_REAL_PRECISION(6));
     if (text) {
         fprintf(stderr, "%s\n", text);
@@ -241,8 +247,7 @@ static void dispatch(struct req *r, size_t *route_index)
             return;
         }
         if (strncmp(r->path, "/api/", 5) != 0 &&
-            (strcmp(r->method, "GET") == 0 || strcmp(r->method, "HEAD") == 0) &&
-            static_serve(r))
+            (strcmp(r->method, "GET") == 0 || strcmp(r->method, "HEAD") == 0) && static_serve(r))
             return;
         resp_problem(r, 404, "not-found", "Not found", "no resource at %s", r->path);
         return;
@@ -254,8 +259,8 @@ static void dispatch(struct req *r, size_t *route_index)
             resp_problem(r, 401, "unauthenticated", "Authentication required",
                          "send Authorization: Bearer <token> or log in");
         else
-            resp_problem(r, 403, "forbidden", "Forbidden",
-                         "your role may not %s %s", r->method, r->route->pattern);
+            resp_problem(r, 403, "forbidden", "Forbidden", "your role may not %s %s", r->method,
+                         r->route->pattern);
         return;
     }
     if ((r->route->flags & ROUTE_JSON_BODY) && read_json_body(r) != 0)
@@ -293,8 +298,8 @@ static int handle(struct mg_connection *conn, void *cbdata)
 static int log_message(const struct mg_connection *conn, const char *message)
 {
     (void)conn;
-    json_t *line = json_pack("{s:s, s:s, s:s}", "level", "warn", "msg", "civetweb", "detail",
-                             message);
+    json_t *line =
+        json_pack("{s:s, s:s, s:s}", "level", "warn", "msg", "civetweb", "detail", message);
     char *text = json_dumps(line, JSON_COMPACT);
     if (text)
         fprintf(stderr, "%s\n", text);
@@ -319,20 +324,28 @@ struct http_server *http_start(const struct http_config *cfg, struct store *stor
     snprintf(threads, sizeof threads, "%d", cfg->threads > 0 ? cfg->threads : 32);
     /* No document_root: static files go through static.c, so Civetweb itself never lists
      * directories, runs CGI or serves anything we did not route. */
-    const char *options[] = {"listening_ports", cfg->listen,
-                             "num_threads", threads,
-                             "tcp_nodelay", "1",
-                             "enable_keep_alive", "yes",
-                             "keep_alive_timeout_ms", "5000",
-                             "request_timeout_ms", "30000",
-                             "enable_directory_listing", "no",
-                             "max_request_size", "16384",
+    const char *options[] = {"listening_ports",
+                             cfg->listen,
+                             "num_threads",
+                             threads,
+                             "tcp_nodelay",
+                             "1",
+                             "enable_keep_alive",
+                             "yes",
+                             "keep_alive_timeout_ms",
+                             "5000",
+                             "request_timeout_ms",
+                             "30000",
+                             "enable_directory_listing",
+                             "no",
+                             "max_request_size",
+                             "16384",
                              NULL};
     struct mg_callbacks callbacks;
     memset(&callbacks, 0, sizeof callbacks);
     callbacks.log_message = log_message;
-    struct mg_init_data init = {.callbacks = &callbacks, .user_data = srv,
-                                .configuration_options = options};
+    struct mg_init_data init = {
+        .callbacks = &callbacks, .user_data = srv, .configuration_options = options};
     struct mg_error_data err = {.text = why, .text_buffer_size = why_size};
     srv->ctx = mg_start2(&init, &err);
     if (!srv->ctx) {

@@ -14,11 +14,16 @@
 static const struct {
     const char *ext, *type;
 } TYPES[] = {
-    {".html", "text/html; charset=utf-8"},  {".js", "text/javascript; charset=utf-8"},
-    {".mjs", "text/javascript; charset=utf-8"}, {".css", "text/css; charset=utf-8"},
-    {".svg", "image/svg+xml"},              {".png", "image/png"},
-    {".ico", "image/x-icon"},               {".json", "application/json"},
-    {".yaml", "application/yaml"},          {".txt", "text/plain; charset=utf-8"},
+    {".html", "text/html; charset=utf-8"},
+    {".js", "text/javascript; charset=utf-8"},
+    {".mjs", "text/javascript; charset=utf-8"},
+    {".css", "text/css; charset=utf-8"},
+    {".svg", "image/svg+xml"},
+    {".png", "image/png"},
+    {".ico", "image/x-icon"},
+    {".json", "application/json"},
+    {".yaml", "application/yaml"},
+    {".txt", "text/plain; charset=utf-8"},
 };
 
 static const char *content_type(const char *path)

@@ -52,8 +52,7 @@ enum store_status store_audit_record(struct store *s, const struct audit_actor *
     return st;
 }
 
-enum store_status store_audit_list(struct store *s, const char *before_id, int limit,
-                                   json_t **out)
+enum store_status store_audit_list(struct store *s, const char *before_id, int limit, json_t **out)
 {
     char lim[16];
     snprintf(lim, sizeof lim, "%d", limit);

@@ -22,8 +22,6 @@ enum store_status store_audit_record_tx(struct store_conn *c, const struct audit
 enum store_status store_audit_list(struct store *s, const char *before_id, int limit,
                                    json_t **out) STORE_MUSTCHECK;
 
-
-
 /* Runs a write that returns one JSON row (…RETURNING json_build_object(…)) and records it in
  * the audit trail in the same transaction: either both happen or neither. The audit target
  * is the row's "id"; the change is the row itself. */

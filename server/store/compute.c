@@ -43,9 +43,9 @@ static const char *SQL_WORKLOAD =
     " 'output_tokens_per_request', output_tokens_per_request)))"
     " FROM workload WHERE id::text = $1";
 
-#define SCENARIO_JSON                                                                         \
-    "json_build_object('id', id, 'team', team, 'name', name, 'workload_ids', "               \
-    "to_json(workload_ids), 'document', document, 'created_by', created_by, 'created_at', "   \
+#define SCENARIO_JSON                                                                              \
+    "json_build_object('id', id, 'team', team, 'name', name, 'workload_ids', "                     \
+    "to_json(workload_ids), 'document', document, 'created_by', created_by, 'created_at', "        \
     "created_at)"
 
 static const char *SQL_SCENARIO_CREATE =
@@ -67,16 +67,17 @@ static const char *SQL_SCENARIO_LIST =
     "  split_part($2, '|', 2)::uuid))"
     " ORDER BY created_at DESC, id DESC LIMIT $3) t";
 
-#define COMPARISON_JSON                                                                        \
-    "json_build_object('sha256', sha256, 'scenario_id', scenario_id, 'team', team, "           \
-    "'workload_ids', to_json(workload_ids), 'input_sha256', input_sha256, 'engine_version', "  \
-    "engine_version, 'created_by', created_by, 'created_at', created_at, 'scenario', resolved, " \
+#define COMPARISON_JSON                                                                            \
+    "json_build_object('sha256', sha256, 'scenario_id', scenario_id, 'team', team, "               \
+    "'workload_ids', to_json(workload_ids), 'input_sha256', input_sha256, 'engine_version', "      \
+    "engine_version, 'created_by', created_by, 'created_at', created_at, 'scenario', resolved, "   \
     "'result', result)"
 
 static const char *SQL_COMPARISON_PUT =
     "WITH ins AS (INSERT INTO comparison (sha256, scenario_id, team, workload_ids, input_sha256,"
     " engine_version, resolved, result, result_jcs, created_by) VALUES ($1, $2::uuid, $3,"
-    " ARRAY(SELECT json_array_elements_text($4::json))::uuid[], $5, $6, $7::jsonb, $8::text::jsonb, $8::text,"
+    " ARRAY(SELECT json_array_elements_text($4::json))::uuid[], $5, $6, $7::jsonb, "
+    "$8::text::jsonb, $8::text,"
     " $9) ON CONFLICT (sha256) DO NOTHING RETURNING *) "
     "SELECT " COMPARISON_JSON "::jsonb || jsonb_build_object('created', true) FROM ins "
     "UNION ALL SELECT " COMPARISON_JSON "::jsonb || jsonb_build_object('created', false) "
@@ -139,8 +140,8 @@ enum store_status store_scenario_get(struct store *s, const char *id, const char
     return store_json1(s, SQL_SCENARIO_GET, 2, p, out);
 }
 
-enum store_status store_scenario_list(struct store *s, const char *teams_filter,
-                                      const char *after, int limit, json_t **out)
+enum store_status store_scenario_list(struct store *s, const char *teams_filter, const char *after,
+                                      int limit, json_t **out)
 {
     char lim[16];
     snprintf(lim, sizeof lim, "%d", limit);
@@ -152,12 +153,11 @@ enum store_status store_comparison_put(struct store *s, const struct audit_actor
                                        const char *sha256, const char *scenario_id,
                                        const char *team, const json_t *workload_ids,
                                        const char *input_sha256, const char *engine_version,
-                                       const json_t *resolved, const char *result_jcs,
-                                       json_t **out)
+                                       const json_t *resolved, const char *result_jcs, json_t **out)
 {
     char *ids = json_dumps(workload_ids, JSON_COMPACT);
     char *doc = json_dumps(resolved, JSON_COMPACT | JSON_REAL_PRECISION(17));
-    const char *p[] = {sha256,         scenario_id, team, ids ? ids : "[]", input_sha256,
+    const char *p[] = {sha256,         scenario_id, team,       ids ? ids : "[]", input_sha256,
                        engine_version, doc,         result_jcs, who->name};
     enum store_status st = STORE_ERROR;
     if (doc) {

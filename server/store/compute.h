@@ -25,8 +25,8 @@ enum store_status store_scenario_create(struct store *s, const struct audit_acto
 /* teams_filter: JSON array of team names, or "null" for every team. */
 enum store_status store_scenario_get(struct store *s, const char *id, const char *teams_filter,
                                      json_t **out) STORE_MUSTCHECK;
-enum store_status store_scenario_list(struct store *s, const char *teams_filter,
-                                      const char *after, int limit, json_t **out) STORE_MUSTCHECK;
+enum store_status store_scenario_list(struct store *s, const char *teams_filter, const char *after,
+                                      int limit, json_t **out) STORE_MUSTCHECK;
 
 /* Stores a comparison (idempotent on its sha256: an identical result is returned as stored).
  * *out: the stored row {sha256, scenario_id, input_sha256, engine_version, created_at, …}. */

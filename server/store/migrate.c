@@ -60,8 +60,7 @@ static void free_migrations(struct migration *m, size_t n)
 }
 
 /* Loads every migration file of dir, sorted; NULL with why filled on failure. */
-static struct migration *load_migrations(const char *dir, size_t *count, char *why,
-                                         size_t why_size)
+static struct migration *load_migrations(const char *dir, size_t *count, char *why, size_t why_size)
 {
     DIR *d = opendir(dir);
     if (!d) {
@@ -109,18 +108,17 @@ static struct migration *load_migrations(const char *dir, size_t *count, char *w
     return m;
 }
 
-static const char *SQL_CREATE_TABLE =
-    "CREATE TABLE IF NOT EXISTS schema_migrations ("
-    " name text PRIMARY KEY, sha256 text NOT NULL,"
-    " applied_at timestamptz NOT NULL DEFAULT now())";
+static const char *SQL_CREATE_TABLE = "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                                      " name text PRIMARY KEY, sha256 text NOT NULL,"
+                                      " applied_at timestamptz NOT NULL DEFAULT now())";
 static const char *SQL_RECORD = "INSERT INTO schema_migrations (name, sha256) VALUES ($1, $2)";
 
 static enum store_status applied_sha(struct store_conn *c, const char *name, char out[65])
 {
     json_t *row = NULL;
     const char *p[] = {name};
-    enum store_status st = store_json(
-        c, "SELECT to_json(sha256) FROM schema_migrations WHERE name = $1", 1, p, &row);
+    enum store_status st =
+        store_json(c, "SELECT to_json(sha256) FROM schema_migrations WHERE name = $1", 1, p, &row);
     if (st == STORE_OK) {
         snprintf(out, 65, "%s", json_string_value(row) ? json_string_value(row) : "");
         json_decref(row);
@@ -180,7 +178,8 @@ enum store_status store_migrate(struct store *s, const char *dir, char *why, siz
     }
     if (st != STORE_OK && !why[0])
         snprintf(why, why_size, "%s", store_last_error(c));
-    enum store_status unlock = store_exec(c, "SELECT pg_advisory_unlock($1::bigint)", 1, lock, NULL);
+    enum store_status unlock =
+        store_exec(c, "SELECT pg_advisory_unlock($1::bigint)", 1, lock, NULL);
     (void)unlock; /* the lock also ends with the session if this fails */
     store_release(s, c);
     free_migrations(m, n);
