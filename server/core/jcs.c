@@ -125,7 +125,8 @@ int jcs_format_double(double d, char out[JCS_NUMBER_MAX])
 struct jcs_buf {
     char *data;
     size_t len, cap;
-    bool failed; /* out of memory: every later append is a no-op */
+    bool failed;         /* out of memory: every later append is a no-op */
+    bool document_order; /* jcs_dump: members as the document holds them, not sorted */
 };
 
 static void buf_append(struct jcs_buf *b, const char *s, size_t n)
@@ -316,7 +317,7 @@ static bool append_object(struct jcs_buf *b, const json_t *v)
         }
         count++;
     }
-    if (count > 1)
+    if (count > 1 && !b->document_order)
         qsort(members, count, sizeof *members, member_cmp);
     bool ok = true;
     buf_append(b, "{", 1);
@@ -380,11 +381,11 @@ static bool append_value(struct jcs_buf *b, const json_t *v)
     return false;
 }
 
-char *jcs_serialize(const json_t *v, size_t *len)
+static char *serialize(const json_t *v, size_t *len, bool document_order)
 {
     if (!v)
         return NULL;
-    struct jcs_buf b = {0};
+    struct jcs_buf b = {.document_order = document_order};
     bool ok = append_value(&b, v);
     if (ok && !b.failed && !b.data) /* cannot happen: every value writes at least one byte */
         ok = false;
@@ -395,6 +396,16 @@ char *jcs_serialize(const json_t *v, size_t *len)
     if (len)
         *len = b.len;
     return b.data;
+}
+
+char *jcs_serialize(const json_t *v, size_t *len)
+{
+    return serialize(v, len, false);
+}
+
+char *jcs_dump(const json_t *v, size_t *len)
+{
+    return serialize(v, len, true);
 }
 
 /* ---- parsing ------------------------------------------------------------------------------ */

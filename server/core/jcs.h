@@ -22,6 +22,11 @@
  * double, as an ECMAScript JSON.parse would make them. Borrows v. */
 char *jcs_serialize(const json_t *v, size_t *len) __attribute__((warn_unused_result));
 
+/* The same compact text with the same number and string forms, but object members in the
+ * document's own order: not canonical, for replies people read (an engine result keeps
+ * `engine_version` first and demand scenarios in the order the scenario named them). */
+char *jcs_dump(const json_t *v, size_t *len) __attribute__((warn_unused_result));
+
 /* Writes the ECMAScript Number::toString form of d (shortest round-trip digits; -0 → "0";
  * exponent form outside [1e-6, 1e21)) into out. Returns the length, or -1 for NaN/Inf. */
 int jcs_format_double(double d, char out[JCS_NUMBER_MAX]) __attribute__((warn_unused_result));

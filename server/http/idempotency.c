@@ -155,8 +155,9 @@ enum idem_step idem_begin_stream(struct req *r, struct idem *ctx)
 
 void idem_reply(struct req *r, struct idem *ctx, int status, json_t *body_stolen)
 {
-    /* RFC 8785 text: shortest round-trip numbers (98.32, not 98.319999999999993). */
-    char *text = jcs_serialize(body_stolen, NULL);
+    /* JCS number forms (98.32, not 98.319999999999993), members in the document's order: the
+     * same bytes as resp_json, so a replay is indistinguishable from the first reply. */
+    char *text = jcs_dump(body_stolen, NULL);
     json_decref(body_stolen);
     if (!text) {
         resp_problem(r, 500, "internal", "Internal error", "out of memory (request id %s)",

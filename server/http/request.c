@@ -98,11 +98,11 @@ void resp_bytes(struct req *r, int status, const char *content_type, const char 
 static void resp_json_headers(struct req *r, int status, json_t *body, const char *ctype,
                               const char *extra)
 {
-    /* RFC 8785 bytes: numbers in their shortest round-trip form (0.76, not jansson's
-     * 0.76000000000000001), the same text whether a figure was just computed or read back.
-     * jansson's own dump is the fallback for what JCS refuses (a string holding NUL). */
+    /* RFC 8785 number and string forms: shortest round-trip numbers (0.76, not jansson's
+     * 0.76000000000000001), members in the document's order. jansson's own dump is the
+     * fallback for what JCS refuses (a string holding NUL). */
     size_t len = 0;
-    char *text = jcs_serialize(body, &len);
+    char *text = jcs_dump(body, &len);
     if (!text) {
         text = json_dumps(body, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(17));
         len = text ? strlen(text) : 0;

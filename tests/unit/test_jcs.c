@@ -224,6 +224,22 @@ static void test_serializer_refuses_unrepresentable(void **state)
     assert_null(jcs_serialize(NULL, NULL));
 }
 
+/* jcs_dump keeps the document's member order (for replies) with JCS number forms. */
+static void test_dump_keeps_document_order(void **state)
+{
+    (void)state;
+    json_t *doc = json_pack("{s:f, s:f, s:{s:i, s:f}}", "low", 0.6, "expected", 1.0, "high", "z", 1,
+                            "a", 0.76);
+    assert_non_null(doc);
+    char *dumped = jcs_dump(doc, NULL);
+    char *canonical = jcs_serialize(doc, NULL);
+    assert_string_equal(dumped, "{\"low\":0.6,\"expected\":1,\"high\":{\"z\":1,\"a\":0.76}}");
+    assert_string_equal(canonical, "{\"expected\":1,\"high\":{\"a\":0.76,\"z\":1},\"low\":0.6}");
+    free(dumped);
+    free(canonical);
+    json_decref(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -234,6 +250,7 @@ int main(void)
         cmocka_unit_test(test_key_order_utf16),
         cmocka_unit_test(test_string_escapes),
         cmocka_unit_test(test_serializer_refuses_unrepresentable),
+        cmocka_unit_test(test_dump_keeps_document_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
