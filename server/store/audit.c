@@ -60,15 +60,23 @@ enum store_status store_audit_list(struct store *s, const char *before_id, int l
     return store_json1(s, SQL_LIST, 2, p, out);
 }
 
-enum store_status store_write_audited(struct store *s, const struct audit_actor *who,
-                                      const char *action, const char *sql, int nparams,
-                                      const char *const *params, json_t **out)
+enum store_status store_write_audited_checked(struct store *s, const struct audit_actor *who,
+                                              const char *action, const struct audit_check *check,
+                                              const char *sql, int nparams,
+                                              const char *const *params, json_t **out)
 {
+    *out = NULL;
     struct store_conn *c = store_acquire(s, 2000);
     if (!c)
         return STORE_UNAVAILABLE;
     json_t *row = NULL;
     enum store_status st = store_begin(c);
+    if (st == STORE_OK && check) {
+        size_t before = check->p->total;
+        st = check->fn(c, check->doc, check->p);
+        if (st == STORE_OK && check->p->total > before)
+            st = STORE_INVALID;
+    }
     if (st == STORE_OK)
         st = store_json(c, sql, nparams, params, &row);
     if (st == STORE_OK) {
@@ -87,4 +95,11 @@ enum store_status store_write_audited(struct store *s, const struct audit_actor 
     store_release(s, c);
     *out = row;
     return st;
+}
+
+enum store_status store_write_audited(struct store *s, const struct audit_actor *who,
+                                      const char *action, const char *sql, int nparams,
+                                      const char *const *params, json_t **out)
+{
+    return store_write_audited_checked(s, who, action, NULL, sql, nparams, params, out);
 }

@@ -2,6 +2,7 @@
 #ifndef CAPLEDGER_STORE_AUDIT_H
 #define CAPLEDGER_STORE_AUDIT_H
 
+#include "core/problems.h"
 #include "store/store.h"
 
 struct audit_actor {
@@ -24,8 +25,25 @@ enum store_status store_audit_list(struct store *s, const char *before_id, int l
 
 /* Runs a write that returns one JSON row (…RETURNING json_build_object(…)) and records it in
  * the audit trail in the same transaction: either both happen or neither. The audit target
- * is the row's "id"; the change is the row itself. */
+ * is the row's "id" (or "sha256" for content-addressed records); the change is the row. */
 enum store_status store_write_audited(struct store *s, const struct audit_actor *who,
                                       const char *action, const char *sql, int nparams,
                                       const char *const *params, json_t **out) STORE_MUSTCHECK;
+
+/* A check of references run inside the write's transaction, before the write: it appends a
+ * problem per bad reference to p. */
+struct audit_check {
+    enum store_status (*fn)(struct store_conn *c, const json_t *doc, struct problems *p);
+    const json_t *doc;
+    struct problems *p;
+};
+
+/* store_write_audited with a check first: STORE_INVALID (nothing written) when the check
+ * appended problems. check may be NULL. */
+enum store_status store_write_audited_checked(struct store *s, const struct audit_actor *who,
+                                              const char *action, const struct audit_check *check,
+                                              const char *sql, int nparams,
+                                              const char *const *params,
+                                              json_t **out) STORE_MUSTCHECK;
+
 #endif

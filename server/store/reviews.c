@@ -258,32 +258,8 @@ checked_write(struct store *s, const struct audit_actor *who, const char *action
               const json_t *doc, struct problems *p, const char *sql, int nparams,
               const char *const *params, json_t **out)
 {
-    *out = NULL;
-    struct store_conn *c = store_acquire(s, 2000);
-    if (!c)
-        return STORE_UNAVAILABLE;
-    json_t *row = NULL;
-    size_t before = p->total;
-    enum store_status st = store_begin(c);
-    if (st == STORE_OK)
-        st = check(c, doc, p);
-    if (st == STORE_OK && p->total > before)
-        st = STORE_INVALID;
-    if (st == STORE_OK)
-        st = store_json(c, sql, nparams, params, &row);
-    if (st == STORE_OK)
-        st = store_audit_record_tx(c, who, action, json_string_value(json_object_get(row, "id")),
-                                   row);
-    if (st == STORE_OK)
-        st = store_commit(c);
-    if (st != STORE_OK) {
-        store_rollback(c);
-        json_decref(row);
-        row = NULL;
-    }
-    store_release(s, c);
-    *out = row;
-    return st;
+    struct audit_check c = {.fn = check, .doc = doc, .p = p};
+    return store_write_audited_checked(s, who, action, &c, sql, nparams, params, out);
 }
 
 /* ---- reviews ---- */
