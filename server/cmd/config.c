@@ -14,6 +14,7 @@ static const char *env_or(const char *name, const char *fallback)
 void config_load(struct config *cfg)
 {
     cfg->database_url = env_or("CAPLEDGER_DATABASE_URL", "dbname=capledger");
+    cfg->read_database_url = env_or("CAPLEDGER_READ_DATABASE_URL", NULL);
     cfg->listen = env_or("CAPLEDGER_LISTEN", "127.0.0.1:8080");
     cfg->static_dir = env_or("CAPLEDGER_STATIC_DIR", "static");
     cfg->migrations_dir = env_or("CAPLEDGER_MIGRATIONS_DIR", "db/migrations");

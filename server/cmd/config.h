@@ -6,6 +6,7 @@
 
 struct config {
     const char *database_url;
+    const char *read_database_url; /* NULL: reports read the primary */
     const char *listen;
     const char *static_dir;
     const char *migrations_dir;

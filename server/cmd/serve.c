@@ -140,11 +140,16 @@ int cmd_serve(int argc, char **argv)
         .max_upload_bytes = (size_t)1 << 30,
         .threads = cfg.threads,
     };
+    /* Reports may read from a replica; it is never migrated (it follows the primary). */
+    struct store *replica =
+        cfg.read_database_url ? store_open(cfg.read_database_url, cfg.pool_size) : NULL;
+    hc.read_store = replica;
     mg_init_library(0);
     char why[256] = "";
     struct http_server *srv = http_start(&hc, store, why, sizeof why);
     if (!srv) {
         fprintf(stderr, "capledger: cannot listen on %s: %s\n", cfg.listen, why);
+        store_close(replica);
         store_close(store);
         return 1;
     }
@@ -155,6 +160,7 @@ int cmd_serve(int argc, char **argv)
     sigwait(&stop, &sig);
     fprintf(stderr, "{\"level\":\"info\",\"msg\":\"stopping\",\"signal\":%d}\n", sig);
     http_stop(srv); /* stop accepting, finish in-flight requests */
+    store_close(replica);
     store_close(store);
     mg_exit_library();
     sodium_memzero(sk, sizeof sk);

@@ -114,7 +114,8 @@ static void usage_report(struct req *r)
     q.teams_json = teams;
     q.cluster_offers_json = map_text;
     q.currency = currency[0] ? currency : NULL;
-    enum store_status st = teams ? store_report_usage(r->app->store, &q, &out) : STORE_UNAVAILABLE;
+    enum store_status st =
+        teams ? store_report_usage(r->app->read_store, &q, &out) : STORE_UNAVAILABLE;
     if (st != STORE_OK) {
         resp_store_error(r, st, "usage report");
         goto out;
@@ -146,9 +147,9 @@ static void idle_report(struct req *r)
         goto out;
     }
     teams = principal_team_filter(&r->who);
-    enum store_status st = teams
-                               ? store_report_idle(r->app->store, teams, team_p, from_p, to_p, &out)
-                               : STORE_UNAVAILABLE;
+    enum store_status st =
+        teams ? store_report_idle(r->app->read_store, teams, team_p, from_p, to_p, &out)
+              : STORE_UNAVAILABLE;
     if (st != STORE_OK) {
         resp_store_error(r, st, "idle report");
         goto out;

@@ -43,6 +43,7 @@ struct principal {
 
 struct app {
     struct store *store;
+    struct store *read_store; /* reports: a replica when configured, else the same as store */
     const struct http_config *cfg;
     struct metrics *metrics;
 };

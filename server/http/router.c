@@ -318,6 +318,7 @@ struct http_server *http_start(const struct http_config *cfg, struct store *stor
     }
     srv->cfg = *cfg;
     srv->app.store = store;
+    srv->app.read_store = cfg->read_store ? cfg->read_store : store;
     srv->app.cfg = &srv->cfg;
     srv->app.metrics = metrics_new(router_route_count() + 1);
     char threads[16];
