@@ -43,19 +43,6 @@ static const char *SQL_LIST =
              "AND ($8::timestamptz IS NULL OR (b.created_at, b.id) > ($8::timestamptz, $9::uuid)) "
              "ORDER BY b.created_at, b.id LIMIT $10::integer) t";
 
-static const char *SQL_SCENARIO_DOC =
-    "SELECT jsonb_strip_nulls(jsonb_build_object('instances', b.instances, "
-    "'throughput_units_per_s', b.throughput_units_per_s, 'throughput_stddev', "
-    "b.throughput_stddev, 'gpu_duty_cycle', coalesce(b.gpu_duty_cycle, d.gpu_duty_cycle), "
-    "'input_stall_fraction', b.input_stall_fraction, 'setup_s', b.setup_s, "
-    "'checkpoint_write_s', b.checkpoint_write_s, 'restart_s', b.restart_s, "
-    "'checkpoint_interval_s', b.checkpoint_interval_s, 'queue_wait_s', b.queue_wait_s, "
-    "'transfer_gb', b.transfer_gb, 'memory_peak_gb', coalesce(b.memory_peak_gb, "
-    "d.memory_peak_gb), 'failure_probability', b.failure_probability, 'load_points', "
-    "b.load_points)) || jsonb_build_object('capacity_usable', b.capacity_usable) "
-    "FROM benchmark b LEFT JOIN benchmark_derived d ON d.benchmark_id = b.id "
-    "WHERE b.id = $1::uuid";
-
 enum store_status store_benchmark_create(struct store *s, const struct audit_actor *who,
                                          const json_t *doc, const char *team, json_t **out)
 {
@@ -96,10 +83,4 @@ enum store_status store_benchmark_list(struct store *s, const struct evlist_quer
     const char *p[] = {q->teams_json, q->team, q->workload_id, q->offer_id, q->state,
                        q->from,       q->to,   q->after_at,    q->after_id, lim};
     return store_json1(s, SQL_LIST, 10, p, out);
-}
-
-enum store_status store_benchmark_scenario_doc(struct store *s, const char *id, json_t **out)
-{
-    const char *p[] = {id};
-    return store_json1(s, SQL_SCENARIO_DOC, 1, p, out);
 }

@@ -26,10 +26,5 @@ enum store_status store_benchmark_get(struct store *s, const char *id,
  * from/to; keyset on (created_at, id). */
 enum store_status store_benchmark_list(struct store *s, const struct evlist_query *q,
                                        json_t **out) STORE_MUSTCHECK;
-/* The scenario `benchmark` document (COST_MODEL.md names; nulls omitted), with the duty cycle
- * and memory peak derived from telemetry filling those not given; plus "capacity_usable"
- * (false: an invalid load test, never to be used as capacity). */
-enum store_status store_benchmark_scenario_doc(struct store *s, const char *id,
-                                               json_t **out) STORE_MUSTCHECK;
 
 #endif

@@ -13,7 +13,7 @@ static const char *SQL_OFFER =
     " 'provisioning_delay_s', provisioning_delay_s, 'quota_gpus', quota_gpus,"
     " 'available', available, 'storage_price_gb_month', storage_price_gb_month,"
     " 'egress_price_gb', egress_price_gb, 'orchestration_overhead', orchestration_overhead))"
-    " FROM offer WHERE id::text = $1";
+    " FROM offer WHERE id = $1::uuid";
 
 /* Load points keep numeric members only: importers also store flags (`saturated`) that are
  * not measurements. */
@@ -33,7 +33,7 @@ static const char *SQL_BENCHMARK =
     "     FROM jsonb_each(lp) AS e(k, v) WHERE jsonb_typeof(v) = 'number'))"
     "   FROM jsonb_array_elements(b.load_points) AS lp))))"
     " FROM benchmark b LEFT JOIN benchmark_derived d ON d.benchmark_id = b.id"
-    " WHERE b.id::text = $1";
+    " WHERE b.id = $1::uuid";
 
 static const char *SQL_WORKLOAD =
     "SELECT json_build_object('team', team, 'workload', json_strip_nulls(json_build_object("
@@ -41,7 +41,7 @@ static const char *SQL_WORKLOAD =
     " 'memory_required_gb', memory_required_gb, 'dataset_gb', dataset_gb,"
     " 'checkpoint_gb', checkpoint_gb, 'checkpoints_kept', checkpoints_kept,"
     " 'output_tokens_per_request', output_tokens_per_request)))"
-    " FROM workload WHERE id::text = $1";
+    " FROM workload WHERE id = $1::uuid";
 
 #define SCENARIO_JSON                                                                              \
     "json_build_object('id', id, 'team', team, 'name', name, 'workload_ids', "                     \
@@ -54,7 +54,7 @@ static const char *SQL_SCENARIO_CREATE =
     "RETURNING " SCENARIO_JSON;
 
 static const char *SQL_SCENARIO_GET =
-    "SELECT " SCENARIO_JSON " FROM scenario WHERE id::text = $1 AND "
+    "SELECT " SCENARIO_JSON " FROM scenario WHERE id = $1::uuid AND "
     "($2::json IS NULL OR team IN (SELECT json_array_elements_text($2::json)))";
 
 /* Keyset on (created_at, id) rendered as text "created_at|id". */
@@ -91,7 +91,7 @@ static const char *SQL_COMPARISON_LIST =
     "SELECT coalesce(json_agg(json_build_object('sha256', sha256, 'scenario_id', scenario_id, "
     "'input_sha256', input_sha256, 'engine_version', engine_version, 'winner', result->'winner', "
     "'created_by', created_by, 'created_at', created_at) ORDER BY created_at DESC), '[]') "
-    "FROM comparison WHERE scenario_id::text = $1 AND "
+    "FROM comparison WHERE scenario_id = $1::uuid AND "
     "($2::json IS NULL OR team IN (SELECT json_array_elements_text($2::json)))";
 
 static const char *null_filter(const char *teams_filter)

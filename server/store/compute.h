@@ -6,6 +6,8 @@
 #include "store/audit.h"
 #include "store/store.h"
 
+/* Every id argument below is a UUID the caller has checked (core/validate.h uuid_valid). */
+
 /* An offer as the scenario `offer` object (only COST_MODEL fields, nulls dropped). */
 enum store_status store_offer_as_scenario(struct store *s, const char *id,
                                           json_t **out) STORE_MUSTCHECK;

@@ -33,16 +33,6 @@ static const char *SQL_LIST =
     "AND ($6::timestamptz IS NULL OR (o.created_at, o.id) > ($6::timestamptz, $7::uuid)) "
     "ORDER BY o.created_at, o.id LIMIT $8::integer) t";
 
-static const char *SQL_SCENARIO_DOC =
-    "SELECT jsonb_strip_nulls(jsonb_build_object('gpu_model', gpu_model, 'gpus_per_instance', "
-    "gpus_per_instance, 'gpu_memory_gb', gpu_memory_gb, 'purchase_option', purchase_option, "
-    "'price_per_hour', price_per_hour, 'currency', currency, 'reserved_utilization', "
-    "reserved_utilization, 'interruption_rate_per_hour', interruption_rate_per_hour, "
-    "'provisioning_delay_s', provisioning_delay_s, 'quota_gpus', quota_gpus, 'available', "
-    "available, 'storage_price_gb_month', storage_price_gb_month, 'egress_price_gb', "
-    "egress_price_gb, 'orchestration_overhead', orchestration_overhead)) "
-    "FROM offer WHERE id = $1::uuid";
-
 enum store_status store_offer_create(struct store *s, const struct audit_actor *who,
                                      const json_t *doc, json_t **out)
 {
@@ -82,10 +72,4 @@ enum store_status store_offer_list(struct store *s, const struct evlist_query *q
     const char *p[] = {q->purchase_option, q->gpu_model, q->provider, q->from, q->to,
                        q->after_at,        q->after_id,  lim};
     return store_json1(s, SQL_LIST, 8, p, out);
-}
-
-enum store_status store_offer_scenario_doc(struct store *s, const char *id, json_t **out)
-{
-    const char *p[] = {id};
-    return store_json1(s, SQL_SCENARIO_DOC, 1, p, out);
 }

@@ -21,9 +21,5 @@ enum store_status store_offer_get(struct store *s, const char *id, json_t **out)
 /* Filters: provider, gpu_model, purchase_option, created from/to. */
 enum store_status store_offer_list(struct store *s, const struct evlist_query *q,
                                    json_t **out) STORE_MUSTCHECK;
-/* The scenario `offer` document (COST_MODEL.md field names only, nulls omitted so the engine's
- * defaults apply) of a stored offer. */
-enum store_status store_offer_scenario_doc(struct store *s, const char *id,
-                                           json_t **out) STORE_MUSTCHECK;
 
 #endif

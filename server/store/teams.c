@@ -1,5 +1,6 @@
 /* Teams. */
 #include "store/store.h"
+#include "core/validate.h"
 #include "store/teams.h"
 
 #include <stdio.h>
@@ -15,9 +16,12 @@ static const char *SQL_LIST =
     "'created_at', created_at) ORDER BY name), '[]') "
     "FROM (SELECT * FROM team WHERE $1::text IS NULL OR name > $1 ORDER BY name LIMIT $2) t";
 
-static const char *SQL_GET =
+static const char *SQL_GET_BY_ID =
     "SELECT json_build_object('id', id, 'name', name, 'created_at', created_at) "
-    "FROM team WHERE id::text = $1 OR name = $1";
+    "FROM team WHERE id = $1::uuid";
+static const char *SQL_GET_BY_NAME =
+    "SELECT json_build_object('id', id, 'name', name, 'created_at', created_at) "
+    "FROM team WHERE name = $1";
 
 enum store_status store_team_create(struct store *s, const struct audit_actor *who,
                                     const char *name, json_t **out)
@@ -37,5 +41,5 @@ enum store_status store_team_list(struct store *s, const char *after, int limit,
 enum store_status store_team_get(struct store *s, const char *id_or_name, json_t **out)
 {
     const char *p[] = {id_or_name};
-    return store_json1(s, SQL_GET, 1, p, out);
+    return store_json1(s, uuid_valid(id_or_name) ? SQL_GET_BY_ID : SQL_GET_BY_NAME, 1, p, out);
 }

@@ -38,13 +38,6 @@ static const char *SQL_UPDATE =
     "$2::jsonb || jsonb_build_object('version', w.version + 1, 'updated_at', now()))) "
     "WHERE w.id = $1::uuid AND w.version = $3::integer RETURNING to_jsonb(w)";
 
-static const char *SQL_SCENARIO_DOC =
-    "SELECT jsonb_strip_nulls(jsonb_build_object('kind', kind, 'name', name, "
-    "'target_units', target_units, 'unit', unit, 'memory_required_gb', memory_required_gb, "
-    "'dataset_gb', dataset_gb, 'checkpoint_gb', checkpoint_gb, 'checkpoints_kept', "
-    "checkpoints_kept, 'output_tokens_per_request', output_tokens_per_request)) "
-    "FROM workload WHERE id = $1::uuid";
-
 enum store_status store_workload_create(struct store *s, const struct audit_actor *who,
                                         const json_t *doc, json_t **out)
 {
@@ -85,10 +78,4 @@ enum store_status store_workload_update(struct store *s, const struct audit_acto
     enum store_status st = store_write_audited(s, who, "workload.update", SQL_UPDATE, 3, p, out);
     free(text);
     return st;
-}
-
-enum store_status store_workload_scenario_doc(struct store *s, const char *id, json_t **out)
-{
-    const char *p[] = {id};
-    return store_json1(s, SQL_SCENARIO_DOC, 1, p, out);
 }

@@ -23,9 +23,5 @@ enum store_status store_workload_list(struct store *s, const struct evlist_query
 enum store_status store_workload_update(struct store *s, const struct audit_actor *who,
                                         const char *id, long expected_version, const json_t *doc,
                                         json_t **out) STORE_MUSTCHECK;
-/* The scenario `workload` document of COST_MODEL.md for a stored workload (nulls omitted, so
- * the engine's defaults apply), for resolving a scenario that cites the workload by id. */
-enum store_status store_workload_scenario_doc(struct store *s, const char *id,
-                                              json_t **out) STORE_MUSTCHECK;
 
 #endif
