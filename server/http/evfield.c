@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/textnum.h"
+#include "core/csv.h"
 #include "core/timefmt.h"
 #include "core/validate.h"
 
@@ -219,26 +219,11 @@ void evfield_check(const json_t *obj, const struct evfield *fields, const char *
 
 json_t *evfield_from_cell(const struct evfield *f, const char *cell, size_t len)
 {
-    textnum_trim(&cell, &len);
-    if (len == 0)
-        return NULL;
-    if (f->type == EVF_NUMBER || f->type == EVF_INTEGER) {
-        int64_t i;
-        double d;
-        if (textnum_parse_int64(cell, len, &i))
-            return json_integer((json_int_t)i);
-        if (f->type == EVF_NUMBER && textnum_parse_double(cell, len, &d))
-            return json_real(d);
-    } else if (f->type == EVF_BOOL) {
-        static const char *const yes[] = {"true", "yes", "1"}, *const no[] = {"false", "no", "0"};
-        for (size_t k = 0; k < 3; k++) {
-            if (textnum_equals_word(cell, len, yes[k]))
-                return json_true();
-            if (textnum_equals_word(cell, len, no[k]))
-                return json_false();
-        }
-    }
-    return json_stringn(cell, len);
+    enum csv_cell_kind kind = f->type == EVF_NUMBER    ? CSV_CELL_NUMBER
+                              : f->type == EVF_INTEGER ? CSV_CELL_INTEGER
+                              : f->type == EVF_BOOL    ? CSV_CELL_BOOL
+                                                       : CSV_CELL_TEXT;
+    return csv_cell_json(cell, len, kind);
 }
 
 json_t *evfield_merge_patch(const json_t *target, const json_t *patch)

@@ -1,4 +1,4 @@
-/* Streaming text uploads and CSV cells; see upload.h. */
+/* Streaming text uploads; see upload.h. */
 #include "http/upload.h"
 
 #include <stdlib.h>
@@ -115,75 +115,6 @@ int upload_reply_transport_fault(struct upload_stream *u)
     else
         return 0;
     return 1;
-}
-
-void csv_row_init(struct csv_row *row)
-{
-    memset(row, 0, sizeof *row);
-}
-
-void csv_row_free(struct csv_row *row)
-{
-    free(row->scratch);
-    memset(row, 0, sizeof *row);
-}
-
-int csv_split(struct csv_row *row, const char *line, size_t len, char delim, long *bad_column)
-{
-    /* Unescaping only shrinks a cell, and each cell gains one NUL: len + cells bytes suffice. */
-    size_t need = len + CSV_MAX_CELLS + 1;
-    if (need > row->cap) {
-        char *grown = realloc(row->scratch, need);
-        if (!grown) {
-            *bad_column = 1;
-            return -1;
-        }
-        row->scratch = grown;
-        row->cap = need;
-    }
-    char *out = row->scratch;
-    size_t i = 0;
-    row->n = 0;
-    for (;;) {
-        if (row->n == CSV_MAX_CELLS) {
-            *bad_column = CSV_MAX_CELLS + 1;
-            return -1;
-        }
-        char *start = out;
-        if (i < len && line[i] == '"') {
-            i++;
-            for (;;) {
-                if (i >= len) {
-                    *bad_column = (long)row->n + 1; /* unterminated quote */
-                    return -1;
-                }
-                if (line[i] == '"') {
-                    if (i + 1 < len && line[i + 1] == '"') {
-                        *out++ = '"';
-                        i += 2;
-                        continue;
-                    }
-                    i++;
-                    break;
-                }
-                *out++ = line[i++];
-            }
-            if (i < len && line[i] != delim) {
-                *bad_column = (long)row->n + 1; /* text after the closing quote */
-                return -1;
-            }
-        } else {
-            while (i < len && line[i] != delim)
-                *out++ = line[i++];
-        }
-        *out++ = '\0';
-        row->cell[row->n] = start;
-        row->len[row->n] = (size_t)(out - start - 1);
-        row->n++;
-        if (i >= len)
-            return 0;
-        i++; /* the delimiter */
-    }
 }
 
 int upload_tz_init(struct upload_tz *tz, struct store *store, const char *name)

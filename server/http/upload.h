@@ -3,8 +3,7 @@
  * upload. The reader also counts bytes against the upload limit, computes the SHA-256 of the
  * body for the upload record, and feeds the Idempotency-Key digest.
  *
- * Also a small RFC 4180 cell splitter for one CSV line (price sheets): quoted cells with ""
- * escapes and the delimiter inside quotes; a quoted cell may not span lines. */
+ * CSV lines are split into cells by core/csv (included here for the price-sheet handler). */
 #ifndef CAPLEDGER_HTTP_UPLOAD_H
 #define CAPLEDGER_HTTP_UPLOAD_H
 
@@ -13,6 +12,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "core/csv.h"
 #include "core/linebuf.h"
 #include "http/internal.h"
 
@@ -93,22 +93,5 @@ int upload_params_read(struct req *r, struct upload_params *up, const char *fiel
                        struct problems *p) __attribute__((warn_unused_result));
 /* Adds them to an upload record's params object (borrowed). */
 void upload_params_json(const struct upload_params *up, json_t *params);
-
-#define CSV_MAX_CELLS 256
-
-struct csv_row {
-    size_t n;                        /* cells in the last line split */
-    const char *cell[CSV_MAX_CELLS]; /* point into scratch; NUL-terminated */
-    size_t len[CSV_MAX_CELLS];
-    char *scratch; /* owned */
-    size_t cap;
-};
-
-void csv_row_init(struct csv_row *row);
-void csv_row_free(struct csv_row *row);
-/* Splits one line on delim. Returns 0, or -1 with *bad_column (1-based) set for an
- * unterminated quote, text after a closing quote, too many cells, or no memory. */
-int csv_split(struct csv_row *row, const char *line, size_t len, char delim, long *bad_column)
-    __attribute__((warn_unused_result));
 
 #endif
