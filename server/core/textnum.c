@@ -37,18 +37,26 @@ static bool textnum_is_decimal(const char *s, size_t len)
 
 bool textnum_parse_double(const char *s, size_t len, double *out)
 {
+    /* strtod needs a terminated copy. Numbers as tools print them fit the stack buffer; a
+     * longer one (leading zeros, 70 digits of pi — fuzz_textnum found "000…0" of 64+ bytes
+     * accepted as an int64 but refused as a double) is copied to the heap instead of refused. */
     char tmp[64];
-    if (len == 0 || len >= sizeof tmp || !textnum_is_decimal(s, len))
+    if (len == 0 || !textnum_is_decimal(s, len))
         return false;
-    memcpy(tmp, s, len);
-    tmp[len] = '\0';
+    char *text = len < sizeof tmp ? tmp : malloc(len + 1);
+    if (!text)
+        return false;
+    memcpy(text, s, len);
+    text[len] = '\0';
     errno = 0;
     char *end = NULL;
-    double v = strtod(tmp, &end);
-    if (end != tmp + len || !isfinite(v) || (errno == ERANGE && fabs(v) > 1.0))
-        return false;
-    *out = v;
-    return true;
+    double v = strtod(text, &end);
+    bool ok = end == text + len && isfinite(v) && !(errno == ERANGE && fabs(v) > 1.0);
+    if (text != tmp)
+        free(text);
+    if (ok)
+        *out = v;
+    return ok;
 }
 
 bool textnum_parse_int64(const char *s, size_t len, int64_t *out)

@@ -34,6 +34,26 @@ static void test_parse_double(void **state)
     }
 }
 
+/* fuzz_textnum: a number of 64 or more characters was refused as a double though the same text
+ * was an int64 (corpus/textnum/zeros_64). Length is not a reason to refuse a number. */
+static void test_parse_long_double(void **state)
+{
+    (void)state;
+    char zeros[101];
+    memset(zeros, '0', 100);
+    zeros[100] = '\0';
+    double v = -1;
+    int64_t i = -1;
+    assert_true(textnum_parse_int64(zeros, 100, &i));
+    assert_true(textnum_parse_double(zeros, 100, &v));
+    assert_true(i == 0 && v == 0);
+    const char *pi = "3.14159265358979323846264338327950288419716939937510582097494459230781640";
+    assert_true(textnum_parse_double(pi, strlen(pi), &v));
+    assert_true(v == 3.141592653589793);
+    zeros[99] = 'x'; /* still checked to the end */
+    assert_false(textnum_parse_double(zeros, 100, &v));
+}
+
 static void test_parse_int64(void **state)
 {
     (void)state;
@@ -86,9 +106,8 @@ static void test_trim_and_words(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse_double),
-        cmocka_unit_test(test_parse_int64),
-        cmocka_unit_test(test_format_double),
+        cmocka_unit_test(test_parse_double),   cmocka_unit_test(test_parse_long_double),
+        cmocka_unit_test(test_parse_int64),    cmocka_unit_test(test_format_double),
         cmocka_unit_test(test_trim_and_words),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
