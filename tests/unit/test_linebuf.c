@@ -79,6 +79,18 @@ static void test_overlong_line_is_reported_once_and_skipped(void **state)
     /* exactly the maximum is accepted, with or without CR */
     assert_string_equal(split("0123456789abcdef\r\n0123456789abcdef", 34, 5, 16),
                         "L:1:0123456789abcdef|L:2:0123456789abcdef|");
+    /* fuzz_linebuf (corpus/linebuf/bom_at_max): the byte order mark, which is dropped, does not
+     * count against the first line's maximum, in any chunk size; three more bytes do. */
+    for (size_t chunk = 1; chunk <= 22; chunk++) {
+        assert_string_equal(split("\xEF\xBB\xBF"
+                                  "0123456789abcdef\r\nx",
+                                  22, chunk, 16),
+                            "L:1:0123456789abcdef|L:2:x|");
+        assert_string_equal(split("\xEF\xBB\xBF"
+                                  "0123456789abcdefg\nx",
+                                  22, chunk, 16),
+                            "LONG:1|L:2:x|");
+    }
 }
 
 static void test_invalid_utf8_and_nul_name_line_and_column(void **state)
