@@ -238,5 +238,7 @@ char *principal_team_filter(const struct principal *p)
 {
     if (p->role != ROLE_TEAM)
         return strdup("null");
-    return json_dumps(p->teams ? p->teams : json_array(), JSON_COMPACT);
+    if (!p->teams)
+        return strdup("[]");
+    return json_dumps(p->teams, JSON_COMPACT);
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/jcs.h"
 #include "http/internal.h"
 
 /* Every handler file's table, in matching order. */
@@ -204,11 +205,40 @@ static void access_log(struct req *r, size_t route_index)
     metrics_observe(r->app->metrics, route_index, r->status, ms / 1000.0);
 }
 
+/* The path and the decoded query must be UTF-8 text without control characters: every handler
+ * passes them on to PostgreSQL, which refuses invalid UTF-8 (SQLSTATE 22021), and to logs. */
+static int text_ok(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+            return 0;
+    return jcs_utf8_valid(s, len);
+}
+
+static int uri_ok(struct req *r)
+{
+    if (!text_ok(r->path, strlen(r->path)))
+        return 0;
+    if (!r->query)
+        return 1;
+    size_t len = strlen(r->query);
+    char *decoded = malloc(len + 1);
+    int n = decoded ? mg_url_decode(r->query, (int)len, decoded, (int)len + 1, 1) : -1;
+    int ok = n >= 0 && text_ok(decoded, (size_t)n);
+    free(decoded);
+    return ok;
+}
+
 static void dispatch(struct req *r, size_t *route_index)
 {
     char allow[128] = "";
     size_t total = router_route_count();
     *route_index = total; /* "no route" slot */
+    if (!uri_ok(r)) {
+        resp_problem(r, 400, "bad-uri", "Bad request",
+                     "the path and query must be UTF-8 text without control characters");
+        return;
+    }
     for (size_t i = 0; i < total; i++) {
         const struct route *rt = router_route_at(i);
         char *params[MAX_PATH_PARAMS] = {0};

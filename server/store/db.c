@@ -267,7 +267,8 @@ static enum store_status classify(struct store_conn *c, PGresult *r, struct stor
     if (strcmp(state, "23505") == 0 || strcmp(state, "40001") == 0 || strcmp(state, "40P01") == 0)
         return STORE_CONFLICT;
     if (strcmp(state, "23503") == 0 || strcmp(state, "23514") == 0 || strcmp(state, "23502") == 0 ||
-        strcmp(state, "22P02") == 0 || strcmp(state, "22007") == 0 || strcmp(state, "22008") == 0)
+        strcmp(state, "22P02") == 0 || strcmp(state, "22007") == 0 || strcmp(state, "22008") == 0 ||
+        strcmp(state, "22021") == 0 || strcmp(state, "22001") == 0 || strcmp(state, "22003") == 0)
         return STORE_INVALID;
     if (strncmp(state, "08", 2) == 0 || strncmp(state, "57P", 3) == 0 ||
         strcmp(state, "53300") == 0)

@@ -114,6 +114,14 @@ test('bad input: 400 malformed, 415 wrong type, 413 too large, 422 with JSON Poi
   assert.equal(count, '0');
 });
 
+test('paths and queries that are not UTF-8 text are 400, never a database error', async () => {
+  isProblem(await api(srv.url, 'GET', '/api/v1/teams?cursor=%ff', { token: admin }), 400);
+  isProblem(await api(srv.url, 'GET', '/api/v1/teams/%ff%fe', { token: admin }), 400);
+  isProblem(await api(srv.url, 'GET', '/api/v1/teams?limit=1%0a', { token: admin }), 400);
+  isProblem(await api(srv.url, 'GET', '/api/v1/workloads?team=%c3%28', { token: admin }), 400);
+  assert.equal((await api(srv.url, 'GET', '/api/v1/teams?cursor=', { token: admin })).status, 200);
+});
+
 test('credentials: none → 401, malformed or unknown bearer → 401, wrong role → 403', async () => {
   isProblem(await api(srv.url, 'GET', '/api/v1/teams'), 401);
   isProblem(await api(srv.url, 'GET', '/api/v1/teams', { headers: { authorization: 'Basic Zm9vOmJhcg==' } }), 401);
