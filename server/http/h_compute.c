@@ -169,6 +169,47 @@ static char *teams_filter(struct req *r)
     return principal_team_filter(&r->who);
 }
 
+/* One workload of a scenario: it must exist, be readable by the caller, and belong to the
+ * scenario's team. Appends a problem at ptr otherwise; answers (and returns the status) when
+ * the store fails. */
+static enum store_status check_workload_team(struct req *r, const char *team, const char *id,
+                                             const char *ptr, struct problems *p)
+{
+    json_t *row = NULL;
+    enum store_status st = store_workload_as_scenario(r->app->store, id, &row);
+    const char *owner = json_string_value(json_object_get(row, "team"));
+    if (st == STORE_NOT_FOUND || (st == STORE_OK && !principal_can_read_team(&r->who, owner))) {
+        problems_add(p, ptr, "no workload with id %s", id);
+        st = STORE_OK;
+    } else if (st == STORE_OK && strcmp(owner, team) != 0) {
+        problems_add(p, ptr, "workload %s belongs to team '%s', not to the scenario's team '%s'",
+                     id, owner, team);
+    } else if (st != STORE_OK) {
+        resp_store_error(r, st, "workload");
+    }
+    json_decref(row);
+    return st;
+}
+
+static enum store_status check_workloads(struct req *r, const char *team, const json_t *ids,
+                                         const char *prefix, struct problems *p)
+{
+    size_t i;
+    json_t *id;
+    json_array_foreach(ids, i, id)
+    {
+        char ptr[64];
+        if (strcmp(prefix, "/workload_ids") == 0)
+            snprintf(ptr, sizeof ptr, "%s/%zu", prefix, i);
+        else
+            snprintf(ptr, sizeof ptr, "%s", prefix);
+        enum store_status st = check_workload_team(r, team, json_string_value(id), ptr, p);
+        if (st != STORE_OK)
+            return st;
+    }
+    return STORE_OK;
+}
+
 static void scenario_create(struct req *r)
 {
     static const char *const allowed[] = {"name", "team", "workload_ids", "document", NULL};
@@ -212,6 +253,16 @@ static void scenario_create(struct req *r)
     json_t *wl = json_object_get(doc, "workload");
     if (json_is_string(wl) && uuid_valid(json_string_value(wl)) && !json_array_size(ids))
         json_array_append(ids, wl);
+    /* The workloads a scenario answers for must be the scenario's team's own: the review
+     * checklist counts its comparisons as evidence for them. */
+    if (check_workloads(r, team, ids, given_ids ? "/workload_ids" : "/document/workload", &p) !=
+        STORE_OK)
+        goto out;
+    if (json_is_string(wl) && uuid_valid(json_string_value(wl)) && given_ids &&
+        check_workload_team(r, team, json_string_value(wl), "/document/workload", &p) != STORE_OK)
+        goto out;
+    if (p.total)
+        goto invalid;
     /* Validate now (references resolve, the scenario computes) so a stored scenario is one
      * that can be compared; the stored document keeps the references. */
     struct resolution res = {.failure = STORE_OK};

@@ -67,32 +67,42 @@ static const char *SQL_SCENARIO_LIST =
     "  split_part($2, '|', 2)::uuid))"
     " ORDER BY created_at DESC, id DESC LIMIT $3) t";
 
+/* A comparison as one scenario asked for it: the content-addressed comparison c with the
+ * scenario's link l (team, workloads, who and when). */
 #define COMPARISON_JSON                                                                            \
-    "json_build_object('sha256', sha256, 'scenario_id', scenario_id, 'team', team, "               \
-    "'workload_ids', to_json(workload_ids), 'input_sha256', input_sha256, 'engine_version', "      \
-    "engine_version, 'created_by', created_by, 'created_at', created_at, 'scenario', resolved, "   \
-    "'result', result)"
+    "json_build_object('sha256', c.sha256, 'scenario_id', l.scenario_id, 'team', l.team, "         \
+    "'workload_ids', to_json(l.workload_ids), 'input_sha256', c.input_sha256, 'engine_version', "  \
+    "c.engine_version, 'created_by', l.created_by, 'created_at', l.created_at, 'scenario', "       \
+    "c.resolved, 'result', c.result)"
 
-static const char *SQL_COMPARISON_PUT =
-    "WITH ins AS (INSERT INTO comparison (sha256, scenario_id, team, workload_ids, input_sha256,"
+#define TEAM_VISIBLE "($2::json IS NULL OR l.team IN (SELECT json_array_elements_text($2::json)))"
+
+static const char *SQL_COMPARISON_INSERT =
+    "INSERT INTO comparison (sha256, scenario_id, team, workload_ids, input_sha256,"
     " engine_version, resolved, result, result_jcs, created_by) VALUES ($1, $2::uuid, $3,"
     " ARRAY(SELECT json_array_elements_text($4::json))::uuid[], $5, $6, $7::jsonb, "
-    "$8::text::jsonb, $8::text,"
-    " $9) ON CONFLICT (sha256) DO NOTHING RETURNING *) "
-    "SELECT " COMPARISON_JSON "::jsonb || jsonb_build_object('created', true) FROM ins "
-    "UNION ALL SELECT " COMPARISON_JSON "::jsonb || jsonb_build_object('created', false) "
-    "FROM comparison WHERE sha256 = $1 AND NOT EXISTS (SELECT 1 FROM ins)";
+    "$8::text::jsonb, $8::text, $9) ON CONFLICT (sha256) DO NOTHING";
+
+static const char *SQL_COMPARISON_LINK =
+    "INSERT INTO comparison_link (sha256, scenario_id, team, workload_ids, created_by) "
+    "VALUES ($1, $2::uuid, $3, ARRAY(SELECT json_array_elements_text($4::json))::uuid[], $5) "
+    "ON CONFLICT DO NOTHING RETURNING to_json(true)";
+
+static const char *SQL_COMPARISON_OF_SCENARIO =
+    "SELECT " COMPARISON_JSON " FROM comparison c JOIN comparison_link l ON l.sha256 = c.sha256 "
+    "WHERE c.sha256 = $1 AND l.scenario_id = $2::uuid";
 
 static const char *SQL_COMPARISON_GET =
-    "SELECT " COMPARISON_JSON " FROM comparison WHERE sha256 = $1 AND "
-    "($2::json IS NULL OR team IN (SELECT json_array_elements_text($2::json)))";
+    "SELECT " COMPARISON_JSON " FROM comparison c JOIN comparison_link l ON l.sha256 = c.sha256 "
+    "WHERE c.sha256 = $1 AND " TEAM_VISIBLE " ORDER BY l.created_at, l.scenario_id LIMIT 1";
 
 static const char *SQL_COMPARISON_LIST =
-    "SELECT coalesce(json_agg(json_build_object('sha256', sha256, 'scenario_id', scenario_id, "
-    "'input_sha256', input_sha256, 'engine_version', engine_version, 'winner', result->'winner', "
-    "'created_by', created_by, 'created_at', created_at) ORDER BY created_at DESC), '[]') "
-    "FROM comparison WHERE scenario_id = $1::uuid AND "
-    "($2::json IS NULL OR team IN (SELECT json_array_elements_text($2::json)))";
+    "SELECT coalesce(json_agg(json_build_object('sha256', c.sha256, 'scenario_id', l.scenario_id, "
+    "'input_sha256', c.input_sha256, 'engine_version', c.engine_version, 'winner', "
+    "c.result->'winner', 'created_by', l.created_by, 'created_at', l.created_at) "
+    "ORDER BY l.created_at DESC), '[]') "
+    "FROM comparison_link l JOIN comparison c ON c.sha256 = l.sha256 "
+    "WHERE l.scenario_id = $1::uuid AND " TEAM_VISIBLE;
 
 static const char *null_filter(const char *teams_filter)
 {
@@ -155,15 +165,44 @@ enum store_status store_comparison_put(struct store *s, const struct audit_actor
                                        const char *input_sha256, const char *engine_version,
                                        const json_t *resolved, const char *result_jcs, json_t **out)
 {
+    *out = NULL;
     char *ids = json_dumps(workload_ids, JSON_COMPACT);
     char *doc = json_dumps(resolved, JSON_COMPACT | JSON_REAL_PRECISION(17));
-    const char *p[] = {sha256,         scenario_id, team,       ids ? ids : "[]", input_sha256,
-                       engine_version, doc,         result_jcs, who->name};
-    enum store_status st = STORE_ERROR;
-    if (doc) {
-        /* Audit the comparison by its hash; the result itself is the stored row. */
-        st = store_write_audited(s, who, "comparison.create", SQL_COMPARISON_PUT, 9, p, out);
+    struct store_conn *c = doc ? store_acquire(s, 2000) : NULL;
+    enum store_status st = doc ? (c ? STORE_OK : STORE_UNAVAILABLE) : STORE_ERROR;
+    json_t *linked = NULL, *row = NULL;
+    if (st == STORE_OK)
+        st = store_begin(c);
+    if (st == STORE_OK) {
+        const char *p[] = {sha256,         scenario_id, team,       ids ? ids : "[]", input_sha256,
+                           engine_version, doc,         result_jcs, who->name};
+        st = store_exec(c, SQL_COMPARISON_INSERT, 9, p, NULL);
     }
+    if (st == STORE_OK) {
+        const char *p[] = {sha256, scenario_id, team, ids ? ids : "[]", who->name};
+        st = store_json(c, SQL_COMPARISON_LINK, 5, p, &linked);
+        if (st == STORE_NOT_FOUND) /* this scenario already has this comparison */
+            st = STORE_OK;
+    }
+    if (st == STORE_OK) {
+        const char *p[] = {sha256, scenario_id};
+        st = store_json(c, SQL_COMPARISON_OF_SCENARIO, 2, p, &row);
+    }
+    if (st == STORE_OK && linked) /* audited by its hash, as this scenario's */
+        st = store_audit_record_tx(c, who, "comparison.create", sha256, row);
+    if (st == STORE_OK)
+        st = store_commit(c);
+    if (st == STORE_OK) {
+        json_object_set_new(row, "created", json_boolean(linked != NULL));
+        *out = row;
+        row = NULL;
+    } else if (c) {
+        store_rollback(c);
+    }
+    if (c)
+        store_release(s, c);
+    json_decref(linked);
+    json_decref(row);
     free(ids);
     free(doc);
     return st;

@@ -143,16 +143,18 @@ static const char *SQL_FACTS_REVIEW =
     "FROM workload w WHERE w.id = ANY (r.workload_ids)), '[]')) "
     "FROM review r WHERE r.id = $1::uuid";
 
-/* The workloads a comparison answers for: its own list, its scenario's, and the scenario's
- * workload when that was given as a stored workload's id. */
+/* The workloads a comparison answers for: over every scenario that asked for it (its links),
+ * the workloads listed and the scenario's workload when that was a stored workload's id. */
 #define COMPARISON_WORKLOADS                                                                       \
-    "(to_jsonb(c.workload_ids::text[]) || to_jsonb(coalesce(s.workload_ids::text[], '{}')) || "    \
-    "CASE WHEN jsonb_typeof(s.document->'workload') = 'string' "                                   \
-    "THEN jsonb_build_array(lower(s.document->>'workload')) ELSE '[]'::jsonb END)"
+    "(SELECT coalesce(jsonb_agg(DISTINCT x.w), '[]'::jsonb) FROM ("                                \
+    " SELECT unnest(cl.workload_ids)::text AS w FROM comparison_link cl WHERE cl.sha256 = "        \
+    "c.sha256"                                                                                     \
+    " UNION SELECT lower(s2.document->>'workload') FROM comparison_link cl2"                       \
+    " JOIN scenario s2 ON s2.id = cl2.scenario_id WHERE cl2.sha256 = c.sha256"                     \
+    " AND jsonb_typeof(s2.document->'workload') = 'string') x)"
 
 static const char *SQL_FACTS_LATEST =
-    "SELECT to_json(c.sha256) FROM review r, comparison c "
-    "LEFT JOIN scenario s ON s.id = c.scenario_id WHERE r.id = $1::uuid "
+    "SELECT to_json(c.sha256) FROM review r, comparison c WHERE r.id = $1::uuid "
     "AND " COMPARISON_WORKLOADS " ?| r.workload_ids::text[] "
     "ORDER BY c.created_at DESC, c.sha256 LIMIT 1";
 
@@ -162,7 +164,7 @@ static const char *SQL_FACTS_CITED =
     "'resolved', CASE WHEN e.i = 1 THEN c.resolved END, "
     "'result', CASE WHEN e.i = 1 THEN c.result END) ORDER BY e.i), '[]') "
     "FROM json_array_elements_text($1::json) WITH ORDINALITY AS e(h, i) "
-    "LEFT JOIN comparison c ON c.sha256 = e.h LEFT JOIN scenario s ON s.id = c.scenario_id";
+    "LEFT JOIN comparison c ON c.sha256 = e.h";
 
 /* For each option of a comparison, the stored records its scenario named by id (an option
  * whose benchmark was an id takes that benchmark's offer), and how many started GPU runs of
@@ -472,6 +474,23 @@ static void item_workload_memory(const struct facts *f, struct item *it)
     }
 }
 
+/* A figure counts as measured only when it comes from a stored benchmark the scenario named by
+ * id: numbers typed into a scenario are assumptions, whatever their field is called. */
+static int measured(const json_t *stored, const json_t *opt, const char *field)
+{
+    return json_is_string(json_object_get(stored, "benchmark_id")) &&
+           has_number(json_object_get(opt, "benchmark"), field);
+}
+
+static void miss_typed(struct item *it, const json_t *stored, const json_t *opt, const char *what)
+{
+    if (!json_is_string(json_object_get(stored, "benchmark_id")))
+        miss(it,
+             "option '%s': its benchmark is typed into the scenario, not a stored benchmark: "
+             "%s there is an assumption, not a measurement",
+             str(opt, "name"), what);
+}
+
 static void item_data_path(const struct facts *f, struct item *it)
 {
     size_t i;
@@ -492,9 +511,10 @@ static void item_data_path(const struct facts *f, struct item *it)
     json_array_foreach(json_object_get(f->resolved, "options"), i, opt)
     {
         const json_t *stored = json_array_get(f->options, i);
-        if (has_number(json_object_get(opt, "benchmark"), "transfer_gb") ||
-            has_number(stored, "data_loading_s"))
+        if (measured(stored, opt, "transfer_gb") || has_number(stored, "data_loading_s"))
             cite(it, json_object_get(stored, "benchmark_id"));
+        else if (has_number(json_object_get(opt, "benchmark"), "transfer_gb"))
+            miss_typed(it, stored, opt, "transfer_gb");
         else
             miss(it,
                  "option '%s': its benchmark gives neither transfer_gb nor a data-loading "
@@ -515,13 +535,17 @@ static void item_utilisation(const struct facts *f, struct item *it)
     {
         const json_t *stored = json_array_get(f->options, i);
         const json_t *bench = json_object_get(opt, "benchmark");
-        int measured =
-            has_number(bench, "gpu_duty_cycle") && has_number(bench, "input_stall_fraction");
+        int both = measured(stored, opt, "gpu_duty_cycle") &&
+                   measured(stored, opt, "input_stall_fraction");
         int telemetry = json_is_true(json_object_get(stored, "telemetry")) ||
                         json_array_size(json_object_get(stored, "telemetry_uploads")) > 0;
-        if (measured || telemetry) {
+        if (both || telemetry) {
             cite(it, json_object_get(stored, "benchmark_id"));
             cite_all(it, json_object_get(stored, "telemetry_uploads"));
+            continue;
+        }
+        if (has_number(bench, "gpu_duty_cycle") && has_number(bench, "input_stall_fraction")) {
+            miss_typed(it, stored, opt, "the duty cycle and input-stall fraction");
             continue;
         }
         miss(it, "option '%s': its benchmark has no measured %s%s%s and no telemetry is attached",
@@ -544,7 +568,7 @@ static void item_queue(const struct facts *f, struct item *it)
     json_array_foreach(json_object_get(f->resolved, "options"), i, opt)
     {
         const json_t *stored = json_array_get(f->options, i);
-        if (has_number(json_object_get(opt, "benchmark"), "queue_wait_s")) {
+        if (measured(stored, opt, "queue_wait_s")) {
             cite(it, json_object_get(stored, "benchmark_id"));
             continue;
         }
@@ -598,8 +622,10 @@ static void item_setup(const struct facts *f, struct item *it)
     json_array_foreach(json_object_get(f->resolved, "options"), i, opt)
     {
         const json_t *stored = json_array_get(f->options, i);
-        if (has_number(json_object_get(opt, "benchmark"), "setup_s"))
+        if (measured(stored, opt, "setup_s"))
             cite(it, json_object_get(stored, "benchmark_id"));
+        else if (has_number(json_object_get(opt, "benchmark"), "setup_s"))
+            miss_typed(it, stored, opt, "setup_s");
         else
             miss(it, "option '%s': its benchmark gives no setup_s", str(opt, "name"));
     }

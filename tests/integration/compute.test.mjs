@@ -125,3 +125,48 @@ test('scenario references to missing records are 422 at their pointer; foreign t
     body: { name: 'x', team: 'llm', document: example('training') } });
   assert.equal(adm.status, 403);
 });
+
+// Team boundaries of stored comparisons: a scenario answers only for its own team's workloads,
+// and two teams storing the identical comparison each keep their own record of it.
+test('scenarios answer for their own team\'s workloads; identical comparisons stay per team', async () => {
+  for (const name of ['alpha', 'beta']) {
+    assert.equal((await api(srv.url, 'POST', '/api/v1/teams', { token: admin, body: { name } })).status, 201);
+  }
+  psql(`INSERT INTO app_user (username, role, password_hash) VALUES ('tb', 'team', 'x');
+        INSERT INTO user_team SELECT u.id, t.id FROM app_user u, team t WHERE u.username = 'tb' AND t.name = 'beta'`,
+       { database: srv.db });
+  const tb = mintToken(srv, 'tb');
+  const wl = await api(srv.url, 'POST', '/api/v1/workloads', { token: owner,
+    body: { team: 'beta', name: 'beta-train', kind: 'training', class: 'production', target_units: 1e9, unit: 'tokens' } });
+  assert.equal(wl.status, 201, wl.text);
+  const foreign = await api(srv.url, 'POST', '/api/v1/scenarios', { token: owner,
+    body: { name: 'x', team: 'alpha', workload_ids: [wl.json.id], document: example('training') } });
+  assert.equal(foreign.status, 422, foreign.text);
+  assert.equal(foreign.json.errors[0].pointer, '/workload_ids/0');
+  assert.match(foreign.json.errors[0].message, /belongs to team 'beta'/);
+  const unknown = await api(srv.url, 'POST', '/api/v1/scenarios', { token: owner,
+    body: { name: 'x', team: 'alpha', workload_ids: ['00000000-0000-0000-0000-000000000000'], document: example('training') } });
+  assert.equal(unknown.status, 422);
+
+  const doc = example('training');
+  doc.assumptions.seed = 4242; // a comparison no other test stores
+  const mk = async (token, team) => {
+    const s = await api(srv.url, 'POST', '/api/v1/scenarios', { token, body: { name: `same-${team}`, team, document: doc } });
+    assert.equal(s.status, 201, s.text);
+    const c = await api(srv.url, 'POST', `/api/v1/scenarios/${s.json.id}/comparisons`, { token });
+    return { scenario: s.json.id, c };
+  };
+  const a = await mk(owner, 'alpha');
+  const b = await mk(tb, 'beta');
+  assert.equal(a.c.status, 201);
+  assert.equal(b.c.status, 201, 'the second team stores its own record of the same comparison');
+  assert.equal(b.c.json.sha256, a.c.json.sha256);
+  assert.equal(b.c.json.team, 'beta');
+  assert.equal(b.c.json.scenario_id, b.scenario);
+  assert.equal(b.c.json.created_by, 'tb');
+  const seen = await api(srv.url, 'GET', `/api/v1/comparisons/${b.c.json.sha256}`, { token: tb });
+  assert.equal(seen.status, 200);
+  assert.equal(seen.json.team, 'beta', 'a team member sees its own team\'s record, never another\'s');
+  const listed = await api(srv.url, 'GET', `/api/v1/scenarios/${b.scenario}/comparisons`, { token: tb });
+  assert.equal(listed.json.items.length, 1);
+});
