@@ -48,7 +48,8 @@ static const char *SQL_FACTS =
     "'review', (SELECT json_build_object('id', r.id, 'owner', r.owner) FROM review r "
     "  WHERE r.id = $1::uuid), "
     "'duplicate', EXISTS (SELECT 1 FROM decision d WHERE d.id = $2::uuid), "
-    "'supersedes', (SELECT json_build_object('review_id', d.review_id) FROM decision d "
+    "'supersedes', (SELECT json_build_object('review_id', d.review_id, 'superseded_by', "
+    "  (SELECT n.id FROM decision n WHERE n.supersedes = d.id)) FROM decision d "
     "  WHERE d.id = $3::uuid), "
     "'comparisons', (SELECT coalesce(json_agg(json_build_object('sha256', e.h, "
     "  'stored', c.sha256 IS NOT NULL, 'result', CASE WHEN e.i = 1 THEN c.result END) "
@@ -338,6 +339,10 @@ static void check_references(const json_t *record, const json_t *facts, struct p
             problems_add(p, "/record/supersedes",
                          "names a decision of another review: a decision supersedes only "
                          "earlier decisions of its own review");
+        else if (json_is_string(json_object_get(sup, "superseded_by")))
+            problems_add(p, "/record/supersedes",
+                         "that decision is already superseded by %s: supersede the latest one",
+                         json_string_value(json_object_get(sup, "superseded_by")));
     }
     size_t i;
     json_t *c;
@@ -509,6 +514,8 @@ static enum store_status append_locked(struct store_conn *c, const struct ledger
         st = STORE_OK;
         goto out;
     }
+    /* A concurrent decision superseding the same one: decision_supersedes_once refuses it
+     * (STORE_CONFLICT, answered 409); the facts check before the lock catches the usual case. */
     if (st != STORE_OK)
         goto out;
     const char *ph[] = {size_text, root_hex, frontier_text};

@@ -162,6 +162,10 @@ test('records are checked against stored data, keys and signatures', async () =>
   r = await postDecision(srv.url, olga, record(olga, review.id, { supersedes: rec.id }));
   assert.equal(r.status, 201, r.text);
   assert.equal((await get(`/api/v1/decisions/${rec.id}`)).json.superseded_by, r.json.id);
+  // A decision is superseded once: a second successor would fork the history.
+  const fork = await postDecision(srv.url, olga, record(olga, review.id, { supersedes: rec.id }));
+  assert.equal(fork.status, 422, fork.text);
+  assert.match(errorsOf(fork).join('\n'), /^\/record\/supersedes that decision is already superseded by /m);
   // Unknown comparison, unknown evidence, an option not in the comparison, unknown review.
   r = await postDecision(srv.url, olga, record(olga, crypto.randomUUID(), {
     comparison_sha256: ['0'.repeat(64)], evidence: [crypto.randomUUID()], chosen_option: 'nope',
