@@ -12,6 +12,7 @@
 #include "core/cost.h"
 #include "core/jcs.h"
 #include "core/validate.h"
+#include "http/gate.h"
 #include "http/idempotency.h"
 #include "http/internal.h"
 #include "store/compute.h"
@@ -115,6 +116,14 @@ static json_t *resolve_scenario(struct req *r, const json_t *doc, struct resolut
     return out;
 }
 
+/* The engine is CPU-bound (a comparison at the limits — 64 options × 1,000,000 trials — runs
+ * for seconds): at most as many at once as there are cores, so a burst of large comparisons
+ * cannot take every worker thread; the rest wait a little, then answer 503. */
+#define ENGINE_SLOTS 2
+#define ENGINE_WAIT_MS 10000
+static struct gate engine_gate =
+    GATE_INIT(ENGINE_SLOTS, "the cost engine is busy with other comparisons; retry shortly");
+
 /* Resolves and computes. Answers on failure (returns NULL); on success *resolved_out gets the
  * resolved scenario (new reference) when asked. */
 static json_t *compute(struct req *r, const json_t *doc, json_t **resolved_out,
@@ -134,8 +143,15 @@ static json_t *compute(struct req *r, const json_t *doc, json_t **resolved_out,
         json_decref(resolved);
         goto out;
     }
-    if (!p.total)
+    if (!p.total) {
+        if (gate_enter(&engine_gate, ENGINE_WAIT_MS) != 0) {
+            gate_reply_busy(r, &engine_gate);
+            json_decref(resolved);
+            goto out;
+        }
         result = cost_compare(resolved, &p);
+        gate_leave(&engine_gate);
+    }
     if (!result) {
         resp_invalid(r, &p,
                      "The scenario is invalid: see errors (JSON Pointers into the "

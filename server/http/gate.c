@@ -1,0 +1,48 @@
+#include "http/gate.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "http/internal.h"
+
+int gate_enter(struct gate *g, int timeout_ms)
+{
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += timeout_ms / 1000;
+    deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000L;
+    }
+    int rc = 0;
+    pthread_mutex_lock(&g->mu);
+    while (g->in_use >= g->slots && rc != ETIMEDOUT)
+        rc = pthread_cond_timedwait(&g->cv, &g->mu, &deadline);
+    int got = g->in_use < g->slots;
+    if (got)
+        g->in_use++;
+    pthread_mutex_unlock(&g->mu);
+    return got ? 0 : -1;
+}
+
+void gate_leave(struct gate *g)
+{
+    pthread_mutex_lock(&g->mu);
+    g->in_use--;
+    pthread_cond_signal(&g->cv);
+    pthread_mutex_unlock(&g->mu);
+}
+
+void gate_reply_busy(struct req *r, const struct gate *g)
+{
+    json_t *p = json_pack("{s:s, s:s, s:i, s:s}", "type", "https://capledger.dev/problems/busy",
+                          "title", "Service busy", "status", 503, "detail", g->busy_detail);
+    char *text = p ? json_dumps(p, JSON_COMPACT) : NULL;
+    if (text)
+        resp_bytes(r, 503, "application/problem+json", text, strlen(text), "Retry-After: 1\r\n");
+    free(text);
+    json_decref(p);
+}
