@@ -15,6 +15,7 @@ struct config {
     const char *log_origin;
     int pool_size;
     int threads;
+    int drift_sweep_s; /* 0: no background drift check */
 };
 
 void config_load(struct config *cfg);

@@ -16,6 +16,7 @@
 #include "cmd/files.h"
 #include "core/password.h"
 #include "http/http.h"
+#include "store/alerts.h"
 #include "store/ledger.h"
 #include "store/users.h"
 
@@ -89,6 +90,37 @@ out:
     return rc;
 }
 
+/* The background drift check: every interval_s, compare what happened since each decision with
+ * its assumptions (store_alert_sweep). Stops within a second of `stop` being set. */
+struct sweeper {
+    pthread_t thread;
+    struct store *store;
+    int interval_s;
+    volatile sig_atomic_t stop;
+};
+
+static void *sweeper_run(void *arg)
+{
+    struct sweeper *sw = arg;
+    for (int waited = 0; !sw->stop; waited++) {
+        sleep(1);
+        if (waited + 1 < sw->interval_s)
+            continue;
+        waited = -1;
+        struct audit_actor who = {NULL, "system", NULL, "drift-sweep"};
+        int raised = 0;
+        enum store_status st = store_alert_sweep(sw->store, &who, &raised);
+        if (st != STORE_OK)
+            fprintf(stderr,
+                    "{\"level\":\"warn\",\"msg\":\"drift sweep failed\",\"status\":\"%s\"}\n",
+                    store_status_name(st));
+        else if (raised)
+            fprintf(stderr, "{\"level\":\"info\",\"msg\":\"drift alerts raised\",\"count\":%d}\n",
+                    raised);
+    }
+    return NULL;
+}
+
 int cmd_serve(int argc, char **argv)
 {
     struct config cfg;
@@ -156,8 +188,14 @@ int cmd_serve(int argc, char **argv)
     fprintf(stderr,
             "{\"level\":\"info\",\"msg\":\"listening\",\"listen\":\"%s\",\"version\":\"%s\"}\n",
             cfg.listen, CAPLEDGER_VERSION);
+    struct sweeper sw = {.store = store, .interval_s = cfg.drift_sweep_s};
+    int sweeping = sw.interval_s > 0 && pthread_create(&sw.thread, NULL, sweeper_run, &sw) == 0;
     int sig = 0;
     sigwait(&stop, &sig);
+    if (sweeping) {
+        sw.stop = 1;
+        pthread_join(sw.thread, NULL);
+    }
     fprintf(stderr, "{\"level\":\"info\",\"msg\":\"stopping\",\"signal\":%d}\n", sig);
     http_stop(srv); /* stop accepting, finish in-flight requests */
     store_close(replica);

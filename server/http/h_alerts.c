@@ -1,9 +1,10 @@
 /* Drift alerts for owners.
  *
- * The drift check (store_alert_sweep) runs when alerts or reviews are read and on
- * POST /alerts/sweep (for a cron job or a pipeline step after an upload), rather than inside the
- * upload handlers: the evidence code stays unaware of decisions, and a sweep is idempotent, so
- * running it from several places and several server instances is harmless.
+ * The drift check (store_alert_sweep) runs in the background every CAPLEDGER_DRIFT_SWEEP_S
+ * seconds (server/cmd/serve.c), when alerts are read, and on POST /alerts/sweep (for a
+ * pipeline step right after an upload), rather than inside the upload handlers: the evidence
+ * code stays unaware of decisions, and a sweep is idempotent, so running it from several
+ * places and several server instances is harmless. Reading reviews never writes.
  *
  * Owners read the alerts addressed to them and acknowledge or resolve them; auditors and admins
  * read every alert; admins may also update any (for an owner who has left). */

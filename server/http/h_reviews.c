@@ -291,20 +291,6 @@ static json_t *visible_review(struct req *r, const char *id)
     return row;
 }
 
-/* Runs the drift sweep so that statuses are current when read. A failed sweep does not fail
- * the read: the reply is still true to what is stored. */
-static void sweep_quietly(struct req *r)
-{
-    struct audit_actor who = {NULL, "system", NULL, r->request_id};
-    int raised = 0;
-    enum store_status st = store_alert_sweep(r->app->store, &who, &raised);
-    if (st != STORE_OK)
-        fprintf(stderr,
-                "{\"level\":\"warn\",\"msg\":\"drift sweep failed\",\"status\":\"%s\","
-                "\"request_id\":\"%s\"}\n",
-                store_status_name(st), r->request_id);
-}
-
 static void reply_review_fault(struct req *r, enum store_status st, const struct problems *p)
 {
     if (st == STORE_INVALID && p->total)
@@ -373,7 +359,6 @@ static void review_list(struct req *r)
         resp_invalid(r, &p, NULL);
         goto out;
     }
-    sweep_quietly(r);
     json_t *items = NULL;
     enum store_status st = store_review_list(r->app->store, &q, &items);
     if (st != STORE_OK) {
@@ -388,7 +373,6 @@ out:
 
 static void review_get(struct req *r)
 {
-    sweep_quietly(r);
     json_t *row = visible_review(r, r->params[0]);
     if (!row)
         return;

@@ -21,7 +21,8 @@ const call = (method, p, who, body, headers) => api(srv.url, method, p, { token:
 const pointers = (r) => r.json.errors.map((e) => e.pointer);
 
 before(async () => {
-  srv = await startServer();
+  // The background drift check every second (the default is a minute).
+  srv = await startServer({ env: { CAPLEDGER_DRIFT_SWEEP_S: '1' } });
   admin = { name: 'admin', token: mintToken(srv, 'admin') };
   olga = await addOwner(srv, 'olga');
   pavel = await addOwner(srv, 'pavel');
@@ -217,6 +218,13 @@ test('drift after a decision raises alerts for the owner and puts the review bac
   });
   assert.equal(bench.status, 201, bench.text);
 
+  // The background check notices without anyone asking: the review needs a decision again.
+  let status = null;
+  for (let i = 0; i < 50 && status !== 'needs decision'; i++) {
+    await new Promise((res) => setTimeout(res, 200));
+    status = (await call('GET', `/api/v1/reviews/${rv.id}`, olga)).json.status;
+  }
+  assert.equal(status, 'needs decision');
   alerts = await call('GET', `/api/v1/alerts?review=${rv.id}`, olga);
   assert.equal(alerts.status, 200, alerts.text);
   const byMetric = Object.fromEntries(alerts.json.items.map((a) => [a.metric, a]));
