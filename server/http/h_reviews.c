@@ -16,6 +16,7 @@
 #include "http/h_reviews.h"
 #include "http/idempotency.h"
 #include "store/alerts.h"
+#include "store/compute.h"
 #include "store/reviews.h"
 
 #define DEFAULT_QUESTION                                                                           \
@@ -444,6 +445,17 @@ static void review_checklist(struct req *r)
             goto out;
         }
         problems_free(&p);
+        /* The caller must be able to see the comparison (team scoping): a hash the caller
+         * cannot read answers as one that is not stored. */
+        char *filter = principal_team_filter(&r->who);
+        json_t *visible = NULL;
+        enum store_status vis = store_comparison_get(r->app->store, sha, filter, &visible);
+        free(filter);
+        json_decref(visible);
+        if (vis != STORE_OK) {
+            resp_store_error(r, vis, "comparison");
+            goto out;
+        }
         cited = json_pack("[s]", sha);
     }
     enum store_status st = store_review_checklist1(
