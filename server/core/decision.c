@@ -150,16 +150,6 @@ static void check_values(const json_t *v, const char *ptr, struct problems *errs
     }
 }
 
-static bool is_lower_hex(const char *s, size_t n)
-{
-    if (strlen(s) != n)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-            return false;
-    return true;
-}
-
 static bool is_id(const json_t *v)
 {
     return (json_is_string(v) && json_string_length(v) > 0) ||
@@ -221,7 +211,7 @@ static bool is_text(const json_t *v)
 
 static bool is_sha256(const json_t *v)
 {
-    return json_is_string(v) && is_lower_hex(json_string_value(v), 64);
+    return json_is_string(v) && lower_hex_valid(json_string_value(v), 64);
 }
 
 static void check_cost(const json_t *v, const char *ptr, struct problems *errs, size_t *added)
@@ -308,7 +298,7 @@ static void check_field(const json_t *v, enum field_kind kind, const char *ptr,
             problem = "must be an RFC 3339 UTC time such as \"2025-09-12T14:06:12Z\"";
         break;
     case F_KEY_ID:
-        if (!s || !is_lower_hex(s, DECISION_KEY_ID_HEX_LEN))
+        if (!s || !lower_hex_valid(s, DECISION_KEY_ID_HEX_LEN))
             problem = "must be the SHA-256 of the public key in 64 lower-case hex digits";
         break;
     }

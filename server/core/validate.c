@@ -39,3 +39,13 @@ int user_role_valid(const char *role)
             return 1;
     return 0;
 }
+
+int lower_hex_valid(const char *s, size_t n)
+{
+    if (strlen(s) != n)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+            return 0;
+    return 1;
+}

@@ -2,10 +2,14 @@
 #ifndef CAPLEDGER_CORE_VALIDATE_H
 #define CAPLEDGER_CORE_VALIDATE_H
 
+#include <stddef.h>
+
 /* 1-64 of [A-Za-z0-9._-], starting with a letter or digit (team names, usernames). */
 int team_name_valid(const char *name);
 /* 1 for a user role: "admin", "owner", "team" or "auditor". */
 int user_role_valid(const char *role);
+/* Exactly n lower-case hex digits (hashes and key ids: SHA-256 is n = 64). */
+int lower_hex_valid(const char *s, size_t n);
 /* A canonical lower- or upper-case UUID text (8-4-4-4-12 hex). */
 int uuid_valid(const char *s);
 

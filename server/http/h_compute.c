@@ -423,19 +423,9 @@ out:
     json_decref(stored);
 }
 
-static int sha256_hex_valid(const char *s)
-{
-    if (strlen(s) != 64)
-        return 0;
-    for (const char *c = s; *c; c++)
-        if (!((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'f')))
-            return 0;
-    return 1;
-}
-
 static void comparison_get(struct req *r)
 {
-    if (!sha256_hex_valid(r->params[0])) {
+    if (!lower_hex_valid(r->params[0], 64)) {
         resp_problem(r, 404, "not-found", "Not found",
                      "comparisons are named by a lower-case hex SHA-256");
         return;

@@ -437,7 +437,7 @@ static void review_checklist(struct req *r)
     if (req_query(r, "comparison", sha, sizeof sha)) {
         struct problems p;
         problems_init(&p);
-        if (strlen(sha) != 64 || strspn(sha, "0123456789abcdef") != 64)
+        if (!lower_hex_valid(sha, 64))
             problems_add(&p, "?comparison", "must be a comparison's SHA-256 (64 lower-case hex)");
         if (p.total) {
             resp_invalid(r, &p, NULL);
