@@ -191,8 +191,22 @@ export async function startServer({ env = {}, args = [] } = {}) {
     await sleep(50);
   }
 
+  // A server that answered must also stop cleanly: exit 0 after SIGTERM. Anything else — a
+  // sanitizer's leak report (exit 23), an abort, a hang until SIGKILL — fails the test that
+  // stops it, with the end of the server's output.
+  const stopChecked = async () => {
+    const status = await stop();
+    if (!status || status.code !== 0) {
+      const tail = stderrLinesAtStop.slice(-40).join('\n');
+      throw new Error(`capledger serve did not stop cleanly (${JSON.stringify(status)}); its output ended:\n${tail}`);
+    }
+    return status;
+  };
+  let stderrLinesAtStop = [];
+  exited.then(() => { stderrLinesAtStop = stderrLines(); });
+
   return {
-    url, port, adminPassword, db, keyFile, stop, stderrLines,
+    url, port, adminPassword, db, keyFile, stop: stopChecked, stderrLines,
     get exited() { return exitStatus; },
   };
 }
