@@ -61,11 +61,6 @@ static bool name_valid_n(const char *name, size_t n)
     return true;
 }
 
-bool note_name_valid(const char *name)
-{
-    return name_valid_n(name, strlen(name));
-}
-
 /* Text a note can carry: UTF-8, no control characters but newline, ending in a newline. */
 static bool text_valid(const char *text, size_t len)
 {

@@ -40,9 +40,6 @@ enum note_status {
 /* A short English description of a note_status, for error messages. */
 const char *note_status_message(int status);
 
-/* A key name: 1..NOTE_NAME_MAX bytes of UTF-8 without spaces, controls or '+'. */
-bool note_name_valid(const char *name);
-
 void note_key_id(const char *name, const uint8_t public_key[crypto_sign_PUBLICKEYBYTES],
                  uint8_t key_id[NOTE_KEY_ID_BYTES]);
 
