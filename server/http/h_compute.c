@@ -447,18 +447,27 @@ static void comparison_list(struct req *r)
         resp_problem(r, 404, "not-found", "Not found", "scenario not found");
         return;
     }
+    char after_buf[128];
+    const char *after = NULL;
+    int limit = req_limit(r);
+    if (limit < 0 || req_cursor(r, after_buf, sizeof after_buf, &after) != 0)
+        return;
     char *filter = teams_filter(r);
     json_t *scenario = NULL, *items = NULL;
     enum store_status st = store_scenario_get(r->app->store, r->params[0], filter, &scenario);
     if (st == STORE_OK)
-        st = store_comparison_list(r->app->store, r->params[0], filter, &items);
+        st = store_comparison_list(r->app->store, r->params[0], filter, after, limit + 1, &items);
     free(filter);
     json_decref(scenario);
+    if (st == STORE_INVALID) { /* a cursor that decodes but is not ours */
+        resp_problem(r, 422, "invalid", "Invalid input", "the cursor is not valid");
+        return;
+    }
     if (st != STORE_OK) {
         resp_store_error(r, st, "scenario");
         return;
     }
-    resp_json(r, 200, json_pack("{s:o, s:n}", "items", items, "next_cursor"));
+    resp_page(r, items, limit, "cursor_key");
 }
 
 #define READERS ROLES_USERS

@@ -40,7 +40,9 @@ enum store_status store_comparison_put(struct store *s, const struct audit_actor
                                        json_t **out) STORE_MUSTCHECK;
 enum store_status store_comparison_get(struct store *s, const char *sha256,
                                        const char *teams_filter, json_t **out) STORE_MUSTCHECK;
+/* Newest first; after: the cursor_key of the last item seen (NULL from the newest). */
 enum store_status store_comparison_list(struct store *s, const char *scenario_id,
-                                        const char *teams_filter, json_t **out) STORE_MUSTCHECK;
+                                        const char *teams_filter, const char *after, int limit,
+                                        json_t **out) STORE_MUSTCHECK;
 
 #endif

@@ -100,8 +100,10 @@ test('stored scenario → stored comparison, named by the SHA-256 of its JCS byt
   assert.equal(g.status, 200);
   assertClose(g.json.result, expected('training'));
   assert.deepEqual(g.json.scenario, example('training'));
-  const list = await api(srv.url, 'GET', `/api/v1/scenarios/${id}/comparisons`, { token: owner });
+  const list = await api(srv.url, 'GET', `/api/v1/scenarios/${id}/comparisons?limit=1`, { token: owner });
   assert.equal(list.json.items.length, 1);
+  assert.equal(list.json.next_cursor, null);
+  assert.equal((await api(srv.url, 'GET', `/api/v1/scenarios/${id}/comparisons?limit=0`, { token: owner })).status, 422);
   assert.equal((await api(srv.url, 'GET', `/api/v1/comparisons/${'0'.repeat(64)}`, { token: owner })).status, 404);
   assert.equal((await api(srv.url, 'GET', '/api/v1/comparisons/not-a-hash', { token: owner })).status, 404);
 });
