@@ -26,6 +26,8 @@ static const struct command commands[] = {
      "create a user (password from standard input)"},
     {"compare", cmd_compare, "compare FILE.json [--format json|table]",
      "compare capacity options by cost per useful outcome (offline)"},
+    {"import", cmd_import, "import KIND FILE [--param k=v]...",
+     "send a tool's output (sacct, nvidia-smi, vLLM, …) to a server"},
 };
 
 static void usage(FILE *out)

@@ -13,5 +13,6 @@ int cmd_token(int argc, char **argv);
 int cmd_user(int argc, char **argv);
 int cmd_routes(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_import(int argc, char **argv);
 
 #endif
