@@ -2,6 +2,7 @@
  * Only its SHA-256 reaches the database. */
 #include <sodium.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
@@ -12,14 +13,22 @@
 int cmd_token(int argc, char **argv)
 {
     const char *user = NULL, *label = "";
+    int expires_in_days = 0;
     if (argc < 3 || strcmp(argv[1], "create") != 0)
         goto usage;
     user = argv[2];
     for (int i = 3; i < argc; i++) {
-        if (strcmp(argv[i], "--label") == 0 && i + 1 < argc)
+        if (strcmp(argv[i], "--label") == 0 && i + 1 < argc) {
             label = argv[++i];
-        else
+        } else if (strcmp(argv[i], "--expires-in-days") == 0 && i + 1 < argc) {
+            char *end = NULL;
+            long days = strtol(argv[++i], &end, 10);
+            if (*end || days < 1 || days > TOKEN_MAX_DAYS)
+                goto usage;
+            expires_in_days = (int)days;
+        } else {
             goto usage;
+        }
     }
     if (sodium_init() < 0)
         return 1;
@@ -33,7 +42,7 @@ int cmd_token(int argc, char **argv)
     secret_sha256_hex(token, strlen(token), hash);
     struct audit_actor who = {.name = "cli", .request_id = "cli"};
     json_t *row = NULL;
-    enum store_status st = store_token_create(s, &who, user, label, hash, &row);
+    enum store_status st = store_token_create(s, &who, user, label, hash, expires_in_days, &row);
     int rc = 0;
     if (st == STORE_OK) {
         printf("%s\n", token);
@@ -50,6 +59,9 @@ int cmd_token(int argc, char **argv)
     store_close(s);
     return rc;
 usage:
-    fprintf(stderr, "usage: capledger token create USERNAME [--label LABEL]\n");
+    fprintf(stderr,
+            "usage: capledger token create USERNAME [--label LABEL] [--expires-in-days N]"
+            " (N from 1 to %d)\n",
+            TOKEN_MAX_DAYS);
     return 2;
 }

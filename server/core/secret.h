@@ -7,7 +7,8 @@
 #include <stddef.h>
 
 #define TOKEN_PREFIX "cl_"
-#define TOKEN_TEXT_LEN 46 /* "cl_" + 43 */
+#define TOKEN_TEXT_LEN 46   /* "cl_" + 43 */
+#define TOKEN_MAX_DAYS 3650 /* the longest expiry a token may be given */
 
 /* Writes a new token (NUL-terminated) into out[TOKEN_TEXT_LEN + 1]. Caller memzeroes it. */
 void secret_token_new(char out[TOKEN_TEXT_LEN + 1]);

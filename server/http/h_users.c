@@ -154,7 +154,7 @@ static void user_list(struct req *r)
 /* POST /tokens {label, user}: user defaults to the caller; only admins name someone else. */
 static void token_create(struct req *r)
 {
-    static const char *const allowed[] = {"label", "user", NULL};
+    static const char *const allowed[] = {"label", "user", "expires_in_days", NULL};
     struct problems p;
     problems_init(&p);
     json_t *out = NULL;
@@ -164,10 +164,20 @@ static void token_create(struct req *r)
         goto invalid;
     }
     const char *label = NULL, *user = NULL;
+    int expires_in_days = 0;
     if (r->body) {
         json_check_unknown(r->body, "", allowed, &p);
         label = json_want_string(r->body, "label", "", 0, TOKEN_LABEL_MAX_BYTES, &p);
         user = json_want_string(r->body, "user", "", 0, 64, &p);
+        json_t *days = json_object_get(r->body, "expires_in_days");
+        if (days && !json_is_null(days)) {
+            if (!json_is_integer(days) || json_integer_value(days) < 1 ||
+                json_integer_value(days) > TOKEN_MAX_DAYS)
+                problems_add(&p, "/expires_in_days", "must be a whole number of days from 1 to %d",
+                             TOKEN_MAX_DAYS);
+            else
+                expires_in_days = (int)json_integer_value(days);
+        }
     }
     if (p.total)
         goto invalid;
@@ -180,8 +190,8 @@ static void token_create(struct req *r)
     secret_token_new(token);
     secret_sha256_hex(token, strlen(token), hash);
     struct audit_actor who;
-    enum store_status st =
-        store_token_create(r->app->store, req_actor(r, &who), user, label, hash, &out);
+    enum store_status st = store_token_create(r->app->store, req_actor(r, &who), user, label, hash,
+                                              expires_in_days, &out);
     if (st == STORE_NOT_FOUND) {
         problems_add(&p, "/user", "no such user (or the user is disabled)");
         goto invalid;

@@ -5,7 +5,8 @@
 
 static const char *SQL_TOKEN_RESOLVE =
     "WITH t AS (UPDATE api_token SET last_used_at = now() "
-    "  WHERE token_sha256 = $1 AND revoked_at IS NULL RETURNING id, user_id) "
+    "  WHERE token_sha256 = $1 AND revoked_at IS NULL "
+    "  AND (expires_at IS NULL OR expires_at > now()) RETURNING id, user_id) "
     "SELECT json_build_object('user_id', u.id, 'username', u.username, 'role', u.role, "
     "  'token_id', t.id, 'teams', coalesce((SELECT json_agg(tm.name ORDER BY tm.name) "
     "  FROM user_team ut JOIN team tm ON tm.id = ut.team_id WHERE ut.user_id = u.id), '[]')) "
@@ -30,10 +31,11 @@ static const char *SQL_BOOTSTRAP =
     "RETURNING json_build_object('id', id, 'username', username)";
 
 static const char *SQL_TOKEN_CREATE =
-    "INSERT INTO api_token (user_id, label, token_sha256) "
-    "SELECT id, $2, $3 FROM app_user WHERE username = $1 AND disabled_at IS NULL "
+    "INSERT INTO api_token (user_id, label, token_sha256, expires_at) "
+    "SELECT id, $2, $3, now() + make_interval(days => $4::int) FROM app_user "
+    "WHERE username = $1 AND disabled_at IS NULL "
     "RETURNING json_build_object('id', id, 'label', label, 'user', $1::text, "
-    "'created_at', created_at)";
+    "'created_at', created_at, 'expires_at', expires_at)";
 
 static const char *SQL_REHASH =
     "UPDATE app_user SET password_hash = $3 WHERE id = $1::uuid AND password_hash = $2 "
@@ -63,7 +65,7 @@ static const char *SQL_TEAMS_MISSING =
 static const char *SQL_TOKEN_LIST =
     "SELECT coalesce(json_agg(json_build_object('id', t.id, 'label', t.label, "
     "'user', u.username, 'created_at', t.created_at, 'last_used_at', t.last_used_at, "
-    "'revoked_at', t.revoked_at) ORDER BY t.id), '[]') "
+    "'revoked_at', t.revoked_at, 'expires_at', t.expires_at) ORDER BY t.id), '[]') "
     "FROM (SELECT * FROM api_token WHERE ($1::uuid IS NULL OR user_id = $1::uuid) "
     "AND ($2::uuid IS NULL OR id > $2::uuid) ORDER BY id LIMIT $3) t "
     "JOIN app_user u ON u.id = t.user_id";
@@ -123,10 +125,13 @@ enum store_status store_bootstrap_admin(struct store *s, const char *password_ha
 
 enum store_status store_token_create(struct store *s, const struct audit_actor *who,
                                      const char *username, const char *label,
-                                     const char *token_sha256, json_t **out)
+                                     const char *token_sha256, int expires_in_days, json_t **out)
 {
-    const char *p[] = {username, label ? label : "", token_sha256};
-    return store_write_audited(s, who, "token.create", SQL_TOKEN_CREATE, 3, p, out);
+    char days[16];
+    snprintf(days, sizeof days, "%d", expires_in_days);
+    const char *p[] = {username, label ? label : "", token_sha256,
+                       expires_in_days > 0 ? days : NULL};
+    return store_write_audited(s, who, "token.create", SQL_TOKEN_CREATE, 4, p, out);
 }
 
 enum store_status store_user_login_get(struct store *s, const char *username, json_t **out)

@@ -22,13 +22,16 @@ enum store_status store_user_create(struct store *s, const struct audit_actor *w
  * users already exist (nothing is changed). Serialised by an advisory lock. */
 enum store_status store_bootstrap_admin(struct store *s, const char *password_hash) STORE_MUSTCHECK;
 
-/* Stores a token hash for the user named username. *out: {id, label, user, created_at}. */
+/* Stores a token hash for the user named username, expiring after expires_in_days (0: never).
+ * *out: {id, label, user, created_at, expires_at}. */
 enum store_status store_token_create(struct store *s, const struct audit_actor *who,
                                      const char *username, const char *label,
-                                     const char *token_sha256, json_t **out) STORE_MUSTCHECK;
+                                     const char *token_sha256, int expires_in_days,
+                                     json_t **out) STORE_MUSTCHECK;
 
-/* For signing in: {id, username, role, teams, password_hash} of an enabled user. STORE_NOT_FOUND
- * when there is no such enabled user. The hash stays in the HTTP layer; never send it out. */
+/* For signing in: {id, username, role, teams, password_hash} of an enabled user.
+ * STORE_NOT_FOUND when there is no such enabled user. The hash stays in the HTTP layer; never
+ * send it out. */
 enum store_status store_user_login_get(struct store *s, const char *username,
                                        json_t **out) STORE_MUSTCHECK;
 

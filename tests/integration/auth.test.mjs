@@ -341,7 +341,7 @@ describe('API tokens', () => {
     const list = await api(srv.url, 'GET', '/api/v1/tokens?limit=500', { token: admin });
     assert.equal(list.status, 200);
     const item = list.json.items.find((t) => t.id === c.json.id);
-    assert.deepEqual(Object.keys(item).sort(), ['created_at', 'id', 'label', 'last_used_at', 'revoked_at', 'user']);
+    assert.deepEqual(Object.keys(item).sort(), ['created_at', 'expires_at', 'id', 'label', 'last_used_at', 'revoked_at', 'user']);
     assert.ok(item.last_used_at, 'last_used_at is recorded');
     assert.equal(item.revoked_at, null);
     assert.ok(!list.text.includes(token), 'the list never shows a token');
