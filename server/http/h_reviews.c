@@ -474,6 +474,23 @@ out:
 
 /* ---- artifacts ---- */
 
+/* Team members cite only their teams' evidence; others may cite any. Returns 0, or -1 after
+ * answering a store failure. */
+static int evidence_scoped(struct req *r, const json_t *doc, struct problems *p)
+{
+    if (r->who.role != ROLE_TEAM)
+        return 0;
+    char *teams = principal_team_filter(&r->who);
+    enum store_status st = store_evidence_foreign(r->app->store, json_object_get(doc, "evidence"),
+                                                  teams, r->who.user_id, "/evidence", p);
+    free(teams);
+    if (st != STORE_OK) {
+        resp_store_error(r, st, "evidence");
+        return -1;
+    }
+    return 0;
+}
+
 static void artifact_create(struct req *r)
 {
     struct idem idem;
@@ -493,6 +510,8 @@ static void artifact_create(struct req *r)
     doc = json_deep_copy(r->body);
     drop_nulls(doc);
     artifact_check(doc, &p);
+    if (!p.total && evidence_scoped(r, doc, &p) != 0)
+        goto out;
     if (p.total)
         goto invalid;
     struct audit_actor who;
@@ -561,6 +580,8 @@ static void artifact_patch(struct req *r)
     json_decref(base);
     drop_nulls(merged);
     artifact_check(merged, &p);
+    if (!p.total && evidence_scoped(r, merged, &p) != 0)
+        goto out;
     if (p.total) {
         resp_invalid(r, &p, NULL);
         goto out;

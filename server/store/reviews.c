@@ -123,6 +123,50 @@ static const char *SQL_EVIDENCE_UNKNOWN =
     "WHEN e.id ~ '^[0-9a-f]{64}$' THEN EXISTS (SELECT 1 FROM comparison c WHERE c.sha256 = e.id) "
     "ELSE false END";
 
+/* The indexes of ids a team member may not cite: benchmarks of teams outside $2; uploads they
+ * cannot list (another team's, or a team-less one someone else made — offer price sheets are
+ * everyone's); comparisons no scenario of those teams asked for. Unknown ids are left to
+ * SQL_EVIDENCE_UNKNOWN. */
+static const char *SQL_EVIDENCE_FOREIGN =
+    "SELECT coalesce(json_agg(e.i - 1 ORDER BY e.i), '[]') "
+    "FROM json_array_elements_text($1::json) WITH ORDINALITY AS e(id, i) WHERE CASE "
+    "WHEN e.id ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' THEN "
+    "EXISTS (SELECT 1 FROM benchmark b WHERE b.id = e.id::uuid AND b.team NOT IN "
+    "  (SELECT json_array_elements_text($2::json))) "
+    "OR EXISTS (SELECT 1 FROM upload u WHERE u.id = e.id::uuid AND u.kind <> 'offers' "
+    "  AND u.created_by IS DISTINCT FROM $3::uuid AND (u.team IS NULL "
+    "  OR u.team NOT IN (SELECT json_array_elements_text($2::json)))) "
+    "WHEN e.id ~ '^[0-9a-f]{64}$' THEN EXISTS (SELECT 1 FROM comparison c WHERE c.sha256 = e.id) "
+    "  AND NOT EXISTS (SELECT 1 FROM comparison_link l WHERE l.sha256 = e.id AND l.team IN "
+    "  (SELECT json_array_elements_text($2::json))) "
+    "ELSE false END";
+
+enum store_status store_evidence_foreign(struct store *s, const json_t *ids, const char *teams,
+                                         const char *user_id, const char *prefix,
+                                         struct problems *p)
+{
+    if (!json_array_size(ids))
+        return STORE_OK;
+    char *text = json_dumps(ids, JSON_COMPACT);
+    if (!text)
+        return STORE_ERROR;
+    const char *params[] = {text, teams, user_id};
+    json_t *foreign = NULL;
+    enum store_status st = store_json1(s, SQL_EVIDENCE_FOREIGN, 3, params, &foreign);
+    free(text);
+    size_t i;
+    json_t *idx;
+    json_array_foreach(foreign, i, idx)
+    {
+        char ptr[256];
+        snprintf(ptr, sizeof ptr, "%s/%lld", prefix, (long long)json_integer_value(idx));
+        /* The same words as for an unknown id: another team's evidence must not be confirmed. */
+        problems_add(p, ptr, "names no benchmark, upload or stored comparison");
+    }
+    json_decref(foreign);
+    return st;
+}
+
 /* ---- checklist facts ---- */
 
 static const char *SQL_FACTS_REVIEW =

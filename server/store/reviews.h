@@ -42,6 +42,12 @@ enum store_status store_review_update(struct store *s, const struct audit_actor 
  * created_by, created_at, updated_at}. doc is validated by the caller; evidence ids that name
  * no benchmark, upload or stored comparison are appended to p as /evidence/<i> and
  * STORE_INVALID returned. */
+/* For team members: a problem at prefix/N for each id of ids (evidence) the member may not see
+ * (teams: a JSON array of their team names; user_id: theirs), worded as for an unknown id. */
+enum store_status store_evidence_foreign(struct store *s, const json_t *ids, const char *teams,
+                                         const char *user_id, const char *prefix,
+                                         struct problems *p) STORE_MUSTCHECK;
+
 enum store_status store_artifact_create(struct store *s, const struct audit_actor *who,
                                         const char *review_id, const json_t *doc,
                                         struct problems *p, json_t **out) STORE_MUSTCHECK;

@@ -166,6 +166,20 @@ test('artifacts: named contributor, evidence links checked, boundary tests recor
   assert.equal(list.status, 200);
   assert.deepEqual(list.json.items.map((a) => a.id), [plan.json.id, aid]);
   assert.equal((await call('PATCH', `${base}/${crypto.randomUUID()}`, olga, { status: 'done' }, { 'If-Match': '"v1"' })).status, 404);
+  // A team member cites only their teams' evidence: another team's upload answers as unknown.
+  const foreign = await call('POST', '/api/v1/runs?cluster=sams', outsider, [{
+    external_id: 'e1', team: 'elsewhere', user: 'sam', workload_class: 'production',
+    submitted_at: '2026-01-01T00:00:00Z', started_at: '2026-01-01T00:01:00Z', ended_at: '2026-01-01T01:00:00Z',
+    gpus: 1, state: 'COMPLETED' }]);
+  assert.equal(foreign.status, 201, foreign.text);
+  const cites = await call('POST', base, member, { title: 'x', phase: 'evidence_plan', contributor: 'Tom Berg',
+    evidence: [ev.benchmarkIds['a100-spot'], foreign.json.id] });
+  assert.equal(cites.status, 422, cites.text);
+  assert.deepEqual(pointers(cites), ['/evidence/1']);
+  assert.match(cites.json.errors[0].message, /names no benchmark, upload or stored comparison/);
+  const own = await call('POST', base, member, { title: 'x', phase: 'evidence_plan', contributor: 'Tom Berg',
+    evidence: [ev.benchmarkIds['a100-spot'], ev.comparison.sha256] });
+  assert.equal(own.status, 201, own.text);
 });
 
 test('the checklist names what is missing, item by item, with the evidence behind each', async () => {
