@@ -346,11 +346,13 @@ static void scenario_list(struct req *r)
     resp_page(r, items, limit, "cursor_key");
 }
 
-static void scenario_get(struct req *r)
+/* The scenario of the path, if the caller's teams may see it (new reference); else NULL after
+ * answering (404 for a malformed, unknown or foreign id alike). */
+static json_t *visible_scenario(struct req *r)
 {
     if (!uuid_valid(r->params[0])) {
         resp_problem(r, 404, "not-found", "Not found", "scenario not found");
-        return;
+        return NULL;
     }
     char *filter = teams_filter(r);
     json_t *out = NULL;
@@ -358,9 +360,16 @@ static void scenario_get(struct req *r)
     free(filter);
     if (st != STORE_OK) {
         resp_store_error(r, st, "scenario");
-        return;
+        return NULL;
     }
-    resp_json(r, 200, out);
+    return out;
+}
+
+static void scenario_get(struct req *r)
+{
+    json_t *scenario = visible_scenario(r);
+    if (scenario)
+        resp_json(r, 200, scenario);
 }
 
 static void comparison_create(struct req *r)
@@ -370,17 +379,9 @@ static void comparison_create(struct req *r)
     struct idem idem;
     if (idem_begin(r, &idem) == IDEM_ANSWERED)
         goto out;
-    if (!uuid_valid(r->params[0])) {
-        resp_problem(r, 404, "not-found", "Not found", "scenario not found");
+    scenario = visible_scenario(r);
+    if (!scenario)
         goto out;
-    }
-    char *filter = teams_filter(r);
-    enum store_status st = store_scenario_get(r->app->store, r->params[0], filter, &scenario);
-    free(filter);
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "scenario");
-        goto out;
-    }
     const char *team = json_string_value(json_object_get(scenario, "team"));
     if (!principal_can_write_team(&r->who, team)) {
         resp_problem(r, 403, "forbidden", "Forbidden", "you may not write for team '%s'", team);
@@ -401,11 +402,11 @@ static void comparison_create(struct req *r)
     crypto_hash_sha256(digest, (const unsigned char *)bytes, len);
     sodium_bin2hex(sha, sizeof sha, digest, sizeof digest);
     struct audit_actor who;
-    st = store_comparison_put(r->app->store, req_actor(r, &who), sha, r->params[0], team,
-                              json_object_get(scenario, "workload_ids"),
-                              json_string_value(json_object_get(result, "input_sha256")),
-                              json_string_value(json_object_get(result, "engine_version")),
-                              resolved, bytes, &stored);
+    enum store_status st = store_comparison_put(
+        r->app->store, req_actor(r, &who), sha, r->params[0], team,
+        json_object_get(scenario, "workload_ids"),
+        json_string_value(json_object_get(result, "input_sha256")),
+        json_string_value(json_object_get(result, "engine_version")), resolved, bytes, &stored);
     if (st != STORE_OK) {
         resp_store_error(r, st, "comparison");
         goto out;
@@ -443,22 +444,19 @@ static void comparison_get(struct req *r)
 
 static void comparison_list(struct req *r)
 {
-    if (!uuid_valid(r->params[0])) {
-        resp_problem(r, 404, "not-found", "Not found", "scenario not found");
+    json_t *scenario = visible_scenario(r), *items = NULL;
+    if (!scenario)
         return;
-    }
+    json_decref(scenario);
     char after_buf[128];
     const char *after = NULL;
     int limit = req_limit(r);
     if (limit < 0 || req_cursor(r, after_buf, sizeof after_buf, &after) != 0)
         return;
     char *filter = teams_filter(r);
-    json_t *scenario = NULL, *items = NULL;
-    enum store_status st = store_scenario_get(r->app->store, r->params[0], filter, &scenario);
-    if (st == STORE_OK)
-        st = store_comparison_list(r->app->store, r->params[0], filter, after, limit + 1, &items);
+    enum store_status st =
+        store_comparison_list(r->app->store, r->params[0], filter, after, limit + 1, &items);
     free(filter);
-    json_decref(scenario);
     if (st == STORE_INVALID) { /* a cursor that decodes but is not ours */
         resp_problem(r, 422, "invalid", "Invalid input", "the cursor is not valid");
         return;

@@ -54,21 +54,15 @@ void review_etag(const json_t *row, char *buf, size_t size)
 int review_if_match(struct req *r, const json_t *row, const char *what)
 {
     const char *header = req_header(r, "If-Match");
-    char etag[32], quoted[40];
+    char etag[32];
     review_etag(row, etag, sizeof etag);
     if (!header) {
         resp_problem(r, 428, "precondition-required", "Precondition required",
                      "send If-Match with the ETag of the %s (now \"%s\")", what, etag);
         return -1;
     }
-    snprintf(quoted, sizeof quoted, "\"%s\"", etag);
-    for (const char *s = header; *s;) {
-        s += strspn(s, " ,");
-        size_t len = strcspn(s, ", ");
-        if ((len == 1 && *s == '*') || (len == strlen(quoted) && strncmp(s, quoted, len) == 0))
-            return 0;
-        s += len;
-    }
+    if (etag_matches(header, etag))
+        return 0;
     resp_problem(r, 412, "precondition-failed", "Precondition failed",
                  "the %s changed since you read it (now ETag \"%s\"); read it again", what, etag);
     return -1;

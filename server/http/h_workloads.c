@@ -185,24 +185,6 @@ static void workload_get(struct req *r)
 }
 
 /* If-Match: "v3", W/"v3" is not accepted (a weak tag cannot guard a write), * matches any. */
-static int if_match_ok(const char *header, const char *etag)
-{
-    char quoted[40];
-    snprintf(quoted, sizeof quoted, "\"%s\"", etag);
-    const char *s = header;
-    while (*s) {
-        while (*s == ' ' || *s == ',')
-            s++;
-        if (*s == '*')
-            return 1;
-        size_t len = strcspn(s, ", ");
-        if (len == strlen(quoted) && strncmp(s, quoted, len) == 0)
-            return 1;
-        s += len;
-    }
-    return 0;
-}
-
 static void workload_patch(struct req *r)
 {
     struct problems p;
@@ -229,7 +211,7 @@ static void workload_patch(struct req *r)
     }
     char etag[32];
     etag_of(current, etag, sizeof etag);
-    if (!if_match_ok(if_match, etag)) {
+    if (!etag_matches(if_match, etag)) {
         resp_problem(r, 412, "precondition-failed", "Precondition failed",
                      "the workload changed since you read it (now ETag \"%s\"); read it again",
                      etag);

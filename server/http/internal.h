@@ -128,6 +128,9 @@ long req_read(struct req *r, char *buf, size_t size);
 /* The content type without parameters, lower-cased into buf ("" when absent). */
 const char *req_content_type(struct req *r, char *buf, size_t size);
 
+/* 1 when an If-Match header value names etag (unquoted here) or is "*": a comma-separated
+ * list of quoted entity tags (RFC 9110 §13.1.1). */
+int etag_matches(const char *if_match, const char *etag);
 /* Fills who from the request's principal (borrowed strings) and returns it. */
 const struct audit_actor *req_actor(struct req *r, struct audit_actor *who);
 
