@@ -11,6 +11,7 @@ import { renderAudit } from './js/views/audit.js';
 import { renderAlerts } from './js/views/alerts.js';
 import { renderAdmin } from './js/views/admin.js';
 import { renderAccount } from './js/views/account.js';
+import { LANDING } from './js/roles.js';
 
 // Which pages each role sees (the server enforces access; this only keeps the menu honest).
 const PAGES = [
@@ -30,6 +31,13 @@ const who = document.getElementById('who');
 
 function pagesFor(user) {
   return user ? PAGES.filter((p) => p.roles.includes(user.role)) : [];
+}
+
+// The role's landing page (LANDING), else its first page.
+function landing(user) {
+  const pages = pagesFor(user);
+  const page = pages.find((p) => p.path === LANDING[user.role]) || pages[0];
+  return page ? page.path : 'account';
 }
 
 function parseHash() {
@@ -82,10 +90,9 @@ function signedIn(user, csrf) {
   state.user = user;
   setCsrfToken(csrf);
   renderShell();
-  const first = pagesFor(user)[0];
   const { parts } = parseHash();
   const wanted = parts[0] && pagesFor(user).some((p) => p.path === parts[0]);
-  navigate(wanted ? parts.join('/') : first ? first.path : 'account');
+  navigate(wanted ? parts.join('/') : landing(user));
 }
 
 async function route(message) {
@@ -100,7 +107,7 @@ async function route(message) {
   const pages = pagesFor(state.user);
   const page = pages.find((p) => p.path === parts[0]);
   if (!page) {
-    navigate(pages[0] ? pages[0].path : 'account');
+    navigate(landing(state.user));
     return;
   }
   clear(app);

@@ -11,18 +11,86 @@
 #include "core/cursor.h"
 #include "core/decision.h"
 #include "core/validate.h"
+#include "http/evidence.h"
 #include "http/h_reviews.h"
 #include "http/idempotency.h"
 #include "store/ledger.h"
 
+/* What POST /decisions would answer for an outcome (the dry run reports it). */
+static int outcome_status(enum ledger_outcome o)
+{
+    switch (o) {
+    case LEDGER_APPENDED:
+        return 201;
+    case LEDGER_NOT_SIGNER:
+        return 403;
+    case LEDGER_DUPLICATE:
+    case LEDGER_NOT_CURRENT:
+        return 409;
+    case LEDGER_INVALID:
+    case LEDGER_REFUSED:
+        break;
+    }
+    return 422;
+}
+
+static const char *outcome_name(enum ledger_outcome o)
+{
+    switch (o) {
+    case LEDGER_APPENDED:
+        return "accepted";
+    case LEDGER_REFUSED:
+        return "refused";
+    case LEDGER_NOT_SIGNER:
+        return "not_signer";
+    case LEDGER_DUPLICATE:
+        return "duplicate";
+    case LEDGER_NOT_CURRENT:
+        return "not_current";
+    case LEDGER_INVALID:
+        break;
+    }
+    return "invalid";
+}
+
+/* ?dry_run=true: the same checks as the append (store_decision_check shares them), unsigned,
+ * nothing written. 200 {dry_run, outcome, status (what the append would answer), errors,
+ * checklist (the gate's, on the first cited comparison), current_decision}. */
+static void decision_dry_run(struct req *r, const json_t *record, struct problems *p)
+{
+    enum ledger_outcome outcome = LEDGER_INVALID;
+    json_t *out = NULL;
+    enum store_status st = STORE_OK;
+    if (!p->total)
+        st = store_decision_check(r->app->store, record, &outcome, p, &out);
+    if (st != STORE_OK) {
+        resp_store_error(r, st, "decision");
+        return;
+    }
+    json_t *body = json_pack("{s:b, s:s, s:i, s:o, s:I}", "dry_run", 1, "outcome",
+                             outcome_name(outcome), "status", outcome_status(outcome), "errors",
+                             problems_errors_json(p), "error_count", (json_int_t)p->total);
+    json_object_set(body, "checklist", out ? json_object_get(out, "checklist") : json_null());
+    json_object_set(body, "current_decision",
+                    out ? json_object_get(out, "current_decision") : json_null());
+    json_decref(out);
+    resp_json(r, 200, body);
+}
+
 static void decision_create(struct req *r)
 {
     static const char *const allowed[] = {"record", "signature", NULL};
-    struct idem idem;
+    static const char *const true_false[] = {"true", "false", NULL};
+    struct idem idem = {0};
     struct problems p;
     problems_init(&p);
     json_t *out = NULL;
-    if (idem_begin(r, &idem) == IDEM_ANSWERED)
+    char dry[40] = "false";
+    int dry_run = 0;
+    if (!ev_query(r, "dry_run", EVQ_ENUM, true_false, dry, sizeof dry, &p) && p.total)
+        goto invalid;
+    dry_run = strcmp(dry, "true") == 0;
+    if (!dry_run && idem_begin(r, &idem) == IDEM_ANSWERED)
         goto out;
     if (!json_is_object(r->body)) {
         problems_add(&p, "", "must be a JSON object {record, signature}");
@@ -34,12 +102,19 @@ static void decision_create(struct req *r)
         problems_add(&p, "/record", "is required: the decision record (LEDGER.md)");
     else
         decision_validate(record, "/record", &p);
-    const char *sig = json_want_string(r->body, "signature", "", 1, 200, &p);
+    /* A dry run comes before signing: its signature is optional (and not checked). */
+    const char *sig = dry_run && !json_object_get(r->body, "signature")
+                          ? NULL
+                          : json_want_string(r->body, "signature", "", 1, 200, &p);
     uint8_t raw[crypto_sign_BYTES + 3];
     if (sig && codec_b64_decode(sig, strlen(sig), raw, sizeof raw) != crypto_sign_BYTES)
         problems_add(&p, "/signature",
                      "must be the standard base64 (with padding) of a 64-byte "
                      "Ed25519 signature");
+    if (dry_run) {
+        decision_dry_run(r, record, &p);
+        goto out;
+    }
     if (p.total)
         goto invalid;
     struct audit_actor who;
@@ -78,12 +153,21 @@ static void decision_create(struct req *r)
                      "a decision with id %s is already in the log: choose a new id",
                      json_string_value(json_object_get(record, "id")));
         break;
+    case LEDGER_NOT_CURRENT: {
+        const char *current = json_string_value(json_object_get(out, "current_decision"));
+        resp_problem_with(r, 409, "not-current", "Conflict", json_incref(out),
+                          "the review's current decision is %s: a new decision names it in "
+                          "supersedes (a review has one current decision)",
+                          current ? current : "?");
+        break;
+    }
     }
     goto out;
 invalid:
     resp_invalid(r, &p, NULL);
 out:
-    idem_end(r, &idem);
+    if (!dry_run)
+        idem_end(r, &idem);
     json_decref(out);
     problems_free(&p);
 }

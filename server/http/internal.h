@@ -106,8 +106,14 @@ void resp_bytes(struct req *r, int status, const char *content_type, const char 
 /* RFC 9457 problem+json. type_slug becomes "https://capledger.dev/problems/<slug>". */
 void resp_problem(struct req *r, int status, const char *type_slug, const char *title,
                   const char *detail_fmt, ...) __attribute__((format(printf, 5, 6)));
+/* The same with more members (e.g. the id a conflict names), merged into the problem. */
+void resp_problem_with(struct req *r, int status, const char *type_slug, const char *title,
+                       json_t *members_stolen, const char *detail_fmt, ...)
+    __attribute__((format(printf, 6, 7)));
 /* 422 with every problem of the list as errors[{pointer, message[, line, column]}]. */
 void resp_invalid(struct req *r, const struct problems *p, const char *detail);
+/* errors[{pointer, message[, line, column]}] of the list, as resp_invalid writes them. */
+json_t *problems_errors_json(const struct problems *p);
 /* Maps a store status to the right problem (404/409/422/503/500). */
 void resp_store_error(struct req *r, enum store_status st, const char *what);
 

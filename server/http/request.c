@@ -136,25 +136,41 @@ static json_t *problem_new(int status, const char *slug, const char *title, cons
                      "detail", detail ? detail : title);
 }
 
-void resp_problem(struct req *r, int status, const char *type_slug, const char *title,
-                  const char *detail_fmt, ...)
+static void resp_problem_v(struct req *r, int status, const char *type_slug, const char *title,
+                           json_t *members, const char *detail_fmt, va_list ap)
 {
     char detail[512];
-    va_list ap;
-    va_start(ap, detail_fmt);
     vsnprintf(detail, sizeof detail, detail_fmt, ap);
-    va_end(ap);
     json_t *p = problem_new(status, type_slug, title, detail);
+    if (members)
+        json_object_update(p, members);
+    json_decref(members);
     const char *extra = NULL;
     if (status == 413)
         extra = "Connection: close\r\n"; /* the unread body must not be parsed as a request */
     resp_json_headers(r, status, p, "application/problem+json", extra);
 }
 
-void resp_invalid(struct req *r, const struct problems *p, const char *detail)
+void resp_problem(struct req *r, int status, const char *type_slug, const char *title,
+                  const char *detail_fmt, ...)
 {
-    json_t *body = problem_new(422, "invalid", "Invalid input",
-                               detail ? detail : "The input has invalid fields: see errors.");
+    va_list ap;
+    va_start(ap, detail_fmt);
+    resp_problem_v(r, status, type_slug, title, NULL, detail_fmt, ap);
+    va_end(ap);
+}
+
+void resp_problem_with(struct req *r, int status, const char *type_slug, const char *title,
+                       json_t *members_stolen, const char *detail_fmt, ...)
+{
+    va_list ap;
+    va_start(ap, detail_fmt);
+    resp_problem_v(r, status, type_slug, title, members_stolen, detail_fmt, ap);
+    va_end(ap);
+}
+
+json_t *problems_errors_json(const struct problems *p)
+{
     json_t *errors = json_array();
     for (size_t i = 0; i < p->count; i++) {
         json_t *e =
@@ -165,7 +181,14 @@ void resp_invalid(struct req *r, const struct problems *p, const char *detail)
             json_object_set_new(e, "column", json_integer(p->items[i].column));
         json_array_append_new(errors, e);
     }
-    json_object_set_new(body, "errors", errors);
+    return errors;
+}
+
+void resp_invalid(struct req *r, const struct problems *p, const char *detail)
+{
+    json_t *body = problem_new(422, "invalid", "Invalid input",
+                               detail ? detail : "The input has invalid fields: see errors.");
+    json_object_set_new(body, "errors", problems_errors_json(p));
     json_object_set_new(body, "error_count", json_integer((json_int_t)p->total));
     resp_json_headers(r, 422, body, "application/problem+json", NULL);
 }

@@ -57,6 +57,11 @@ static const char *SQL_FACTS =
     "  LEFT JOIN comparison c ON c.sha256 = e.h), "
     "'received_at', " UTC_MICROS("now()") ")";
 
+/* The review's current decision: the one no other decision supersedes (the last of the line). */
+static const char *SQL_CURRENT =
+    "SELECT to_json(d.id) FROM decision d WHERE d.review_id = $1::uuid AND NOT EXISTS "
+    "(SELECT 1 FROM decision n WHERE n.supersedes = d.id) ORDER BY d.leaf_index DESC LIMIT 1";
+
 static const char *SQL_INSERT_LEAF = "INSERT INTO log_leaf (leaf_index, leaf, leaf_hash) "
                                      "VALUES ($1::bigint, decode($2, 'base64'), decode($3, 'hex'))";
 static const char *SQL_INSERT_DECISION =
@@ -378,15 +383,10 @@ static const char *winner_of(const json_t *result)
 }
 
 /* The gate (DESIGN.md): every unmet condition of an advance, each its own problem. */
-static enum store_status check_gate(struct store_conn *c, const json_t *record, const json_t *facts,
-                                    struct problems *p)
+static void check_gate(const json_t *record, const json_t *facts, const json_t *checklist,
+                       struct problems *p)
 {
     const json_t *cited = json_object_get(record, "comparison_sha256");
-    json_t *checklist = NULL;
-    enum store_status st =
-        store_review_checklist(c, text_of(record, "review_id"), cited, &checklist);
-    if (st != STORE_OK)
-        return st;
     size_t i, k;
     json_t *item, *m;
     json_array_foreach(json_object_get(checklist, "items"), i, item)
@@ -406,7 +406,6 @@ static enum store_status check_gate(struct store_conn *c, const json_t *record, 
         problems_add(p, "/record", "checklist item '%s' is not covered: %s",
                      json_string_value(json_object_get(item, "item")), text);
     }
-    json_decref(checklist);
     if (!text_of(record, "owner"))
         problems_add(p, "/record/owner", "an advance names its owner");
     if (!text_of(record, "accepted_by"))
@@ -414,7 +413,7 @@ static enum store_status check_gate(struct store_conn *c, const json_t *record, 
                      "an advance names the person accepting the next stage");
     if (!json_array_size(cited)) {
         problems_add(p, "/record/comparison_sha256", "an advance cites the comparison it rests on");
-        return STORE_OK;
+        return;
     }
     const json_t *first = json_array_get(json_object_get(facts, "comparisons"), 0);
     const json_t *result = json_object_get(first, "result");
@@ -422,7 +421,7 @@ static enum store_status check_gate(struct store_conn *c, const json_t *record, 
     const char *sha = text_of(first, "sha256");
     if (!chosen) {
         problems_add(p, "/record/chosen_option", "an advance names the option it advances");
-        return STORE_OK;
+        return;
     }
     json_t *opt;
     json_array_foreach(json_object_get(result, "options"), i, opt)
@@ -449,7 +448,6 @@ static enum store_status check_gate(struct store_conn *c, const json_t *record, 
                      "option '%s' is not the winner%s%s%s of comparison %s: a justification is "
                      "required",
                      chosen, winner ? " ('" : "", winner ? winner : "", winner ? "')" : "", sha);
-    return STORE_OK;
 }
 
 /* Inserts the leaf and the decision, moves the head, signs the checkpoint. Called with the
@@ -542,6 +540,76 @@ out:
     return st;
 }
 
+/* The review's current decision must be the one the record supersedes: a review has one line
+ * of decisions, never two current ones. On a mismatch *outcome = LEDGER_NOT_CURRENT and
+ * *current = the current decision's id (new reference). */
+static enum store_status check_current(struct store_conn *c, const json_t *record,
+                                       enum ledger_outcome *outcome, json_t **current)
+{
+    const char *pc[] = {text_of(record, "review_id")};
+    json_t *id = NULL;
+    enum store_status st = store_json(c, SQL_CURRENT, 1, pc, &id);
+    if (st == STORE_NOT_FOUND)
+        return STORE_OK; /* the first decision of the review */
+    if (st != STORE_OK)
+        return st;
+    const char *sup = text_of(record, "supersedes");
+    if (!sup || !json_string_value(id) || strcmp(sup, json_string_value(id)) != 0) {
+        *outcome = LEDGER_NOT_CURRENT;
+        *current = id;
+        return STORE_OK;
+    }
+    json_decref(id);
+    return STORE_OK;
+}
+
+/* Everything an append checks about the record before the head lock, in the order the append
+ * does it: duplicate id, references to stored data, evidence, then the gate for `advance`.
+ * *outcome stays LEDGER_APPENDED when the record may be appended. The checklist the gate uses
+ * (on the first cited comparison) goes to *checklist when asked for, whatever the decision. */
+static enum store_status check_record(struct store_conn *c, const json_t *record,
+                                      const char *cited_text, enum ledger_outcome *outcome,
+                                      struct problems *p, json_t **facts, json_t **checklist)
+{
+    size_t before = p->total;
+    /* review_id is any id to the record validator; only a uuid can name a stored review. */
+    const char *review_id = text_of(record, "review_id");
+    const char *pf[] = {review_id && uuid_valid(review_id) ? review_id : NULL,
+                        text_of(record, "id"), text_of(record, "supersedes"), cited_text};
+    enum store_status st = store_json(c, SQL_FACTS, 4, pf, facts);
+    if (st != STORE_OK)
+        return st;
+    if (json_is_true(json_object_get(*facts, "duplicate"))) {
+        *outcome = LEDGER_DUPLICATE;
+        return STORE_OK;
+    }
+    check_references(record, *facts, p);
+    st = store_evidence_check(c, json_object_get(record, "evidence"), "/record/evidence", p);
+    if (st != STORE_OK)
+        return st;
+    if (p->total > before) {
+        *outcome = LEDGER_INVALID;
+        return STORE_OK;
+    }
+    int advance = strcmp(text_of(record, "decision"), "advance") == 0;
+    if (!advance && !checklist)
+        return STORE_OK;
+    json_t *items = NULL;
+    st = store_review_checklist(c, review_id, json_object_get(record, "comparison_sha256"), &items);
+    if (st != STORE_OK)
+        return st;
+    if (advance) {
+        check_gate(record, *facts, items, p);
+        if (p->total > before)
+            *outcome = LEDGER_REFUSED;
+    }
+    if (checklist)
+        *checklist = items;
+    else
+        json_decref(items);
+    return STORE_OK;
+}
+
 enum store_status store_decision_append(struct store *s, const struct audit_actor *who,
                                         const struct ledger_append *in,
                                         enum ledger_outcome *outcome, struct problems *p,
@@ -553,7 +621,7 @@ enum store_status store_decision_append(struct store *s, const struct audit_acto
     char *cited_text = json_dumps(json_object_get(record, "comparison_sha256"), JSON_COMPACT);
     if (!cited_text)
         return STORE_ERROR;
-    json_t *key = NULL, *facts = NULL, *head = NULL, *result = NULL;
+    json_t *key = NULL, *facts = NULL, *head = NULL, *result = NULL, *current = NULL;
     struct store_conn *c = store_acquire(s, 2000);
     if (!c) {
         free(cited_text);
@@ -565,35 +633,21 @@ enum store_status store_decision_append(struct store *s, const struct audit_acto
         st = check_signer(c, in, outcome, p, &key);
     if (st != STORE_OK || *outcome == LEDGER_NOT_SIGNER || p->total > before)
         goto out;
-    /* review_id is any id to the record validator; only a uuid can name a stored review. */
-    const char *review_id = text_of(record, "review_id");
-    const char *pf[] = {review_id && uuid_valid(review_id) ? review_id : NULL,
-                        text_of(record, "id"), text_of(record, "supersedes"), cited_text};
-    st = store_json(c, SQL_FACTS, 4, pf, &facts);
-    if (st != STORE_OK)
-        goto out;
-    if (json_is_true(json_object_get(facts, "duplicate"))) {
-        *outcome = LEDGER_DUPLICATE;
-        goto out;
-    }
-    check_references(record, facts, p);
-    st = store_evidence_check(c, json_object_get(record, "evidence"), "/record/evidence", p);
-    if (st != STORE_OK || p->total > before)
-        goto out;
-    if (strcmp(text_of(record, "decision"), "advance") == 0) {
-        st = check_gate(c, record, facts, p);
-        if (st != STORE_OK)
-            goto out;
-        if (p->total > before) {
-            *outcome = LEDGER_REFUSED;
-            goto out;
-        }
-    }
-    /* Everything above ran without the head lock; from here appends are serialised. */
-    st = store_json(c, SQL_LOCK_HEAD, 0, NULL, &head);
-    if (st != STORE_OK)
-        goto out;
     *outcome = LEDGER_APPENDED;
+    st = check_record(c, record, cited_text, outcome, p, &facts, NULL);
+    if (st != STORE_OK || *outcome != LEDGER_APPENDED)
+        goto out;
+    /* Everything above ran without the head lock; from here appends are serialised, so the
+     * current decision read here is still current when this one commits. */
+    st = store_json(c, SQL_LOCK_HEAD, 0, NULL, &head);
+    if (st == STORE_OK)
+        st = check_current(c, record, outcome, &current);
+    if (st != STORE_OK)
+        goto out;
+    if (*outcome == LEDGER_NOT_CURRENT) {
+        result = json_pack("{s:O}", "current_decision", current);
+        goto out;
+    }
     st = append_locked(c, in, head, key, text_of(facts, "received_at"), outcome, &result);
     if (st != STORE_OK || *outcome != LEDGER_APPENDED)
         goto out;
@@ -610,17 +664,57 @@ enum store_status store_decision_append(struct store *s, const struct audit_acto
     if (st == STORE_OK)
         st = store_commit(c);
 out:
-    if (st != STORE_OK || *outcome != LEDGER_APPENDED) {
-        store_rollback(c);
+    if (st != STORE_OK || (*outcome != LEDGER_APPENDED && *outcome != LEDGER_NOT_CURRENT)) {
         json_decref(result);
         result = NULL;
     }
+    if (st != STORE_OK || *outcome != LEDGER_APPENDED)
+        store_rollback(c);
     store_release(s, c);
     free(cited_text);
     json_decref(key);
     json_decref(facts);
     json_decref(head);
+    json_decref(current);
     *out = result;
+    return st;
+}
+
+enum store_status store_decision_check(struct store *s, const json_t *record,
+                                       enum ledger_outcome *outcome, struct problems *p,
+                                       json_t **out)
+{
+    *out = NULL;
+    *outcome = LEDGER_APPENDED;
+    char *cited_text = json_dumps(json_object_get(record, "comparison_sha256"), JSON_COMPACT);
+    if (!cited_text)
+        return STORE_ERROR;
+    json_t *facts = NULL, *checklist = NULL, *current = NULL;
+    struct store_conn *c = store_acquire(s, 2000);
+    if (!c) {
+        free(cited_text);
+        return STORE_UNAVAILABLE;
+    }
+    /* One read-only transaction: every check sees one snapshot, and nothing is written. */
+    enum store_status st =
+        store_exec(c, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", 0, NULL, NULL);
+    if (st == STORE_OK)
+        st = check_record(c, record, cited_text, outcome, p, &facts, &checklist);
+    if (st == STORE_OK && *outcome == LEDGER_APPENDED)
+        st = check_current(c, record, outcome, &current);
+    if (st == STORE_OK) {
+        *out = json_pack("{s:o, s:o}", "checklist", checklist ? checklist : json_null(),
+                         "current_decision", current ? current : json_null());
+        checklist = current = NULL;
+        if (!*out)
+            st = STORE_ERROR;
+    }
+    store_rollback(c);
+    store_release(s, c);
+    free(cited_text);
+    json_decref(facts);
+    json_decref(checklist);
+    json_decref(current);
     return st;
 }
 

@@ -28,10 +28,11 @@ enum store_status store_log_init(struct store *s, const char *origin,
 
 enum ledger_outcome {
     LEDGER_APPENDED = 0,
-    LEDGER_INVALID,    /* p names each bad field under /record or /signature (422) */
-    LEDGER_REFUSED,    /* an advance the gate refuses: p lists every unmet condition (422) */
-    LEDGER_NOT_SIGNER, /* the caller is not the holder of the signing key (403) */
-    LEDGER_DUPLICATE,  /* a decision with this id exists (409) */
+    LEDGER_INVALID,     /* p names each bad field under /record or /signature (422) */
+    LEDGER_REFUSED,     /* an advance the gate refuses: p lists every unmet condition (422) */
+    LEDGER_NOT_SIGNER,  /* the caller is not the holder of the signing key (403) */
+    LEDGER_DUPLICATE,   /* a decision with this id exists (409) */
+    LEDGER_NOT_CURRENT, /* the review has a current decision the record does not supersede (409) */
 };
 
 struct ledger_append {
@@ -45,12 +46,22 @@ struct ledger_append {
  * option, evidence ids, the signer's key: registered, an owner's, not revoked, the caller's),
  * verifies the signature, applies the gate to `advance`, then appends. On LEDGER_APPENDED
  * *out = {id, review_id, leaf_index, tree_size, received_at, checkpoint (note text),
- * inclusion_proof: {leaf_index, tree_size, hashes: [hex]}} (new reference); otherwise *outcome
- * says why and p holds the problems. */
+ * inclusion_proof: {leaf_index, tree_size, hashes: [hex]}} (new reference); on
+ * LEDGER_NOT_CURRENT *out = {current_decision: id}: a review has one current decision, and a
+ * new one must supersede it (checked under the head lock, so two appends cannot both become
+ * current); otherwise *outcome says why and p holds the problems. */
 enum store_status store_decision_append(struct store *s, const struct audit_actor *who,
                                         const struct ledger_append *in,
                                         enum ledger_outcome *outcome, struct problems *p,
                                         json_t **out) STORE_MUSTCHECK;
+/* The dry run of an append: the same checks of the record (duplicate id, stored references,
+ * evidence, the gate for `advance`, the current decision) in one read-only snapshot, without
+ * the signer's key or the signature, and nothing written. *outcome as the append would answer;
+ * *out = {checklist (the one the gate uses: on the first cited comparison), current_decision
+ * (id or null; set when the record does not supersede it)}. */
+enum store_status store_decision_check(struct store *s, const json_t *record,
+                                       enum ledger_outcome *outcome, struct problems *p,
+                                       json_t **out) STORE_MUSTCHECK;
 
 /* A decision {id, review_id, decision, chosen_option, comparison_sha256, supersedes,
  * superseded_by, signer, signer_key_id, leaf_index, received_at, record, signature};

@@ -57,6 +57,11 @@ export async function addOwner(srv, name) {
 
 // ---- decisions -----------------------------------------------------------------------------
 
+// A review has one current decision and a new one must supersede it (409 otherwise). Unless a
+// test names `supersedes` itself, record() marks it SUPERSEDE_CURRENT and postDecision looks the
+// review's current decision up (null for the first) before signing.
+export const SUPERSEDE_CURRENT = Symbol('the review\'s current decision');
+
 export function record(owner, reviewId, fields = {}) {
   return {
     id: crypto.randomUUID(),
@@ -75,14 +80,30 @@ export function record(owner, reviewId, fields = {}) {
     owner: owner.name,
     accepted_by: 'platform-lead',
     justification: null,
-    supersedes: null,
+    supersedes: SUPERSEDE_CURRENT,
     created_at: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
     signer_key_id: owner.keyId,
     ...fields,
   };
 }
 
-export function postDecision(url, owner, rec, { signer = owner, token = owner.token } = {}) {
+// The review's current decision (the one nothing supersedes), or null.
+export async function currentDecision(url, token, reviewId) {
+  let cursor = null;
+  let current = null;
+  do {
+    const q = new URLSearchParams({ review: reviewId, limit: '500', ...(cursor ? { cursor } : {}) });
+    const r = await api(url, 'GET', `/api/v1/decisions?${q}`, { token });
+    if (r.status !== 200) return null;
+    current = r.json.items.find((d) => d.superseded_by === null)?.id ?? current;
+    cursor = r.json.next_cursor;
+  } while (cursor);
+  return current;
+}
+
+// Resolves SUPERSEDE_CURRENT in rec (in place, so a re-post sends the same record).
+export async function postDecision(url, owner, rec, { signer = owner, token = owner.token } = {}) {
+  if (rec.supersedes === SUPERSEDE_CURRENT) rec.supersedes = await currentDecision(url, token, rec.review_id);
   return api(url, 'POST', '/api/v1/decisions', { token, body: { record: rec, signature: signRecord(signer, rec) } });
 }
 

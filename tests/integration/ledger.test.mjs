@@ -12,8 +12,8 @@ import path from 'node:path';
 import { api, psql, startServer } from './lib/harness.mjs';
 import { cli, mintToken } from './lib/cli.mjs';
 import {
-  addOwner, addUser, buildEvidence, createReview, jcs, leafHash, merkleRoot, openCheckpoint,
-  postDecision, record, sha256hex, verifyBundle, verifyConsistency, verifyInclusion,
+  addOwner, addUser, buildEvidence, createReview, currentDecision, jcs, leafHash, merkleRoot,
+  openCheckpoint, postDecision, record, sha256hex, verifyBundle, verifyConsistency, verifyInclusion,
 } from './ledger.lib.mjs';
 
 let srv;
@@ -141,7 +141,7 @@ test('records are checked against stored data, keys and signatures', async () =>
   let r = await postDecision(srv.url, olga, rec);
   assert.equal(r.status, 409, r.text);
   // With an Idempotency-Key, a retry of the same body gets the first reply; nothing is appended twice.
-  const retry = record(olga, review.id);
+  const retry = record(olga, review.id, { supersedes: rec.id });
   const body = { record: retry, signature: (await import('./ledger.lib.mjs')).signRecord(olga, retry) };
   const headers = { 'Idempotency-Key': `retry-${retry.id}` };
   const first = await api(srv.url, 'POST', '/api/v1/decisions', { token: olga.token, body, headers });
@@ -159,9 +159,9 @@ test('records are checked against stored data, keys and signatures', async () =>
   r = await postDecision(srv.url, olga, record(olga, review.id, { supersedes: crypto.randomUUID() }));
   assert.equal(r.status, 422);
   assert.match(errorsOf(r).join('\n'), /^\/record\/supersedes no earlier decision/m);
-  r = await postDecision(srv.url, olga, record(olga, review.id, { supersedes: rec.id }));
+  r = await postDecision(srv.url, olga, record(olga, review.id, { supersedes: retry.id }));
   assert.equal(r.status, 201, r.text);
-  assert.equal((await get(`/api/v1/decisions/${rec.id}`)).json.superseded_by, r.json.id);
+  assert.equal((await get(`/api/v1/decisions/${retry.id}`)).json.superseded_by, r.json.id);
   // A decision is superseded once: a second successor would fork the history.
   const fork = await postDecision(srv.url, olga, record(olga, review.id, { supersedes: rec.id }));
   assert.equal(fork.status, 422, fork.text);
@@ -181,7 +181,7 @@ test('records are checked against stored data, keys and signatures', async () =>
   assert.match(errorsOf(r).join('\n'), /^\/record\/decision /m);
   assert.match(errorsOf(r).join('\n'), /^\/record\/created_at /m);
   // A signature over other bytes.
-  const tampered = record(olga, review.id);
+  const tampered = record(olga, review.id, { supersedes: await currentDecision(srv.url, olga.token, review.id) });
   const sig = (await import('./ledger.lib.mjs')).signRecord(olga, { ...tampered, baseline: 'something else' });
   r = await api(srv.url, 'POST', '/api/v1/decisions', { token: olga.token, body: { record: tampered, signature: sig } });
   assert.equal(r.status, 422);
@@ -296,7 +296,7 @@ test('the audit bundle verifies with capledger verify, also against an older che
   const pub = fs.readFileSync(`${keyFile}.pub`, 'utf8').trim();
   const reg = await api(srv.url, 'PUT', '/api/v1/me/signing-key', { token: cliOwner.token, body: { public_key: pub } });
   assert.ok(reg.status === 200 || reg.status === 201, reg.text);
-  const rec = record({ name: 'carl', keyId: reg.json.key_id }, review.id);
+  const rec = record({ name: 'carl', keyId: reg.json.key_id }, review.id, { supersedes: await currentDecision(srv.url, cliOwner.token, review.id) });
   fs.writeFileSync(path.join(dir2, 'record.json'), JSON.stringify(rec));
   const signed = cli(srv, ['sign', '--key', keyFile, path.join(dir2, 'record.json')]);
   fs.rmSync(dir2, { recursive: true, force: true });

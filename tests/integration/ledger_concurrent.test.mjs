@@ -28,8 +28,11 @@ test(`${DECISIONS} decisions appended through two servers at once make one consi
   const admin = { token: mintToken(srv, 'admin') };
   const owners = [await addOwner(srv, 'olga'), await addOwner(srv, 'pavel')];
   assert.equal((await api(srv.url, 'POST', '/api/v1/teams', { token: admin.token, body: { name: 'vision' } })).status, 201);
-  const review = await createReview(srv.url, owners[0], []);
+  // A review has one line of decisions: each client appends to its own review, so every
+  // append supersedes the one before it and all of them are accepted.
   const urls = [srv.url, twin.url];
+  const reviews = [];
+  for (let i = 0; i < urls.length * CLIENTS_PER_SERVER; i++) reviews.push(await createReview(srv.url, owners[0], []));
 
   const started = Date.now();
   const results = [];
@@ -37,7 +40,7 @@ test(`${DECISIONS} decisions appended through two servers at once make one consi
   await Promise.all(urls.flatMap((url, s) => Array.from({ length: CLIENTS_PER_SERVER }, async (_, c) => {
     const owner = owners[(s + c) % owners.length];
     for (let i = 0; i < perClient; i++) {
-      const r = await postDecision(url, owner, record(owner, review.id, { decision: i % 5 === 4 ? 'stop' : 'revise' }));
+      const r = await postDecision(url, owner, record(owner, reviews[s * CLIENTS_PER_SERVER + c].id, { decision: i % 5 === 4 ? 'stop' : 'revise' }));
       assert.equal(r.status, 201, r.text);
       results.push(r.json);
     }

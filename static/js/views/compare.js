@@ -5,6 +5,7 @@ import { h, field, alertBox, notice, busy, clear } from '../dom.js';
 import { request, get, ApiError } from '../api.js';
 import { renderComparison } from '../comparison.js';
 import { problemList } from '../problems.js';
+import { may } from '../roles.js';
 
 export async function renderCompare(root, ctx) {
   const source = field('Scenario JSON', h('textarea', { rows: 14, spellcheck: 'false', class: 'code', placeholder: '{"workload": {...}, "assumptions": {...}, "options": [...]}' }),
@@ -67,7 +68,7 @@ export async function renderCompare(root, ctx) {
         const { data } = await request('POST', '/compare', { json: scenario });
         clear(result);
         result.append(renderComparison(data, data.scenario || scenario));
-        result.append(h('section', { class: 'card save', 'aria-labelledby': 'save-title' },
+        if (may(ctx.user, 'POST /scenarios')) result.append(h('section', { class: 'card save', 'aria-labelledby': 'save-title' },
           h('h3', { id: 'save-title' }, 'Keep this comparison'),
           h('p', { class: 'hint' }, 'A stored comparison has a SHA-256 that decision records cite; auditors recompute it from the bundle.'),
           h('div', { class: 'grid-2' }, saveName.wrap, saveTeam.wrap), saveBtn, saved));
@@ -104,7 +105,7 @@ export async function renderCompare(root, ctx) {
     const { data } = await get('/scenarios', { limit: 100 });
     if (ctx.stale()) return;
     stored.replaceChildren(h('option', { value: '' }, data.items.length ? 'Choose…' : 'No stored scenarios yet'),
-      data.items.map((s) => h('option', { value: s.id }, `${s.name}${s.team ? ` (${s.team})` : ''}`)));
+      ...data.items.map((s) => h('option', { value: s.id }, `${s.name}${s.team ? ` (${s.team})` : ''}`)));
   } catch (e) {
     stored.replaceChildren(h('option', { value: '' }, 'Stored scenarios unavailable'));
     stored.disabled = true;

@@ -73,7 +73,7 @@ function receipt(data, record) {
   const proof = data.inclusion_proof || {};
   const check = h('div', { class: 'inclusion-check', 'aria-live': 'polite' }, h('p', { class: 'loading' }, 'Checking the inclusion proof in this browser…'));
   const box = h('section', { class: 'card receipt', 'data-testid': 'decision-receipt', 'aria-labelledby': 'receipt-title' },
-    h('h3', { id: 'receipt-title' }, 'Decision signed and logged'),
+    h('h3', { id: 'receipt-title', tabindex: '-1' }, 'Decision signed and logged'),
     h('dl', { class: 'facts' },
       h('dt', null, 'Decision'), h('dd', null, `${record.decision}${record.chosen_option ? ` — ${record.chosen_option}` : ''}`),
       h('dt', null, 'Id'), h('dd', null, h('code', null, data.id || record.id)),
@@ -93,7 +93,20 @@ function receipt(data, record) {
   return box;
 }
 
-export function decisionForm(review, ctx, { getPrevious, onSigned }) {
+export function describeDecision(d) {
+  const r = d.record || d;
+  return `${r.decision}${r.chosen_option ? ` ${r.chosen_option}` : ''} (${(r.created_at || '').slice(0, 10)}, leaf ${d.leaf_index})`;
+}
+
+// After a decision is logged the form is locked: the same record cannot be sent twice, and a
+// change of mind is a new decision that supersedes it (onAgain opens a fresh form).
+function lock(form, submit) {
+  for (const fs of form.querySelectorAll('fieldset')) fs.disabled = true;
+  submit.hidden = true;
+  form.dataset.locked = 'true';
+}
+
+export function decisionForm(review, ctx, { getPrevious, onSigned, onAgain, refreshPrevious }) {
   const f = {
     decision: field('Decision', select([['revise', 'revise'], ['advance', 'advance'], ['stop', 'stop']], 'revise'), { name: 'decision', hint: 'advance needs the checklist covered; revise and stop are always allowed.' }),
     comparison_sha256: field('Cited comparisons (SHA-256, one per line)', h('textarea', { rows: 2, class: 'code', spellcheck: 'false' }), { name: 'comparison_sha256', hint: 'The first is the comparison this decision rests on.' }),
@@ -109,17 +122,22 @@ export function decisionForm(review, ctx, { getPrevious, onSigned }) {
     owner: field('Owner', h('input', { type: 'text', value: ctx.user.username }), { name: 'owner' }),
     accepted_by: field('Accepted by (next stage)', h('input', { type: 'text' }), { name: 'accepted_by' }),
     justification: field('Justification', h('textarea', { rows: 2 }), { name: 'justification', hint: 'Required when the chosen option is not the winner of the first cited comparison.' }),
-    supersedes: field('Supersedes', select([['', 'nothing (first decision)']]), { name: 'supersedes' }),
+    supersedes: field('Supersedes', select([]), { name: 'supersedes', hint: 'A review has one current decision: a new one supersedes it.' }),
   };
   const currency = field('Currency', h('input', { type: 'text', value: 'USD', maxlength: 3, size: 4 }), { name: 'currency' });
   const period = field('Period', select([['month', 'per month'], ['quarter', 'per quarter'], ['year', 'per year']]), { name: 'period' });
   const optionsList = h('datalist', { id: f.chosen_option.control.getAttribute('list') });
   const cmpInfo = h('p', { class: 'hint', 'aria-live': 'polite' });
 
-  for (const d of getPrevious()) {
-    const r = d.record || d;
-    f.supersedes.control.append(h('option', { value: d.id }, `${r.decision} ${r.chosen_option || ''} (${(r.created_at || '').slice(0, 10)}, leaf ${d.leaf_index})`));
+  // Only the current decision can be superseded (an older one already is): it is the one
+  // choice, and "nothing" is offered only before the first decision.
+  function fillSupersedes(decisions) {
+    const current = decisions.find((d) => !d.superseded_by);
+    f.supersedes.control.replaceChildren(current
+      ? h('option', { value: current.id, selected: true }, describeDecision(current))
+      : h('option', { value: '' }, 'nothing (first decision)'));
   }
+  fillSupersedes(getPrevious());
 
   // Naming the first comparison fills the option list and says which option won.
   f.comparison_sha256.control.addEventListener('change', async () => {
@@ -224,12 +242,26 @@ export function decisionForm(review, ctx, { getPrevious, onSigned }) {
       try {
         const { data } = await request('POST', '/decisions', { json: { record, signature } });
         out.replaceChildren();
-        result.append(receipt(data, record));
-        f.supersedes.control.append(h('option', { value: record.id }, `${record.decision} ${record.chosen_option || ''} (${record.created_at.slice(0, 10)}, leaf ${data.leaf_index})`));
+        lock(form, submit);
+        result.append(receipt(data, record),
+          h('p', { class: 'actions' }, h('button', { type: 'button', onclick: () => onAgain() }, 'Record a new decision that supersedes this one')));
+        result.querySelector('h3').focus();
         onSigned(data);
       } catch (e) {
+        if (e instanceof ApiError && e.status === 409 && e.problem.current_decision) {
+          // Someone (or another tab) decided meanwhile: name the current decision and let the
+          // owner re-read the form before signing again.
+          const current = e.problem.current_decision;
+          const list = await refreshPrevious();
+          fillSupersedes(list);
+          out.replaceChildren(alertBox('Not logged (HTTP 409): this review already has a current decision, and a new one must supersede it.', [
+            h('span', null, 'Current decision: ', h('a', { href: `#/decisions/${encodeURIComponent(current)}` }, h('code', null, current)), '. "Supersedes" now names it: check the form and sign again.')]));
+          return;
+        }
         if (e instanceof ApiError && e.status === 422) {
           const rest = placeFieldErrors(f, e.errors, '/record');
+          // A decision superseded meanwhile: the form takes the current one (re-read).
+          if (e.errors.some((x) => x.pointer === '/record/supersedes')) fillSupersedes(await refreshPrevious());
           out.replaceChildren(alertBox(`Refused (HTTP 422): ${e.problem.detail || e.problem.title || 'the decision does not pass the gate'}`, problemList(rest)));
           const firstBad = Object.values(f).find((x) => !x.error.hidden);
           if (firstBad) firstBad.control.focus();

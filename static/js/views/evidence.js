@@ -7,6 +7,7 @@ import { request, get, ApiError } from '../api.js';
 import { listing, select } from '../listing.js';
 import { money, number, percent, dateTime, shortId, duration } from '../format.js';
 import { problemList } from '../problems.js';
+import { may } from '../roles.js';
 
 const TABS = [
   ['workloads', 'Workloads'],
@@ -242,12 +243,20 @@ function uploads(ctx) {
     accept: '.csv,text/csv',
     send: (f) => request('POST', '/offers', { body: f, contentType: 'text/csv' }),
   });
-  return h('div', { class: 'uploads' }, runsForm, teleForm, ltForm, priceForm, jsonRecordForm(ctx));
+  return h('div', { class: 'uploads' },
+    may(ctx.user, 'POST /runs') ? runsForm : null,
+    may(ctx.user, 'POST /benchmarks/{id}/telemetry') ? teleForm : null,
+    may(ctx.user, 'POST /benchmarks/import') ? ltForm : null,
+    may(ctx.user, 'POST /offers') ? priceForm : null,
+    jsonRecordForm(ctx));
 }
 
 // Workloads, offers and benchmarks as JSON documents (the API's own fields).
-function jsonRecordForm() {
-  const kind = field('Record type', select([['workloads', 'workload'], ['offers', 'offer'], ['benchmarks', 'benchmark']]), { name: 'kind' });
+function jsonRecordForm(ctx) {
+  const kinds = [['workloads', 'workload'], ['offers', 'offer'], ['benchmarks', 'benchmark']]
+    .filter(([k]) => may(ctx.user, `POST /${k}`));
+  if (!kinds.length) return null;
+  const kind = field('Record type', select(kinds), { name: 'kind' });
   const doc = field('JSON', h('textarea', { rows: 8, class: 'code', spellcheck: 'false' }), { name: 'document' });
   const out = h('div', { class: 'form-status', 'aria-live': 'polite' });
   const submit = h('button', { type: 'submit', class: 'primary' }, 'Create');
@@ -321,10 +330,10 @@ function usage() {
 export async function renderEvidence(root, ctx) {
   const tab = TABS.some(([k]) => k === ctx.params[0]) ? ctx.params[0] : 'workloads';
   const tabs = h('nav', { class: 'tabs', 'aria-label': 'Evidence' }, h('ul', null, TABS
-    .filter(([k]) => k !== 'upload' || ctx.user.role !== 'auditor')
+    .filter(([k]) => k !== 'upload' || may(ctx.user, 'POST /runs') || may(ctx.user, 'POST /offers'))
     .map(([k, label]) => h('li', null, h('a', { href: `#/evidence/${k}`, 'aria-current': k === tab ? 'page' : null }, label)))));
   root.append(h('h2', null, 'Evidence'), tabs);
-  if (tab === 'upload') {
+  if (tab === 'upload' && tabs.querySelector('a[href="#/evidence/upload"]')) {
     root.append(uploads(ctx));
     return;
   }

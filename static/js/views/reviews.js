@@ -6,6 +6,7 @@ import { dateTime, shortId, splitLines } from '../format.js';
 import { problemList, placeFieldErrors } from '../problems.js';
 import { select } from '../listing.js';
 import { decisionForm } from './decision.js';
+import { may } from '../roles.js';
 
 const PHASES = [
   ['evidence_plan', 'Days 1–30: evidence plan', 0],
@@ -58,7 +59,7 @@ export async function renderReviews(root, ctx) {
   root.append(h('h2', null, '90-day reviews'));
   const list = h('div', { 'aria-live': 'polite' }, h('p', { class: 'loading' }, 'Loading…'));
   root.append(list);
-  if (ctx.user.role === 'owner') root.append(newReviewForm(ctx));
+  if (may(ctx.user, 'POST /reviews')) root.append(newReviewForm(ctx));
   try {
     const items = await listAll('/reviews', {}, 500);
     if (ctx.stale()) return;
@@ -174,37 +175,60 @@ function decisionsView(decisions) {
     ], decisions, { empty: 'No decision yet.' }));
 }
 
+const PHASE_LABEL = Object.fromEntries(PHASES.map(([k, label]) => [k, label]));
+
+// "Day 85 of 90 · Days 61–90: boundary test", or before the start / after the end.
+function dayText(review) {
+  if (!Number.isInteger(review.day)) return '';
+  if (review.day < 1) return `Starts in ${1 - review.day} day${review.day === 0 ? '' : 's'}`;
+  if (review.day > 90) return `Day ${review.day}: past the 90 days`;
+  return `Day ${review.day} of 90 · ${PHASE_LABEL[review.current_phase] || review.current_phase || ''}`;
+}
+
 export async function renderReview(root, ctx) {
   const id = ctx.params[0];
-  const { data: review } = await get(`/reviews/${encodeURIComponent(id)}`);
+  let { data: review } = await get(`/reviews/${encodeURIComponent(id)}`);
   if (ctx.stale()) return;
-  const isOwner = ctx.user.role === 'owner';
-  // Owners and team members (the contributors) keep artifacts up to date; only owners sign.
-  const canEditArtifacts = isOwner || ctx.user.role === 'team';
+  const canEditArtifacts = may(ctx.user, 'POST /reviews/{id}/artifacts');
   const checklistBox = h('div', { 'aria-live': 'polite' });
   const artifactsBox = h('div');
   const decisionsBox = h('div', { 'aria-live': 'polite' });
+  const status = h('span', { 'data-testid': 'review-status', 'aria-live': 'polite' }, statusBadge(review.status));
+  const day = h('dd', { 'data-testid': 'review-day' }, dayText(review));
   let decisions = [];
   root.append(
     h('p', { class: 'crumbs' }, h('a', { href: '#/reviews' }, 'Reviews'), ' / ', review.title),
-    h('h2', null, review.title, ' ', statusBadge(review.status)),
+    h('h2', null, review.title, ' ', status),
     h('dl', { class: 'facts' },
       h('dt', null, 'Question'), h('dd', null, review.question),
       h('dt', null, 'Owner'), h('dd', null, review.owner),
       h('dt', null, 'Started'), h('dd', null, review.started_on),
+      h('dt', null, 'Today'), day,
       h('dt', null, 'Workloads'), h('dd', null, (review.workload_ids || []).length ? review.workload_ids.map((w) => h('code', { class: 'chip' }, w)) : 'none named')),
     checklistBox, artifactsBox, decisionsBox);
 
-  // Checklist, artifacts and decisions are re-read after every change; the decision form (and
-  // the receipt of a decision just signed) stays put.
+  async function readDecisions() {
+    const list = await listAll('/decisions', { review: id });
+    decisions = list;
+    return list;
+  }
+
+  // Checklist, artifacts, decisions and the review's status are re-read after every change; the
+  // decision form (and the receipt of a decision just signed) stays put.
   async function refresh(err) {
-    const [artifacts, checklist, list] = await Promise.all([
+    const [fresh, artifacts, checklist, list] = await Promise.all([
+      get(`/reviews/${encodeURIComponent(id)}`).then((r) => r.data).catch((e) => e),
       listAll(`/reviews/${encodeURIComponent(id)}/artifacts`).catch((e) => e),
       get(`/reviews/${encodeURIComponent(id)}/checklist`).then((r) => r.data).catch((e) => e),
-      listAll('/decisions', { review: id }).catch((e) => e),
+      readDecisions().catch((e) => e),
     ]);
     if (ctx.stale()) return;
-    decisions = list instanceof Error ? [] : list;
+    if (!(fresh instanceof Error)) {
+      review = fresh;
+      status.replaceChildren(statusBadge(review.status));
+      day.textContent = dayText(review);
+    }
+    if (list instanceof Error) decisions = [];
     checklistBox.replaceChildren(checklist instanceof Error ? alertBox(`Checklist unavailable: ${checklist.message}`) : checklistView(checklist));
     artifactsBox.replaceChildren(
       err ? alertBox(`Not changed: ${err.message}`) : '',
@@ -214,6 +238,19 @@ export async function renderReview(root, ctx) {
   await refresh();
   if (ctx.stale()) return;
   if (canEditArtifacts) root.append(artifactForm(review, refresh));
-  if (isOwner) root.append(decisionForm(review, ctx, { getPrevious: () => decisions, onSigned: () => refresh() }));
-  else root.append(notice('Only owners record and sign decisions.'));
+  if (may(ctx.user, 'POST /decisions')) {
+    const slot = h('div');
+    const mount = () => {
+      slot.replaceChildren(decisionForm(review, ctx, {
+        getPrevious: () => decisions,
+        refreshPrevious: readDecisions,
+        onSigned: () => refresh(),
+        onAgain: mount,
+      }));
+    };
+    mount();
+    root.append(slot);
+  } else {
+    root.append(notice('Only owners record and sign decisions.'));
+  }
 }
