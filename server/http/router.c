@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/jcs.h"
+#include "core/ledger/jcs.h"
 #include "http/evidence.h"
 #include "http/internal.h"
 
