@@ -17,7 +17,7 @@
 #include "core/ledger/merkle.h"
 #include "testutil.h"
 
-#define VECTORS CAPLEDGER_SHARED_DIR "/data/vectors/merkle"
+#define VECTORS CAPLEDGER_DATA_DIR "/vectors/merkle"
 
 static int setup(void **state)
 {
