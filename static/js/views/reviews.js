@@ -218,7 +218,7 @@ export async function renderReview(root, ctx) {
   async function refresh(err) {
     const [fresh, artifacts, checklist, list] = await Promise.all([
       get(`/reviews/${encodeURIComponent(id)}`).then((r) => r.data).catch((e) => e),
-      listAll(`/reviews/${encodeURIComponent(id)}/artifacts`).catch((e) => e),
+      get(`/reviews/${encodeURIComponent(id)}/artifacts`).then((r) => r.data.items).catch((e) => e),
       get(`/reviews/${encodeURIComponent(id)}/checklist`).then((r) => r.data).catch((e) => e),
       readDecisions().catch((e) => e),
     ]);
