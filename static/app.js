@@ -11,6 +11,7 @@ import { renderAudit } from './js/views/audit.js';
 import { renderAlerts } from './js/views/alerts.js';
 import { renderAdmin } from './js/views/admin.js';
 import { renderAccount } from './js/views/account.js';
+import { renderDecision } from './js/views/decision_page.js';
 import { LANDING } from './js/roles.js';
 
 // Which pages each role sees (the server enforces access; this only keeps the menu honest).
@@ -22,6 +23,8 @@ const PAGES = [
   { path: 'audit', label: 'Audit', roles: ['owner', 'auditor', 'admin'], render: renderAudit },
   { path: 'admin', label: 'Admin', roles: ['admin'], render: renderAdmin },
   { path: 'account', label: 'Account', roles: ['owner', 'team', 'auditor', 'admin'], render: renderAccount },
+  // Reached by links (reviews, audit), not from the menu.
+  { path: 'decisions', label: 'Decision', roles: ['owner', 'team', 'auditor', 'admin'], render: renderDecision, menu: false },
 ];
 
 const state = { user: null, renderSeq: 0 };
@@ -58,7 +61,7 @@ function renderShell() {
   clear(who);
   if (!state.user) return;
   const { parts } = parseHash();
-  nav.append(h('ul', null, pagesFor(state.user).map((p) =>
+  nav.append(h('ul', null, pagesFor(state.user).filter((p) => p.menu !== false).map((p) =>
     h('li', null, h('a', { href: `#/${p.path}`, 'aria-current': parts[0] === p.path ? 'page' : null }, p.label)))));
   const teams = state.user.teams && state.user.teams.length ? ` · ${state.user.teams.join(', ')}` : '';
   append(who, [
@@ -105,7 +108,7 @@ async function route(message) {
   }
   renderShell();
   const pages = pagesFor(state.user);
-  const page = pages.find((p) => p.path === parts[0]);
+  const page = pages.find((p) => p.path === parts[0] && (p.menu !== false || parts[1]));
   if (!page) {
     navigate(landing(state.user));
     return;

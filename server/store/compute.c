@@ -96,16 +96,25 @@ static const char *SQL_COMPARISON_GET =
     "SELECT " COMPARISON_JSON " FROM comparison c JOIN comparison_link l ON l.sha256 = c.sha256 "
     "WHERE c.sha256 = $1 AND " TEAM_VISIBLE " ORDER BY l.created_at, l.scenario_id LIMIT 1";
 
-/* Newest first, keyset on (created_at, sha256) rendered as text "created_at|sha256". */
+/* Newest first, keyset on (created_at, sha256) rendered as text "created_at|sha256": the
+ * comparisons of one scenario ($1), or those answering for a workload of one review ($5) — a
+ * link naming the workload, or its scenario's stored workload id. */
 static const char *SQL_COMPARISON_LIST =
     "SELECT coalesce(json_agg(j ORDER BY ca DESC, sha DESC), '[]') FROM ("
     " SELECT json_build_object('sha256', c.sha256, 'scenario_id', l.scenario_id, "
+    " 'scenario_name', s.name, 'team', l.team, 'workload_ids', to_json(l.workload_ids), "
     " 'input_sha256', c.input_sha256, 'engine_version', c.engine_version, 'winner', "
-    " c.result->'winner', 'created_by', l.created_by, 'created_at', l.created_at, 'cursor_key', "
+    " c.result->'winner', 'hourly_price_trap', "
+    " coalesce(jsonb_typeof(c.result #> '{flags,hourly_price_trap}') = 'object', false), "
+    " 'created_by', l.created_by, 'created_at', l.created_at, 'cursor_key', "
     " to_char(l.created_at, 'YYYY-MM-DD\"T\"HH24:MI:SS.US') || '|' || c.sha256) AS j, "
     " l.created_at AS ca, c.sha256 AS sha "
     " FROM comparison_link l JOIN comparison c ON c.sha256 = l.sha256 "
-    " WHERE l.scenario_id = $1::uuid AND " TEAM_VISIBLE
+    " JOIN scenario s ON s.id = l.scenario_id "
+    " WHERE ($1::uuid IS NULL OR l.scenario_id = $1::uuid) AND " TEAM_VISIBLE
+    " AND ($5::uuid IS NULL OR EXISTS (SELECT 1 FROM review r WHERE r.id = $5::uuid AND "
+    "  (l.workload_ids && r.workload_ids OR (jsonb_typeof(s.document->'workload') = 'string' "
+    "   AND lower(s.document->>'workload') = ANY (r.workload_ids::text[])))))"
     " AND ($3::text IS NULL OR (l.created_at, c.sha256) < (split_part($3, '|', 1)::timestamp, "
     "  split_part($3, '|', 2)))"
     " ORDER BY l.created_at DESC, c.sha256 DESC LIMIT $4) t";
@@ -222,11 +231,11 @@ enum store_status store_comparison_get(struct store *s, const char *sha256,
 }
 
 enum store_status store_comparison_list(struct store *s, const char *scenario_id,
-                                        const char *teams_filter, const char *after, int limit,
-                                        json_t **out)
+                                        const char *review_id, const char *teams_filter,
+                                        const char *after, int limit, json_t **out)
 {
     char lim[16];
     snprintf(lim, sizeof lim, "%d", limit);
-    const char *p[] = {scenario_id, null_filter(teams_filter), after, lim};
-    return store_json1(s, SQL_COMPARISON_LIST, 4, p, out);
+    const char *p[] = {scenario_id, null_filter(teams_filter), after, lim, review_id};
+    return store_json1(s, SQL_COMPARISON_LIST, 5, p, out);
 }

@@ -40,9 +40,12 @@ enum store_status store_comparison_put(struct store *s, const struct audit_actor
                                        json_t **out) STORE_MUSTCHECK;
 enum store_status store_comparison_get(struct store *s, const char *sha256,
                                        const char *teams_filter, json_t **out) STORE_MUSTCHECK;
-/* Newest first; after: the cursor_key of the last item seen (NULL from the newest). */
+/* Newest first, of one scenario (scenario_id) or answering for a workload of one review
+ * (review_id; the other NULL), each {sha256, scenario_id, scenario_name, team, workload_ids,
+ * input_sha256, engine_version, winner, hourly_price_trap, created_by, created_at, cursor_key};
+ * after: the cursor_key of the last item seen (NULL from the newest). */
 enum store_status store_comparison_list(struct store *s, const char *scenario_id,
-                                        const char *teams_filter, const char *after, int limit,
-                                        json_t **out) STORE_MUSTCHECK;
+                                        const char *review_id, const char *teams_filter,
+                                        const char *after, int limit, json_t **out) STORE_MUSTCHECK;
 
 #endif

@@ -152,3 +152,99 @@ test('a signed decision locks the form, updates the status, and the next one mus
   assert.deepEqual(problems, []);
   await context.close();
 });
+
+test('the review page is the cockpit: comparison chosen by name, its checklist equal to the gate\'s verdict', async () => {
+  const today = new Date();
+  const started = new Date(today.getTime() - 84 * 86_400_000).toISOString().slice(0, 10); // day 85
+  const review = await createReview(srv.url, { token: ownerToken }, [ev.workloadId], { title: 'Cockpit', started_on: started });
+  // A second comparison of the same workload under another scenario name.
+  const sc = await apiOk(srv, 'POST', '/api/v1/scenarios', {
+    token: ownerToken,
+    body: { name: 'llm slice, cached dataset', team: ev.team, workload_ids: [ev.workloadId], document: { ...(await apiOk(srv, 'GET', `/api/v1/scenarios/${ev.scenarioId}`, { token: ownerToken })).document, assumptions: { engineer_rate_per_hour: 110, engineer_blocked_fraction: 0.2, failure_probability: 0.08, failure_progress_fraction: 0.5, trials: 2000, seed: 11 } } },
+  });
+  const second = await apiOk(srv, 'POST', `/api/v1/scenarios/${sc.id}/comparisons`, { token: ownerToken });
+  await apiOk(srv, 'POST', `/api/v1/reviews/${review.id}/artifacts`, { token: ownerToken, body: { title: 'Profile data loading', phase: 'evidence_plan', contributor: 'tariq', due_on: '2026-01-02' } });
+
+  const { context, page, problems } = await session(owner);
+  await openRoute(page, srv, `reviews/${review.id}`);
+  assert.match(await page.getByTestId('review-day').innerText(), /^Day 85 of 90 · Days 61–90: boundary test$/);
+  assert.match(await page.getByTestId('review-workloads').innerText(), new RegExp(`llm-7b-pretrain-slice \\(${ev.team}\\)`));
+  assert.match(await page.locator('[data-overdue=true]').innerText(), /overdue/);
+
+  const picker = page.getByLabel('Comparison', { exact: true });
+  const labels = await picker.locator('option').allTextContents();
+  assert.equal(labels.length, 2);
+  assert.match(labels[0], /^llm slice, cached dataset · /);
+  assert.match(labels[1], /^llm slice · .* — winner /);
+  // The newest is shown first; choose the other by its name.
+  await page.getByTestId('gate-verdict').waitFor();
+  await picker.selectOption({ label: labels[1] });
+  await page.waitForFunction((sha) => document.querySelector('[data-testid=cockpit-sha]')?.textContent === sha, ev.comparison.sha256);
+  await page.locator('html[data-busy="0"]').waitFor({ state: 'attached' });
+  const cockpit = page.getByTestId('cockpit');
+  assert.equal(await cockpit.getByTestId('winner').innerText(), ev.result.winner);
+  assert.equal(await cockpit.locator('article.option .stack').count(), ev.result.options.length);
+  assert.ok(await cockpit.locator('.break-even').count() === 1);
+  // The decision form cites it.
+  assert.equal(await page.locator('form.decision-form textarea[name=comparison_sha256]').inputValue(), ev.comparison.sha256);
+
+  // The checklist shown is the gate's: the same items as the API's checklist on that comparison,
+  // and the verdict is what the real append of an advance answers.
+  await page.waitForFunction(() => document.querySelector('[data-testid=gate-verdict]'));
+  const cl = await apiOk(srv, 'GET', `/api/v1/reviews/${review.id}/checklist?comparison=${ev.comparison.sha256}`, { token: ownerToken });
+  const shown = await page.locator('.checklist li[data-item]').evaluateAll((els) => els.map((e) => [e.dataset.item, e.classList.contains('covered')]));
+  assert.deepEqual(shown, cl.items.map((i) => [i.item, i.covered]));
+  const verdict = page.getByTestId('gate-verdict');
+  // Nobody accepts the next stage yet: refused, and the verdict says so.
+  assert.equal(await verdict.getAttribute('data-outcome'), 'refused');
+  assert.match(await verdict.innerText(), /accepting the next stage/);
+  const uncovered = cl.items.filter((i) => !i.covered).map((i) => i.item);
+  for (const item of uncovered) assert.match(await verdict.innerText(), new RegExp(item));
+  // Naming who accepts it re-asks the gate: it passes exactly when the checklist is covered.
+  await page.locator('form.decision-form').getByLabel('Accepted by').fill('ravi');
+  await page.locator('form.decision-form').getByLabel('Accepted by').blur();
+  await page.locator(`[data-testid=gate-verdict][data-outcome=${cl.covered ? 'accepted' : 'refused'}]`).waitFor();
+  assert.ok(!(await page.getByTestId('gate-verdict').innerText()).includes('accepting the next stage'));
+  assert.notEqual(second.sha256, ev.comparison.sha256);
+
+  fs.mkdirSync(path.join(process.cwd(), 'build', 'screenshots'), { recursive: true });
+  await page.screenshot({ path: path.join('build', 'screenshots', 'review-cockpit.png'), fullPage: true });
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('the decision page shows every field, the signer\'s key, a verified inclusion and the chain both ways', async () => {
+  const all = await apiOk(srv, 'GET', '/api/v1/decisions?limit=500', { token: ownerToken });
+  // The middle decision of the line signed in the browser above: it supersedes and is superseded.
+  const d = all.items.find((x) => x.signer === 'olga' && x.record.supersedes && x.superseded_by);
+  assert.ok(d, 'a decision in the middle of a line');
+  const auditor = await createUser(srv, { username: 'audra', role: 'auditor' });
+  const { context, page, problems } = await session(auditor);
+  await openRoute(page, srv, 'audit');
+  await page.locator(`a[href="#/decisions/${d.id}"]`).click();
+  await page.locator(`main[data-route="decisions/${d.id}"]`).waitFor({ state: 'attached' });
+  await page.locator('[data-testid=decision-inclusion][data-ok=true]').waitFor();
+  const rec = d.record;
+  const field = (name) => page.locator(`[data-testid=decision-record] dd[data-field=${name}]`).innerText();
+  for (const name of ['decision', 'chosen_option', 'owner', 'accepted_by', 'question', 'baseline', 'residual_exposure', 'next_authority_boundary', 'created_at', 'id']) {
+    assert.equal((await field(name)).trim(), rec[name] ?? '—', name);
+  }
+  for (const name of ['assumptions', 'unresolved_questions']) {
+    assert.equal((await field(name)).trim(), rec[name].length ? rec[name].join('\n') : '—', name);
+  }
+  assert.match(await field('expected_operating_cost'), rec.expected_operating_cost ? new RegExp(rec.expected_operating_cost.amount) : /—/);
+  assert.equal(await page.getByTestId('signer').innerText(), 'olga');
+  assert.equal(await page.getByTestId('signer-key').innerText(), rec.signer_key_id);
+  assert.equal(await page.getByTestId('decision-leaf').innerText(), String(d.leaf_index));
+  assert.equal(await page.getByTestId('supersedes').locator('a').getAttribute('href'), `#/decisions/${rec.supersedes}`);
+  assert.equal(await page.getByTestId('superseded-by').locator('a').getAttribute('href'), `#/decisions/${d.superseded_by}`);
+  assert.equal(await page.getByTestId('cited-comparison').getAttribute('href'), `#/reviews/${rec.review_id}?comparison=${rec.comparison_sha256[0]}`);
+  fs.mkdirSync(path.join('build', 'screenshots'), { recursive: true });
+  await page.screenshot({ path: path.join('build', 'screenshots', 'decision.png'), fullPage: true });
+  // The chain both ways: follow "superseded by".
+  await page.getByTestId('superseded-by').locator('a').click();
+  await page.locator(`main[data-route="decisions/${d.superseded_by}"]`).waitFor({ state: 'attached' });
+  assert.equal(await page.getByTestId('supersedes').locator('a').getAttribute('href'), `#/decisions/${d.id}`);
+  assert.deepEqual(problems, []);
+  await context.close();
+});

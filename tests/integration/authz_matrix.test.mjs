@@ -77,6 +77,7 @@ POST   /api/v1/reviews                            owner
 GET    /api/v1/reviews/{id}                       users
 PATCH  /api/v1/reviews/{id}                       owner
 GET    /api/v1/reviews/{id}/checklist             users
+GET    /api/v1/reviews/{id}/comparisons           users
 GET    /api/v1/reviews/{id}/artifacts             users
 POST   /api/v1/reviews/{id}/artifacts             owner team
 PATCH  /api/v1/reviews/{id}/artifacts/{aid}       owner team

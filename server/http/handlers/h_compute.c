@@ -455,7 +455,7 @@ static void comparison_list(struct req *r)
         return;
     char *filter = teams_filter(r);
     enum store_status st =
-        store_comparison_list(r->app->store, r->params[0], filter, after, limit + 1, &items);
+        store_comparison_list(r->app->store, r->params[0], NULL, filter, after, limit + 1, &items);
     free(filter);
     if (st == STORE_INVALID) { /* a cursor that decodes but is not ours */
         resp_problem(r, 422, "invalid", "Invalid input", "the cursor is not valid");

@@ -466,6 +466,37 @@ out:
     json_decref(out);
 }
 
+/* The stored comparisons that answer for one of the review's workloads, newest first: what a
+ * review page offers to choose its comparison from (by scenario name and date). */
+static void review_comparisons(struct req *r)
+{
+    json_t *review = visible_review(r, r->params[0]), *items = NULL;
+    if (!review)
+        return;
+    char after_buf[128];
+    const char *after = NULL;
+    int limit = req_limit(r);
+    char *filter = NULL;
+    if (limit < 0 || req_cursor(r, after_buf, sizeof after_buf, &after) != 0)
+        goto out;
+    filter = principal_team_filter(&r->who);
+    enum store_status st =
+        store_comparison_list(r->app->store, NULL, json_string_value(json_object_get(review, "id")),
+                              filter, after, limit + 1, &items);
+    if (st == STORE_INVALID) { /* a cursor that decodes but is not ours */
+        resp_problem(r, 422, "invalid", "Invalid input", "the cursor is not valid");
+        goto out;
+    }
+    if (st != STORE_OK) {
+        resp_store_error(r, st, "comparisons");
+        goto out;
+    }
+    resp_page(r, items, limit, "cursor_key");
+out:
+    free(filter);
+    json_decref(review);
+}
+
 /* ---- artifacts ---- */
 
 /* Team members cite only their teams' evidence; others may cite any. Returns 0, or -1 after
@@ -607,6 +638,7 @@ const struct route review_routes[] = {
     {"GET", "/api/v1/reviews/{id}", review_get, ROLES_USERS, 0, NULL},
     {"PATCH", "/api/v1/reviews/{id}", review_patch, ROLE_OWNER, ROUTE_JSON_BODY, NULL},
     {"GET", "/api/v1/reviews/{id}/checklist", review_checklist, ROLES_USERS, 0, "comparison"},
+    {"GET", "/api/v1/reviews/{id}/comparisons", review_comparisons, ROLES_USERS, 0, "limit cursor"},
     {"GET", "/api/v1/reviews/{id}/artifacts", artifact_list, ROLES_USERS, 0, NULL},
     {"POST", "/api/v1/reviews/{id}/artifacts", artifact_create, ROLE_OWNER | ROLE_TEAM,
      ROUTE_JSON_BODY, NULL},

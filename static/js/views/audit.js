@@ -98,6 +98,7 @@ export async function renderAudit(root, ctx) {
       { label: 'Review', value: (r) => (r.leaf ? h('a', { href: `#/reviews/${encodeURIComponent(r.leaf.record.review_id)}` }, shortId(r.leaf.record.review_id)) : '') },
       { label: 'Owner', value: (r) => (r.leaf ? r.leaf.record.owner : '') },
       { label: 'Received', value: (r) => (r.leaf ? dateTime(r.leaf.received_at) : '') },
+      { label: 'Record', value: (r) => (r.leaf ? h('a', { href: `#/decisions/${encodeURIComponent(r.leaf.record.id)}` }, 'full record') : '') },
       { label: 'Check', value: (r) => h('button', { type: 'button', class: 'link', onclick: () => { idx.control.value = String(r.index); checkForm.requestSubmit(); } }, `check leaf ${r.index}`) },
     ], rows, { caption: `Newest first, ${rows.length} of ${size}` }));
   }

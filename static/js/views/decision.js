@@ -76,7 +76,7 @@ function receipt(data, record) {
     h('h3', { id: 'receipt-title', tabindex: '-1' }, 'Decision signed and logged'),
     h('dl', { class: 'facts' },
       h('dt', null, 'Decision'), h('dd', null, `${record.decision}${record.chosen_option ? ` — ${record.chosen_option}` : ''}`),
-      h('dt', null, 'Id'), h('dd', null, h('code', null, data.id || record.id)),
+      h('dt', null, 'Id'), h('dd', null, h('code', null, data.id || record.id), ' ', h('a', { href: `#/decisions/${encodeURIComponent(data.id || record.id)}` }, 'the full record')),
       h('dt', null, 'Leaf index'), h('dd', { 'data-testid': 'leaf-index' }, String(data.leaf_index)),
       h('dt', null, 'Inclusion proof'), h('dd', null, `tree size ${proof.tree_size ?? '?'}, ${(proof.hashes || []).length} hashes`,
         (proof.hashes || []).length ? h('ol', { class: 'hashes' }, proof.hashes.map((x) => h('li', null, h('code', null, x)))) : null)),
@@ -140,7 +140,7 @@ export function decisionForm(review, ctx, { getPrevious, onSigned, onAgain, refr
   fillSupersedes(getPrevious());
 
   // Naming the first comparison fills the option list and says which option won.
-  f.comparison_sha256.control.addEventListener('change', async () => {
+  async function readFirstComparison() {
     const first = lines(f.comparison_sha256.control.value)[0];
     optionsList.replaceChildren();
     cmpInfo.textContent = '';
@@ -156,7 +156,8 @@ export function decisionForm(review, ctx, { getPrevious, onSigned, onAgain, refr
     } catch (e) {
       cmpInfo.textContent = `Could not read that comparison: ${e.message}`;
     }
-  });
+  }
+  f.comparison_sha256.control.addEventListener('change', readFirstComparison);
 
   const key = keyPanel(ctx);
   const out = h('div', { class: 'form-status', 'aria-live': 'polite' });
@@ -205,6 +206,27 @@ export function decisionForm(review, ctx, { getPrevious, onSigned, onAgain, refr
       signer_key_id: keyId,
     };
   }
+
+  // The cockpit names the comparison the review rests on: it becomes the first cited one.
+  let cockpitSha = null;
+  form.citeComparison = async (sha) => {
+    const rest = lines(f.comparison_sha256.control.value).filter((x) => x !== sha && x !== cockpitSha);
+    cockpitSha = sha;
+    f.comparison_sha256.control.value = [sha, ...rest].filter(Boolean).join('\n');
+    if (f.chosen_option.control.dataset.auto !== 'false') f.chosen_option.control.value = '';
+    await readFirstComparison();
+  };
+  f.chosen_option.control.addEventListener('input', () => { f.chosen_option.control.dataset.auto = 'false'; });
+
+  // The gate's dry run (POST /decisions?dry_run=true) of this form as an `advance`: the same
+  // checks the append makes, before anything is signed. The signer is not checked in a dry run;
+  // the record carries this browser's key id when there is one.
+  form.dryRunAdvance = async () => {
+    const entry = await loadKey(ctx.user.username).catch(() => null);
+    const record = { ...buildRecord(entry ? entry.keyId : '0'.repeat(64)), decision: 'advance' };
+    const { data } = await request('POST', '/decisions', { json: { record }, query: { dry_run: 'true' } });
+    return data;
+  };
 
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();

@@ -6,6 +6,7 @@ import { dateTime, shortId, splitLines } from '../format.js';
 import { problemList, placeFieldErrors } from '../problems.js';
 import { select } from '../listing.js';
 import { decisionForm } from './decision.js';
+import { comparisonPicker, gateVerdict } from './cockpit.js';
 import { may } from '../roles.js';
 
 const PHASES = [
@@ -138,6 +139,11 @@ async function setArtifactStatus(review, artifact, status, onDone) {
   }
 }
 
+// Past its due date and not done (dates are UTC calendar days, as the server's).
+function isOverdue(a) {
+  return Boolean(a.due_on) && a.status !== 'done' && a.due_on < new Date().toISOString().slice(0, 10);
+}
+
 function phasesView(review, artifacts, canEdit, refresh) {
   return h('section', { class: 'phases', 'aria-labelledby': 'phases-title' },
     h('h3', { id: 'phases-title' }, 'Phases and artifacts'),
@@ -148,7 +154,7 @@ function phasesView(review, artifacts, canEdit, refresh) {
         table([
           { label: 'Artifact', value: (a) => a.title },
           { label: 'Contributor', value: (a) => a.contributor },
-          { label: 'Due', value: (a) => a.due_on || '' },
+          { label: 'Due', value: (a) => (isOverdue(a) ? h('span', { class: 'overdue', 'data-overdue': 'true' }, a.due_on, ' · overdue') : a.due_on || '') },
           { label: 'Inputs / baseline', value: (a) => [a.representative_inputs, a.baseline].filter(Boolean).join(' · ') },
           { label: 'Status', value: (a) => (canEdit
             ? h('select', {
@@ -171,7 +177,8 @@ function decisionsView(decisions) {
       { label: 'Owner', value: (d) => rec(d).owner },
       { label: 'Accepted by', value: (d) => rec(d).accepted_by },
       { label: 'Signed', value: (d) => dateTime(rec(d).created_at) },
-      { label: 'Id', value: (d) => h('code', { title: d.id }, shortId(d.id)) },
+      { label: 'Record', value: (d) => h('a', { href: `#/decisions/${encodeURIComponent(d.id)}`, title: d.id }, h('code', null, shortId(d.id))) },
+      { label: 'Status', value: (d) => (d.superseded_by ? 'superseded' : h('strong', null, 'current')) },
     ], decisions, { empty: 'No decision yet.' }));
 }
 
@@ -190,12 +197,22 @@ export async function renderReview(root, ctx) {
   let { data: review } = await get(`/reviews/${encodeURIComponent(id)}`);
   if (ctx.stale()) return;
   const canEditArtifacts = may(ctx.user, 'POST /reviews/{id}/artifacts');
-  const checklistBox = h('div', { 'aria-live': 'polite' });
+  const checklistBox = h('div', { 'aria-live': 'polite', 'data-testid': 'checklist-box' });
+  const gateBox = h('div', { 'aria-live': 'polite' });
   const artifactsBox = h('div');
   const decisionsBox = h('div', { 'aria-live': 'polite' });
   const status = h('span', { 'data-testid': 'review-status', 'aria-live': 'polite' }, statusBadge(review.status));
   const day = h('dd', { 'data-testid': 'review-day' }, dayText(review));
   let decisions = [];
+  let form = null;
+  let chosen = { sha: null, name: '' };
+  const picker = comparisonPicker(review, {
+    onChosen: async (sha) => {
+      chosen = { sha, name: sha ? picker.el.querySelector('select').selectedOptions[0].textContent.split(' — ')[0] : '' };
+      if (form && sha) await form.citeComparison(sha);
+      await updateChecklist();
+    },
+  });
   root.append(
     h('p', { class: 'crumbs' }, h('a', { href: '#/reviews' }, 'Reviews'), ' / ', review.title),
     h('h2', null, review.title, ' ', status),
@@ -204,8 +221,35 @@ export async function renderReview(root, ctx) {
       h('dt', null, 'Owner'), h('dd', null, review.owner),
       h('dt', null, 'Started'), h('dd', null, review.started_on),
       h('dt', null, 'Today'), day,
-      h('dt', null, 'Workloads'), h('dd', null, (review.workload_ids || []).length ? review.workload_ids.map((w) => h('code', { class: 'chip' }, w)) : 'none named')),
-    checklistBox, artifactsBox, decisionsBox);
+      h('dt', null, 'Workloads'), h('dd', { 'data-testid': 'review-workloads' }, 'none named')),
+    picker.el, checklistBox, gateBox, artifactsBox, decisionsBox);
+  workloadNames(review).then((names) => {
+    const dd = root.querySelector('[data-testid=review-workloads]');
+    if (dd && names.length) dd.replaceChildren(...names.map((n) => h('span', { class: 'chip' }, n)));
+  });
+
+  // The checklist on the chosen comparison. An owner's page shows the gate's own dry run of an
+  // advance (its checklist and verdict are what the append would use); others read the
+  // checklist of that comparison.
+  let checkSeq = 0;
+  async function updateChecklist() {
+    const seq = ++checkSeq;
+    try {
+      if (form && chosen.sha && form.dataset.locked !== 'true') {
+        const dry = await form.dryRunAdvance();
+        if (seq !== checkSeq || ctx.stale()) return;
+        checklistBox.replaceChildren(dry.checklist ? checklistView(dry.checklist) : '');
+        gateBox.replaceChildren(gateVerdict(dry, chosen.name));
+      } else {
+        const { data } = await get(`/reviews/${encodeURIComponent(id)}/checklist`, chosen.sha ? { comparison: chosen.sha } : undefined);
+        if (seq !== checkSeq || ctx.stale()) return;
+        checklistBox.replaceChildren(checklistView(data));
+        if (!form || form.dataset.locked === 'true') gateBox.replaceChildren();
+      }
+    } catch (e) {
+      if (seq === checkSeq) checklistBox.replaceChildren(alertBox(`Checklist unavailable: ${e.message}`));
+    }
+  }
 
   async function readDecisions() {
     const list = await listAll('/decisions', { review: id });
@@ -213,13 +257,12 @@ export async function renderReview(root, ctx) {
     return list;
   }
 
-  // Checklist, artifacts, decisions and the review's status are re-read after every change; the
-  // decision form (and the receipt of a decision just signed) stays put.
+  // Artifacts, decisions and the review's status are re-read after every change; the decision
+  // form (and the receipt of a decision just signed) stays put.
   async function refresh(err) {
-    const [fresh, artifacts, checklist, list] = await Promise.all([
+    const [fresh, artifacts, list] = await Promise.all([
       get(`/reviews/${encodeURIComponent(id)}`).then((r) => r.data).catch((e) => e),
       get(`/reviews/${encodeURIComponent(id)}/artifacts`).then((r) => r.data.items).catch((e) => e),
-      get(`/reviews/${encodeURIComponent(id)}/checklist`).then((r) => r.data).catch((e) => e),
       readDecisions().catch((e) => e),
     ]);
     if (ctx.stale()) return;
@@ -229,7 +272,6 @@ export async function renderReview(root, ctx) {
       day.textContent = dayText(review);
     }
     if (list instanceof Error) decisions = [];
-    checklistBox.replaceChildren(checklist instanceof Error ? alertBox(`Checklist unavailable: ${checklist.message}`) : checklistView(checklist));
     artifactsBox.replaceChildren(
       err ? alertBox(`Not changed: ${err.message}`) : '',
       artifacts instanceof Error ? alertBox(`Artifacts unavailable: ${artifacts.message}`) : phasesView(review, artifacts, canEditArtifacts, refresh));
@@ -240,17 +282,40 @@ export async function renderReview(root, ctx) {
   if (canEditArtifacts) root.append(artifactForm(review, refresh));
   if (may(ctx.user, 'POST /decisions')) {
     const slot = h('div');
-    const mount = () => {
-      slot.replaceChildren(decisionForm(review, ctx, {
+    let timer = null;
+    const mount = async () => {
+      form = decisionForm(review, ctx, {
         getPrevious: () => decisions,
         refreshPrevious: readDecisions,
-        onSigned: () => refresh(),
+        onSigned: async () => { await refresh(); await updateChecklist(); },
         onAgain: mount,
-      }));
+      });
+      // Any edit of the form re-asks the gate (debounced).
+      form.addEventListener('change', () => {
+        clearTimeout(timer);
+        timer = setTimeout(updateChecklist, 250);
+      });
+      slot.replaceChildren(form);
+      if (chosen.sha) {
+        await form.citeComparison(chosen.sha);
+        await updateChecklist();
+      }
     };
-    mount();
+    await mount();
     root.append(slot);
   } else {
     root.append(notice('Only owners record and sign decisions.'));
   }
+  // The comparison: the one asked for in the address, else the one the current decision cites,
+  // else the newest.
+  const current = decisions.find((d) => !d.superseded_by);
+  const cited = current && (current.record || current).comparison_sha256;
+  await picker.load(ctx.query.get('comparison') || (cited && cited[0]) || null);
+}
+
+// The review's workloads by name (team), for people; the ids stay in the API.
+async function workloadNames(review) {
+  const ids = review.workload_ids || [];
+  const rows = await Promise.all(ids.map((w) => get(`/workloads/${encodeURIComponent(w)}`).then((r) => r.data).catch(() => null)));
+  return rows.map((w, i) => (w ? `${w.name} (${w.team})` : shortId(ids[i])));
 }
