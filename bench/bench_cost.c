@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "core/cost.h"
-#include "core/cost_private.h"
+#include "core/cost/cost.h"
+#include "core/cost/cost_private.h"
 
 /* CPU time of this process: the machine is shared, and wall time would measure the others. */
 static double now_s(void)

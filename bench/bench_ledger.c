@@ -8,9 +8,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/decision.h"
-#include "core/jcs.h"
-#include "core/merkle.h"
+#include "core/ledger/decision.h"
+#include "core/ledger/jcs.h"
+#include "core/ledger/merkle.h"
 
 static double now_s(void)
 {

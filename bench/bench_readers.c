@@ -11,9 +11,9 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "core/linebuf.h"
-#include "core/sacct.h"
-#include "core/telemetry.h"
+#include "core/formats/linebuf.h"
+#include "core/formats/sacct.h"
+#include "core/formats/telemetry.h"
 
 #define LINES 1000000
 #define CHUNK 65536

@@ -8,8 +8,8 @@
 
 #include "cmd/cmd.h"
 #include "cmd/files.h"
-#include "core/cost.h"
-#include "core/jcs.h"
+#include "core/cost/cost.h"
+#include "core/ledger/jcs.h"
 
 /* Scenarios are hand-written or exported documents; 64 options × 1,000 load points fit well. */
 #define COMPARE_MAX_INPUT_BYTES (32u << 20)

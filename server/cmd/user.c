@@ -8,7 +8,7 @@
 
 #include "cmd/cmd.h"
 #include "cmd/config.h"
-#include "core/password.h"
+#include "core/auth/password.h"
 #include "core/validate.h"
 #include "store/users.h"
 

@@ -1,6 +1,6 @@
 /* capledger verify BUNDLE.json --key FILE [--approvers FILE] [--previous-checkpoint FILE]
- * [--recompute] — the auditor's offline check of an audit bundle (core/bundle.c does the
- * checking; this reads the files). The trust anchor is the verifier key the auditor holds
+ * [--recompute] — the auditor's offline check of an audit bundle (core/ledger/bundle.c does
+ * the checking; this reads the files). The trust anchor is the verifier key the auditor holds
  * (--key, or CAPLEDGER_VERIFIER_KEY): without one, nothing can be called verified. */
 #include <ctype.h>
 #include <stdio.h>
@@ -9,8 +9,8 @@
 
 #include "cmd/cmd.h"
 #include "cmd/files.h"
-#include "core/bundle.h"
-#include "core/jcs.h"
+#include "core/ledger/bundle.h"
+#include "core/ledger/jcs.h"
 
 #define BUNDLE_MAX_BYTES (1u << 30)
 #define CHECKPOINT_MAX_BYTES (1u << 16)

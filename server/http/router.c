@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/jcs.h"
+#include "core/ledger/jcs.h"
 #include "http/internal.h"
 
 /* Every handler file's table, in matching order. */

@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/codec.h"
-#include "core/decision.h"
-#include "core/merkle.h"
-#include "core/note.h"
+#include "core/ledger/codec.h"
+#include "core/ledger/decision.h"
+#include "core/ledger/merkle.h"
+#include "core/ledger/note.h"
 #include "core/validate.h"
 #include "store/reviews.h"
 

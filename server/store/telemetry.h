@@ -8,7 +8,7 @@
 #include "store/store.h"
 #include "store/uploads.h"
 
-/* The COPY column order: upload_id, benchmark_id, then core/telemetry.h's
+/* The COPY column order: upload_id, benchmark_id, then core/formats/telemetry.h's
  * TELEMETRY_COPY_COLUMNS. Send rows with store_upload_tx_send. */
 enum store_status store_telemetry_begin(struct store *s, struct upload_tx **out) STORE_MUSTCHECK;
 /* Ends COPY; derives the benchmark's duty cycle (mean over all its samples) and memory peak

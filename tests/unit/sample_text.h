@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "core/linebuf.h"
+#include "core/formats/linebuf.h"
 #include "core/problems.h"
 #include "testutil.h"
 

@@ -15,8 +15,8 @@
 #include <cmocka.h>
 #include <sodium.h>
 
-#include "core/cost.h"
-#include "core/jcs.h"
+#include "core/cost/cost.h"
+#include "core/ledger/jcs.h"
 
 #define SPEC_DIR CAPLEDGER_SHARED_DIR "/spec/"
 #define TRAINING SPEC_DIR "example-training.json"

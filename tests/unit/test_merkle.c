@@ -13,8 +13,8 @@
 #include <sodium.h>
 #include <string.h>
 
-#include "core/codec.h"
-#include "core/merkle.h"
+#include "core/ledger/codec.h"
+#include "core/ledger/merkle.h"
 #include "testutil.h"
 
 #define VECTORS CAPLEDGER_SHARED_DIR "/data/vectors/merkle"

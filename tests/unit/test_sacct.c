@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "core/sacct.h"
+#include "core/formats/sacct.h"
 #include "sample_text.h"
 
 /* SACCT_FIELDS of NordicHPC/sonar src/slurmjobs.rs: the -o list of both sonar samples */

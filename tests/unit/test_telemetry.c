@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "core/telemetry.h"
+#include "core/formats/telemetry.h"
 #include "sample_text.h"
 
 #define SMI "samples/nvidia-smi/"
