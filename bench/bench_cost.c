@@ -117,8 +117,8 @@ int main(int argc, char **argv)
     double budget_s = argc > 1 ? atof(argv[1]) : 1.0;
     if (!(budget_s > 0))
         budget_s = 1.0;
-    json_t *training = load(CAPLEDGER_SHARED_DIR "/spec/example-training.json");
-    json_t *inference = load(CAPLEDGER_SHARED_DIR "/spec/example-inference.json");
+    json_t *training = load(CAPLEDGER_DATA_DIR "/spec/example-training.json");
+    json_t *inference = load(CAPLEDGER_DATA_DIR "/spec/example-inference.json");
     if (!training || !inference)
         return 1;
     struct problems errs;

@@ -21,7 +21,7 @@
 static char *load(const char *rel, size_t *len)
 {
     char path[1024];
-    snprintf(path, sizeof path, "%s/data/%s", CAPLEDGER_SHARED_DIR, rel);
+    snprintf(path, sizeof path, "%s/%s", CAPLEDGER_DATA_DIR, rel);
     FILE *f = fopen(path, "rb");
     if (!f) {
         perror(path);

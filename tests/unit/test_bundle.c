@@ -483,7 +483,7 @@ static void collect_notice(void *ctx, const char *message)
 static void test_recompute(void **state)
 {
     (void)state;
-    json_t *scenario = json_load_file(CAPLEDGER_SHARED_DIR "/spec/example-inference.json",
+    json_t *scenario = json_load_file(CAPLEDGER_DATA_DIR "/spec/example-inference.json",
                                       JSON_REJECT_DUPLICATES, NULL);
     assert_non_null(scenario);
     struct problems errs;

@@ -18,7 +18,7 @@
 #include "core/cost/cost.h"
 #include "core/ledger/jcs.h"
 
-#define SPEC_DIR CAPLEDGER_SHARED_DIR "/spec/"
+#define SPEC_DIR CAPLEDGER_DATA_DIR "/spec/"
 #define TRAINING SPEC_DIR "example-training.json"
 #define INFERENCE SPEC_DIR "example-inference.json"
 

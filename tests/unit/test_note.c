@@ -15,7 +15,7 @@
 #include "core/ledger/note.h"
 #include "testutil.h"
 
-#define VECTORS CAPLEDGER_SHARED_DIR "/data/vectors"
+#define VECTORS CAPLEDGER_DATA_DIR "/vectors"
 
 static json_t *examples;
 
