@@ -58,6 +58,11 @@ json_t *cost_compare(const json_t *scenario, struct problems *errs)
 int cost_validate(const json_t *scenario, struct problems *errs)
     __attribute__((warn_unused_result));
 
+/* Stored scenarios (POST /scenarios) may name a stored workload, benchmark or offer by id (a
+ * string where the engine takes an object); only the server resolves them. Appends one problem
+ * per such reference to p (pointer and id) and returns their number (0: self-contained). */
+int cost_stored_references(const json_t *scenario, struct problems *p);
+
 /* Renders a comparison document (borrowed) as a terminal table: per option the figures and
  * breakdown, then findings, flags, ranking and break-even. Returns a malloc'd NUL-terminated
  * string the caller frees, or NULL when memory runs out or the document is not a comparison. */
