@@ -14,7 +14,7 @@
 #include "cmd/cmd.h"
 #include "cmd/config.h"
 #include "cmd/files.h"
-#include "core/password.h"
+#include "core/auth/password.h"
 #include "http/deliver.h"
 #include "http/http.h"
 #include "store/alerts.h"

@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/webhook.h"
+#include "core/notify/webhook.h"
 #include "store/webhooks.h"
 
 #define CLAIM_BATCH 8

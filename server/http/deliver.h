@@ -1,6 +1,6 @@
 /* The webhook deliverer: a background thread (one per server instance) that posts the outbox's
  * due deliveries (store_webhook_claim: FOR UPDATE SKIP LOCKED under a lease, so instances
- * never post the same row at once) with libcurl, signs each attempt (core/webhook.h), and
+ * never post the same row at once) with libcurl, signs each attempt (core/notify/webhook.h), and
  * records the outcome: delivered on a 2xx, else retried with exponential backoff and jitter
  * until WEBHOOK_MAX_ATTEMPTS. It never runs inside a request. */
 #ifndef CAPLEDGER_HTTP_DELIVER_H

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "core/cursor.h"
-#include "core/jcs.h"
+#include "core/ledger/jcs.h"
 #include "http/internal.h"
 
 /* A strict policy: the UI is same-origin files only, no inline script or style. */

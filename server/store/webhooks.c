@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "core/validate.h"
-#include "core/webhook.h"
+#include "core/notify/webhook.h"
 
 #define DELIVERY_JSON(d)                                                                           \
     "json_build_object('id', " d ".id, 'webhook_id', " d ".webhook_id, 'event', " d ".event, "     \

@@ -10,7 +10,7 @@
 #include <cmocka.h>
 #include <sodium.h>
 
-#include "core/webhook.h"
+#include "core/notify/webhook.h"
 
 static void test_urls(void **state)
 {
