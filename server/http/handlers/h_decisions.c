@@ -27,6 +27,8 @@ static int outcome_status(enum ledger_outcome o)
     case LEDGER_DUPLICATE:
     case LEDGER_NOT_CURRENT:
         return 409;
+    case LEDGER_INCONSISTENT:
+        return 503;
     case LEDGER_INVALID:
     case LEDGER_REFUSED:
         break;
@@ -47,6 +49,8 @@ static const char *outcome_name(enum ledger_outcome o)
         return "duplicate";
     case LEDGER_NOT_CURRENT:
         return "not_current";
+    case LEDGER_INCONSISTENT:
+        return "log_inconsistent";
     case LEDGER_INVALID:
         break;
     }
@@ -147,6 +151,12 @@ static void decision_create(struct req *r)
         resp_problem(r, 403, "forbidden", "Forbidden",
                      "signer_key_id names a key that is not yours: sign with your own "
                      "registered key (PUT /api/v1/me/signing-key)");
+        break;
+    case LEDGER_INCONSISTENT:
+        resp_problem(r, 503, "log-inconsistent", "The decision log is inconsistent",
+                     "the stored log contradicts itself (see the server log and the alert sent "
+                     "to owners and admins): nothing was appended, and nothing will be until an "
+                     "operator has restored it");
         break;
     case LEDGER_DUPLICATE:
         resp_problem(r, 409, "conflict", "Conflict",
