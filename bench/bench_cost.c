@@ -39,7 +39,7 @@ static int bench_monte_carlo(const struct cost_scenario *sc, double budget_s)
             struct cost_mc_result mc;
             if (!cf[i].runs)
                 continue;
-            if (cost_mc_run(sc, i, &cf[i], &mc) != 0)
+            if (cost_mc_run(sc, i, &cf[i], false, &mc) != 0)
                 return -1;
             trials += sc->trials;
         }

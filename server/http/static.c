@@ -1,5 +1,7 @@
 /* Static UI files from static_dir. Only regular files under the directory, never a listing;
- * "/" is index.html. Paths with "..", backslashes or NUL are refused outright. */
+ * "/" is index.html. Paths with "..", backslashes or NUL are refused outright. A few fixed URLs
+ * map to files of Debian packages (VENDOR): the UI uses the distribution's own, maintained
+ * copy of a library instead of a vendored one. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +28,14 @@ static const struct {
     {".txt", "text/plain; charset=utf-8"},
 };
 
+/* URL → file of a Debian package; exact matches only. */
+static const struct {
+    const char *url, *file;
+} VENDOR[] = {
+    /* libjs-chart.js (scripts/lib.sh installs it): Chart.js, its UMD build */
+    {"/vendor/chart.js/chart.min.js", "/usr/share/javascript/chart.js/chart.min.js"},
+};
+
 static const char *content_type(const char *path)
 {
     const char *dot = strrchr(path, '.');
@@ -44,7 +54,12 @@ int static_serve(struct req *r)
     if (strcmp(rel, "/") == 0)
         rel = "/index.html";
     char full[4096];
-    if ((size_t)snprintf(full, sizeof full, "%s%s", dir, rel) >= sizeof full)
+    const char *vendor = NULL;
+    for (size_t i = 0; i < sizeof VENDOR / sizeof VENDOR[0]; i++)
+        if (strcmp(rel, VENDOR[i].url) == 0)
+            vendor = VENDOR[i].file;
+    if ((size_t)snprintf(full, sizeof full, "%s%s", vendor ? "" : dir, vendor ? vendor : rel) >=
+        sizeof full)
         return 0;
     int fd = open(full, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0)

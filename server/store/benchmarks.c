@@ -6,10 +6,12 @@
 
 #include "store/uploads.h"
 
-/* The rendering of one benchmark row b: its columns, the correction that superseded it, and
- * what telemetry derived. */
+/* The rendering of one benchmark row b: its columns, the names of its workload and offer (what
+ * people read), the correction that superseded it, and what telemetry derived. */
 #define BENCHMARK_JSON(b)                                                                          \
-    "to_jsonb(" b ") || jsonb_build_object('superseded_by', (SELECT s.id FROM benchmark s "        \
+    "to_jsonb(" b ") || jsonb_build_object('workload_name', (SELECT w.name FROM workload w "       \
+    "WHERE w.id = " b ".workload_id), 'offer_name', (SELECT coalesce(o.name, o.instance_type) "    \
+    "FROM offer o WHERE o.id = " b ".offer_id), 'superseded_by', (SELECT s.id FROM benchmark s "   \
     "WHERE s.supersedes = " b ".id), 'derived', (SELECT jsonb_build_object('gpu_duty_cycle', "     \
     "d.gpu_duty_cycle, 'memory_peak_gb', d.memory_peak_gb, 'telemetry_upload_id', "                \
     "d.telemetry_upload_id, 'telemetry_upload_ids', d.telemetry_upload_ids, 'updated_at', "        \
@@ -41,6 +43,10 @@ static const char *SQL_LIST =
              "$5) "
              "AND ($6::timestamptz IS NULL OR b.measured_at >= $6::timestamptz) "
              "AND ($7::timestamptz IS NULL OR b.measured_at < $7::timestamptz) "
+             "AND ($11::text IS NULL OR EXISTS (SELECT 1 FROM workload w WHERE w.id = "
+             "b.workload_id AND starts_with(lower(w.name), lower($11))) OR EXISTS (SELECT 1 "
+             "FROM offer o WHERE o.id = b.offer_id AND starts_with(lower(coalesce(o.name, "
+             "o.instance_type)), lower($11)))) "
              "AND ($8::timestamptz IS NULL OR (b.created_at, b.id) > ($8::timestamptz, $9::uuid)) "
              "ORDER BY b.created_at, b.id LIMIT $10::integer) t";
 
@@ -81,7 +87,7 @@ enum store_status store_benchmark_list(struct store *s, const struct evlist_quer
 {
     char lim[16];
     snprintf(lim, sizeof lim, "%d", q->limit);
-    const char *p[] = {q->teams_json, q->team, q->workload_id, q->offer_id, q->state,
-                       q->from,       q->to,   q->after_at,    q->after_id, lim};
-    return store_json1(s, SQL_LIST, 10, p, out);
+    const char *p[] = {q->teams_json, q->team,     q->workload_id, q->offer_id, q->state, q->from,
+                       q->to,         q->after_at, q->after_id,    lim,         q->q};
+    return store_json1(s, SQL_LIST, 11, p, out);
 }

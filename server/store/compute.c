@@ -63,6 +63,8 @@ static const char *SQL_SCENARIO_LIST =
     " SELECT " SCENARIO_JSON "::jsonb || jsonb_build_object('cursor_key', "
     "  to_char(created_at, 'YYYY-MM-DD\"T\"HH24:MI:SS.US') || '|' || id) AS j, created_at AS ca, id"
     " FROM scenario WHERE ($1::json IS NULL OR team IN (SELECT json_array_elements_text($1::json)))"
+    " AND ($4::text IS NULL OR starts_with(lower(name), lower($4)))"
+    " AND ($5::text IS NULL OR team = $5)"
     " AND ($2::text IS NULL OR (created_at, id) < (split_part($2, '|', 1)::timestamp, "
     "  split_part($2, '|', 2)::uuid))"
     " ORDER BY created_at DESC, id DESC LIMIT $3) t";
@@ -165,13 +167,14 @@ enum store_status store_scenario_get(struct store *s, const char *id, const char
     return store_json1(s, SQL_SCENARIO_GET, 2, p, out);
 }
 
-enum store_status store_scenario_list(struct store *s, const char *teams_filter, const char *after,
+enum store_status store_scenario_list(struct store *s, const char *teams_filter,
+                                      const char *name_prefix, const char *team, const char *after,
                                       int limit, json_t **out)
 {
     char lim[16];
     snprintf(lim, sizeof lim, "%d", limit);
-    const char *p[] = {null_filter(teams_filter), after, lim};
-    return store_json1(s, SQL_SCENARIO_LIST, 3, p, out);
+    const char *p[] = {null_filter(teams_filter), after, lim, name_prefix, team};
+    return store_json1(s, SQL_SCENARIO_LIST, 5, p, out);
 }
 
 enum store_status store_comparison_put(struct store *s, const struct audit_actor *who,

@@ -27,7 +27,9 @@ enum store_status store_scenario_create(struct store *s, const struct audit_acto
 /* teams_filter: JSON array of team names, or "null" for every team. */
 enum store_status store_scenario_get(struct store *s, const char *id, const char *teams_filter,
                                      json_t **out) STORE_MUSTCHECK;
-enum store_status store_scenario_list(struct store *s, const char *teams_filter, const char *after,
+/* Newest first; name_prefix (any case) and team narrow it when not NULL. */
+enum store_status store_scenario_list(struct store *s, const char *teams_filter,
+                                      const char *name_prefix, const char *team, const char *after,
                                       int limit, json_t **out) STORE_MUSTCHECK;
 
 /* Stores a comparison (idempotent on its sha256: an identical result is returned as stored).

@@ -14,6 +14,8 @@ struct evlist_query {
     const char *benchmark_id; /* telemetry uploads of one benchmark */
     const char *state;        /* benchmarks: ?outcome= */
     const char *provider, *gpu_model, *purchase_option; /* offers */
+    const char *q; /* ?q=: a name prefix, any case (workloads, offers: the name; benchmarks: the
+                      workload's or the offer's name) */
     const char *from, *to;           /* created_at (benchmarks: measured_at) in [from, to) */
     const char *after_at, *after_id; /* keyset: the last item of the previous page */
     int limit;                       /* page size + 1 */

@@ -28,6 +28,7 @@ static const char *SQL_LIST =
     "SELECT to_jsonb(o) AS j, o.created_at, o.id FROM offer o "
     "WHERE ($1::text IS NULL OR o.purchase_option = $1) AND ($2::text IS NULL OR o.gpu_model = $2) "
     "AND ($3::text IS NULL OR o.provider = $3) "
+    "AND ($9::text IS NULL OR starts_with(lower(coalesce(o.name, o.instance_type)), lower($9))) "
     "AND ($4::timestamptz IS NULL OR o.created_at >= $4::timestamptz) "
     "AND ($5::timestamptz IS NULL OR o.created_at < $5::timestamptz) "
     "AND ($6::timestamptz IS NULL OR (o.created_at, o.id) > ($6::timestamptz, $7::uuid)) "
@@ -70,6 +71,6 @@ enum store_status store_offer_list(struct store *s, const struct evlist_query *q
     char lim[16];
     snprintf(lim, sizeof lim, "%d", q->limit);
     const char *p[] = {q->purchase_option, q->gpu_model, q->provider, q->from, q->to,
-                       q->after_at,        q->after_id,  lim};
-    return store_json1(s, SQL_LIST, 8, p, out);
+                       q->after_at,        q->after_id,  lim,         q->q};
+    return store_json1(s, SQL_LIST, 9, p, out);
 }

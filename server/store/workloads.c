@@ -27,6 +27,7 @@ static const char *SQL_LIST =
     "WHERE ($1::jsonb = 'null'::jsonb OR w.team IN (SELECT jsonb_array_elements_text($1::jsonb))) "
     "AND ($2::text IS NULL OR w.team = $2) AND ($3::text IS NULL OR w.kind = $3) "
     "AND ($4::text IS NULL OR w.class = $4) "
+    "AND ($10::text IS NULL OR starts_with(lower(w.name), lower($10))) "
     "AND ($5::timestamptz IS NULL OR w.created_at >= $5::timestamptz) "
     "AND ($6::timestamptz IS NULL OR w.created_at < $6::timestamptz) "
     "AND ($7::timestamptz IS NULL OR (w.created_at, w.id) > ($7::timestamptz, $8::uuid)) "
@@ -61,8 +62,8 @@ enum store_status store_workload_list(struct store *s, const struct evlist_query
     char lim[16];
     snprintf(lim, sizeof lim, "%d", q->limit);
     const char *p[] = {q->teams_json, q->team,     q->kind,     q->class_, q->from,
-                       q->to,         q->after_at, q->after_id, lim};
-    return store_json1(s, SQL_LIST, 9, p, out);
+                       q->to,         q->after_at, q->after_id, lim,       q->q};
+    return store_json1(s, SQL_LIST, 10, p, out);
 }
 
 enum store_status store_workload_update(struct store *s, const struct audit_actor *who,

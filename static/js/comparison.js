@@ -4,6 +4,7 @@
 // show a stored comparison cited by a review.
 import { h } from './dom.js';
 import { money, number, percent, duration, ratio } from './format.js';
+import { costDistributionChart, tornadoChart, demandChart, sloChart } from './charts.js';
 
 // Breakdown items in drawing order, with their labels (batch then inference-only items).
 export const BREAKDOWN_ITEMS = [
@@ -231,8 +232,9 @@ function flagsSection(comparison, scenario, currency, inference) {
   return out;
 }
 
-// The whole comparison. `scenario` (optional) gives names of inputs and units.
-export function renderComparison(comparison, scenario) {
+// The whole comparison. `scenario` (optional) gives names of inputs and units; loadCharts
+// (optional) returns a promise of the API's charts document for it.
+export function renderComparison(comparison, scenario, { loadCharts } = {}) {
   const inference = isInference(comparison, scenario);
   const currency = currencyOf(comparison, scenario);
   const options = comparison.options || [];
@@ -272,6 +274,22 @@ export function renderComparison(comparison, scenario) {
       : h('p', null, 'No single input, moved alone over a tenfold range, changes the winner.'),
     be.length ? h('p', { class: 'hint' }, 'Each value is where the winner by expected cost changes, with every other input held.') : null);
 
+  // Charts: the break-even tornado at once; the distribution and the hourly replicas when the
+  // charts document arrives (loadCharts: a promise of it, from the caller).
+  const chartSection = h('section', { class: 'charts', 'aria-labelledby': 'charts-title' },
+    h('h3', { id: 'charts-title' }, 'In pictures'),
+    tornadoChart(comparison, (input) => describeInput(input, scenario, currency).subject),
+    inference ? sloChart(scenario) : null);
+  if (loadCharts) {
+    loadCharts().then((charts) => {
+      const first = chartSection.querySelector('h3');
+      first.after(...[
+        inference ? null : costDistributionChart(comparison, charts, currency, rel || comparison.reliable_quantile || 0.9),
+        inference ? demandChart(comparison, charts, scenario) : null,
+      ].filter(Boolean));
+    }, (e) => chartSection.append(h('p', { class: 'hint' }, `The charts' figures are unavailable: ${e.message}`)));
+  }
+
   return h('div', { class: 'comparison', 'data-testid': 'comparison' },
-    flagsSection(comparison, scenario, currency, inference), summary, cards, breakEven);
+    flagsSection(comparison, scenario, currency, inference), summary, cards, chartSection, breakEven);
 }

@@ -83,7 +83,8 @@ export function notice(message, kind = 'info') {
 // A table from rows and column specs [{label, value: row => node|string, class}].
 export function table(columns, rows, { caption, empty = 'Nothing yet.' } = {}) {
   if (!rows.length) return h('p', { class: 'empty' }, empty);
-  return h('div', { class: 'table-wrap' },
+  // A wide table scrolls inside its box; the box takes focus so the keyboard can scroll it.
+  return h('div', { class: 'table-wrap', tabindex: '0', role: 'region', 'aria-label': caption || 'Table' },
     h('table', null,
       caption ? h('caption', null, caption) : null,
       h('thead', null, h('tr', null, columns.map((c) => h('th', { scope: 'col', class: c.class }, c.label)))),

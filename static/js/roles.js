@@ -3,6 +3,7 @@
 // roles that may submit it; the server still enforces every permission itself.
 export const WRITES = {
   'POST /compare': ['admin', 'owner', 'team', 'auditor'],
+  'POST /compare/charts': ['admin', 'owner', 'team', 'auditor'],
   'POST /scenarios': ['owner', 'team'],
   'POST /scenarios/{id}/comparisons': ['owner', 'team'],
   'POST /workloads': ['owner', 'team'],
@@ -18,6 +19,10 @@ export const WRITES = {
   'PATCH /reviews/{id}/artifacts/{aid}': ['owner', 'team'],
   'POST /decisions': ['owner'],
   'PATCH /alerts/{id}': ['admin', 'owner'],
+  'POST /alerts/sweep': ['admin', 'owner'],
+  'POST /webhooks': ['admin', 'owner'],
+  'DELETE /webhooks/{id}': ['admin', 'owner'],
+  'POST /webhooks/{id}/ping': ['admin', 'owner'],
 };
 
 export function may(user, action) {

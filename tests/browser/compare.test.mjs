@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { startServer } from '../integration/lib/harness.mjs';
-import { launch, watchedPage, createTeam, createUser, signIn, readData, resultsDir, apiOk } from './lib/browser.mjs';
+import { drawnChart, launch, watchedPage, createTeam, createUser, signIn, readData, resultsDir, apiOk } from './lib/browser.mjs';
 
 let srv;
 let browser;
@@ -100,6 +100,12 @@ test('training example: trap flag, winner, ranking, bars that sum to the total, 
   assert.ok(sentences.includes("If h100-on-demand's price per hour rose from $55.00 to $79.71, h100-reserved would win."), sentences.join('\n'));
   assert.ok(sentences.includes("If h100-reserved's reserved utilisation rose from 45% to 65.1%, h100-reserved would win."), sentences.join('\n'));
 
+  // Charts with data and words: the Monte Carlo distribution (expected and p90 marked, why p90
+  // can sit below the mean) and how far each input can move before the winner changes.
+  const dist = await drawnChart(page, 'cost-distribution');
+  for (const o of expected.options.filter((x) => x.feasible)) assert.match(dist, new RegExp(`${o.name} expected \\$`));
+  assert.match(await page.getByTestId('p90-why').innerText(), /p90 .*(below|mean)/);
+  assert.match(await drawnChart(page, 'tornado'), /h100-on-demand's price per hour \+45%/);
   fs.mkdirSync(resultsDir, { recursive: true });
   await page.screenshot({ path: path.join(resultsDir, 'compare-training.png'), fullPage: true });
   assert.deepEqual(problems, []);
@@ -127,6 +133,10 @@ test('inference example: cost per accepted request, demand scenarios, the trap b
     assert.match(bar.text, /By demand scenario\s*low \$[\d.]+ · expected \$[\d.]+ · high \$[\d.]+/i);
   }
   assert.match(bars.find((b) => b.name === 'h100-shared-pool').text, /\$0\.00065/);
+  // Hourly demand against the replicas each option provisions, and latency against load with
+  // the SLO line.
+  assert.match(await drawnChart(page, 'demand'), /^Demand over 24 hours from 1 to 17 requests\/s; replicas provisioned: l4-dedicated 21–21; /);
+  assert.match(await drawnChart(page, 'latency'), /ttft_p99_ms against offered load, SLO 800 ms: l4-dedicated meets it up to 1 req\/s; h100-autoscaled meets it up to 10 req\/s/);
   await page.screenshot({ path: path.join(resultsDir, 'compare-inference.png'), fullPage: true });
   assert.deepEqual(problems, []);
   await context.close();

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { startServer } from '../integration/lib/harness.mjs';
 import { mintToken } from '../integration/lib/cli.mjs';
-import { launch, watchedPage, createTeam, createUser, signIn, dataDir, apiOk } from './lib/browser.mjs';
+import { drawnChart, launch, watchedPage, createTeam, createUser, signIn, dataDir, apiOk } from './lib/browser.mjs';
 
 let srv;
 let browser;
@@ -71,6 +71,8 @@ test('a sacct upload reports inserted, skipped and, on the second upload, duplic
   const usage = await page.locator('.list-results table').innerText();
   assert.match(usage, /team\s+class\s+Runs\s+GPU-hours\s+Failure rate/);
   assert.match(usage, /vision\s+autotekst\s+43\s+1\.7\s+0%/);
+  // The same figures as a chart (Chart.js) with its text summary.
+  assert.match(await drawnChart(page, 'usage'), /^GPU-hours by team and workload class: .*vision .*autotekst 1\.7/);
   assert.deepEqual(problems, []);
   await context.close();
 });
@@ -109,8 +111,9 @@ test('a vLLM sweep imports as a benchmark and nvidia-smi telemetry attaches to i
   await page.goto(`${srv.url}/#/evidence/upload`);
   const lt = page.locator('form.upload').filter({ hasText: 'Load test' });
   await lt.getByLabel('Tool').selectOption('vllm');
-  await lt.getByLabel('Workload id').fill(workload.id);
-  await lt.getByLabel('Offer id').fill(offer.id);
+  // Workload and offer are picked by name, never by id.
+  await lt.getByRole('radio', { name: /^chat-3b \(vision\) · inference/ }).check();
+  await lt.getByRole('radio', { name: /^g6e\.xlarge · cloud eu-1 · on_demand/ }).check();
   await lt.getByLabel('Only results where').fill('deployment=base');
   await lt.getByLabel('Result file').setInputFiles(path.join(dataDir, 'samples/vllm-bench/nerdalert_llmd_l40s_llama3.2-3b_rate-sweep_results.jsonl'));
   await lt.getByRole('button', { name: 'Upload' }).click();
@@ -120,7 +123,9 @@ test('a vLLM sweep imports as a benchmark and nvidia-smi telemetry attaches to i
   assert.match(benchmarkId, /^[0-9a-f-]{36}$/);
 
   const tel = page.locator('form.upload').filter({ hasText: 'GPU telemetry' });
-  await tel.getByLabel('Benchmark id').fill(benchmarkId);
+  // The new benchmark is found by its workload's name.
+  await tel.getByLabel('Name starts with').fill('chat');
+  await tel.getByRole('radio', { name: /^chat-3b on g6e\.xlarge \(vision\)/ }).check();
   await tel.getByLabel('Telemetry file').setInputFiles(path.join(dataDir, 'samples/nvidia-smi/nesi_a100_nounits_l5_timeseries.csv'));
   await tel.getByRole('button', { name: 'Upload' }).click();
   const summary = tel.getByTestId('telemetry-summary');

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { cli, mintToken } from '../integration/lib/cli.mjs';
 import { addOwner, buildEvidence, createReview, postDecision, record } from '../integration/ledger.lib.mjs';
-import { launch, watchedPage, createUser, signIn, openRoute, apiOk, resultsDir } from './lib/browser.mjs';
+import { drawnChart, launch, watchedPage, createUser, signIn, openRoute, apiOk, resultsDir } from './lib/browser.mjs';
 import { startServer } from '../integration/lib/harness.mjs';
 
 let srv;
@@ -42,7 +42,7 @@ test('the role table of the page is the server\'s route table', async () => {
   const { WRITES } = await import('../../static/js/roles.js');
   const routes = cli(srv, ['routes']).stdout.split('\n').filter(Boolean).map((l) => l.trim().split(/\s+/));
   const writes = Object.fromEntries(routes
-    .filter(([m, p]) => m !== 'GET' && p.startsWith('/api/v1/') && !/^\/api\/v1\/(session|me|users|tokens|teams|alerts\/sweep)/.test(p))
+    .filter(([m, p]) => m !== 'GET' && p.startsWith('/api/v1/') && !/^\/api\/v1\/(session|me|users|tokens|teams)/.test(p))
     .map(([m, p, roles]) => [`${m} ${p.slice('/api/v1'.length)}`, roles.split(',').filter((r) => r !== 'anonymous').sort()]));
   const mine = Object.fromEntries(Object.entries(WRITES).map(([k, v]) => [k, [...v].sort()]));
   assert.deepEqual(mine, writes);
@@ -153,6 +153,28 @@ test('a signed decision locks the form, updates the status, and the next one mus
   await context.close();
 });
 
+test('a review is created by picking its workloads by name', async () => {
+  const { context, page, problems } = await session(owner);
+  await openRoute(page, srv, 'reviews');
+  await page.getByLabel('Title').fill('Evaluation GPUs for next quarter');
+  await page.getByLabel('Question', { exact: true }).fill('Which capacity gives the lowest reliable cost per completed evaluation?');
+  const picker = page.locator('fieldset[data-picker=workloads]');
+  await picker.getByLabel('Name starts with').fill('LLM-7B');
+  const box = picker.getByRole('checkbox', { name: new RegExp(`^llm-7b-pretrain-slice \\(${ev.team}\\) · training`) });
+  await box.check();
+  assert.match(await picker.locator('.picker-chosen').innerText(), /Chosen: llm-7b-pretrain-slice/);
+  // A prefix that matches nothing lists nothing, and the choice stays.
+  await picker.getByLabel('Name starts with').fill('zzz');
+  await picker.getByText('No match.').waitFor();
+  await page.getByRole('button', { name: 'Create review' }).click();
+  await page.getByTestId('review-workloads').filter({ hasText: 'llm-7b-pretrain-slice' }).waitFor();
+  const id = page.url().split('/').pop();
+  const review = await apiOk(srv, 'GET', `/api/v1/reviews/${id}`, { token: ownerToken });
+  assert.deepEqual(review.workload_ids, [ev.workloadId]);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
 test('the review page is the cockpit: comparison chosen by name, its checklist equal to the gate\'s verdict', async () => {
   const today = new Date();
   const started = new Date(today.getTime() - 84 * 86_400_000).toISOString().slice(0, 10); // day 85
@@ -185,6 +207,11 @@ test('the review page is the cockpit: comparison chosen by name, its checklist e
   assert.equal(await cockpit.getByTestId('winner').innerText(), ev.result.winner);
   assert.equal(await cockpit.locator('article.option .stack').count(), ev.result.options.length);
   assert.ok(await cockpit.locator('.break-even').count() === 1);
+  // Charts of that comparison, each with its words: the Monte Carlo distribution (expected and
+  // p90 marked, and why p90 can sit below the mean) and the break-even tornado.
+  assert.match(await drawnChart(page, 'cost-distribution'), new RegExp(`${ev.result.winner} expected \\$[0-9,.]+, p90 \\$`));
+  assert.match(await cockpit.getByTestId('p90-why').innerText(), /expected cost is a mean/);
+  if ((ev.result.break_even || []).length) assert.match(await drawnChart(page, 'tornado'), /before the winner changes, nearest first: /);
   // The decision form cites it.
   assert.equal(await page.locator('form.decision-form textarea[name=comparison_sha256]').inputValue(), ev.comparison.sha256);
 
@@ -209,6 +236,8 @@ test('the review page is the cockpit: comparison chosen by name, its checklist e
 
   fs.mkdirSync(path.join(process.cwd(), 'build', 'screenshots'), { recursive: true });
   await page.screenshot({ path: path.join('build', 'screenshots', 'review-cockpit.png'), fullPage: true });
+  // The top of it (what the README shows): the comparison, its trap banner and charts.
+  await page.screenshot({ path: path.join('build', 'screenshots', 'review-cockpit-top.png'), fullPage: true, clip: { x: 0, y: 0, width: 1280, height: 2400 } });
   assert.deepEqual(problems, []);
   await context.close();
 });
@@ -245,6 +274,32 @@ test('the decision page shows every field, the signer\'s key, a verified inclusi
   await page.getByTestId('superseded-by').locator('a').click();
   await page.locator(`main[data-route="decisions/${d.superseded_by}"]`).waitFor({ state: 'attached' });
   assert.equal(await page.getByTestId('supersedes').locator('a').getAttribute('href'), `#/decisions/${d.id}`);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('screenshots of each main page (build/screenshots/)', async () => {
+  const dir = path.join('build', 'screenshots');
+  fs.mkdirSync(dir, { recursive: true });
+  const { context, page, problems } = await session(owner);
+  await openRoute(page, srv, 'compare');
+  await page.getByLabel('…or start from a stored scenario').selectOption({ label: `llm slice (${ev.team})` });
+  await page.waitForFunction(() => document.querySelector('textarea[name=scenario]').value.includes('"options"'));
+  await page.getByRole('button', { name: 'Compare', exact: true }).click();
+  await page.getByTestId('winner').waitFor();
+  await drawnChart(page, 'cost-distribution');
+  await page.screenshot({ path: path.join(dir, 'compare.png'), fullPage: true });
+  await page.locator('section.charts').screenshot({ path: path.join(dir, 'compare-charts.png') });
+  for (const route of ['reviews', 'evidence/workloads', 'evidence/benchmarks', 'evidence/usage', 'audit', 'alerts', 'account']) {
+    await openRoute(page, srv, route);
+    await page.screenshot({ path: path.join(dir, `${route.replace('/', '-')}.png`), fullPage: true });
+    assert.ok(fs.statSync(path.join(dir, `${route.replace('/', '-')}.png`)).size > 0);
+  }
+  // A narrow window: the review cockpit stays usable (no horizontal scrolling of the page).
+  await page.setViewportSize({ width: 420, height: 800 });
+  const reviews = await apiOk(srv, 'GET', '/api/v1/reviews', { token: ownerToken });
+  await openRoute(page, srv, `reviews/${reviews.items[0].id}`);
+  await page.screenshot({ path: path.join(dir, 'review-narrow.png'), fullPage: true });
   assert.deepEqual(problems, []);
   await context.close();
 });

@@ -151,14 +151,18 @@ test('a key generated in the browser signs a revise decision that the server log
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'capledger-bundle-'));
   const file = path.join(dir, 'bundle.json');
   fs.writeFileSync(file, JSON.stringify(bundle));
-  const ok = cli(srv, ['verify', file]);
+  // The verifier key an auditor holds (GET /log/key, compared with the published copy).
+  const keyFile = path.join(dir, 'server.vkey');
+  const { api } = await import('../integration/lib/harness.mjs');
+  fs.writeFileSync(keyFile, (await api(srv.url, 'GET', '/api/v1/log/key', { token: ownerToken })).text);
+  const ok = cli(srv, ['verify', file, '--key', keyFile]);
   assert.equal(ok.status, 0, ok.stdout + ok.stderr);
   // And the same check fails when one byte of the signed record changes.
   const leaf = JSON.parse(Buffer.from(bundle.leaves[0], 'base64').toString('utf8'));
   leaf.record.accepted_by = 'mallory';
   const tampered = { ...bundle, leaves: [Buffer.from(JSON.stringify(leaf)).toString('base64')] };
   fs.writeFileSync(file, JSON.stringify(tampered));
-  const bad = cli(srv, ['verify', file]);
+  const bad = cli(srv, ['verify', file, '--key', keyFile]);
   assert.notEqual(bad.status, 0, 'a tampered leaf must not verify');
   fs.rmSync(dir, { recursive: true, force: true });
   assert.deepEqual(problems, []);

@@ -40,12 +40,14 @@ DELETE /api/v1/tokens/{id}                        users
 GET    /api/v1/audit/events                       admin auditor
 
 POST   /api/v1/compare                            users
+POST   /api/v1/compare/charts                     users
 GET    /api/v1/scenarios                          users
 POST   /api/v1/scenarios                          owner team
 GET    /api/v1/scenarios/{id}                     users
 GET    /api/v1/scenarios/{id}/comparisons         users
 POST   /api/v1/scenarios/{id}/comparisons         owner team
 GET    /api/v1/comparisons/{sha256}               users
+GET    /api/v1/comparisons/{sha256}/charts        users
 
 GET    /api/v1/workloads                          users
 POST   /api/v1/workloads                          owner team

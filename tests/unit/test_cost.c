@@ -398,6 +398,70 @@ static void test_monte_carlo_mean_matches_closed_form(void **state)
     json_decref(scenario);
 }
 
+/* The charts document: the cost distribution's percentiles 1..99, non-decreasing, whose 50th,
+ * 90th and 99th are the comparison's own quantiles (the same trials); for inference the
+ * replicas of each hour of the demand profile. The comparison itself is unchanged by it. */
+static void test_charts(void **state)
+{
+    (void)state;
+    json_t *scenario = load(TRAINING);
+    json_t *result = compare_ok(scenario);
+    struct problems p;
+    problems_init(&p);
+    json_t *charts = cost_charts(scenario, &p);
+    assert_non_null(charts);
+    assert_null(json_object_get(json_array_get(json_object_get(result, "options"), 0),
+                                "cost_per_outcome_percentiles"));
+    for (size_t i = 0; i < 4; i++) {
+        char ptr[128];
+        snprintf(ptr, sizeof ptr, "/options/%zu/cost_per_outcome_percentiles", i);
+        json_t *pct = at(charts, ptr);
+        assert_int_equal(json_array_size(pct), 99);
+        for (size_t k = 1; k < 99; k++)
+            assert_true(json_number_value(json_array_get(pct, k)) >=
+                        json_number_value(json_array_get(pct, k - 1)));
+        assert_true(json_number_value(json_array_get(pct, 0)) <
+                    json_number_value(json_array_get(pct, 98)));
+        assert_true(json_number_value(json_array_get(pct, 49)) ==
+                    option_num(result, i, "cost_per_outcome_quantiles/p50"));
+        assert_true(json_number_value(json_array_get(pct, 89)) ==
+                    option_num(result, i, "cost_per_outcome_quantiles/p90"));
+        assert_true(json_number_value(json_array_get(pct, 98)) ==
+                    option_num(result, i, "cost_per_outcome_quantiles/p99"));
+        snprintf(ptr, sizeof ptr, "/options/%zu/replicas_by_profile_hour", i);
+        assert_true(json_is_null(at(charts, ptr)));
+    }
+    json_decref(charts);
+    json_decref(result);
+    json_decref(scenario);
+
+    /* Inference: a dedicated option holds its peak every hour; an autoscaled one follows the
+     * demand, never below min_replicas + spares, and reaches its peak at the busiest hour. */
+    scenario = load(INFERENCE);
+    result = compare_ok(scenario);
+    charts = cost_charts(scenario, &p);
+    assert_non_null(charts);
+    size_t hours = json_array_size(at(scenario, "/service/demand_rps_by_hour"));
+    for (size_t i = 0; i < json_array_size(json_object_get(result, "options")); i++) {
+        char ptr[128];
+        snprintf(ptr, sizeof ptr, "/options/%zu/replicas_by_profile_hour", i);
+        json_t *hourly = at(charts, ptr);
+        assert_int_equal(json_array_size(hourly), hours);
+        double peak = option_num(result, i, "peak_replicas"), most = 0;
+        for (size_t h = 0; h < hours; h++)
+            most = fmax(most, json_number_value(json_array_get(hourly, h)));
+        if (fabs(most - peak) > 1e-9 * peak)
+            fail_msg("option %zu: hourly replicas peak at %.6g, the comparison says %.6g", i, most,
+                     peak);
+        snprintf(ptr, sizeof ptr, "/options/%zu/cost_per_outcome_percentiles", i);
+        assert_true(json_is_null(at(charts, ptr)));
+    }
+    json_decref(charts);
+    json_decref(result);
+    json_decref(scenario);
+    problems_free(&p);
+}
+
 /* The Monte Carlo's per-segment model with many short segments (normal sums) and with few
  * long ones (term by term) both agree with the closed form under heavy interruptions. */
 static void test_monte_carlo_under_interruptions(void **state)
@@ -818,6 +882,7 @@ int main(void)
         cmocka_unit_test(test_infeasible_options_never_rank),
         cmocka_unit_test(test_break_even_really_flips),
         cmocka_unit_test(test_monte_carlo_mean_matches_closed_form),
+        cmocka_unit_test(test_charts),
         cmocka_unit_test(test_monte_carlo_under_interruptions),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_input_sha256_is_of_canonical_bytes),

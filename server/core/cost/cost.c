@@ -35,7 +35,8 @@ static bool is_feasible(const struct option_eval *e)
 
 /* ---- evaluation ---------------------------------------------------------------------------- */
 
-static int evaluate_batch(const struct cost_scenario *sc, size_t i, struct option_eval *e)
+static int evaluate_batch(const struct cost_scenario *sc, size_t i, bool percentiles,
+                          struct option_eval *e)
 {
     cost_batch_eval(sc, &sc->assumptions, &sc->options[i], &e->batch);
     e->reasons = e->batch.reasons;
@@ -45,7 +46,7 @@ static int evaluate_batch(const struct cost_scenario *sc, size_t i, struct optio
     e->reliable = NAN;
     if (!e->batch.runs)
         return 0;
-    if (cost_mc_run(sc, i, &e->batch, &e->mc) != 0)
+    if (cost_mc_run(sc, i, &e->batch, percentiles, &e->mc) != 0)
         return -1;
     e->mc_ran = true;
     e->reliable = e->mc.cost.reliable;
@@ -628,7 +629,46 @@ static json_t *build_comparison(const struct cost_scenario *sc, struct option_ev
     return doc;
 }
 
-json_t *cost_compare(const json_t *scenario, struct problems *errs)
+/* What the charts of a comparison need beyond the comparison itself, per option: the Monte
+ * Carlo cost percentiles 1..99 (batch) or the replicas of each hour of the demand profile at
+ * the expected demand (inference). */
+static json_t *build_charts(const struct cost_scenario *sc, const struct option_eval *evals,
+                            const char *sha)
+{
+    struct builder b = {true};
+    json_t *doc = json_object();
+    put(&b, doc, "engine_version", json_string(COST_ENGINE_VERSION));
+    put(&b, doc, "input_sha256", json_string(sha));
+    json_t *options = put(&b, doc, "options", json_array());
+    for (size_t i = 0; i < sc->option_count; i++) {
+        const struct option_eval *e = &evals[i];
+        const struct cost_option *opt = &sc->options[i];
+        json_t *o = json_object();
+        put(&b, o, "name", json_string(opt->name));
+        json_t *pct =
+            put(&b, o, "cost_per_outcome_percentiles", e->mc_ran ? json_array() : json_null());
+        for (size_t k = 0; e->mc_ran && pct && k < COST_PERCENTILES; k++)
+            append(&b, pct, figure(e->mc.cost_percentile[k]));
+        bool hourly_known = !cost_is_batch(sc) && isfinite(e->capacity_rps);
+        json_t *hourly =
+            put(&b, o, "replicas_by_profile_hour", hourly_known ? json_array() : json_null());
+        for (size_t h = 0; hourly_known && hourly && h < sc->service.profile_hours; h++)
+            append(&b, hourly,
+                   figure(opt->arrangement == COST_DEDICATED
+                              ? e->inference.peak_replicas
+                              : cost_inference_replicas(&sc->service, opt->arrangement,
+                                                        e->capacity_rps, 1, h)));
+        append(&b, options, o);
+    }
+    if (!b.ok) {
+        json_decref(doc);
+        return NULL;
+    }
+    return doc;
+}
+
+/* Parses and evaluates the scenario, then builds the comparison, or the charts document. */
+static json_t *evaluate(const json_t *scenario, bool charts, struct problems *errs)
 {
     struct cost_scenario sc;
     if (cost_scenario_parse(scenario, &sc, errs) != 0)
@@ -648,12 +688,12 @@ json_t *cost_compare(const json_t *scenario, struct problems *errs)
     for (size_t i = 0; i < sc.option_count; i++) {
         const struct cost_offer *offer = &sc.options[i].offer;
         evals[i].price_per_gpu_hour = offer->price_per_hour / offer->gpus_per_instance;
-        int rc = cost_is_batch(&sc) ? evaluate_batch(&sc, i, &evals[i])
+        int rc = cost_is_batch(&sc) ? evaluate_batch(&sc, i, charts, &evals[i])
                                     : evaluate_inference(&sc, i, &evals[i]);
         if (rc != 0)
             goto out;
     }
-    doc = build_comparison(&sc, evals, sha);
+    doc = charts ? build_charts(&sc, evals, sha) : build_comparison(&sc, evals, sha);
 out:
     if (!doc)
         problems_add(errs, "", "out of memory while comparing");
@@ -663,4 +703,14 @@ out:
     free(evals);
     cost_scenario_free(&sc);
     return doc;
+}
+
+json_t *cost_compare(const json_t *scenario, struct problems *errs)
+{
+    return evaluate(scenario, false, errs);
+}
+
+json_t *cost_charts(const json_t *scenario, struct problems *errs)
+{
+    return evaluate(scenario, true, errs);
 }

@@ -52,6 +52,14 @@
  * beyond a double are already refused by the parser: 400). */
 json_t *cost_compare(const json_t *scenario, struct problems *errs)
     __attribute__((warn_unused_result));
+/* What charts of the same comparison need and the comparison itself leaves out (so stored
+ * comparisons and their hashes stay as they are): {engine_version, input_sha256, options:
+ * [{name, cost_per_outcome_percentiles: [p1..p99] (batch, Monte Carlo; null otherwise),
+ * replicas_by_profile_hour: [..] (inference, at the expected demand; null otherwise)}]}. The
+ * same scenario, seed and engine give the percentiles of exactly the trials the comparison's
+ * quantiles came from. NULL with problems as cost_compare. */
+json_t *cost_charts(const json_t *scenario, struct problems *errs)
+    __attribute__((warn_unused_result));
 
 /* Validation alone (what cost_compare does first): returns 0 when the scenario is valid, else
  * -1 with every problem appended to errs. */

@@ -36,6 +36,16 @@ double cost_inference_capacity(const struct cost_service *svc, const struct cost
     return capacity;
 }
 
+double cost_inference_replicas(const struct cost_service *svc, enum cost_arrangement arrangement,
+                               double capacity_rps, double multiplier, size_t h)
+{
+    double load =
+        svc->demand_rps_by_hour[h % svc->profile_hours] * multiplier * (1 + svc->retry_rate);
+    if (arrangement == COST_AUTOSCALED)
+        return fmax(svc->min_replicas, ceil(load / (capacity_rps * svc->target_utilization))) +
+               svc->spares;
+    return load / capacity_rps / svc->pool_utilization; /* a share of a pool */
+}
 void cost_inference_eval(const struct cost_scenario *sc, const struct cost_option *opt,
                          double capacity_rps, double multiplier, struct cost_inference_result *out)
 {
@@ -65,20 +75,18 @@ void cost_inference_eval(const struct cost_scenario *sc, const struct cost_optio
     if (!isfinite(capacity_rps))
         return;
 
-    double per_replica = capacity_rps * svc->target_utilization;
     double provisioned = 0, cold = 0, spare_h = 0, peak = 0;
     switch (opt->arrangement) {
     case COST_DEDICATED:
-        peak = ceil(max_load / per_replica) + svc->spares;
+        peak = ceil(max_load / (capacity_rps * svc->target_utilization)) + svc->spares;
         provisioned = peak * (double)hours;
         spare_h = svc->spares * (double)hours;
         break;
     case COST_AUTOSCALED: {
         double previous = 0;
         for (size_t h = 0; h < hours; h++) {
-            double l = svc->demand_rps_by_hour[h % svc->profile_hours] * multiplier *
-                       (1 + svc->retry_rate);
-            double replicas = fmax(svc->min_replicas, ceil(l / per_replica)) + svc->spares;
+            double replicas =
+                cost_inference_replicas(svc, COST_AUTOSCALED, capacity_rps, multiplier, h);
             if (h > 0 && replicas > previous)
                 cold += (replicas - previous) * svc->cold_start_s / 3600;
             provisioned += replicas;
@@ -91,9 +99,8 @@ void cost_inference_eval(const struct cost_scenario *sc, const struct cost_optio
     case COST_SHARED:
     case COST_NO_ARRANGEMENT:
         for (size_t h = 0; h < hours; h++) {
-            double l = svc->demand_rps_by_hour[h % svc->profile_hours] * multiplier *
-                       (1 + svc->retry_rate);
-            double replicas = l / capacity_rps / svc->pool_utilization;
+            double replicas =
+                cost_inference_replicas(svc, COST_SHARED, capacity_rps, multiplier, h);
             provisioned += replicas;
             peak = fmax(peak, replicas);
         }

@@ -306,6 +306,13 @@ static size_t nearest_rank_index(size_t n, double p)
     return (size_t)rank - 1;
 }
 
+/* Ascending; +∞ (a trial that could not finish) sorts last. */
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
 /* Mean and the quantiles of values (reordered in place). A rank that lands on a trial that
  * could not finish (+∞) has no figure. */
 static void summarise(double *values, size_t n, double reliable_p, struct cost_quantiles *q)
@@ -335,7 +342,7 @@ static void summarise(double *values, size_t n, double reliable_p, struct cost_q
 }
 
 int cost_mc_run(const struct cost_scenario *sc, size_t opt_index,
-                const struct cost_batch_result *cf, struct cost_mc_result *out)
+                const struct cost_batch_result *cf, bool percentiles, struct cost_mc_result *out)
 {
     const struct cost_option *opt = &sc->options[opt_index];
     const struct cost_benchmark *b = &opt->bench;
@@ -412,6 +419,15 @@ int cost_mc_run(const struct cost_scenario *sc, size_t opt_index,
         }
         costs[t] = cost;
         times[t] = wait_s;
+    }
+    /* The whole distribution, for a chart of it: sorted once, the percentiles are read off by
+     * the same nearest rank as the quantiles (which then select on a sorted array). */
+    if (percentiles) {
+        qsort(costs, n, sizeof *costs, compare_doubles);
+        for (size_t k = 1; k <= COST_PERCENTILES; k++) {
+            double v = costs[nearest_rank_index(n, (double)k / 100)];
+            out->cost_percentile[k - 1] = isfinite(v) ? v : NAN;
+        }
     }
     summarise(costs, n, as->reliable_quantile, &out->cost);
     summarise(times, n, as->reliable_quantile, &out->time);

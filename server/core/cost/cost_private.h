@@ -218,6 +218,10 @@ struct cost_inference_result {
 
 /* κ from the sorted load points; NAN when the first point fails the SLO. */
 double cost_inference_capacity(const struct cost_service *svc, const struct cost_benchmark *b);
+/* Replicas in hour h (of the horizon; the demand profile repeats) for an autoscaled or shared
+ * arrangement (a dedicated one holds its peak every hour), at demand × multiplier. */
+double cost_inference_replicas(const struct cost_service *svc, enum cost_arrangement arrangement,
+                               double capacity_rps, double multiplier, size_t h);
 void cost_inference_eval(const struct cost_scenario *sc, const struct cost_option *opt,
                          double capacity_rps, double multiplier, struct cost_inference_result *out);
 
@@ -235,15 +239,21 @@ struct cost_quantiles {
     double mean, p50, p90, p99, reliable; /* NAN when the rank lands on an unfinished trial */
 };
 
+#define COST_PERCENTILES 99 /* the cost distribution's percentiles 1..99, for charts */
+
 struct cost_mc_result {
     struct cost_quantiles cost, time;
+    /* cost_percentile[k-1]: the nearest-rank k-th percentile of the cost per outcome (NAN when
+     * that rank is a trial that could not finish); filled only when asked (it sorts every
+     * trial) */
+    double cost_percentile[COST_PERCENTILES];
     size_t unfinished_trials;
 };
 
-/* Runs sc->trials trials of option index opt_index (closed form in cf). Returns 0, or -1 when
- * memory runs out. */
+/* Runs sc->trials trials of option index opt_index (closed form in cf), with the cost
+ * percentiles when asked. Returns 0, or -1 when memory runs out. */
 int cost_mc_run(const struct cost_scenario *sc, size_t opt_index,
-                const struct cost_batch_result *cf, struct cost_mc_result *out)
+                const struct cost_batch_result *cf, bool percentiles, struct cost_mc_result *out)
     __attribute__((warn_unused_result));
 
 /* ---- findings (cost_findings.c) ---------------------------------------------------------- */

@@ -465,6 +465,7 @@ static void benchmark_filters(struct req *r, struct evlist_query *q, struct ev_f
     q->workload_id = ev_query(r, "workload", EVQ_UUID, NULL, f->workload, sizeof f->workload, p);
     q->offer_id = ev_query(r, "offer", EVQ_UUID, NULL, f->offer, sizeof f->offer, p);
     q->state = ev_query(r, "outcome", EVQ_ENUM, OUTCOMES, f->state, sizeof f->state, p);
+    q->q = ev_query(r, "q", EVQ_TEXT, NULL, f->q, sizeof f->q, p);
 }
 
 static void benchmark_list(struct req *r)
@@ -475,7 +476,7 @@ static void benchmark_list(struct req *r)
 
 const struct route benchmark_routes[] = {
     {"GET", "/api/v1/benchmarks", benchmark_list, ROLES_USERS, 0,
-     "limit cursor from to team workload offer outcome"},
+     "limit cursor from to team workload offer outcome q"},
     {"POST", "/api/v1/benchmarks", benchmark_create, ROLE_OWNER | ROLE_TEAM, ROUTE_JSON_BODY, NULL},
     {"POST", "/api/v1/benchmarks/import", benchmark_import, ROLE_OWNER | ROLE_TEAM,
      ROUTE_STREAM_BODY, "format workload_id offer_id measured_at ran_by supersedes where"},

@@ -12,6 +12,7 @@
 #include "core/ledger/jcs.h"
 #include "core/validate.h"
 #include "http/gate.h"
+#include "http/evidence.h"
 #include "http/idempotency.h"
 #include "http/internal.h"
 #include "store/compute.h"
@@ -123,9 +124,12 @@ static json_t *resolve_scenario(struct req *r, const json_t *doc, struct resolut
 static struct gate engine_gate =
     GATE_INIT(ENGINE_SLOTS, "the cost engine is busy with other comparisons; retry shortly");
 
-/* Resolves and computes. Answers on failure (returns NULL); on success *resolved_out gets the
- * resolved scenario (new reference) when asked. */
-static json_t *compute(struct req *r, const json_t *doc, json_t **resolved_out,
+typedef json_t *(*engine_fn)(const json_t *scenario, struct problems *errs);
+
+/* Resolves and computes with engine (cost_compare, or cost_charts). Answers on failure
+ * (returns NULL); on success *resolved_out gets the resolved scenario (new reference) when
+ * asked. */
+static json_t *compute(struct req *r, const json_t *doc, engine_fn engine, json_t **resolved_out,
                        struct resolution *res)
 {
     struct problems p;
@@ -148,7 +152,7 @@ static json_t *compute(struct req *r, const json_t *doc, json_t **resolved_out,
             json_decref(resolved);
             goto out;
         }
-        result = cost_compare(resolved, &p);
+        result = engine(resolved, &p);
         gate_leave(&engine_gate);
     }
     if (!result) {
@@ -167,16 +171,28 @@ out:
     return result;
 }
 
-static void compare_stateless(struct req *r)
+static void compare_with(struct req *r, engine_fn engine)
 {
     struct idem idem;
     if (idem_begin(r, &idem) == IDEM_PROCEED) {
         struct resolution res = {.failure = STORE_OK};
-        json_t *result = compute(r, r->body, NULL, &res);
+        json_t *result = compute(r, r->body, engine, NULL, &res);
         if (result)
             idem_reply(r, &idem, 200, result);
     }
     idem_end(r, &idem);
+}
+
+static void compare_stateless(struct req *r)
+{
+    compare_with(r, cost_compare);
+}
+
+/* What the charts of that comparison need (cost_charts): the Monte Carlo percentiles of each
+ * option, or the replicas hour by hour. */
+static void compare_charts(struct req *r)
+{
+    compare_with(r, cost_charts);
 }
 
 static char *teams_filter(struct req *r)
@@ -323,9 +339,21 @@ static void scenario_list(struct req *r)
     int limit = req_limit(r);
     if (limit < 0 || req_cursor(r, after_buf, sizeof after_buf, &after) != 0)
         return;
+    struct problems p;
+    problems_init(&p);
+    char prefix[128], team[128];
+    const char *q = ev_query(r, "q", EVQ_TEXT, NULL, prefix, sizeof prefix, &p);
+    const char *t = ev_query(r, "team", EVQ_TEXT, NULL, team, sizeof team, &p);
+    if (p.total) {
+        resp_invalid(r, &p, NULL);
+        problems_free(&p);
+        return;
+    }
+    problems_free(&p);
     char *filter = teams_filter(r);
     json_t *items = NULL;
-    enum store_status st = store_scenario_list(r->app->store, filter, after, limit + 1, &items);
+    enum store_status st =
+        store_scenario_list(r->app->store, filter, q, t, after, limit + 1, &items);
     free(filter);
     if (st == STORE_INVALID) { /* a cursor that decodes but is not ours */
         resp_problem(r, 422, "invalid", "Invalid input", "the cursor is not valid");
@@ -380,7 +408,7 @@ static void comparison_create(struct req *r)
         goto out;
     }
     struct resolution res = {.failure = STORE_OK};
-    result = compute(r, json_object_get(scenario, "document"), &resolved, &res);
+    result = compute(r, json_object_get(scenario, "document"), cost_compare, &resolved, &res);
     if (!result)
         goto out; /* answered */
     char sha[JCS_SHA256_HEX];
@@ -430,6 +458,42 @@ static void comparison_get(struct req *r)
     resp_json(r, 200, out);
 }
 
+/* The charts of a stored comparison, recomputed from its resolved scenario (the same seed and
+ * engine give the trials its quantiles came from). */
+static void comparison_charts(struct req *r)
+{
+    if (!lower_hex_valid(r->params[0], 64)) {
+        resp_problem(r, 404, "not-found", "Not found",
+                     "comparisons are named by a lower-case hex SHA-256");
+        return;
+    }
+    char *filter = teams_filter(r);
+    json_t *stored = NULL, *charts = NULL;
+    enum store_status st = store_comparison_get(r->app->store, r->params[0], filter, &stored);
+    free(filter);
+    if (st != STORE_OK) {
+        resp_store_error(r, st, "comparison");
+        return;
+    }
+    struct problems p;
+    problems_init(&p);
+    if (gate_enter(&engine_gate, ENGINE_WAIT_MS) != 0) {
+        gate_reply_busy(r, &engine_gate);
+        goto out;
+    }
+    charts = cost_charts(json_object_get(stored, "scenario"), &p);
+    gate_leave(&engine_gate);
+    if (!charts) { /* a stored scenario the engine took once and refuses now: not the caller's */
+        resp_problem(r, 500, "internal", "Internal error",
+                     "the stored comparison's scenario cannot be recomputed");
+        goto out;
+    }
+    resp_json(r, 200, charts);
+out:
+    json_decref(stored);
+    problems_free(&p);
+}
+
 static void comparison_list(struct req *r)
 {
     json_t *scenario = visible_scenario(r), *items = NULL;
@@ -461,11 +525,13 @@ static void comparison_list(struct req *r)
 
 const struct route compute_routes[] = {
     {"POST", "/api/v1/compare", compare_stateless, READERS, ROUTE_JSON_BODY, NULL},
-    {"GET", "/api/v1/scenarios", scenario_list, READERS, 0, "limit cursor"},
+    {"POST", "/api/v1/compare/charts", compare_charts, READERS, ROUTE_JSON_BODY, NULL},
+    {"GET", "/api/v1/scenarios", scenario_list, READERS, 0, "limit cursor q team"},
     {"POST", "/api/v1/scenarios", scenario_create, WRITERS, ROUTE_JSON_BODY, NULL},
     {"GET", "/api/v1/scenarios/{id}", scenario_get, READERS, 0, NULL},
     {"GET", "/api/v1/scenarios/{id}/comparisons", comparison_list, READERS, 0, "limit cursor"},
     {"POST", "/api/v1/scenarios/{id}/comparisons", comparison_create, WRITERS, 0, NULL},
     {"GET", "/api/v1/comparisons/{sha256}", comparison_get, READERS, 0, NULL},
+    {"GET", "/api/v1/comparisons/{sha256}/charts", comparison_charts, READERS, 0, NULL},
     {NULL, NULL, NULL, 0, 0, NULL},
 };

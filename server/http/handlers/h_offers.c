@@ -306,6 +306,7 @@ static void offer_filters(struct req *r, struct evlist_query *q, struct ev_filte
     q->gpu_model = ev_query(r, "gpu_model", EVQ_TEXT, NULL, f->gpu_model, sizeof f->gpu_model, p);
     q->purchase_option = ev_query(r, "purchase_option", EVQ_ENUM, PURCHASE_OPTIONS,
                                   f->purchase_option, sizeof f->purchase_option, p);
+    q->q = ev_query(r, "q", EVQ_TEXT, NULL, f->q, sizeof f->q, p);
 }
 
 static void offer_list(struct req *r)
@@ -316,7 +317,7 @@ static void offer_list(struct req *r)
 
 const struct route offer_routes[] = {
     {"GET", "/api/v1/offers", offer_list, ROLES_USERS, 0,
-     "limit cursor from to provider gpu_model purchase_option"},
+     "limit cursor from to provider gpu_model purchase_option q"},
     {"POST", "/api/v1/offers", offer_create, ROLE_OWNER | ROLE_ADMIN, ROUTE_STREAM_BODY, NULL},
     {"GET", "/api/v1/offers/{id}", offer_get, ROLES_USERS, 0, NULL},
     {NULL, NULL, NULL, 0, 0, NULL},

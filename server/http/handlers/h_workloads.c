@@ -261,6 +261,7 @@ static void workload_filters(struct req *r, struct evlist_query *q, struct ev_fi
     q->team = ev_query(r, "team", EVQ_TEXT, NULL, f->team, sizeof f->team, p);
     q->kind = ev_query(r, "kind", EVQ_ENUM, KINDS, f->kind, sizeof f->kind, p);
     q->class_ = ev_query(r, "class", EVQ_ENUM, CLASSES, f->klass, sizeof f->klass, p);
+    q->q = ev_query(r, "q", EVQ_TEXT, NULL, f->q, sizeof f->q, p);
 }
 
 static void workload_list(struct req *r)
@@ -271,7 +272,7 @@ static void workload_list(struct req *r)
 
 const struct route workload_routes[] = {
     {"GET", "/api/v1/workloads", workload_list, ROLES_USERS, 0,
-     "limit cursor from to team kind class"},
+     "limit cursor from to team kind class q"},
     {"POST", "/api/v1/workloads", workload_create, ROLE_OWNER | ROLE_TEAM, ROUTE_JSON_BODY, NULL},
     {"GET", "/api/v1/workloads/{id}", workload_get, ROLES_USERS, 0, NULL},
     {"PATCH", "/api/v1/workloads/{id}", workload_patch, ROLE_OWNER | ROLE_TEAM, ROUTE_JSON_BODY,

@@ -2,7 +2,7 @@
 // the decisions as logged (decoded from the leaves themselves), the audit bundle, and an
 // in-browser check of any one leaf. The authoritative check is offline `capledger verify`.
 import { h, field, alertBox, notice, busy, table } from '../dom.js';
-import { request, get } from '../api.js';
+import { request, get, listAll } from '../api.js';
 import { fromBase64 } from '../bytes.js';
 import { fetchVerifierKey, checkLeaf } from '../inclusion.js';
 import { parseCheckpointBody, splitNote } from '../logcheck.js';
@@ -83,6 +83,8 @@ export async function renderAudit(root, ctx) {
   const rows = [];
   const tableBox = h('div');
   let end = size;
+  // Reviews by title (the leaf holds the id, which stays visible for copying).
+  const titles = new Map((await listAll('/reviews', {}, 500).catch(() => [])).map((r) => [r.id, r.title]));
   async function loadPage() {
     const start = Math.max(0, end - PAGE);
     const { data } = await get('/log/entries', { start, end });
@@ -95,7 +97,7 @@ export async function renderAudit(root, ctx) {
       { label: 'Leaf', class: 'num', value: (r) => String(r.index) },
       { label: 'Decision', value: (r) => (r.leaf ? h('span', { class: `decision decision-${r.leaf.record.decision}` }, r.leaf.record.decision) : 'unreadable') },
       { label: 'Chosen option', value: (r) => (r.leaf && r.leaf.record.chosen_option) || '—' },
-      { label: 'Review', value: (r) => (r.leaf ? h('a', { href: `#/reviews/${encodeURIComponent(r.leaf.record.review_id)}` }, shortId(r.leaf.record.review_id)) : '') },
+      { label: 'Review', value: (r) => (r.leaf ? [h('a', { href: `#/reviews/${encodeURIComponent(r.leaf.record.review_id)}` }, titles.get(r.leaf.record.review_id) || shortId(r.leaf.record.review_id)), ' ', h('code', { class: 'sub', title: r.leaf.record.review_id }, shortId(r.leaf.record.review_id))] : '') },
       { label: 'Owner', value: (r) => (r.leaf ? r.leaf.record.owner : '') },
       { label: 'Received', value: (r) => (r.leaf ? dateTime(r.leaf.received_at) : '') },
       { label: 'Record', value: (r) => (r.leaf ? h('a', { href: `#/decisions/${encodeURIComponent(r.leaf.record.id)}` }, 'full record') : '') },

@@ -38,7 +38,9 @@ export function comparisonPicker(review, { onChosen }) {
       view.replaceChildren(
         h('p', { class: 'meta' }, 'SHA-256 ', h('code', { class: 'hash', 'data-testid': 'cockpit-sha' }, sha),
           item ? ` · scenario ${item.scenario_name} · stored by ${item.created_by}` : ''),
-        renderComparison(data.result || data, data.scenario));
+        renderComparison(data.result || data, data.scenario, {
+          loadCharts: () => get(`/comparisons/${encodeURIComponent(sha)}/charts`).then((r) => r.data),
+        }));
       await onChosen(sha, data);
     } catch (e) {
       view.replaceChildren(alertBox(`Could not read the comparison: ${e.message}`));

@@ -67,7 +67,9 @@ export async function renderCompare(root, ctx) {
       try {
         const { data } = await request('POST', '/compare', { json: scenario });
         clear(result);
-        result.append(renderComparison(data, data.scenario || scenario));
+        result.append(renderComparison(data, data.scenario || scenario, {
+          loadCharts: () => request('POST', '/compare/charts', { json: scenario }).then((r) => r.data),
+        }));
         if (may(ctx.user, 'POST /scenarios')) result.append(h('section', { class: 'card save', 'aria-labelledby': 'save-title' },
           h('h3', { id: 'save-title' }, 'Keep this comparison'),
           h('p', { class: 'hint' }, 'A stored comparison has a SHA-256 that decision records cite; auditors recompute it from the bundle.'),

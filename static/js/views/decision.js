@@ -4,11 +4,25 @@
 import { h, field, alertBox, notice, busy, showFieldError, uid } from '../dom.js';
 import { request, get, ApiError } from '../api.js';
 import { select } from '../listing.js';
+import { recordPicker } from '../pickers.js';
 import { problemList, placeFieldErrors } from '../problems.js';
 import { JcsError } from '../jcs.js';
 import { loadKey, saveKey, generateKey, signRecord } from '../signing.js';
 import { checkLeaf } from '../inclusion.js';
 import { money, splitLines as lines } from '../format.js';
+
+// The evidence a decision cites, by name: benchmarks (workload on offer) and uploads (what,
+// by whom, when). Shown as one field; errors at /record/evidence land under it.
+function evidencePicker() {
+  const bench = recordPicker({ label: 'Evidence: benchmarks', path: '/benchmarks', kind: 'benchmarks', multiple: true, name: 'evidence' });
+  const uploads = recordPicker({ label: 'Evidence: uploads', path: '/uploads', kind: 'uploads', multiple: true, name: 'evidence-uploads', search: false });
+  return {
+    wrap: h('div', { class: 'evidence-pickers' }, bench.wrap, uploads.wrap),
+    control: bench.control,
+    error: bench.error,
+    values: () => [...bench.values(), ...uploads.values()],
+  };
+}
 
 // Optional text fields go into the record as null when empty (LEDGER.md allows either).
 const orNull = (text) => (text.trim() === '' ? null : text.trim());
@@ -111,7 +125,7 @@ export function decisionForm(review, ctx, { getPrevious, onSigned, onAgain, refr
     decision: field('Decision', select([['revise', 'revise'], ['advance', 'advance'], ['stop', 'stop']], 'revise'), { name: 'decision', hint: 'advance needs the checklist covered; revise and stop are always allowed.' }),
     comparison_sha256: field('Cited comparisons (SHA-256, one per line)', h('textarea', { rows: 2, class: 'code', spellcheck: 'false' }), { name: 'comparison_sha256', hint: 'The first is the comparison this decision rests on.' }),
     chosen_option: field('Chosen option', h('input', { type: 'text', list: uid('options') }), { name: 'chosen_option', hint: 'An option name of the first cited comparison; empty for none.' }),
-    evidence: field('Evidence ids (one per line)', h('textarea', { rows: 2, class: 'code', spellcheck: 'false' }), { name: 'evidence', hint: 'Benchmarks, run uploads and telemetry uploads.' }),
+    evidence: evidencePicker(),
     question: field('Question', h('textarea', { rows: 2, value: review.question || '' }), { name: 'question' }),
     baseline: field('Baseline', h('textarea', { rows: 2 }), { name: 'baseline' }),
     assumptions: field('Assumptions (one per line)', h('textarea', { rows: 3 }), { name: 'assumptions' }),
@@ -190,7 +204,7 @@ export function decisionForm(review, ctx, { getPrevious, onSigned, onAgain, refr
       decision: f.decision.control.value,
       chosen_option: orNull(f.chosen_option.control.value),
       comparison_sha256: lines(f.comparison_sha256.control.value),
-      evidence: lines(f.evidence.control.value),
+      evidence: f.evidence.values(),
       question: orNull(f.question.control.value),
       baseline: orNull(f.baseline.control.value),
       assumptions: lines(f.assumptions.control.value),

@@ -8,6 +8,8 @@ import { listing, select } from '../listing.js';
 import { money, number, percent, dateTime, shortId, duration } from '../format.js';
 import { problemList } from '../problems.js';
 import { may } from '../roles.js';
+import { recordPicker } from '../pickers.js';
+import { usageChart } from '../charts.js';
 
 const TABS = [
   ['workloads', 'Workloads'],
@@ -27,6 +29,7 @@ function workloads() {
     path: '/workloads',
     title: 'Workloads',
     filters: [
+      { name: 'q', label: 'Name starts with', control: text },
       { name: 'team', label: 'Team', control: text },
       { name: 'kind', label: 'Kind', control: () => select([['', 'any'], ['training', 'training'], ['fine_tuning', 'fine-tuning'], ['evaluation', 'evaluation'], ['inference', 'inference']]) },
       { name: 'class', label: 'Class', control: () => select([['', 'any'], ['exploratory', 'exploratory'], ['production', 'production']]) },
@@ -49,10 +52,12 @@ function offers() {
     path: '/offers',
     title: 'Offers',
     filters: [
+      { name: 'q', label: 'Name starts with', control: text },
       { name: 'gpu_model', label: 'GPU model', control: text },
       { name: 'purchase_option', label: 'Purchase option', control: () => select([['', 'any'], ['on_demand', 'on-demand'], ['spot', 'spot'], ['reserved', 'reserved'], ['committed', 'committed']]) },
     ],
     columns: [
+      { label: 'Name', value: (r) => r.name || r.instance_type },
       { label: 'Provider / region', value: (r) => `${r.provider} ${r.region}` },
       { label: 'Instance', value: (r) => `${r.instance_type} (${r.gpus_per_instance}× ${r.gpu_model})` },
       { label: 'Option', value: (r) => r.purchase_option },
@@ -70,8 +75,8 @@ function benchmarks() {
     path: '/benchmarks',
     title: 'Benchmarks',
     filters: [
-      { name: 'workload_id', label: 'Workload id', control: text },
-      { name: 'offer_id', label: 'Offer id', control: text },
+      { name: 'q', label: 'Workload or offer name starts with', control: text },
+      { name: 'team', label: 'Team', control: text },
     ],
     columns: [
       { label: 'Measured', value: (r) => dateTime(r.measured_at) },
@@ -190,13 +195,13 @@ function uploads(ctx) {
   const runsTeam = team();
   const runsTz = field('Time zone of the times', h('input', { type: 'text', value: 'UTC' }), { name: 'tz', hint: 'IANA name, e.g. Europe/Berlin' });
   const runsFields = field('Columns (files without a header line)', h('input', { type: 'text', spellcheck: 'false' }), { name: 'fields', hint: "sacct's own -o list, e.g. JobID,State,Submit,Start,End,AllocTRES" });
-  const teleBench = field('Benchmark id', h('input', { type: 'text', required: true }), { name: 'benchmark_id' });
+  const teleBench = recordPicker({ label: 'Benchmark', path: '/benchmarks', kind: 'benchmarks', name: 'benchmark_id', hint: 'By its workload and offer (team), newest measurements included.' });
   const teleFormat = field('Format', select([['', 'detect from content'], ['nvidia-smi', 'nvidia-smi --query-gpu … --format=csv'], ['dmon', 'nvidia-smi dmon'], ['dcgm', 'DCGM exporter text']]), { name: 'format' });
   const teleIdle = field('Idle below duty cycle', h('input', { type: 'number', min: 0, max: 1, step: 0.01, value: '0.05' }), { name: 'idle_below' });
   const teleFields = field('Columns (files without a header line)', h('input', { type: 'text', spellcheck: 'false' }), { name: 'fields', hint: 'the --query-gpu list, e.g. timestamp,uuid,utilization.gpu,memory.used' });
   const ltFormat = field('Tool', select([['vllm', 'vLLM benchmark_serving'], ['genai-perf', 'GenAI-Perf'], ['mlperf', 'MLPerf Inference']]), { name: 'format' });
-  const ltWorkload = field('Workload id', h('input', { type: 'text', required: true }), { name: 'workload_id' });
-  const ltOffer = field('Offer id', h('input', { type: 'text', required: true }), { name: 'offer_id' });
+  const ltWorkload = recordPicker({ label: 'Workload', path: '/workloads', kind: 'workloads', name: 'workload_id', query: { kind: 'inference' } });
+  const ltOffer = recordPicker({ label: 'Offer', path: '/offers', kind: 'offers', name: 'offer_id' });
   const ltWhere = field('Only results where', h('input', { type: 'text', spellcheck: 'false', placeholder: 'deployment=base' }), { name: 'where', hint: 'key=value, when one file mixes configurations' });
   const val = (f) => f.control.value.trim();
 
@@ -218,7 +223,7 @@ function uploads(ctx) {
     fields: [teleBench, teleFormat, teleIdle, teleFields],
     fileLabel: 'Telemetry file',
     accept: '.csv,.txt,.log,.prom,text/csv,text/plain',
-    send: (f) => request('POST', `/benchmarks/${encodeURIComponent(val(teleBench))}/telemetry`, {
+    send: (f) => request('POST', `/benchmarks/${encodeURIComponent(teleBench.value())}/telemetry`, {
       body: f,
       contentType: val(teleFormat) === 'nvidia-smi' || f.name.toLowerCase().endsWith('.csv') ? 'text/csv' : 'text/plain',
       query: { format: val(teleFormat), idle_below: val(teleIdle) === '0.05' ? '' : val(teleIdle), fields: val(teleFields) },
@@ -233,7 +238,7 @@ function uploads(ctx) {
     send: (f) => request('POST', '/benchmarks/import', {
       body: f,
       contentType: contentTypeFor(f.name, 'application/json'),
-      query: { format: val(ltFormat), workload_id: val(ltWorkload), offer_id: val(ltOffer), where: val(ltWhere) },
+      query: { format: val(ltFormat), workload_id: ltWorkload.value(), offer_id: ltOffer.value(), where: val(ltWhere) },
     }),
   });
   const priceForm = uploadForm({
@@ -314,7 +319,8 @@ function usage() {
         { label: 'Never started', class: 'num', value: (r) => number(r.never_started, 0) },
         { label: 'GPU util.', class: 'num', value: (r) => (r.mean_gpu_utilization != null ? percent(r.mean_gpu_utilization) : '') },
         { label: 'Cost', class: 'num', value: (r) => (r.cost && typeof r.cost === 'object' ? money(r.cost.amount ?? r.cost.total, r.cost.currency) : (r.cost != null ? number(r.cost) : '')) },
-      ], data.groups || [], { caption: 'Job accounting by group', empty: 'No runs in this period.' }));
+      ], data.groups || [], { caption: 'Job accounting by group', empty: 'No runs in this period.' }),
+      chosen.includes('team') ? usageChart(data.groups) : null);
     } catch (e) {
       results.replaceChildren(alertBox(`Usage report unavailable: ${e.message}`, problemList(e.errors)));
     }

@@ -2,12 +2,13 @@
 // checklist (covered, or exactly what is missing), its decisions, and the signed decision form.
 import { h, field, alertBox, notice, busy, table } from '../dom.js';
 import { request, get, listAll, ApiError } from '../api.js';
-import { dateTime, shortId, splitLines } from '../format.js';
+import { dateTime, shortId } from '../format.js';
 import { problemList, placeFieldErrors } from '../problems.js';
 import { select } from '../listing.js';
 import { decisionForm } from './decision.js';
 import { comparisonPicker, gateVerdict } from './cockpit.js';
 import { may } from '../roles.js';
+import { recordPicker } from '../pickers.js';
 
 const PHASES = [
   ['evidence_plan', 'Days 1–30: evidence plan', 0],
@@ -28,7 +29,7 @@ function newReviewForm(ctx) {
     question: field('Question', h('textarea', { rows: 3, required: true, maxlength: 2000 }), { name: 'question', hint: 'The capacity question this review answers.' }),
     owner: field('Owner (username)', h('input', { type: 'text', required: true, value: ctx.user.username }), { name: 'owner' }),
     started_on: field('Started on', h('input', { type: 'date', required: true, value: new Date().toISOString().slice(0, 10) }), { name: 'started_on' }),
-    workload_ids: field('Workload ids', h('textarea', { rows: 2, class: 'code' }), { name: 'workload_ids', hint: 'One per line.' }),
+    workload_ids: recordPicker({ label: 'Workloads', path: '/workloads', kind: 'workloads', multiple: true, name: 'workload_ids', hint: 'The workloads this review decides for, by name (team).' }),
   };
   const out = h('div', { class: 'form-status' });
   const submit = h('button', { type: 'submit', class: 'primary' }, 'Create review');
@@ -42,7 +43,7 @@ function newReviewForm(ctx) {
         question: f.question.control.value,
         owner: f.owner.control.value,
         started_on: f.started_on.control.value,
-        workload_ids: splitLines(f.workload_ids.control.value),
+        workload_ids: f.workload_ids.values(),
       };
       try {
         const { data } = await request('POST', '/reviews', { json: body });

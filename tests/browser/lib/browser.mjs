@@ -84,3 +84,20 @@ export async function openRoute(page, srv, route) {
 export function readData(rel) {
   return fs.readFileSync(path.join(dataDir, rel), 'utf8');
 }
+
+// A chart figure (static/js/charts.js) drawn by Chart.js with data: the figure says it was
+// drawn, its canvas has painted pixels, and its text summary is there. Returns the summary.
+export async function drawnChart(page, id) {
+  const fig = page.locator(`figure[data-chart="${id}"]`);
+  await fig.and(page.locator('[data-drawn="true"]')).waitFor();
+  const painted = await fig.locator('canvas').evaluate((c) => {
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    let n = 0;
+    for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++;
+    return { n, w: c.width, h: c.height, label: c.getAttribute('aria-label') };
+  });
+  if (!(painted.w > 0 && painted.h > 0 && painted.n > 500)) throw new Error(`chart ${id} is empty: ${JSON.stringify(painted)}`);
+  const summary = (await fig.locator('.chart-summary').innerText()).trim();
+  if (!summary || summary !== painted.label) throw new Error(`chart ${id}: summary ${summary} vs label ${painted.label}`);
+  return summary;
+}

@@ -1,0 +1,234 @@
+// Charts of a comparison, drawn with Chart.js — Debian's libjs-chart.js, served by capledger at
+// /vendor/chart.js/chart.min.js (a classic script loaded before the app: window.Chart). Each
+// chart is a <figure> whose canvas carries a one-line description (role="img") and whose
+// caption says in words what the chart shows, with the figures in a table, so nothing is
+// only visible as a picture. Without the library (not installed) the words and tables remain.
+import { h } from './dom.js';
+import { money, percent, number } from './format.js';
+
+const PALETTE = ['#1f5fa8', '#c2571a', '#2e7d32', '#7b3fa0', '#8a6d00', '#00838f', '#ad1457', '#455a64'];
+
+function chartLib() {
+  return typeof window !== 'undefined' && window.Chart ? window.Chart : null;
+}
+
+// A figure: canvas (drawn when the library is there), caption, optional table of the figures.
+function figure({ id, title, summary, details, draw }) {
+  const canvas = h('canvas', { role: 'img', 'aria-label': summary, id: `${id}-canvas` });
+  const fig = h('figure', { class: 'chart', 'data-chart': id },
+    h('div', { class: 'chart-box' }, canvas),
+    h('figcaption', null, h('strong', null, title), ' ', h('span', { class: 'chart-summary', 'data-testid': `${id}-summary` }, summary)),
+    details || null);
+  const Chart = chartLib();
+  if (Chart) {
+    // Drawn once the figure is in the document (Chart.js measures its parent).
+    requestAnimationFrame(() => {
+      try {
+        draw(Chart, canvas);
+        fig.dataset.drawn = 'true';
+      } catch (e) {
+        fig.append(h('p', { class: 'hint' }, `The chart could not be drawn: ${e.message}`));
+      }
+    });
+  } else {
+    fig.dataset.drawn = 'false';
+    fig.append(h('p', { class: 'hint' }, 'Charts need Debian\'s libjs-chart.js on the server; the figures are in the table.'));
+  }
+  return fig;
+}
+
+const BASE_OPTIONS = {
+  responsive: true,
+  maintainAspectRatio: false,
+  animation: false,
+  plugins: { legend: { position: 'bottom' } },
+};
+
+// The Monte Carlo cost per outcome of each option as a cumulative distribution (percentiles
+// 1–99 from the API), with the expected cost and the reliable quantile marked.
+// `charts` is the API's charts document (POST /compare/charts, GET /comparisons/{sha}/charts).
+const chartsOf = (charts) => Object.fromEntries(((charts && charts.options) || []).map((o) => [o.name, o]));
+
+export function costDistributionChart(comparison, charts, currency, reliableQuantile = 0.9) {
+  const extra = chartsOf(charts);
+  const options = (comparison.options || []).filter((o) => o.feasible && extra[o.name] && Array.isArray(extra[o.name].cost_per_outcome_percentiles))
+    .map((o) => ({ ...o, cost_per_outcome_percentiles: extra[o.name].cost_per_outcome_percentiles }));
+  if (!options.length) return null;
+  const q = Math.round(100 * reliableQuantile);
+  const lines = options.map((o) => {
+    const mean = o.cost_per_outcome_quantiles && o.cost_per_outcome_quantiles.mean;
+    const below = o.cost_per_outcome_percentiles.filter((v) => v !== null && v < mean).length;
+    return { o, mean, rel: o.reliable_cost_per_outcome, meanRank: below };
+  });
+  const above = lines.filter((l) => Number.isFinite(l.mean) && l.rel < l.mean);
+  const summary = `Cost per outcome from the Monte Carlo trials, one curve per option: ${lines.map((l) =>
+    `${l.o.name} expected ${money(l.mean, currency)}, p${q} ${money(l.rel, currency)}`).join('; ')}.`;
+  const why = h('p', { class: 'chart-why', 'data-testid': 'p90-why' },
+    above.length
+      ? `${above.map((l) => l.o.name).join(', ')}: the reliable p${q} sits below the expected cost because the expected cost is a mean — a few very expensive trials (failed attempts, interruptions) above the ${q}th percentile pull the mean up, while the p${q} only says that ${q}% of trials cost less.`
+      : `The reliable p${q} is the cost that ${q}% of trials stay under; it can sit below the expected cost (a mean) when a rare expensive tail — failed attempts, interruptions — lies above it.`);
+  const table = h('details', { class: 'legend' }, h('summary', null, 'Percentiles as a table'),
+    h('table', null,
+      h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'option'), ...[10, 25, 50, 75, 90, 99].map((p) => h('th', { scope: 'col', class: 'num' }, `p${p}`)), h('th', { scope: 'col', class: 'num' }, 'mean'))),
+      h('tbody', null, lines.map((l) => h('tr', null, h('th', { scope: 'row' }, l.o.name),
+        ...[10, 25, 50, 75, 90, 99].map((p) => h('td', { class: 'num' }, money(l.o.cost_per_outcome_percentiles[p - 1], currency))),
+        h('td', { class: 'num' }, money(l.mean, currency)))))));
+  const fig = figure({
+    id: 'cost-distribution',
+    title: 'How the cost per outcome is spread.',
+    summary,
+    details: h('div', null, why, table),
+    draw: (Chart, canvas) => new Chart(canvas, {
+      type: 'line',
+      data: {
+        datasets: lines.flatMap((l, i) => [
+          {
+            label: l.o.name,
+            data: l.o.cost_per_outcome_percentiles.map((v, k) => ({ x: v, y: (k + 1) / 100 })).filter((p) => p.x !== null),
+            borderColor: PALETTE[i % PALETTE.length], backgroundColor: PALETTE[i % PALETTE.length], pointRadius: 0, borderWidth: 2,
+          },
+          {
+            label: `${l.o.name}: expected (●) and p${q} (◆)`,
+            data: [{ x: l.mean, y: l.meanRank / 100 }, { x: l.rel, y: reliableQuantile }],
+            showLine: false, pointStyle: ['circle', 'rectRot'], pointRadius: 6,
+            borderColor: PALETTE[i % PALETTE.length], backgroundColor: '#ffffff',
+          },
+        ]),
+      },
+      options: {
+        ...BASE_OPTIONS,
+        scales: {
+          x: { type: 'linear', title: { display: true, text: `cost per outcome (${currency})` } },
+          y: { min: 0, max: 1, title: { display: true, text: 'share of trials costing less' } },
+        },
+      },
+    }),
+  });
+  return fig;
+}
+
+// How far each uncertain input can move (relative to its current value) before the winner
+// changes: a "tornado" of horizontal bars, the shortest first.
+export function tornadoChart(comparison, describe) {
+  const items = (comparison.break_even || []).filter((b) => Number.isFinite(b.current) && b.current !== 0 && Number.isFinite(b.flips_at))
+    .map((b) => ({ ...b, change: (b.flips_at - b.current) / Math.abs(b.current), label: describe(b.input) }))
+    .sort((a, b) => Math.abs(a.change) - Math.abs(b.change));
+  if (!items.length) return null;
+  const summary = `How far each input can move before the winner changes, nearest first: ${items.map((b) =>
+    `${b.label} ${b.change > 0 ? '+' : ''}${percent(b.change, 0)} (then ${b.new_winner} wins)`).join('; ')}.`;
+  return figure({
+    id: 'tornado',
+    title: 'What would change the decision.',
+    summary,
+    draw: (Chart, canvas) => new Chart(canvas, {
+      type: 'bar',
+      data: {
+        labels: items.map((b) => b.label),
+        datasets: [{
+          label: 'change before the winner changes',
+          data: items.map((b) => 100 * b.change),
+          backgroundColor: items.map((b) => (b.change < 0 ? '#b3261e' : '#1f5fa8')),
+        }],
+      },
+      options: {
+        ...BASE_OPTIONS,
+        indexAxis: 'y',
+        plugins: { legend: { display: false } },
+        scales: { x: { title: { display: true, text: '% change from today\'s value' } } },
+      },
+    }),
+  });
+}
+
+// GPU-hours by team and workload class (the usage report), stacked per team.
+export function usageChart(groups) {
+  const rows = (groups || []).filter((g) => g.team !== undefined && Number.isFinite(g.gpu_hours));
+  if (!rows.length) return null;
+  const teams = [...new Set(rows.map((g) => g.team))];
+  const classes = [...new Set(rows.map((g) => g.workload_class ?? 'all'))];
+  const value = (t, c) => rows.filter((g) => g.team === t && (g.workload_class ?? 'all') === c).reduce((s, g) => s + g.gpu_hours, 0);
+  const summary = `GPU-hours by team and workload class: ${teams.map((t) => `${t} ${classes.map((c) => `${c} ${number(value(t, c))}`).join(', ')}`).join('; ')}.`;
+  return figure({
+    id: 'usage',
+    title: 'Where the GPU-hours went.',
+    summary,
+    draw: (Chart, canvas) => new Chart(canvas, {
+      type: 'bar',
+      data: {
+        labels: teams,
+        datasets: classes.map((c, i) => ({ label: c, data: teams.map((t) => value(t, c)), backgroundColor: PALETTE[i % PALETTE.length] })),
+      },
+      options: { ...BASE_OPTIONS, scales: { x: { stacked: true }, y: { stacked: true, title: { display: true, text: 'GPU-hours' } } } },
+    }),
+  });
+}
+
+// Inference: the hourly demand of one profile day against the replicas each option provisions
+// (from the API's replicas_by_profile_hour, at the expected demand).
+export function demandChart(comparison, charts, scenario) {
+  const demand = scenario && scenario.service && scenario.service.demand_rps_by_hour;
+  const extra = chartsOf(charts);
+  const options = (comparison.options || []).filter((o) => extra[o.name] && Array.isArray(extra[o.name].replicas_by_profile_hour))
+    .map((o) => ({ ...o, replicas_by_profile_hour: extra[o.name].replicas_by_profile_hour }));
+  if (!Array.isArray(demand) || !demand.length || !options.length) return null;
+  const hours = demand.map((_, i) => `${i}`);
+  const peak = Math.max(...demand);
+  const summary = `Demand over ${demand.length} hours from ${number(Math.min(...demand))} to ${number(peak)} requests/s; replicas provisioned: ${options.map((o) =>
+    `${o.name} ${number(Math.min(...o.replicas_by_profile_hour))}–${number(Math.max(...o.replicas_by_profile_hour))}`).join('; ')}.`;
+  return figure({
+    id: 'demand',
+    title: 'Hourly demand and the replicas provisioned for it.',
+    summary,
+    draw: (Chart, canvas) => new Chart(canvas, {
+      type: 'line',
+      data: {
+        labels: hours,
+        datasets: [
+          { label: 'demand (requests/s)', data: demand, borderColor: '#222', backgroundColor: '#222', yAxisID: 'rps', stepped: true },
+          ...options.map((o, i) => ({ label: `${o.name} replicas`, data: o.replicas_by_profile_hour, borderColor: PALETTE[i % PALETTE.length], backgroundColor: PALETTE[i % PALETTE.length], yAxisID: 'replicas', stepped: true, borderDash: [4, 3] })),
+        ],
+      },
+      options: {
+        ...BASE_OPTIONS,
+        scales: {
+          x: { title: { display: true, text: 'hour of the demand profile' } },
+          rps: { position: 'left', title: { display: true, text: 'requests/s' }, beginAtZero: true },
+          replicas: { position: 'right', title: { display: true, text: 'replicas' }, beginAtZero: true, grid: { drawOnChartArea: false } },
+        },
+      },
+    }),
+  });
+}
+
+// Inference: each option's latency (the SLO's metric) against offered load, with the SLO.
+export function sloChart(scenario) {
+  const slo = scenario && scenario.service && scenario.service.slo;
+  const opts = ((scenario && scenario.options) || []).filter((o) => o.benchmark && Array.isArray(o.benchmark.load_points));
+  if (!slo || !opts.length) return null;
+  const metric = slo.metric;
+  const series = opts.map((o) => ({
+    name: o.name,
+    pts: o.benchmark.load_points.map((p) => ({ x: p.offered_rps, y: p[metric] })).filter((p) => Number.isFinite(p.x) && Number.isFinite(p.y)).sort((a, b) => a.x - b.x),
+  })).filter((s) => s.pts.length);
+  if (!series.length) return null;
+  const xs = series.flatMap((s) => s.pts.map((p) => p.x));
+  const summary = `${metric} against offered load, SLO ${number(slo.target_ms)} ms: ${series.map((s) => {
+    const ok = s.pts.filter((p) => p.y <= slo.target_ms);
+    return `${s.name} meets it up to ${ok.length ? `${number(ok[ok.length - 1].x)} req/s` : 'no measured load'}`;
+  }).join('; ')}.`;
+  return figure({
+    id: 'latency',
+    title: 'Latency against load, and the SLO.',
+    summary,
+    draw: (Chart, canvas) => new Chart(canvas, {
+      type: 'line',
+      data: {
+        datasets: [
+          ...series.map((s, i) => ({ label: s.name, data: s.pts, borderColor: PALETTE[i % PALETTE.length], backgroundColor: PALETTE[i % PALETTE.length] })),
+          { label: `SLO (${number(slo.target_ms)} ms)`, data: [{ x: Math.min(...xs), y: slo.target_ms }, { x: Math.max(...xs), y: slo.target_ms }], borderColor: '#b3261e', borderDash: [6, 4], pointRadius: 0 },
+        ],
+      },
+      options: { ...BASE_OPTIONS, scales: { x: { type: 'linear', title: { display: true, text: 'offered requests/s' } }, y: { title: { display: true, text: `${metric}` } } } },
+    }),
+  });
+}
