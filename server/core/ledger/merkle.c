@@ -5,7 +5,10 @@
 
 #include <sodium.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "core/ledger/codec.h"
 
 void merkle_leaf_hash(const uint8_t *leaf, size_t len, uint8_t out[MERKLE_HASH_BYTES])
 {
@@ -236,4 +239,54 @@ void merkle_spans(const uint8_t (*hashes)[MERKLE_HASH_BYTES], size_t n, struct m
 {
     for (size_t i = 0; i < n; i++)
         spans[i] = (struct merkle_span){hashes[i], MERKLE_HASH_BYTES};
+}
+
+/* ---- the compact range ---- */
+
+int merkle_frontier_parse(const char *hex, uint64_t size, struct merkle_frontier *f)
+{
+    size_t count = (size_t)__builtin_popcountll(size);
+    if (strlen(hex) != count * 2 * MERKLE_HASH_BYTES)
+        return -1;
+    for (size_t i = 0; i < count; i++) {
+        char part[2 * MERKLE_HASH_BYTES + 1];
+        memcpy(part, hex + i * 2 * MERKLE_HASH_BYTES, 2 * MERKLE_HASH_BYTES);
+        part[2 * MERKLE_HASH_BYTES] = '\0';
+        if (codec_hex_decode_exact(part, f->hash[i], MERKLE_HASH_BYTES) != 0)
+            return -1;
+    }
+    f->count = count;
+    return 0;
+}
+
+char *merkle_frontier_hex(const struct merkle_frontier *f)
+{
+    char *hex = malloc(f->count * 2 * MERKLE_HASH_BYTES + 1);
+    if (!hex)
+        return NULL;
+    hex[0] = '\0';
+    for (size_t i = 0; i < f->count; i++)
+        codec_hex_encode(f->hash[i], MERKLE_HASH_BYTES, hex + i * 2 * MERKLE_HASH_BYTES);
+    return hex;
+}
+
+void merkle_frontier_append(struct merkle_frontier *f, uint64_t size,
+                            const uint8_t leaf_hash[MERKLE_HASH_BYTES])
+{
+    uint8_t node[MERKLE_HASH_BYTES];
+    memcpy(node, leaf_hash, sizeof node);
+    for (uint64_t k = size; k & 1; k >>= 1)
+        merkle_node_hash(f->hash[--f->count], node, node);
+    memcpy(f->hash[f->count++], node, sizeof node);
+}
+
+void merkle_frontier_root(const struct merkle_frontier *f, uint8_t out[MERKLE_HASH_BYTES])
+{
+    if (f->count == 0) {
+        merkle_root(NULL, 0, out);
+        return;
+    }
+    memcpy(out, f->hash[f->count - 1], MERKLE_HASH_BYTES);
+    for (size_t i = f->count - 1; i-- > 0;)
+        merkle_node_hash(f->hash[i], out, out);
 }

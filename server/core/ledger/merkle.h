@@ -62,4 +62,30 @@ int merkle_verify_consistency(uint64_t size1, uint64_t size2, struct merkle_span
  * written to spans[0..n). */
 void merkle_spans(const uint8_t (*hashes)[MERKLE_HASH_BYTES], size_t n, struct merkle_span *spans);
 
+/* The compact range of a tree of `size` leaves (its "frontier"): one hash per set bit of size,
+ * the roots of the perfect subtrees the RFC 9162 tree splits into, largest (leftmost) first.
+ * Appending a leaf merges it with the trailing subtrees of equal size (as a binary counter
+ * carries), and the root is the frontier folded from the right: O(log n) hashes per append
+ * whatever the tree's size, without the other leaves. Before an append, the frontier reversed
+ * is the inclusion proof of the leaf it appends (index size, in the tree of size + 1). */
+#define MERKLE_FRONTIER_MAX 64 /* one hash per bit of a 64-bit size */
+
+struct merkle_frontier {
+    uint8_t hash[MERKLE_FRONTIER_MAX][MERKLE_HASH_BYTES];
+    size_t count; /* the number of set bits of the tree's size */
+};
+
+/* Reads the frontier of a tree of `size` leaves from its hashes as hex, concatenated. Returns 0,
+ * or -1 when the text is not exactly popcount(size) hashes. */
+int merkle_frontier_parse(const char *hex, uint64_t size, struct merkle_frontier *f)
+    __attribute__((warn_unused_result));
+/* The frontier as hex, its hashes concatenated (malloc'd; "" for the empty tree); NULL when out
+ * of memory. */
+char *merkle_frontier_hex(const struct merkle_frontier *f);
+/* Adds leaf_hash as leaf number `size`, f being the frontier of the tree of `size` leaves. */
+void merkle_frontier_append(struct merkle_frontier *f, uint64_t size,
+                            const uint8_t leaf_hash[MERKLE_HASH_BYTES]);
+/* MTH of the tree the frontier stands for (the empty-tree hash when it has no hashes). */
+void merkle_frontier_root(const struct merkle_frontier *f, uint8_t out[MERKLE_HASH_BYTES]);
+
 #endif
