@@ -12,7 +12,7 @@
 
 #define BUNDLE_MAX_BYTES (1u << 30)
 #define CHECKPOINT_MAX_BYTES (1u << 16)
-#define RECOMPUTE_REL_TOL 1e-9 /* LEDGER.md */
+#define RECOMPUTE_REL_TOL 1e-9 /* docs/ledger-format.md */
 
 static int usage(void)
 {
