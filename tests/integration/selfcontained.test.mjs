@@ -1,7 +1,7 @@
 // The repository is self-contained: a clone with nothing beside it can run every test and read
-// every contract. (1) No file refers to the shared folder of the development machines
-// (../shared, /work/shared, CAPLEDGER_SHARED_DIR) — except the README's note on the optional
-// fresh-machine check. (2) Every relative link in README.md, docs/*.md and tests/data/README.md
+// every contract. (1) No file refers to the shared folder of the development machines (by
+// relative or absolute path, or through the old CMake variable; see SHARED) — except the
+// README's note on the optional fresh-machine check. (2) Every relative link in README.md, docs/*.md and tests/data/README.md
 // names a file of the repository, and a link with #anchor names a heading of that file.
 // No database, no binary: it reads files only.
 import { test } from 'node:test';
