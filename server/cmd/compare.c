@@ -133,6 +133,20 @@ int cmd_compare(int argc, char **argv)
     }
     struct problems errs;
     problems_init(&errs);
+    if (json_is_object(scenario) && cost_stored_references(scenario, &errs) > 0) {
+        fprintf(stderr,
+                "capledger: %s names stored records by id, and stored ids only resolve on the "
+                "server:\n",
+                path);
+        for (size_t i = 0; i < errs.count; i++)
+            fprintf(stderr, "  %s: %s\n", errs.items[i].pointer, errs.items[i].message);
+        fprintf(stderr, "  Compute it on the server (POST /api/v1/compare, or store it with POST "
+                        "/api/v1/scenarios and POST /api/v1/scenarios/{id}/comparisons), or put "
+                        "the records' fields in the file instead of their ids.\n");
+        problems_free(&errs);
+        json_decref(scenario);
+        return 1;
+    }
     json_t *comparison = cost_compare(scenario, &errs);
     json_decref(scenario);
     if (!comparison) {

@@ -58,6 +58,11 @@ json_t *cost_compare(const json_t *scenario, struct problems *errs)
 int cost_validate(const json_t *scenario, struct problems *errs)
     __attribute__((warn_unused_result));
 
+/* Stored scenarios (POST /scenarios) may name a stored workload, benchmark or offer by id (a
+ * string where the engine takes an object); only the server resolves them. Appends one problem
+ * per such reference to p (pointer and id) and returns their number (0: self-contained). */
+int cost_stored_references(const json_t *scenario, struct problems *p);
+
 /* Writes the lower-case hex SHA-256 of the RFC 8785 bytes of scenario into hex (65 bytes with
  * the NUL). Returns 0, or -1 when the document cannot be canonicalised (NaN/Inf, bad UTF-8) or
  * memory runs out. */

@@ -781,3 +781,29 @@ void cost_scenario_free(struct cost_scenario *sc)
     free(sc->service.demand_scenarios);
     memset(sc, 0, sizeof *sc);
 }
+
+int cost_stored_references(const json_t *scenario, struct problems *p)
+{
+    int n = 0;
+    char ptr[64];
+    const json_t *wl = json_object_get(scenario, "workload");
+    if (json_is_string(wl)) {
+        problems_add(p, "/workload", "names the stored workload '%s' by id", json_string_value(wl));
+        n++;
+    }
+    size_t i;
+    const json_t *opt;
+    json_array_foreach(json_object_get(scenario, "options"), i, opt)
+    {
+        static const char *const keys[] = {"benchmark", "offer"};
+        for (size_t k = 0; k < 2; k++) {
+            const json_t *v = json_object_get(opt, keys[k]);
+            if (!json_is_string(v))
+                continue;
+            snprintf(ptr, sizeof ptr, "/options/%zu/%s", i, keys[k]);
+            problems_add(p, ptr, "names the stored %s '%s' by id", keys[k], json_string_value(v));
+            n++;
+        }
+    }
+    return n;
+}

@@ -83,7 +83,8 @@ static int sacct_set_columns(struct sacct_reader *r, const char *s, size_t len, 
     if (!r->opt.fields && !memchr(s, '|', len) && memchr(s, ',', len))
         hint = " (the header has no '|': sacct --parsable2 separates fields with '|')";
     else if (!r->opt.fields && len > 0 && s[0] >= '0' && s[0] <= '9')
-        hint = " (line 1 looks like data: a file without a header line needs ?fields=)";
+        hint = " (line 1 looks like data: a file without a header line needs its -o "
+               "list: " PROBLEMS_FIELDS_HINT ")";
     if (r->col[SACCT_COL_JOBID] < 0 && r->col[SACCT_COL_JOBIDRAW] < 0)
         problems_add_line(errs, lineno, 0, "/external_id", "missing column JobIDRaw or JobID%s",
                           hint);

@@ -267,10 +267,11 @@ static int smi_set_columns(struct telemetry_reader *r, const char *s, size_t len
     }
     if (r->col[SMI_UTIL] < 0 && r->col[SMI_MEM_USED] < 0 && r->col[SMI_POWER] < 0 &&
         r->col[SMI_POWER_AVG] < 0 && r->col[SMI_POWER_INSTANT] < 0) {
-        problems_add_line(errs, lineno, 0, NULL,
-                          "no utilization.gpu, memory.used or power.draw column%s",
-                          r->opt.fields ? " in the query list"
-                                        : " (a noheader file needs its query list in ?fields=)");
+        problems_add_line(
+            errs, lineno, 0, NULL, "no utilization.gpu, memory.used or power.draw column%s",
+            r->opt.fields ? " in the query list"
+                          : " (a noheader file needs its --query-gpu list: " PROBLEMS_FIELDS_HINT
+                            ")");
         return -1;
     }
     r->have_header = true;

@@ -164,10 +164,11 @@ out:
 }
 
 const struct route alert_routes[] = {
-    {"GET", "/api/v1/alerts", alert_list, ROLE_OWNER | ROLE_AUDITOR | ROLE_ADMIN, 0},
+    {"GET", "/api/v1/alerts", alert_list, ROLE_OWNER | ROLE_AUDITOR | ROLE_ADMIN, 0,
+     "limit cursor status owner review"},
     {"POST", "/api/v1/alerts/sweep", alert_sweep, ROLE_OWNER | ROLE_ADMIN,
-     ROUTE_JSON_BODY | ROUTE_OPTIONAL_BODY},
-    {"GET", "/api/v1/alerts/{id}", alert_get, ROLE_OWNER | ROLE_AUDITOR | ROLE_ADMIN, 0},
-    {"PATCH", "/api/v1/alerts/{id}", alert_patch, ROLE_OWNER | ROLE_ADMIN, ROUTE_JSON_BODY},
-    {NULL, NULL, NULL, 0, 0},
+     ROUTE_JSON_BODY | ROUTE_OPTIONAL_BODY, NULL},
+    {"GET", "/api/v1/alerts/{id}", alert_get, ROLE_OWNER | ROLE_AUDITOR | ROLE_ADMIN, 0, NULL},
+    {"PATCH", "/api/v1/alerts/{id}", alert_patch, ROLE_OWNER | ROLE_ADMIN, ROUTE_JSON_BODY, NULL},
+    {NULL, NULL, NULL, 0, 0, NULL},
 };

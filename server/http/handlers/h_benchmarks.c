@@ -474,10 +474,11 @@ static void benchmark_list(struct req *r)
 }
 
 const struct route benchmark_routes[] = {
-    {"GET", "/api/v1/benchmarks", benchmark_list, ROLES_USERS, 0},
-    {"POST", "/api/v1/benchmarks", benchmark_create, ROLE_OWNER | ROLE_TEAM, ROUTE_JSON_BODY},
+    {"GET", "/api/v1/benchmarks", benchmark_list, ROLES_USERS, 0,
+     "limit cursor from to team workload offer outcome"},
+    {"POST", "/api/v1/benchmarks", benchmark_create, ROLE_OWNER | ROLE_TEAM, ROUTE_JSON_BODY, NULL},
     {"POST", "/api/v1/benchmarks/import", benchmark_import, ROLE_OWNER | ROLE_TEAM,
-     ROUTE_STREAM_BODY},
-    {"GET", "/api/v1/benchmarks/{id}", benchmark_get, ROLES_USERS, 0},
-    {NULL, NULL, NULL, 0, 0},
+     ROUTE_STREAM_BODY, "format workload_id offer_id measured_at ran_by supersedes where"},
+    {"GET", "/api/v1/benchmarks/{id}", benchmark_get, ROLES_USERS, 0, NULL},
+    {NULL, NULL, NULL, 0, 0, NULL},
 };

@@ -472,12 +472,12 @@ static void comparison_list(struct req *r)
 #define WRITERS (ROLE_OWNER | ROLE_TEAM)
 
 const struct route compute_routes[] = {
-    {"POST", "/api/v1/compare", compare_stateless, READERS, ROUTE_JSON_BODY},
-    {"GET", "/api/v1/scenarios", scenario_list, READERS, 0},
-    {"POST", "/api/v1/scenarios", scenario_create, WRITERS, ROUTE_JSON_BODY},
-    {"GET", "/api/v1/scenarios/{id}", scenario_get, READERS, 0},
-    {"GET", "/api/v1/scenarios/{id}/comparisons", comparison_list, READERS, 0},
-    {"POST", "/api/v1/scenarios/{id}/comparisons", comparison_create, WRITERS, 0},
-    {"GET", "/api/v1/comparisons/{sha256}", comparison_get, READERS, 0},
-    {NULL, NULL, NULL, 0, 0},
+    {"POST", "/api/v1/compare", compare_stateless, READERS, ROUTE_JSON_BODY, NULL},
+    {"GET", "/api/v1/scenarios", scenario_list, READERS, 0, "limit cursor"},
+    {"POST", "/api/v1/scenarios", scenario_create, WRITERS, ROUTE_JSON_BODY, NULL},
+    {"GET", "/api/v1/scenarios/{id}", scenario_get, READERS, 0, NULL},
+    {"GET", "/api/v1/scenarios/{id}/comparisons", comparison_list, READERS, 0, "limit cursor"},
+    {"POST", "/api/v1/scenarios/{id}/comparisons", comparison_create, WRITERS, 0, NULL},
+    {"GET", "/api/v1/comparisons/{sha256}", comparison_get, READERS, 0, NULL},
+    {NULL, NULL, NULL, 0, 0, NULL},
 };

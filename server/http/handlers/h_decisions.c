@@ -158,8 +158,8 @@ out:
 }
 
 const struct route decision_routes[] = {
-    {"GET", "/api/v1/decisions", decision_list, ROLES_USERS, 0},
-    {"POST", "/api/v1/decisions", decision_create, ROLE_OWNER, ROUTE_JSON_BODY},
-    {"GET", "/api/v1/decisions/{id}", decision_get, ROLES_USERS, 0},
-    {NULL, NULL, NULL, 0, 0},
+    {"GET", "/api/v1/decisions", decision_list, ROLES_USERS, 0, "limit cursor review"},
+    {"POST", "/api/v1/decisions", decision_create, ROLE_OWNER, ROUTE_JSON_BODY, NULL},
+    {"GET", "/api/v1/decisions/{id}", decision_get, ROLES_USERS, 0, NULL},
+    {NULL, NULL, NULL, 0, 0, NULL},
 };

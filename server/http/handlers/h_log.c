@@ -168,11 +168,11 @@ static void audit_bundle(struct req *r)
 }
 
 const struct route log_routes[] = {
-    {"GET", "/api/v1/log/checkpoint", log_checkpoint, LOG_READERS, 0},
-    {"GET", "/api/v1/log/key", log_key, LOG_READERS, 0},
-    {"GET", "/api/v1/log/entries", log_entries, LOG_READERS, 0},
-    {"GET", "/api/v1/log/proof/inclusion", log_inclusion, LOG_READERS, 0},
-    {"GET", "/api/v1/log/proof/consistency", log_consistency, LOG_READERS, 0},
-    {"GET", "/api/v1/audit/bundle", audit_bundle, LOG_READERS, 0},
-    {NULL, NULL, NULL, 0, 0},
+    {"GET", "/api/v1/log/checkpoint", log_checkpoint, LOG_READERS, 0, NULL},
+    {"GET", "/api/v1/log/key", log_key, LOG_READERS, 0, NULL},
+    {"GET", "/api/v1/log/entries", log_entries, LOG_READERS, 0, "start end"},
+    {"GET", "/api/v1/log/proof/inclusion", log_inclusion, LOG_READERS, 0, "index size"},
+    {"GET", "/api/v1/log/proof/consistency", log_consistency, LOG_READERS, 0, "first second"},
+    {"GET", "/api/v1/audit/bundle", audit_bundle, LOG_READERS, 0, NULL},
+    {NULL, NULL, NULL, 0, 0, NULL},
 };

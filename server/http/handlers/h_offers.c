@@ -315,8 +315,9 @@ static void offer_list(struct req *r)
 }
 
 const struct route offer_routes[] = {
-    {"GET", "/api/v1/offers", offer_list, ROLES_USERS, 0},
-    {"POST", "/api/v1/offers", offer_create, ROLE_OWNER | ROLE_ADMIN, ROUTE_STREAM_BODY},
-    {"GET", "/api/v1/offers/{id}", offer_get, ROLES_USERS, 0},
-    {NULL, NULL, NULL, 0, 0},
+    {"GET", "/api/v1/offers", offer_list, ROLES_USERS, 0,
+     "limit cursor from to provider gpu_model purchase_option"},
+    {"POST", "/api/v1/offers", offer_create, ROLE_OWNER | ROLE_ADMIN, ROUTE_STREAM_BODY, NULL},
+    {"GET", "/api/v1/offers/{id}", offer_get, ROLES_USERS, 0, NULL},
+    {NULL, NULL, NULL, 0, 0, NULL},
 };

@@ -163,7 +163,8 @@ out:
 }
 
 const struct route report_routes[] = {
-    {"GET", "/api/v1/reports/usage", usage_report, ROLES_USERS, 0},
-    {"GET", "/api/v1/reports/idle", idle_report, ROLES_USERS, 0},
-    {NULL, NULL, NULL, 0, 0},
+    {"GET", "/api/v1/reports/usage", usage_report, ROLES_USERS, 0,
+     "group_by from to offer_id cluster_offers"},
+    {"GET", "/api/v1/reports/idle", idle_report, ROLES_USERS, 0, "team from to"},
+    {NULL, NULL, NULL, 0, 0, NULL},
 };

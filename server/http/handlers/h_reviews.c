@@ -602,15 +602,15 @@ out:
 }
 
 const struct route review_routes[] = {
-    {"GET", "/api/v1/reviews", review_list, ROLES_USERS, 0},
-    {"POST", "/api/v1/reviews", review_create, ROLE_OWNER, ROUTE_JSON_BODY},
-    {"GET", "/api/v1/reviews/{id}", review_get, ROLES_USERS, 0},
-    {"PATCH", "/api/v1/reviews/{id}", review_patch, ROLE_OWNER, ROUTE_JSON_BODY},
-    {"GET", "/api/v1/reviews/{id}/checklist", review_checklist, ROLES_USERS, 0},
-    {"GET", "/api/v1/reviews/{id}/artifacts", artifact_list, ROLES_USERS, 0},
+    {"GET", "/api/v1/reviews", review_list, ROLES_USERS, 0, "limit cursor status owner"},
+    {"POST", "/api/v1/reviews", review_create, ROLE_OWNER, ROUTE_JSON_BODY, NULL},
+    {"GET", "/api/v1/reviews/{id}", review_get, ROLES_USERS, 0, NULL},
+    {"PATCH", "/api/v1/reviews/{id}", review_patch, ROLE_OWNER, ROUTE_JSON_BODY, NULL},
+    {"GET", "/api/v1/reviews/{id}/checklist", review_checklist, ROLES_USERS, 0, "comparison"},
+    {"GET", "/api/v1/reviews/{id}/artifacts", artifact_list, ROLES_USERS, 0, NULL},
     {"POST", "/api/v1/reviews/{id}/artifacts", artifact_create, ROLE_OWNER | ROLE_TEAM,
-     ROUTE_JSON_BODY},
+     ROUTE_JSON_BODY, NULL},
     {"PATCH", "/api/v1/reviews/{id}/artifacts/{aid}", artifact_patch, ROLE_OWNER | ROLE_TEAM,
-     ROUTE_JSON_BODY},
-    {NULL, NULL, NULL, 0, 0},
+     ROUTE_JSON_BODY, NULL},
+    {NULL, NULL, NULL, 0, 0, NULL},
 };

@@ -420,7 +420,9 @@ out:
 }
 
 const struct route run_routes[] = {
-    {"GET", "/api/v1/runs", runs_list, ROLES_USERS, 0},
-    {"POST", "/api/v1/runs", runs_upload, ROLE_OWNER | ROLE_TEAM, ROUTE_STREAM_BODY},
-    {NULL, NULL, NULL, 0, 0},
+    {"GET", "/api/v1/runs", runs_list, ROLES_USERS, 0,
+     "limit cursor team class state cluster upload from to"},
+    {"POST", "/api/v1/runs", runs_upload, ROLE_OWNER | ROLE_TEAM, ROUTE_STREAM_BODY,
+     "cluster team steps fields tz atomic"},
+    {NULL, NULL, NULL, 0, 0, NULL},
 };

@@ -1,10 +1,11 @@
 /* GPU telemetry of a benchmark: POST /benchmarks/{id}/telemetry streams nvidia-smi
  * `--query-gpu … --format=csv`, `nvidia-smi dmon` or dcgm-exporter text (detected from the
  * first bytes, or named by ?format=) into the telemetry table with COPY, and answers
- * {id, samples, summary, derived}. The summary is computed on the fly (constant memory); the
- * benchmark's duty cycle and memory peak, when the benchmark did not give them, are derived
- * from all its samples into a separate table (benchmarks themselves are immutable).
- * GET /benchmarks/{id}/telemetry lists the uploads with their summaries. */
+ * {id, samples, inserted, duplicates, summary, derived}: a sample already stored for the
+ * benchmark (same GPU and timestamp) is counted, not stored again. The summary is computed on the
+ * fly (constant memory); the benchmark's duty cycle and memory peak, when the benchmark did not
+ * give them, are derived from all its samples into a separate table (benchmarks themselves are
+ * immutable). GET /benchmarks/{id}/telemetry lists the uploads with their summaries. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -220,7 +221,6 @@ static void telemetry_upload(struct req *r)
     }
     json_object_set_new(rec, "benchmark_id", json_string(r->params[0]));
     json_object_set_new(rec, "lines", json_integer(u->lb.lineno));
-    json_object_set_new(rec, "inserted", json_integer(in.samples));
     json_object_set_new(rec, "rejected_total", json_integer((json_int_t)errs.total));
     json_object_set_new(rec, "summary", json_incref(summary));
     json_t *params = json_pack("{s:f}", "idle_below", q.idle_below);
@@ -243,10 +243,12 @@ static void telemetry_upload(struct req *r)
         json_array_append_new(rejected, e);
     }
     idem_reply(r, &idem, 201,
-               json_pack("{s:s, s:s, s:s, s:I, s:O, s:O, s:o, s:I}", "id", id, "benchmark_id",
-                         r->params[0], "format", telemetry_format_name(format), "samples",
-                         (json_int_t)in.samples, "summary", summary, "derived", derived, "rejected",
-                         rejected, "rejected_total", (json_int_t)errs.total));
+               json_pack("{s:s, s:s, s:s, s:I, s:O, s:O, s:O, s:O, s:o, s:I}", "id", id,
+                         "benchmark_id", r->params[0], "format", telemetry_format_name(format),
+                         "samples", (json_int_t)in.samples, "inserted",
+                         json_object_get(rec, "inserted"), "duplicates",
+                         json_object_get(rec, "duplicates"), "summary", summary, "derived", derived,
+                         "rejected", rejected, "rejected_total", (json_int_t)errs.total));
 out:
     store_upload_tx_abort(in.up);
     if (reader_ready)
@@ -275,8 +277,9 @@ static void telemetry_list(struct req *r)
 }
 
 const struct route telemetry_routes[] = {
-    {"GET", "/api/v1/benchmarks/{id}/telemetry", telemetry_list, ROLES_USERS, 0},
+    {"GET", "/api/v1/benchmarks/{id}/telemetry", telemetry_list, ROLES_USERS, 0,
+     "limit cursor from to"},
     {"POST", "/api/v1/benchmarks/{id}/telemetry", telemetry_upload, ROLE_OWNER | ROLE_TEAM,
-     ROUTE_STREAM_BODY},
-    {NULL, NULL, NULL, 0, 0},
+     ROUTE_STREAM_BODY, "format idle_below fields tz atomic"},
+    {NULL, NULL, NULL, 0, 0, NULL},
 };

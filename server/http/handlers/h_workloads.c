@@ -289,9 +289,11 @@ static void workload_list(struct req *r)
 }
 
 const struct route workload_routes[] = {
-    {"GET", "/api/v1/workloads", workload_list, ROLES_USERS, 0},
-    {"POST", "/api/v1/workloads", workload_create, ROLE_OWNER | ROLE_TEAM, ROUTE_JSON_BODY},
-    {"GET", "/api/v1/workloads/{id}", workload_get, ROLES_USERS, 0},
-    {"PATCH", "/api/v1/workloads/{id}", workload_patch, ROLE_OWNER | ROLE_TEAM, ROUTE_JSON_BODY},
-    {NULL, NULL, NULL, 0, 0},
+    {"GET", "/api/v1/workloads", workload_list, ROLES_USERS, 0,
+     "limit cursor from to team kind class"},
+    {"POST", "/api/v1/workloads", workload_create, ROLE_OWNER | ROLE_TEAM, ROUTE_JSON_BODY, NULL},
+    {"GET", "/api/v1/workloads/{id}", workload_get, ROLES_USERS, 0, NULL},
+    {"PATCH", "/api/v1/workloads/{id}", workload_patch, ROLE_OWNER | ROLE_TEAM, ROUTE_JSON_BODY,
+     NULL},
+    {NULL, NULL, NULL, 0, 0, NULL},
 };
