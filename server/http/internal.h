@@ -134,9 +134,23 @@ long req_read(struct req *r, char *buf, size_t size);
 /* The content type without parameters, lower-cased into buf ("" when absent). */
 const char *req_content_type(struct req *r, char *buf, size_t size);
 
+/* ----- ETag and If-Match (etag.c) -----
+ * A versioned row (workload, review, artifact, alert) has the strong ETag "v<version>"; a write
+ * to it needs If-Match naming that tag (or "*"): 428 without one, 412 when it is stale. W/"v3"
+ * is not accepted (a weak tag cannot guard a write). */
+#define ETAG_MAX 32
 /* 1 when an If-Match header value names etag (unquoted here) or is "*": a comma-separated
  * list of quoted entity tags (RFC 9110 §13.1.1). */
 int etag_matches(const char *if_match, const char *etag);
+/* The row's ETag, unquoted, into buf; returns buf. */
+const char *etag_version(const json_t *row, char buf[ETAG_MAX]);
+/* resp_json with the row's ETag. */
+void resp_versioned(struct req *r, int status, json_t *row_stolen);
+/* Before the row is read: 0 when the request has If-Match, else answers 428 and returns -1. */
+int etag_required(struct req *r, const char *what);
+/* 0 when If-Match names the row's ETag; else answers 428 (none) or 412 (stale) naming `what`
+ * and the current tag, and returns -1. */
+int etag_check(struct req *r, const json_t *row, const char *what);
 /* Fills who from the request's principal (borrowed strings) and returns it. */
 const struct audit_actor *req_actor(struct req *r, struct audit_actor *who);
 

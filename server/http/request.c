@@ -337,18 +337,3 @@ const struct audit_actor *req_actor(struct req *r, struct audit_actor *who)
     who->request_id = r->request_id;
     return who;
 }
-
-int etag_matches(const char *if_match, const char *etag)
-{
-    char quoted[80];
-    snprintf(quoted, sizeof quoted, "\"%s\"", etag);
-    size_t want = strlen(quoted);
-    for (const char *s = if_match; *s;) {
-        s += strspn(s, " ,");
-        size_t len = strcspn(s, ", ");
-        if ((len == 1 && *s == '*') || (len == want && strncmp(s, quoted, len) == 0))
-            return 1;
-        s += len;
-    }
-    return 0;
-}

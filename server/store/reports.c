@@ -81,9 +81,11 @@ static const char *SQL_IDLE =
     "GROUP BY t.id, t.team, t.benchmark_id, t.workload_id, t.idle_below, t.longest_idle_s) "
     "SELECT json_build_object("
     "'benchmarks', (SELECT coalesce(json_agg(to_jsonb(x) ORDER BY x.team, x.benchmark_id), "
-    "'[]') FROM (" IDLE_SELECT("u.benchmark_id, u.team, u.workload_id") "GROUP BY 1, 2, 3) x), "
-    "'teams', (SELECT coalesce(json_agg(to_jsonb(x) ORDER BY x.team), '[]') FROM (" IDLE_SELECT(
-        "u.team") "GROUP BY 1) x))";
+    "'[]') FROM (" IDLE_SELECT(
+        "u.benchmark_id, u.team, u.workload_id") "GROUP BY 1, 2, 3) x), "
+                                                 "'teams', (SELECT coalesce(json_agg(to_jsonb(x) "
+                                                 "ORDER BY x.team), '[]') FROM (" IDLE_SELECT(
+                                                     "u.team") "GROUP BY 1) x))";
 
 enum store_status store_report_usage(struct store *s, const struct usage_query *q, json_t **out)
 {

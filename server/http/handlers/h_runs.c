@@ -156,9 +156,7 @@ static void ingest_ndjson(struct runs_ingest *in, struct upload_stream *u)
         else if (run_from_json(obj, "", &run, &in->errs) == 0)
             accept_run(in, &run, line.lineno, "");
         /* run_from_json's problems carry no line: name it */
-        for (size_t i = before; i < in->errs.count; i++)
-            if (!in->errs.items[i].line)
-                in->errs.items[i].line = line.lineno;
+        problems_default_line(&in->errs, before, line.lineno);
         if (in->errs.total > before)
             in->rejected_lines++;
         json_decref(obj);
