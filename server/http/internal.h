@@ -95,6 +95,7 @@ extern const struct route workload_routes[];
 extern const struct route offer_routes[];
 extern const struct route benchmark_routes[];
 extern const struct route run_routes[];
+extern const struct route cluster_routes[];
 extern const struct route telemetry_routes[];
 extern const struct route report_routes[];
 extern const struct route upload_routes[];
@@ -129,6 +130,12 @@ int req_cursor(struct req *r, char *buf, size_t size, const char **after);
 /* Replies {items, next_cursor}: items were fetched with limit + 1 rows; the extra row (if any)
  * is dropped and the cursor is made from key_field of the last item kept. */
 void resp_page(struct req *r, json_t *items_stolen, int limit, const char *key_field);
+/* A whole list keyed on one unique text field (teams and clusters by name): ?limit= and
+ * ?cursor=, fetch(store, after, limit + 1, &items), then resp_page. */
+typedef enum store_status (*keyset_fetch_fn)(struct store *s, const char *after, int limit,
+                                             json_t **out);
+void resp_keyset_list(struct req *r, keyset_fetch_fn fetch, const char *what,
+                      const char *key_field);
 /* Reads up to size bytes of the body; returns bytes read, 0 at the end, -1 on error. */
 long req_read(struct req *r, char *buf, size_t size);
 /* The content type without parameters, lower-cased into buf ("" when absent). */
