@@ -1,5 +1,5 @@
-/* Job accounting runs (API.md "A run"). An upload streams its rows through COPY into a
- * temporary staging table, then one INSERT … SELECT … ON CONFLICT DO NOTHING moves them into
+/* Job accounting runs (docs/evidence.md "Job accounting"). An upload streams its rows through COPY
+ * into a temporary staging table, then one INSERT … SELECT … ON CONFLICT DO NOTHING moves them into
  * `run`: duplicates (already stored, or repeated within the upload) are counted and skipped,
  * and the upload record and audit row are written in the same transaction. */
 #ifndef CAPLEDGER_STORE_RUNS_H

@@ -161,7 +161,7 @@ out:
     return rc;
 }
 
-/* The cost model refuses two load points with the same offered_rps (COST_MODEL.md). hint ends
+/* The cost model refuses two load points with the same offered_rps (docs/cost-model.md). hint ends
  * the message (how to fix it for an import). */
 static void check_duplicate_points(const json_t *points, const char *hint, struct problems *p)
 {

@@ -253,7 +253,7 @@ function jsonRecordForm() {
   const out = h('div', { class: 'form-status', 'aria-live': 'polite' });
   const submit = h('button', { type: 'submit', class: 'primary' }, 'Create');
   const form = h('form', { class: 'card upload' }, h('h3', null, 'A workload, offer or benchmark as JSON'),
-    h('p', { class: 'hint' }, 'Fields as in API.md and COST_MODEL.md; the answer gives its id.'), kind.wrap, doc.wrap, submit, out);
+    h('p', { class: 'hint' }, 'Fields as in docs/evidence.md and docs/cost-model.md; the answer gives its id.'), kind.wrap, doc.wrap, submit, out);
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
     let body;
