@@ -95,6 +95,7 @@ extern const struct route workload_routes[];
 extern const struct route offer_routes[];
 extern const struct route benchmark_routes[];
 extern const struct route run_routes[];
+extern const struct route cluster_routes[];
 extern const struct route telemetry_routes[];
 extern const struct route report_routes[];
 extern const struct route upload_routes[];
@@ -135,6 +136,12 @@ int req_cursor(struct req *r, char *buf, size_t size, const char **after);
 /* Replies {items, next_cursor}: items were fetched with limit + 1 rows; the extra row (if any)
  * is dropped and the cursor is made from key_field of the last item kept. */
 void resp_page(struct req *r, json_t *items_stolen, int limit, const char *key_field);
+/* A whole list keyed on one unique text field (teams and clusters by name): ?limit= and
+ * ?cursor=, fetch(store, after, limit + 1, &items), then resp_page. */
+typedef enum store_status (*keyset_fetch_fn)(struct store *s, const char *after, int limit,
+                                             json_t **out);
+void resp_keyset_list(struct req *r, keyset_fetch_fn fetch, const char *what,
+                      const char *key_field);
 /* Reads up to size bytes of the body; returns bytes read, 0 at the end, -1 on error. */
 long req_read(struct req *r, char *buf, size_t size);
 /* The content type without parameters, lower-cased into buf ("" when absent). */
@@ -186,9 +193,8 @@ int static_serve(struct req *r);
 /* Fills r->who from the bearer token or session cookie. Returns 0 when the request may go on
  * (anonymous included), or -1 after answering (401 for bad credentials, 403 for CSRF). */
 int auth_resolve(struct req *r);
-/* Session lifetimes: absolute 12 h; idle from CAPLEDGER_SESSION_IDLE_S (default 1800 s). */
+/* Session lifetimes: absolute 12 h; idle: http_config.session_idle_s (CAPLEDGER_SESSION_IDLE_S). */
 #define AUTH_SESSION_ABSOLUTE_S (12 * 3600)
-int auth_session_idle_s(void);
 /* Copies a well-formed session cookie value into buf (SESSION_ID_TEXT_LEN + 1 bytes); returns
  * 1 when there is one. The caller sodium_memzero()s buf. */
 int auth_session_cookie(struct req *r, char *buf, size_t size);

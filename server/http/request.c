@@ -1,6 +1,6 @@
 /* Request and response helpers. Every reply is assembled in memory and written with a single
  * mg_write: with keep-alive, a reply written in pieces waits for the client's delayed ACK
- * (PITFALLS.md: 716 vs ~15,000 req/s). */
+ * (measured: 716 vs ~15,000 req/s). */
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -359,4 +359,19 @@ const struct audit_actor *req_actor(struct req *r, struct audit_actor *who)
     who->token_id = r->who.token_id[0] ? r->who.token_id : NULL;
     who->request_id = r->request_id;
     return who;
+}
+void resp_keyset_list(struct req *r, keyset_fetch_fn fetch, const char *what, const char *key_field)
+{
+    char after_buf[256];
+    const char *after = NULL;
+    int limit = req_limit(r);
+    if (limit < 0 || req_cursor(r, after_buf, sizeof after_buf, &after) != 0)
+        return;
+    json_t *items = NULL;
+    enum store_status st = fetch(r->app->store, after, limit + 1, &items);
+    if (st != STORE_OK) {
+        resp_store_error(r, st, what);
+        return;
+    }
+    resp_page(r, items, limit, key_field);
 }

@@ -145,8 +145,10 @@ export function usageChart(groups) {
   const rows = (groups || []).filter((g) => g.team !== undefined && Number.isFinite(g.gpu_hours));
   if (!rows.length) return null;
   const teams = [...new Set(rows.map((g) => g.team))];
-  const classes = [...new Set(rows.map((g) => g.workload_class ?? 'all'))];
-  const value = (t, c) => rows.filter((g) => g.team === t && (g.workload_class ?? 'all') === c).reduce((s, g) => s + g.gpu_hours, 0);
+  const byClass = rows.some((g) => 'workload_class' in g);
+  const classOf = (g) => (byClass ? g.workload_class || 'unclassified' : 'all classes');
+  const classes = [...new Set(rows.map(classOf))];
+  const value = (t, c) => rows.filter((g) => g.team === t && classOf(g) === c).reduce((s, g) => s + g.gpu_hours, 0);
   const summary = `GPU-hours by team and workload class: ${teams.map((t) => `${t} ${classes.map((c) => `${c} ${number(value(t, c))}`).join(', ')}`).join('; ')}.`;
   return figure({
     id: 'usage',

@@ -69,6 +69,9 @@ GET    /api/v1/uploads/{id}                       users
 
 GET    /api/v1/reports/usage                      users
 GET    /api/v1/reports/idle                       users
+GET    /api/v1/clusters                           users
+GET    /api/v1/clusters/{name}                    users
+PUT    /api/v1/clusters/{name}                    owner
 GET    /api/v1/alerts                             admin owner auditor
 POST   /api/v1/alerts/sweep                       admin owner
 GET    /api/v1/alerts/{id}                        admin owner auditor

@@ -1,6 +1,7 @@
 #include "core/formats/run.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -116,6 +117,8 @@ static const struct run_json_field {
     RUN_TEXT(team, false, true, RUN_TEXT_MAX),
     RUN_TEXT(user, false, true, RUN_TEXT_MAX),
     RUN_TEXT(workload_class, false, true, RUN_TEXT_MAX),
+    RUN_TEXT(partition, false, true, RUN_TEXT_MAX),
+    RUN_TEXT(gpu_model, false, true, RUN_TEXT_MAX),
     RUN_TIME(submitted_at, has_submitted, true, false),
     RUN_TIME(started_at, has_started, false, true),
     RUN_TIME(ended_at, has_ended, true, false),
@@ -234,6 +237,10 @@ void run_copy_line(const struct run *r, struct pgcopy_buf *out)
     pgcopy_tab(out);
     pgcopy_text(out, r->workload_class[0] ? r->workload_class : NULL);
     pgcopy_tab(out);
+    pgcopy_text(out, r->partition[0] ? r->partition : NULL);
+    pgcopy_tab(out);
+    pgcopy_text(out, r->gpu_model[0] ? r->gpu_model : NULL);
+    pgcopy_tab(out);
     pgcopy_time_ms(out, r->submitted_at_s * 1000, r->has_submitted);
     pgcopy_tab(out);
     pgcopy_time_ms(out, r->started_at_s * 1000, r->has_started);
@@ -248,4 +255,22 @@ void run_copy_line(const struct run *r, struct pgcopy_buf *out)
     pgcopy_tab(out);
     pgcopy_double(out, r->gpu_utilization);
     pgcopy_end_row(out);
+}
+
+json_t *run_upload_warnings(const json_t *classes, const char *cluster)
+{
+    json_t *list = json_array();
+    json_int_t n = json_integer_value(json_object_get(classes, "unclassified"));
+    if (list && n > 0) {
+        char msg[400];
+        snprintf(msg, sizeof msg,
+                 "%lld run%s have no workload class and count toward no class's evidence: give "
+                 "?class= (--param class= with capledger import), or map the partitions of "
+                 "cluster '%s' (PUT /api/v1/clusters/%s) before uploading",
+                 (long long)n, n == 1 ? "" : "s", cluster ? cluster : "(per run)",
+                 cluster ? cluster : "NAME");
+        json_array_append_new(list,
+                              json_pack("{s:s, s:s}", "code", "unclassified", "message", msg));
+    }
+    return list;
 }
