@@ -13,6 +13,7 @@ export const WRITES = {
   'POST /benchmarks/import': ['owner', 'team'],
   'POST /benchmarks/{id}/telemetry': ['owner', 'team'],
   'POST /runs': ['owner', 'team'],
+  'PUT /clusters/{name}': ['owner'],
   'POST /reviews': ['owner'],
   'PATCH /reviews/{id}': ['owner'],
   'POST /reviews/{id}/artifacts': ['owner', 'team'],

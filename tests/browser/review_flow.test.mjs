@@ -79,7 +79,7 @@ test('each role lands on its page and sees only the forms it may submit', async 
   // An auditor has no upload tab and no form on a review.
   const a = await session(users.auditor);
   await openRoute(a.page, srv, 'evidence');
-  assert.equal(await a.page.getByRole('link', { name: 'Upload' }).count(), 0);
+  assert.equal(await a.page.getByRole('link', { name: 'Upload', exact: true }).count(), 0);
   await a.context.close();
 });
 
