@@ -76,8 +76,18 @@ for (const [name, viewport] of [['1280×800', { width: 1280, height: 800 }], ['n
         for (const v of await axe(page)) {
           if (v.impact === 'serious' || v.impact === 'critical') found.push(`${role} #/${route}: ${v.id} (${v.impact}) ${v.help} at ${v.nodes.join(', ')}`);
         }
-        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-        if (overflow > 1) found.push(`${role} #/${route}: the page is ${overflow}px wider than the window`);
+        const overflow = await page.evaluate(() => {
+          const over = document.documentElement.scrollWidth - window.innerWidth;
+          // The innermost element that sticks out, to say where.
+          const out = [...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1)
+            .filter((e) => ![...e.children].some((c) => c.getBoundingClientRect().right > window.innerWidth + 1));
+          const name = (e) => `${e.tagName.toLowerCase()}${e.id ? `#${e.id}` : ''}${e.className ? `.${String(e.className).split(' ').join('.')}` : ''}`;
+          const widest = [...document.querySelectorAll('body *')].map((e) => [e, Math.max(e.getBoundingClientRect().right, e.scrollWidth + e.getBoundingClientRect().left)])
+            .sort((a, b) => b[1] - a[1]).slice(0, 4).map(([e, r]) => `${name(e)}:${Math.round(r)}`);
+          const where = [...out.slice(0, 2).map(name), ...widest].join(', ');
+          return { over, where };
+        });
+        if (overflow.over > 1) found.push(`${role} #/${route}: the page is ${overflow.over}px wider than the window (${overflow.where})`);
       }
       assert.deepEqual(problems, [], role);
       await context.close();
