@@ -99,8 +99,11 @@ static void print_approvers(const json_t *approvers)
     json_object_foreach((json_t *)approvers, key_id, a)
     {
         const char *owner = json_string_value(json_object_get(a, "owner"));
-        printf("approver %s, key %s%s: signed ", owner ? owner : "(not in the log)", key_id,
-               json_is_true(json_object_get(a, "pinned")) ? " (one you hold)" : "");
+        const json_t *enrolled = json_object_get(a, "enrolled");
+        printf("approver %s, key %s", owner ? owner : "(not in the log)", key_id);
+        if (json_is_integer(enrolled))
+            printf(" (enrolled by leaf %" JSON_INTEGER_FORMAT ")", json_integer_value(enrolled));
+        printf("%s: signed ", json_is_true(json_object_get(a, "pinned")) ? " (one you hold)" : "");
         print_ranges(json_object_get(a, "leaves"));
         printf("\n");
     }
@@ -137,7 +140,7 @@ int cmd_verify(int argc, char **argv)
     int status = 1;
     char *text = NULL, *previous = NULL, *key_text = NULL, *approvers_text = NULL;
     const char **approver_keys = NULL;
-    json_t *bundle = NULL, *approvers = json_object();
+    json_t *bundle = NULL, *report = json_object();
     struct problems errs;
     problems_init(&errs);
     struct bundle_trust trust = {0};
@@ -177,7 +180,7 @@ int cmd_verify(int argc, char **argv)
         goto done;
     trust.previous_checkpoint = previous;
     char why[1024];
-    if (bundle_verify(bundle, &trust, approvers, why, sizeof why) != 0) {
+    if (bundle_verify(bundle, &trust, report, why, sizeof why) != 0) {
         fprintf(stderr, "capledger verify: FAILED: %s\n", why);
         goto done;
     }
@@ -193,11 +196,18 @@ int cmd_verify(int argc, char **argv)
            trust.approver_count ? "; every signer is an approver key you hold" : "",
            previous ? "; the previous checkpoint is a prefix" : "",
            recompute ? "; every comparison recomputed within 1e-9" : "");
-    print_approvers(approvers);
+    print_approvers(json_object_get(report, "approvers"));
+    json_int_t legacy = json_integer_value(json_object_get(report, "legacy_decisions"));
+    if (legacy)
+        fprintf(stderr,
+                "capledger verify: note: %" JSON_INTEGER_FORMAT " decision leaves come before the "
+                "log's first key event (a log begun before key events were logged): their keys "
+                "were checked against the bundle's signer_keys only\n",
+                legacy);
     status = 0;
 done:
     json_decref(bundle);
-    json_decref(approvers);
+    json_decref(report);
     free(approver_keys);
     free(approvers_text);
     free(key_text);

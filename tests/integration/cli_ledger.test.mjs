@@ -166,7 +166,7 @@ test('verify --approvers pins who may sign and prints each approver\'s leaves', 
   fs.writeFileSync(approvers, `${other}\n`);
   r = run('verify', file, '--key', heldKey, '--approvers', approvers);
   assert.equal(r.status, 1);
-  assert.match(r.stderr, new RegExp(`FAILED: leaf 0: signed by key ${aliceId} \\(listed for "alice"\\), which is not one of the approver keys you hold`));
+  assert.match(r.stderr, new RegExp(`FAILED: leaf 0: signed by key ${aliceId} \\(of "alice"\\), which is not one of the approver keys you hold`));
   // Without --approvers the signers are still listed, for comparison with keys held elsewhere.
   r = run('verify', file, '--key', heldKey);
   assert.match(r.stdout, new RegExp(`^approver alice, key ${aliceId}: signed leaves 0-4$`, 'm'));
