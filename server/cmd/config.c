@@ -90,6 +90,13 @@ void config_load(struct config *cfg)
     cfg->drift_sweep_s = atoi(env_or("CAPLEDGER_DRIFT_SWEEP_S", "60"));
     if (cfg->drift_sweep_s < 0 || cfg->drift_sweep_s > 86400)
         cfg->drift_sweep_s = 60;
+    cfg->webhook_timeout_s = atof(env_or("CAPLEDGER_WEBHOOK_TIMEOUT_S", "10"));
+    if (!(cfg->webhook_timeout_s >= 0.1 && cfg->webhook_timeout_s <= 300))
+        cfg->webhook_timeout_s = 10;
+    cfg->webhook_retry_base_s = atof(env_or("CAPLEDGER_WEBHOOK_RETRY_BASE_S", "15"));
+    if (!(cfg->webhook_retry_base_s >= 0.01 && cfg->webhook_retry_base_s <= 3600))
+        cfg->webhook_retry_base_s = 15;
+    cfg->webhook_deny_private = strcmp(env_or("CAPLEDGER_WEBHOOK_DENY_PRIVATE", "0"), "1") == 0;
     if (cfg->pool_size < 1 || cfg->pool_size > 256)
         cfg->pool_size = 16;
     if (cfg->threads < 2 || cfg->threads > 1024)

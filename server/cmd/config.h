@@ -16,7 +16,10 @@ struct config {
     const char *log_origin;
     int pool_size;
     int threads;
-    int drift_sweep_s; /* 0: no background drift check */
+    int drift_sweep_s;           /* 0: no background drift check */
+    double webhook_timeout_s;    /* one delivery attempt */
+    double webhook_retry_base_s; /* the first backoff step */
+    int webhook_deny_private;    /* refuse loopback and private addresses too */
 };
 
 /* Reads $CAPLEDGER_VAR_DIR/capledger.env (default var/capledger.env), which scripts/run writes

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/validate.h"
+#include "store/webhooks.h"
 
 #define ALERT_JSON                                                                                 \
     "json_build_object('id', a.id, 'kind', a.kind, 'review_id', a.review_id, "                     \
@@ -250,6 +251,10 @@ static enum store_status raise_alert(struct store *s, const struct audit_actor *
     const char *pr[] = {review, decision};
     if (st == STORE_OK)
         st = store_exec(c, SQL_NEEDS_DECISION, 2, pr, NULL);
+    /* the owner's webhooks learn of it once this commits, never before */
+    if (st == STORE_OK)
+        st = store_webhook_enqueue_tx(c, "drift", json_string_value(json_object_get(row, "owner")),
+                                      row, NULL);
     if (st == STORE_OK)
         st = store_audit_record_tx(c, who, "alert.raise",
                                    json_string_value(json_object_get(row, "id")), row);

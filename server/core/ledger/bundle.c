@@ -30,21 +30,6 @@ __attribute__((format(printf, 3, 4))) static int fail(char *why, size_t why_size
     return 1;
 }
 
-/* SHA-256 of the RFC 8785 bytes of v, as lower-case hex. Returns 0, or -1 when v cannot be
- * canonicalized. */
-static int jcs_sha256_hex(const json_t *v, char hex[65])
-{
-    size_t len;
-    char *bytes = jcs_serialize(v, &len);
-    if (!bytes)
-        return -1;
-    uint8_t digest[crypto_hash_sha256_BYTES];
-    crypto_hash_sha256(digest, (const uint8_t *)bytes, len);
-    free(bytes);
-    codec_hex_encode(digest, sizeof digest, hex);
-    return 0;
-}
-
 /* An RFC 3339 time with an offset, to the nanosecond: epoch milliseconds from timefmt plus the
  * fraction's digits beyond the third, so that PostgreSQL's microseconds still order. */
 struct instant {
