@@ -75,9 +75,11 @@ static const char *SQL_RAISE =
 
 /* One alert per enabled owner and admin; the same evidence again raises nothing new. */
 static const char *SQL_RAISE_LOG_INTEGRITY =
-    "INSERT INTO alert (kind, owner, message, evidence) SELECT 'log_integrity', u.username, $1, "
-    "'[]'::jsonb FROM app_user u WHERE u.role IN ('owner', 'admin') AND u.disabled_at IS NULL "
-    "ON CONFLICT (owner, md5(message)) WHERE kind = 'log_integrity' DO NOTHING";
+    "WITH a AS (INSERT INTO alert (kind, owner, message, evidence) SELECT 'log_integrity', "
+    "u.username, $1, '[]'::jsonb FROM app_user u WHERE u.role IN ('owner', 'admin') AND "
+    "u.disabled_at IS NULL ON CONFLICT (owner, md5(message)) WHERE kind = 'log_integrity' "
+    "DO NOTHING RETURNING *) SELECT coalesce(json_agg(" ALERT_JSON " ORDER BY a.owner), '[]') "
+    "FROM a";
 
 /* Only while the decision that drifted is still the review's latest. */
 static const char *SQL_NEEDS_DECISION =
@@ -359,5 +361,22 @@ enum store_status store_alert_log_integrity(struct store *s, const char *evidenc
              "anything else.",
              evidence);
     const char *p[] = {message};
-    return store_exec1(s, SQL_RAISE_LOG_INTEGRITY, 1, p, NULL);
+    struct store_conn *c = store_acquire(s, 5000);
+    if (!c)
+        return STORE_UNAVAILABLE;
+    json_t *rows = NULL;
+    enum store_status st = store_begin(c);
+    if (st == STORE_OK)
+        st = store_json(c, SQL_RAISE_LOG_INTEGRITY, 1, p, &rows);
+    /* Webhooks hear of it once, whoever they belong to (the alert names nobody in particular):
+     * the first of the new alerts stands for all. Nothing new: raised before. */
+    if (st == STORE_OK && json_array_size(rows))
+        st = store_webhook_enqueue_tx(c, "log_integrity", NULL, json_array_get(rows, 0), NULL);
+    if (st == STORE_OK)
+        st = store_commit(c);
+    else
+        store_rollback(c);
+    store_release(s, c);
+    json_decref(rows);
+    return st;
 }

@@ -56,6 +56,9 @@ function frontier(hashes) {
 test('a rewound log head gets no second signed root: 503 log-inconsistent, not ready, alerts', async () => {
   const t = await setUp(3);
   try {
+    // An owner's webhook subscribed to log integrity alerts (delivered by the alert outbox).
+    const hook = await api(t.srv.url, 'POST', '/api/v1/webhooks', { token: t.olga.token, body: { url: 'https://example.com/capledger-hook', events: ['log_integrity'] } });
+    assert.equal(hook.status, 201, hook.text);
     const size = Number(t.sql('SELECT size FROM log_head'));
     const leaves = t.sql("SELECT string_agg(encode(leaf, 'base64'), ',' ORDER BY leaf_index) FROM log_leaf")
       .replace(/\n/g, '').split(',').map((b) => Buffer.from(b, 'base64'));
@@ -88,6 +91,7 @@ test('a rewound log head gets no second signed root: 503 log-inconsistent, not r
     const integrity = alerts.json.items.filter((a) => a.kind === 'log_integrity');
     assert.deepEqual(integrity.map((a) => a.owner).sort(), ['admin', 'olga']);
     assert.match(integrity[0].message, new RegExp(`checkpoint of size ${size} is stored`));
+    assert.equal(t.sql("SELECT count(*) FROM webhook_delivery WHERE event = 'log_integrity'"), '1');
     const mine = await t.get('/api/v1/alerts', t.olga);
     assert.equal(mine.json.items.filter((a) => a.kind === 'log_integrity').length, 1);
     assert.ok(t.srv.stderrLines().some((l) => l.includes('"the decision log is inconsistent: appends stopped"') && l.includes(`checkpoint of size ${size} is stored`)));
