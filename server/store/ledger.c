@@ -95,7 +95,23 @@ static const char *SQL_REVIEW_DECIDED =
     "WHERE n.supersedes = d.id), 'signer', d.signer, 'signer_key_id', d.signer_key_id, "           \
     "'leaf_index', d.leaf_index, 'received_at', " UTC_MICROS(                                      \
         "d.received_at") ", "                                                                      \
-                         "'record', d.record, 'signature', d.signature)"
+                         "'record', d.record, 'signature', d.signature, "                          \
+                         "'leaf', (SELECT " B64(                                                   \
+                             "l.leaf") " FROM log_leaf l "                                         \
+                                       "WHERE l.leaf_index = d.leaf_index), "                      \
+                                       "'enrol_leaf', (SELECT " B64(                               \
+                                           "l.leaf") " FROM log_key_event e "                      \
+                                                     "JOIN log_leaf l ON l.leaf_index = "          \
+                                                     "e.leaf_index "                               \
+                                                     "WHERE e.key_id = d.signer_key_id AND "       \
+                                                     "e.kind = 'enrol'), "                         \
+                                                     "'successor_leaf', (SELECT " B64(             \
+                                                         "l.leaf") " FROM decision n "             \
+                                                                   "JOIN log_leaf l ON "           \
+                                                                   "l.leaf_index = n.leaf_index "  \
+                                                                   "WHERE n.supersedes = "         \
+                                                                   "d.id ORDER BY n.leaf_index "   \
+                                                                   "LIMIT 1))"
 #define DECISION_VISIBLE(param)                                                                    \
     "(" param "::jsonb = 'null'::jsonb OR EXISTS (SELECT 1 FROM review r JOIN workload w "         \
     "ON w.id = ANY (r.workload_ids) WHERE r.id = d.review_id AND w.team IN "                       \
@@ -921,22 +937,133 @@ out:
 
 /* ---- reading ---- */
 
-enum store_status store_decision_get(struct store *s, const char *id, const char *teams_json,
-                                     json_t **out)
+/* ---- reading: decisions bound to their leaves ---- */
+
+/* decision_view of base64 leaf bytes; NULL when they are not a decision leaf. */
+static json_t *view_of(const char *b64)
 {
+    size_t b64_len = b64 ? strlen(b64) : 0;
+    uint8_t *bytes = b64 ? malloc(b64_len / 4 * 3 + 1) : NULL;
+    long len = bytes ? codec_b64_decode(b64, b64_len, bytes, b64_len / 4 * 3 + 1) : -1;
+    json_t *view = len >= 0 ? decision_view(bytes, (size_t)len) : NULL;
+    free(bytes);
+    return view;
+}
+
+/* The owner an enrolment leaf (base64) names for key_id, or "" when it is not one. */
+static void enrolled_owner(const char *b64, const char *key_id, char *out, size_t size)
+{
+    out[0] = '\0';
+    size_t b64_len = b64 ? strlen(b64) : 0;
+    uint8_t *bytes = b64 ? malloc(b64_len / 4 * 3 + 1) : NULL;
+    long len = bytes ? codec_b64_decode(b64, b64_len, bytes, b64_len / 4 * 3 + 1) : -1;
+    json_t *doc = len >= 0 ? jcs_parse((const char *)bytes, (size_t)len, NULL) : NULL;
+    free(bytes);
+    struct keylog_event ev;
+    char why[256];
+    if (doc && keylog_event_parse(doc, &ev, why, sizeof why) == 0 && ev.kind == KEYLOG_ENROL &&
+        key_id && strcmp(ev.key_id, key_id) == 0)
+        snprintf(out, size, "%s", ev.owner);
+    json_decref(doc);
+}
+
+/* Everything served about a decision comes from its leaf: the row (with the helper members
+ * leaf, enrol_leaf and successor_leaf) must say what the leaf says, its signer must be the
+ * owner the key's enrolment leaf names, and a successor must be a decision whose leaf
+ * supersedes it. On success the served members are the leaf's; else fault names the first
+ * difference. The helper members are removed either way. */
+static void bind_to_leaf(json_t *row, char *fault, size_t size)
+{
+    const char *id = text_of(row, "id") ? text_of(row, "id") : "?";
+    long long index = (long long)json_integer_value(json_object_get(row, "leaf_index"));
+    json_t *view = view_of(text_of(row, "leaf"));
+    const char *bad = view ? decision_view_mismatch(row, view) : NULL;
+    char owner[256];
+    enrolled_owner(text_of(row, "enrol_leaf"), text_of(row, "signer_key_id"), owner, sizeof owner);
+    if (!view)
+        snprintf(fault, size, "decision %s: leaf %lld is not a decision leaf", id, index);
+    else if (bad)
+        snprintf(fault, size, "decision %s: the stored row's %s differs from leaf %lld", id, bad,
+                 index);
+    else if (!text_of(row, "signer") || strcmp(owner, text_of(row, "signer")) != 0)
+        snprintf(fault, size,
+                 "decision %s: the stored signer is not the owner the log enrolled its key for",
+                 id);
+    const char *successor = text_of(row, "superseded_by");
+    if (!fault[0] && successor) {
+        json_t *next = view_of(text_of(row, "successor_leaf"));
+        if (!next || !json_equal(json_object_get(next, "supersedes"), json_object_get(row, "id")) ||
+            !json_equal(json_object_get(next, "id"), json_object_get(row, "superseded_by")))
+            snprintf(fault, size,
+                     "decision %s: superseded_by names %s, whose leaf does not supersede it", id,
+                     successor);
+        json_decref(next);
+    }
+    if (!fault[0])
+        json_object_update(row, view);
+    json_object_del(row, "leaf");
+    json_object_del(row, "enrol_leaf");
+    json_object_del(row, "successor_leaf");
+    json_decref(view);
+}
+
+/* A decision row that differs from its leaf: logged and alerted, never served. */
+static void report_mismatch(struct store *s, const char *fault)
+{
+    json_t *line = json_pack("{s:s, s:s, s:s}", "level", "error", "msg",
+                             "a decision row differs from its log leaf", "evidence", fault);
+    char *text = line ? json_dumps(line, JSON_COMPACT) : NULL;
+    if (text)
+        fprintf(stderr, "%s\n", text);
+    free(text);
+    json_decref(line);
+    if (store_alert_log_integrity(s, fault) != STORE_OK)
+        fprintf(stderr, "{\"level\":\"error\",\"msg\":\"cannot record the log alert\"}\n");
+}
+
+enum store_status store_decision_get(struct store *s, const char *id, const char *teams_json,
+                                     char *fault, size_t fault_size, json_t **out)
+{
+    fault[0] = '\0';
     const char *p[] = {id, teams_json};
-    return store_json1(s, SQL_DECISION_GET, 2, p, out);
+    enum store_status st = store_json1(s, SQL_DECISION_GET, 2, p, out);
+    if (st != STORE_OK)
+        return st;
+    bind_to_leaf(*out, fault, fault_size);
+    if (fault[0]) {
+        json_decref(*out);
+        *out = NULL;
+        report_mismatch(s, fault);
+    }
+    return STORE_OK;
 }
 
 enum store_status store_decision_list(struct store *s, const char *review_id,
                                       const char *teams_json, long long after_index, int limit,
-                                      json_t **out)
+                                      char *fault, size_t fault_size, json_t **out)
 {
+    fault[0] = '\0';
     char after[24], lim[16];
     snprintf(after, sizeof after, "%lld", after_index);
     snprintf(lim, sizeof lim, "%d", limit);
     const char *p[] = {review_id, teams_json, after, lim};
-    return store_json1(s, SQL_DECISION_LIST, 4, p, out);
+    enum store_status st = store_json1(s, SQL_DECISION_LIST, 4, p, out);
+    if (st != STORE_OK)
+        return st;
+    size_t i;
+    json_t *row;
+    json_array_foreach(*out, i, row)
+    {
+        bind_to_leaf(row, fault, fault_size);
+        if (fault[0])
+            break;
+    }
+    if (fault[0]) {
+        json_decref(*out);
+        *out = NULL;
+        report_mismatch(s, fault);
+    }
+    return STORE_OK;
 }
 
 enum store_status store_log_head(struct store *s, json_t **out)

@@ -58,13 +58,17 @@ enum store_status store_decision_append(struct store *s, const struct audit_acto
 
 /* A decision {id, review_id, decision, chosen_option, comparison_sha256, supersedes,
  * superseded_by, signer, signer_key_id, leaf_index, received_at, record, signature};
- * teams_json as store_review_get. */
+ * teams_json as store_review_get. What is served comes from the decision's leaf: the stored
+ * row must say the same, its signer be the owner the key's enrolment leaf names, and a
+ * successor's leaf supersede it. Otherwise *out is NULL, fault names the difference (and
+ * owners and admins get a log_integrity alert) — the edited row is never served. */
 enum store_status store_decision_get(struct store *s, const char *id, const char *teams_json,
-                                     json_t **out) STORE_MUSTCHECK;
-/* In log order after leaf index after_index (-1 from the start); review_id NULL for all. */
+                                     char *fault, size_t fault_size, json_t **out) STORE_MUSTCHECK;
+/* In log order after leaf index after_index (-1 from the start); review_id NULL for all.
+ * Each decision bound to its leaf as store_decision_get; one that differs faults the list. */
 enum store_status store_decision_list(struct store *s, const char *review_id,
                                       const char *teams_json, long long after_index, int limit,
-                                      json_t **out) STORE_MUSTCHECK;
+                                      char *fault, size_t fault_size, json_t **out) STORE_MUSTCHECK;
 
 /* {origin, verifier_key, tree_size, root (hex), checkpoint (note text)}: the latest. */
 enum store_status store_log_head(struct store *s, json_t **out) STORE_MUSTCHECK;

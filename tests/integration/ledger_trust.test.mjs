@@ -240,3 +240,41 @@ test('a log begun before key events were logged: its keys are enrolled at start,
     await srv.stop();
   }
 });
+
+test('a decision row edited in place is never served: the API answers from the leaf or not at all', async () => {
+  const t = await setUp(2);
+  try {
+    const [first, second] = t.decisions;
+    const before = await t.get(`/api/v1/decisions/${first.rec.id}`);
+    assert.equal(before.status, 200, before.text);
+    assert.equal(before.json.decision, 'revise');
+    assert.deepEqual(before.json.record, first.rec);
+    // The attack of issue #10: revise → advance, in the row and in its copy of the record.
+    t.asSuperuser(`UPDATE decision SET decision = 'advance', record = jsonb_set(record, '{decision}', '"advance"') WHERE id = '${first.rec.id}'`);
+    const r = await t.get(`/api/v1/decisions/${first.rec.id}`);
+    assert.equal(r.status, 500, r.text);
+    assert.equal(r.json.type, 'https://capledger.dev/problems/log-integrity');
+    assert.match(r.json.detail, new RegExp(`decision ${first.rec.id}: the stored row's decision differs from leaf ${first.reply.leaf_index}`));
+    assert.doesNotMatch(r.text, /advance"/);
+    const list = await t.get(`/api/v1/decisions?review=${t.review.id}`);
+    assert.equal(list.status, 500, list.text);
+    // The untouched decision still reads back; owners and admins are alerted.
+    assert.equal((await t.get(`/api/v1/decisions/${second.rec.id}`)).status, 200);
+    const alerts = (await t.get('/api/v1/alerts', t.admin)).json.items.filter((a) => a.kind === 'log_integrity');
+    assert.ok(alerts.some((a) => a.message.includes(first.rec.id)), JSON.stringify(alerts));
+    // A signer renamed in the row, and a successor claimed by a row: named too.
+    t.asSuperuser(`UPDATE decision SET decision = 'revise', record = jsonb_set(record, '{decision}', '"revise"'), signer = 'mallory' WHERE id = '${first.rec.id}'`);
+    const renamed = await t.get(`/api/v1/decisions/${first.rec.id}`);
+    assert.equal(renamed.status, 500, renamed.text);
+    assert.match(renamed.json.detail, /signer is not the owner the log enrolled its key for/);
+    t.asSuperuser(`UPDATE decision SET signer = 'olga' WHERE id = '${first.rec.id}'; UPDATE decision SET supersedes = '${first.rec.id}' WHERE id = '${second.rec.id}'`);
+    const claimed = await t.get(`/api/v1/decisions/${first.rec.id}`);
+    assert.equal(claimed.status, 500, claimed.text);
+    t.asSuperuser(`UPDATE decision SET supersedes = NULL WHERE id = '${second.rec.id}'`);
+    assert.equal((await t.get(`/api/v1/decisions/${first.rec.id}`)).status, 200);
+    // The log itself was never touched: the bundle verifies.
+    assert.equal(verifyBundle((await t.get('/api/v1/audit/bundle')).json, t.key).status, 0);
+  } finally {
+    await t.srv.stop();
+  }
+});

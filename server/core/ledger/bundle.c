@@ -143,9 +143,9 @@ static int check_leaf(struct walk *w, size_t index, const uint8_t *leaf, size_t 
         goto out;
     }
     json_t *record = json_object_get(doc, "record");
-    const char *signature = json_string_value(json_object_get(doc, "signature"));
-    const char *public_key = json_string_value(json_object_get(doc, "public_key"));
-    const char *received_at = json_string_value(json_object_get(doc, "received_at"));
+    const char *signature = jcs_text(json_object_get(doc, "signature"));
+    const char *public_key = jcs_text(json_object_get(doc, "public_key"));
+    const char *received_at = jcs_text(json_object_get(doc, "received_at"));
     if (!json_is_object(doc) || json_object_size(doc) != 4 || !json_is_object(record) ||
         !signature || !public_key || !received_at) {
         fail(why, why_size,
@@ -153,7 +153,7 @@ static int check_leaf(struct walk *w, size_t index, const uint8_t *leaf, size_t 
              index);
         goto out;
     }
-    const char *key_id = json_string_value(json_object_get(record, "signer_key_id"));
+    const char *key_id = jcs_text(json_object_get(record, "signer_key_id"));
     uint8_t pk[crypto_sign_PUBLICKEYBYTES + 1];
     char computed_id[DECISION_KEY_ID_HEX_LEN + 1];
     if (codec_b64_decode(public_key, strlen(public_key), pk, sizeof pk) !=
@@ -171,7 +171,7 @@ static int check_leaf(struct walk *w, size_t index, const uint8_t *leaf, size_t 
         fail(why, why_size, "leaf %zu: signer key %s is not in signer_keys", index, key_id);
         goto out;
     }
-    const char *listed_pk = json_string_value(json_object_get(listed, "public_key"));
+    const char *listed_pk = jcs_text(json_object_get(listed, "public_key"));
     if (!listed_pk || strcmp(listed_pk, public_key) != 0) {
         fail(why, why_size, "leaf %zu: public key differs from signer_keys[%s]", index, key_id);
         goto out;
@@ -188,7 +188,7 @@ static int check_leaf(struct walk *w, size_t index, const uint8_t *leaf, size_t 
     }
     const char *owner = keylog_owner(w->keys, key_id);
     if (!owner)
-        owner = json_string_value(json_object_get(listed, "owner"));
+        owner = jcs_text(json_object_get(listed, "owner"));
     json_t *seen = json_object_get(w->approvers, key_id);
     if (w->pinned && !json_is_true(json_object_get(seen, "pinned"))) {
         fail(why, why_size,
@@ -208,7 +208,7 @@ static int check_leaf(struct walk *w, size_t index, const uint8_t *leaf, size_t 
     }
     json_t *revoked_at = json_object_get(listed, "revoked_at");
     if (revoked_at && !json_is_null(revoked_at)) {
-        if (!parse_instant(json_string_value(revoked_at), &revoked)) {
+        if (!parse_instant(jcs_text(revoked_at), &revoked)) {
             fail(why, why_size, "signer_keys[%s]: revoked_at is not an RFC 3339 time", key_id);
             goto out;
         }
@@ -220,7 +220,7 @@ static int check_leaf(struct walk *w, size_t index, const uint8_t *leaf, size_t 
     }
     json_t *cited = json_object_get(record, "comparison_sha256");
     for (size_t i = 0; i < json_array_size(cited); i++) {
-        const char *hash = json_string_value(json_array_get(cited, i));
+        const char *hash = jcs_text(json_array_get(cited, i));
         if (!hash || !json_object_get(comparisons, hash)) {
             fail(why, why_size, "leaf %zu: cited comparison %s is not in the bundle", index,
                  hash ? hash : "(not a string)");
@@ -246,7 +246,7 @@ static int check_comparison(const char *key, const json_t *entry, char *why, siz
         return fail(why, why_size, "comparison %s: result cannot be canonicalized", key);
     if (strcmp(hex, key) != 0)
         return fail(why, why_size, "comparison %s: its result hashes to %s", key, hex);
-    const char *input_sha256 = json_string_value(json_object_get(result, "input_sha256"));
+    const char *input_sha256 = jcs_text(json_object_get(result, "input_sha256"));
     if (input_sha256) {
         if (!scenario || jcs_sha256_hex(scenario, hex) != 0 || strcmp(hex, input_sha256) != 0)
             return fail(why, why_size,
@@ -342,9 +342,9 @@ static int trusted_verifier(const struct bundle_trust *trust, const char *vkey, 
 int bundle_verify(const json_t *bundle, const struct bundle_trust *trust, json_t *report, char *why,
                   size_t why_size)
 {
-    const char *origin = json_string_value(json_object_get(bundle, "origin"));
-    const char *vkey = json_string_value(json_object_get(bundle, "verifier_key"));
-    const char *checkpoint = json_string_value(json_object_get(bundle, "checkpoint"));
+    const char *origin = jcs_text(json_object_get(bundle, "origin"));
+    const char *vkey = jcs_text(json_object_get(bundle, "verifier_key"));
+    const char *checkpoint = jcs_text(json_object_get(bundle, "checkpoint"));
     const json_t *leaves = json_object_get(bundle, "leaves");
     const json_t *signer_keys = json_object_get(bundle, "signer_keys");
     const json_t *comparisons = json_object_get(bundle, "comparisons");
@@ -383,7 +383,7 @@ int bundle_verify(const json_t *bundle, const struct bundle_trust *trust, json_t
     if (pin_approvers(trust, w.approvers, why, why_size) != 0)
         goto out;
     for (size_t i = 0; i < n; i++) {
-        const char *b64 = json_string_value(json_array_get(leaves, i));
+        const char *b64 = jcs_text(json_array_get(leaves, i));
         size_t b64_len = b64 ? strlen(b64) : 0;
         leaf = b64 ? malloc(b64_len / 4 * 3 + 1) : NULL;
         long len = leaf ? codec_b64_decode(b64, b64_len, leaf, b64_len / 4 * 3 + 1) : -1;

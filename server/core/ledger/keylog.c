@@ -70,7 +70,7 @@ int keylog_event_parse(const json_t *doc, struct keylog_event *ev, char *why, si
         ev->kind = KEYLOG_DECISION;
         return 0;
     }
-    const char *k = json_string_value(kind);
+    const char *k = jcs_text(kind);
     size_t members;
     if (k && strcmp(k, KEYLOG_KIND_ENROL) == 0) {
         ev->kind = KEYLOG_ENROL;
@@ -81,11 +81,11 @@ int keylog_event_parse(const json_t *doc, struct keylog_event *ev, char *why, si
     } else {
         return fail(why, why_size, "unknown leaf kind");
     }
-    ev->key_id = json_string_value(json_object_get(doc, "key_id"));
-    ev->at = json_string_value(json_object_get(doc, "at"));
+    ev->key_id = jcs_text(json_object_get(doc, "key_id"));
+    ev->at = jcs_text(json_object_get(doc, "at"));
     if (ev->kind == KEYLOG_ENROL) {
-        ev->public_key = json_string_value(json_object_get(doc, "public_key"));
-        ev->owner = json_string_value(json_object_get(doc, "owner"));
+        ev->public_key = jcs_text(json_object_get(doc, "public_key"));
+        ev->owner = jcs_text(json_object_get(doc, "owner"));
     }
     if (json_object_size(doc) != members || !ev->key_id || !ev->at ||
         (ev->kind == KEYLOG_ENROL && (!ev->public_key || !ev->owner || !*ev->owner)))
