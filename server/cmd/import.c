@@ -27,6 +27,7 @@
 #include <sodium.h>
 
 #include "cmd/cmd.h"
+#include "cmd/config.h"
 #include "cmd/files.h"
 
 /* Bytes read from the file per write: large enough that framing and syscalls cost nothing next
@@ -184,8 +185,8 @@ static int parse_args(int argc, char **argv, struct import_args *a)
     }
     a->file = positional[1];
     if (!a->url) {
-        const char *env = getenv("CAPLEDGER_URL");
-        a->url = env && env[0] ? env : IMPORT_DEFAULT_URL;
+        const char *env = config_env("CAPLEDGER_URL");
+        a->url = env ? env : IMPORT_DEFAULT_URL;
     }
     if (a->idem_key) {
         size_t n = strlen(a->idem_key);
@@ -351,8 +352,8 @@ static int read_token(const char *token_file, char token[IMPORT_TOKEN_MAX + 1])
             return 1;
         src = text;
     } else {
-        src = getenv("CAPLEDGER_TOKEN");
-        if (!src || !src[0]) {
+        src = config_env("CAPLEDGER_TOKEN");
+        if (!src) {
             fprintf(stderr, "capledger import: no API token: set CAPLEDGER_TOKEN or pass "
                             "--token-file F (capledger token create USER mints one)\n");
             return 2;

@@ -52,8 +52,8 @@ static int load_or_create_key(const char *path, unsigned char sk[crypto_sign_SEC
  * admin with it, once. The variable is removed from the environment after use. */
 static int bootstrap_admin(struct store *s)
 {
-    char *pw = getenv("CAPLEDGER_ADMIN_PASSWORD");
-    if (!pw || !*pw)
+    char *pw = config_env("CAPLEDGER_ADMIN_PASSWORD");
+    if (!pw)
         return 0;
     int rc = 0;
     size_t len = strlen(pw);
@@ -125,7 +125,8 @@ static void *sweeper_run(void *arg)
 int cmd_serve(int argc, char **argv)
 {
     struct config cfg;
-    config_load(&cfg);
+    if (config_load(&cfg) != 0)
+        return 2;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--listen") == 0 && i + 1 < argc)
             cfg.listen = argv[++i];
@@ -172,6 +173,7 @@ int cmd_serve(int argc, char **argv)
         .max_body_bytes = 1u << 20,
         .max_upload_bytes = (size_t)1 << 30,
         .threads = cfg.threads,
+        .session_idle_s = cfg.session_idle_s,
     };
     /* Reports may read from a replica; it is never migrated (it follows the primary). */
     struct store *replica =
@@ -227,7 +229,8 @@ int cmd_migrate(int argc, char **argv)
     if (sodium_init() < 0)
         return 1;
     struct config cfg;
-    config_load(&cfg);
+    if (config_load(&cfg) != 0)
+        return 2;
     struct store *s = config_open_store(&cfg, 1);
     if (!s)
         return 1;

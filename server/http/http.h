@@ -16,6 +16,7 @@ struct http_config {
     size_t max_body_bytes;          /* JSON bodies */
     size_t max_upload_bytes;        /* streamed uploads */
     int threads;
+    int session_idle_s;       /* browser sessions end after this many seconds unused */
     struct store *read_store; /* optional replica for reports (NULL: the primary) */
 };
 

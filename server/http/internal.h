@@ -187,9 +187,8 @@ int static_serve(struct req *r);
 /* Fills r->who from the bearer token or session cookie. Returns 0 when the request may go on
  * (anonymous included), or -1 after answering (401 for bad credentials, 403 for CSRF). */
 int auth_resolve(struct req *r);
-/* Session lifetimes: absolute 12 h; idle from CAPLEDGER_SESSION_IDLE_S (default 1800 s). */
+/* Session lifetimes: absolute 12 h; idle: http_config.session_idle_s (CAPLEDGER_SESSION_IDLE_S). */
 #define AUTH_SESSION_ABSOLUTE_S (12 * 3600)
-int auth_session_idle_s(void);
 /* Copies a well-formed session cookie value into buf (SESSION_ID_TEXT_LEN + 1 bytes); returns
  * 1 when there is one. The caller sodium_memzero()s buf. */
 int auth_session_cookie(struct req *r, char *buf, size_t size);
