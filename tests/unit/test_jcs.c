@@ -200,7 +200,8 @@ static void test_nul_in_strings(void **state)
     expect_canonical("[\"\\u0000\\u001F\\u007f\\u00e9\"]", "[\"\\u0000\\u001f\x7f\xc3\xa9\"]");
     struct problems errs;
     problems_init(&errs);
-    json_t *v = jcs_parse("[\"a\\u0000b\"]", 14, &errs);
+    const char *text = "[\"a\\u0000b\"]";
+    json_t *v = jcs_parse(text, strlen(text), &errs);
     assert_non_null(v);
     assert_int_equal(json_string_length(json_array_get(v, 0)), 3);
     assert_memory_equal(json_string_value(json_array_get(v, 0)), "a\0b", 3);
