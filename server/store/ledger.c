@@ -125,9 +125,13 @@ static const char *SQL_DECISION_LIST =
     " AND " DECISION_VISIBLE("$2") " AND d.leaf_index > $3::bigint"
                                    " ORDER BY d.leaf_index LIMIT $4::integer) t";
 
+/* The latest checkpoint, with the cosignature lines its witnesses answered (a note may carry
+ * any number of signature lines; verifiers ignore the keys they do not hold). */
 static const char *SQL_HEAD =
     "SELECT json_build_object('origin', h.origin, 'verifier_key', h.verifier_key, "
-    "'tree_size', c.tree_size, 'root', encode(c.root, 'hex'), 'checkpoint', c.note) "
+    "'tree_size', c.tree_size, 'root', encode(c.root, 'hex'), 'checkpoint', c.note || "
+    "coalesce((SELECT string_agg(x.line, '' ORDER BY x.witness) FROM log_cosignature x "
+    "WHERE x.tree_size = c.tree_size), '')) "
     "FROM log_head h CROSS JOIN LATERAL (SELECT * FROM log_checkpoint "
     "ORDER BY tree_size DESC LIMIT 1) c";
 static const char *SQL_ENTRIES = "SELECT coalesce(json_agg(" B64(
@@ -1251,4 +1255,51 @@ out:
     free(ids_text);
     free(hashes_text);
     return st;
+}
+
+/* ---- witnesses ---- */
+
+static const char *SQL_HEAD_NOTE =
+    "SELECT json_build_object('tree_size', tree_size, 'signed_note', note) FROM log_checkpoint "
+    "ORDER BY tree_size DESC LIMIT 1";
+static const char *SQL_WITNESS_SIZE = "SELECT to_json(size) FROM log_witness WHERE witness = $1";
+static const char *SQL_WITNESS_SEEN =
+    "INSERT INTO log_witness (witness, size) VALUES ($1, $2::bigint) ON CONFLICT (witness) DO "
+    "UPDATE SET size = EXCLUDED.size, updated_at = now()";
+static const char *SQL_COSIGNED =
+    "WITH c AS (INSERT INTO log_cosignature (tree_size, witness, line) VALUES ($2::bigint, $1, "
+    "$3) ON CONFLICT DO NOTHING) INSERT INTO log_witness (witness, size) VALUES ($1, "
+    "$2::bigint) ON CONFLICT (witness) DO UPDATE SET size = greatest(log_witness.size, "
+    "EXCLUDED.size), updated_at = now()";
+
+enum store_status store_log_head_note(struct store *s, json_t **out)
+{
+    return store_json1(s, SQL_HEAD_NOTE, 0, NULL, out);
+}
+
+enum store_status store_log_witness_size(struct store *s, const char *witness, long long *size)
+{
+    const char *p[] = {witness};
+    json_t *v = NULL;
+    enum store_status st = store_json1(s, SQL_WITNESS_SIZE, 1, p, &v);
+    *size = st == STORE_OK ? (long long)json_integer_value(v) : 0;
+    json_decref(v);
+    return st == STORE_NOT_FOUND ? STORE_OK : st;
+}
+
+enum store_status store_log_witness_seen(struct store *s, const char *witness, long long size)
+{
+    char size_text[24];
+    snprintf(size_text, sizeof size_text, "%lld", size);
+    const char *p[] = {witness, size_text};
+    return store_exec1(s, SQL_WITNESS_SEEN, 2, p, NULL);
+}
+
+enum store_status store_log_cosigned(struct store *s, const char *witness, long long size,
+                                     const char *line)
+{
+    char size_text[24];
+    snprintf(size_text, sizeof size_text, "%lld", size);
+    const char *p[] = {witness, size_text, line};
+    return store_exec1(s, SQL_COSIGNED, 3, p, NULL);
 }

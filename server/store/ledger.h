@@ -90,4 +90,18 @@ enum store_status store_log_consistency(struct store *s, long long first, long l
  * themselves, not from the decision index. */
 enum store_status store_audit_bundle(struct store *s, json_t **out) STORE_MUSTCHECK;
 
+/* ---- witnesses (http/cosign.c) ---- */
+
+/* {tree_size, signed_note}: the latest checkpoint as the server signed it (no cosignatures). */
+enum store_status store_log_head_note(struct store *s, json_t **out) STORE_MUSTCHECK;
+/* The size the witness (its verifier key text) last cosigned; 0 when it never did. */
+enum store_status store_log_witness_size(struct store *s, const char *witness,
+                                         long long *size) STORE_MUSTCHECK;
+/* Records the size a witness says it last cosigned (its 409 answer). */
+enum store_status store_log_witness_seen(struct store *s, const char *witness,
+                                         long long size) STORE_MUSTCHECK;
+/* Stores a verified cosignature line of the checkpoint of `size` and moves the witness on. */
+enum store_status store_log_cosigned(struct store *s, const char *witness, long long size,
+                                     const char *line) STORE_MUSTCHECK;
+
 #endif

@@ -10,12 +10,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
-import fs from 'node:fs';
 import { api, psql, startServer } from './lib/harness.mjs';
 import { mintToken } from './lib/cli.mjs';
 import {
   addOwner, addUser, createReview, jcs, leafHash, merkleRoot, newKeyPair, postDecision, record,
-  signRecord, verifyBundle,
+  signRecord, signWithServerKey, verifyBundle,
 } from './ledger.lib.mjs';
 
 // A server with an owner (olga), an auditor and `n` revise decisions in one review.
@@ -125,17 +124,6 @@ test('at start the root over the stored leaves is compared with the latest check
     await t.srv.stop();
   }
 });
-
-// A checkpoint signed with the server's own key file (the 32-byte seed in hex): what an
-// attacker holding the key — or the old server code — could produce.
-function signWithServerKey(keyFile, origin, size, root) {
-  const seed = Buffer.from(fs.readFileSync(keyFile, 'utf8').trim(), 'hex');
-  const priv = crypto.createPrivateKey({ key: Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), seed]), format: 'der', type: 'pkcs8' });
-  const pub = crypto.createPublicKey(priv).export({ format: 'der', type: 'spki' }).subarray(-32);
-  const body = `${origin}\n${size}\n${root.toString('base64')}\n`;
-  const keyId = crypto.createHash('sha256').update(Buffer.concat([Buffer.from(`${origin}\n`), Buffer.from([1]), pub])).digest().subarray(0, 4);
-  return `${body}\n\u2014 ${origin} ${Buffer.concat([keyId, crypto.sign(null, Buffer.from(body), priv)]).toString('base64')}\n`;
-}
 
 test('a revocation cleared in the database does not let the key sign again: the log records it', async () => {
   const t = await setUp(1);

@@ -18,6 +18,7 @@
 #include "core/ledger/keylog.h"
 #include "core/ledger/merkle.h"
 #include "core/ledger/note.h"
+#include "core/ledger/witness.h"
 #include "core/formats/timefmt.h"
 
 __attribute__((format(printf, 3, 4))) static int fail(char *why, size_t why_size, const char *fmt,
@@ -313,6 +314,28 @@ static int pin_approvers(const struct bundle_trust *trust, json_t *approvers, ch
     return 0;
 }
 
+/* Step 2 for witnesses: how many of the keys held cosigned the checkpoint. */
+static int check_witnesses(const struct bundle_trust *trust, const char *checkpoint, json_t *seen,
+                           char *why, size_t why_size)
+{
+    size_t cosigned = 0;
+    for (size_t i = 0; i < trust->witness_count; i++) {
+        struct witness_key k;
+        if (!trust->witnesses[i] || witness_key_parse(trust->witnesses[i], &k) != 0)
+            return fail(why, why_size, "witness key %zu: not a witness verifier key", i + 1);
+        uint64_t t = 0;
+        int ok = witness_cosignature_verify(checkpoint, strlen(checkpoint), &k, &t) == 0;
+        cosigned += ok;
+        json_object_set_new(seen, k.name, ok ? json_integer((json_int_t)t) : json_null());
+    }
+    if (cosigned < trust->quorum)
+        return fail(why, why_size,
+                    "checkpoint: %zu of the %zu witnesses you hold cosigned it, fewer than the "
+                    "quorum of %zu",
+                    cosigned, trust->witness_count, trust->quorum);
+    return 0;
+}
+
 /* Steps 1–2 up to the checkpoint: the auditor's key, and the bundle's copy compared with it. */
 static int trusted_verifier(const struct bundle_trust *trust, const char *vkey, const char *origin,
                             struct note_verifier *v, char *why, size_t why_size)
@@ -361,6 +384,14 @@ int bundle_verify(const json_t *bundle, const struct bundle_trust *trust, json_t
     struct note_checkpoint cp;
     if (open_checkpoint("checkpoint", checkpoint, &v, &cp, why, why_size) != 0)
         return 1;
+    json_t *witnesses = json_object();
+    if (!witnesses || check_witnesses(trust, checkpoint, witnesses, why, why_size) != 0) {
+        json_decref(witnesses);
+        return witnesses ? 1 : fail(why, why_size, "out of memory");
+    }
+    if (report)
+        json_object_set(report, "witnesses", witnesses);
+    json_decref(witnesses);
     size_t n = json_array_size(leaves);
     if (cp.size != n)
         return fail(why, why_size,

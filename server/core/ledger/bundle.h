@@ -24,12 +24,17 @@ struct bundle_trust {
      * collected out of band; when approver_count > 0 every decision must be signed by one. */
     const char *const *approvers;
     size_t approver_count;
+    /* Optional: witness verifier keys (c2sp.org/tlog-cosignature, type 0x04) and how many of
+     * them must have cosigned the bundle's checkpoint (quorum <= witness_count). */
+    const char *const *witnesses;
+    size_t witness_count, quorum;
 };
 
 /* Checks, stopping at the first fault:
  *  1. trust->verifier_key parses; the bundle's verifier_key is that same key and names the
  *     bundle's origin;
  *  2. the checkpoint is signed by it, for that origin, and covers exactly the bundle's leaves;
+ *     with witnesses, at least quorum of them cosigned it (a valid cosignature/v1 line);
  *  3. each leaf is canonical JCS, of one of three kinds (core/ledger/keylog.h):
  *     - a key enrolment or revocation: well formed; a key is enrolled once, and revoked only
  *       after its enrolment and once;
@@ -50,7 +55,8 @@ struct bundle_trust {
  * "leaf 17: approver signature does not verify". On success, report (a JSON object, or NULL)
  * receives "approvers": {key_id: {owner (or null), public_key, pinned, enrolled (leaf index or
  * null), leaves: [index…]}} for every key enrolled, signing or pinned, and "legacy_decisions":
- * the number of legacy decision leaves. Borrows bundle. */
+ * the number of legacy decision leaves, and "witnesses": {name: cosignature time (POSIX
+ * seconds) or null} for the witness keys given. Borrows bundle. */
 int bundle_verify(const json_t *bundle, const struct bundle_trust *trust, json_t *report, char *why,
                   size_t why_size) __attribute__((warn_unused_result));
 
