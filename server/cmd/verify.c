@@ -18,7 +18,7 @@
 #define KEY_FILE_MAX_BYTES (1u << 12)
 #define APPROVERS_MAX_BYTES (1u << 20)
 #define APPROVERS_MAX 10000
-#define RECOMPUTE_REL_TOL 1e-9 /* LEDGER.md */
+#define RECOMPUTE_REL_TOL 1e-9 /* docs/ledger-format.md */
 #define WITNESSES_MAX 32
 
 static int usage(void)
