@@ -203,8 +203,11 @@ void witness_check(const char *body, size_t len, const struct note_verifier *log
     while (p < end && *p != '\n') {
         nl = memchr(p, '\n', (size_t)(end - p));
         uint8_t hash[MERKLE_HASH_BYTES + 1];
-        if (!nl || proof_len == WITNESS_MAX_PROOF ||
-            codec_b64_decode(p, (size_t)(nl - p), hash, sizeof hash) != MERKLE_HASH_BYTES) {
+        if (proof_len == WITNESS_MAX_PROOF) {
+            verdict(v, 400, "more than 63 consistency proof lines");
+            return;
+        }
+        if (!nl || codec_b64_decode(p, (size_t)(nl - p), hash, sizeof hash) != MERKLE_HASH_BYTES) {
             verdict(v, 400, "a consistency proof line is not the base64 of a 32-byte hash");
             return;
         }
