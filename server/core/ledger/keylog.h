@@ -1,7 +1,6 @@
-/* Key events in the decision log (docs/ledger-format.md; the exact forms are in docs/auditors.md). An
- * owner's signing key is enrolled, and revoked, by leaves of the log itself, so which keys
- * could sign at each point of the history is fixed by the signed log, not by a database
- * column:
+/* Key events in the decision log (docs/ledger-format.md; the exact forms are in docs/auditors.md).
+ * An owner's signing key is enrolled, and revoked, by leaves of the log itself, so which keys could
+ * sign at each point of the history is fixed by the signed log, not by a database column:
  *
  *   enrol leaf  = JCS({"at", "key_id", "kind": "key_enrol", "owner", "public_key"})
  *   revoke leaf = JCS({"at", "key_id", "kind": "key_revoke"})
