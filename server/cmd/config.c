@@ -23,6 +23,9 @@ void config_load(struct config *cfg)
     cfg->log_origin = env_or("CAPLEDGER_LOG_ORIGIN", "localhost/capledger");
     cfg->pool_size = atoi(env_or("CAPLEDGER_DB_POOL", "16"));
     cfg->threads = atoi(env_or("CAPLEDGER_THREADS", "32"));
+    cfg->thread_stack_kb = atoi(env_or("CAPLEDGER_THREAD_STACK_KB", "1024"));
+    if (cfg->thread_stack_kb < 256 || cfg->thread_stack_kb > 65536)
+        cfg->thread_stack_kb = 1024;
     cfg->drift_sweep_s = atoi(env_or("CAPLEDGER_DRIFT_SWEEP_S", "60"));
     if (cfg->drift_sweep_s < 0 || cfg->drift_sweep_s > 86400)
         cfg->drift_sweep_s = 60;

@@ -15,6 +15,7 @@ struct config {
     const char *log_origin;
     int pool_size;
     int threads;
+    int thread_stack_kb; /* every thread's stack, Civetweb's workers included */
     int drift_sweep_s; /* 0: no background drift check */
 };
 

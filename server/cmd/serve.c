@@ -14,6 +14,7 @@
 #include "cmd/cmd.h"
 #include "cmd/config.h"
 #include "cmd/files.h"
+#include "cmd/threadstack.h"
 #include "core/password.h"
 #include "http/http.h"
 #include "store/alerts.h"
@@ -137,6 +138,7 @@ int cmd_serve(int argc, char **argv)
     }
     if (sodium_init() < 0)
         return 1;
+    threadstack_set_min((size_t)cfg.thread_stack_kb << 10);
     /* Block the stop signals before any thread starts, so only sigwait below sees them. */
     sigset_t stop;
     sigemptyset(&stop);
@@ -186,8 +188,9 @@ int cmd_serve(int argc, char **argv)
         return 1;
     }
     fprintf(stderr,
-            "{\"level\":\"info\",\"msg\":\"listening\",\"listen\":\"%s\",\"version\":\"%s\"}\n",
-            cfg.listen, CAPLEDGER_VERSION);
+            "{\"level\":\"info\",\"msg\":\"listening\",\"listen\":\"%s\",\"version\":\"%s\","
+            "\"threads\":%d,\"worker_stack_bytes\":%zu}\n",
+            cfg.listen, CAPLEDGER_VERSION, cfg.threads, http_worker_stack_bytes());
     struct sweeper sw = {.store = store, .interval_s = cfg.drift_sweep_s};
     int sweeping = sw.interval_s > 0 && pthread_create(&sw.thread, NULL, sweeper_run, &sw) == 0;
     int sig = 0;

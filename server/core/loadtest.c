@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/jsonlimit.h"
 #include "core/linebuf.h"
 #include "core/textnum.h"
 
@@ -354,8 +355,8 @@ static json_t *vllm_parse(const char *buf, size_t len, const struct loadtest_opt
         if (off == len)
             break;
         json_error_t e;
-        json_t *v =
-            json_loadb(buf + off, len - off, JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES, &e);
+        json_t *v = json_load_bounded(buf + off, len - off,
+                                      JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES, &e);
         if (!v) {
             problems_add_line(errs, line + e.line - 1, e.line == 1 ? 0 : e.column, "",
                               "not JSON: %s", e.text);
@@ -692,7 +693,7 @@ static json_t *genai_csv_parse(const char *buf, size_t len, struct problems *err
 static json_t *genai_json_parse(const char *buf, size_t len, struct problems *errs)
 {
     json_error_t e;
-    json_t *doc = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &e);
+    json_t *doc = json_load_bounded(buf, len, JSON_REJECT_DUPLICATES, &e);
     if (!json_is_object(doc)) {
         problems_add_line(errs, doc ? 1 : e.line, doc ? 0 : e.column, "",
                           doc ? "a GenAI-Perf export must be a JSON object" : "not JSON: %s",

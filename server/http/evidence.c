@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/cursor.h"
+#include "core/jsonlimit.h"
 #include "core/timefmt.h"
 #include "core/validate.h"
 #include "http/idempotency.h"
@@ -209,11 +210,9 @@ json_t *ev_read_json_body(struct req *r, size_t max_bytes, struct idem *idem, ch
                      max_bytes);
     } else {
         json_error_t err;
-        doc = json_loadb(buf, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &err);
+        doc = json_load_bounded(buf, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &err);
         if (!doc)
-            resp_problem(r, 400, "malformed-json", "Malformed JSON",
-                         "the body is not valid JSON: %s at line %d, column %d", err.text, err.line,
-                         err.column);
+            resp_json_error(r, &err, 0);
     }
     free(buf);
     return doc;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/jsonlimit.h"
 #include "core/loadtest.h"
 #include "core/timefmt.h"
 #include "core/validate.h"
@@ -390,6 +391,17 @@ static void benchmark_import(struct req *r)
         ev_drain_body(r, NULL);
         resp_problem(r, 413, "too-large", "Body too large",
                      "a load-test output is at most %zu bytes", IMPORT_MAX_BYTES);
+        goto out;
+    }
+    size_t lead = 0;
+    while (lead < len && strchr(" \t\r\n", body[lead]) && body[lead])
+        lead++;
+    struct json_nest_at deep;
+    if (lead < len && (body[lead] == '[' || body[lead] == '{') &&
+        !json_nest_ok(body, len, JSON_NEST_MAX, false, &deep)) {
+        json_error_t err = {.line = (int)deep.line, .column = (int)deep.column};
+        err.text[JSON_ERROR_TEXT_LENGTH - 1] = (char)json_error_stack_overflow;
+        resp_json_error(r, &err, 0);
         goto out;
     }
     parsed = loadtest_parse(loadtest_format_from_name(fmt), body, len, &lopt, &p);

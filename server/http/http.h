@@ -27,6 +27,9 @@ struct http_server *http_start(const struct http_config *cfg, struct store *stor
 /* Stops accepting, waits for in-flight requests, frees the server. */
 void http_stop(struct http_server *srv);
 
+/* The stack size Civetweb's worker threads really got (the smallest seen; 0 before any). */
+size_t http_worker_stack_bytes(void);
+
 /* Route table introspection (for the OpenAPI and role-matrix tests): prints one line per route,
  * "METHOD PATTERN role,role,…" ("none" when a route declares no role and so never serves). */
 void http_print_routes(void);

@@ -106,6 +106,10 @@ void resp_bytes(struct req *r, int status, const char *content_type, const char 
 /* RFC 9457 problem+json. type_slug becomes "https://capledger.dev/problems/<slug>". */
 void resp_problem(struct req *r, int status, const char *type_slug, const char *title,
                   const char *detail_fmt, ...) __attribute__((format(printf, 5, 6)));
+/* 400 for JSON that failed to parse (json_load_bounded): "too-deep" naming the nesting limit,
+ * else "malformed-json" with jansson's message. line, when not 0, replaces err's line (a line
+ * of an upload). */
+void resp_json_error(struct req *r, const json_error_t *err, long line);
 /* 422 with every problem of the list as errors[{pointer, message[, line, column]}]. */
 void resp_invalid(struct req *r, const struct problems *p, const char *detail);
 /* Maps a store status to the right problem (404/409/422/503/500). */

@@ -9,6 +9,7 @@
 
 #include "core/cursor.h"
 #include "core/jcs.h"
+#include "core/jsonlimit.h"
 #include "http/internal.h"
 
 /* A strict policy: the UI is same-origin files only, no inline script or style. */
@@ -149,6 +150,20 @@ void resp_problem(struct req *r, int status, const char *type_slug, const char *
     if (status == 413)
         extra = "Connection: close\r\n"; /* the unread body must not be parsed as a request */
     resp_json_headers(r, status, p, "application/problem+json", extra);
+}
+
+void resp_json_error(struct req *r, const json_error_t *err, long line)
+{
+    long at_line = line ? line : err->line;
+    if (json_error_code(err) == json_error_stack_overflow)
+        resp_problem(r, 400, "too-deep", "JSON nested too deeply",
+                     "arrays and objects may nest at most %d levels; line %ld, column %d goes "
+                     "deeper",
+                     JSON_NEST_MAX, at_line, err->column);
+    else
+        resp_problem(r, 400, "malformed-json", "Malformed JSON",
+                     "the body is not valid JSON: %s at line %ld, column %d", err->text, at_line,
+                     err->column);
 }
 
 void resp_invalid(struct req *r, const struct problems *p, const char *detail)

@@ -5,6 +5,7 @@
  * resolves who is asking, checks the route's declared roles (deny by default), reads and
  * parses a JSON body within the size limit, runs the handler, and writes one JSON access-log
  * line. Paths outside /api/ that match no route are static UI files. */
+#include <pthread.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include <time.h>
 
 #include "core/jcs.h"
+#include "core/jsonlimit.h"
 #include "http/internal.h"
 
 /* Every handler file's table, in matching order. */
@@ -171,12 +173,10 @@ static int read_json_body(struct req *r)
         return 0;
     }
     json_error_t err;
-    r->body = json_loadb(buf, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &err);
+    r->body = json_load_bounded(buf, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &err);
     free(buf);
     if (!r->body) {
-        resp_problem(r, 400, "malformed-json", "Malformed JSON",
-                     "the body is not valid JSON: %s at line %d, column %d", err.text, err.line,
-                     err.column);
+        resp_json_error(r, &err, 0);
         return -1;
     }
     return 0;
@@ -325,6 +325,34 @@ static int handle(struct mg_connection *conn, void *cbdata)
     return r.status ? r.status : 500;
 }
 
+/* The smallest worker stack seen, measured in each worker as it starts (logged at start). */
+static size_t worker_stack_min;
+static pthread_mutex_t worker_stack_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *init_thread(const struct mg_context *ctx, int thread_type)
+{
+    (void)ctx;
+    pthread_attr_t attr;
+    size_t size = 0;
+    if (thread_type == 1 && pthread_getattr_np(pthread_self(), &attr) == 0) {
+        pthread_attr_getstacksize(&attr, &size);
+        pthread_attr_destroy(&attr);
+        pthread_mutex_lock(&worker_stack_lock);
+        if (!worker_stack_min || size < worker_stack_min)
+            worker_stack_min = size;
+        pthread_mutex_unlock(&worker_stack_lock);
+    }
+    return NULL;
+}
+
+size_t http_worker_stack_bytes(void)
+{
+    pthread_mutex_lock(&worker_stack_lock);
+    size_t v = worker_stack_min;
+    pthread_mutex_unlock(&worker_stack_lock);
+    return v;
+}
+
 static int log_message(const struct mg_connection *conn, const char *message)
 {
     (void)conn;
@@ -375,6 +403,7 @@ struct http_server *http_start(const struct http_config *cfg, struct store *stor
     struct mg_callbacks callbacks;
     memset(&callbacks, 0, sizeof callbacks);
     callbacks.log_message = log_message;
+    callbacks.init_thread = init_thread;
     struct mg_init_data init = {
         .callbacks = &callbacks, .user_data = srv, .configuration_options = options};
     struct mg_error_data err = {.text = why, .text_buffer_size = why_size};
@@ -385,6 +414,10 @@ struct http_server *http_start(const struct http_config *cfg, struct store *stor
         return NULL;
     }
     mg_set_request_handler(srv->ctx, "/", handle, srv);
+    for (int waited = 0; waited < 100 && !http_worker_stack_bytes(); waited++) {
+        struct timespec pause = {0, 10 * 1000 * 1000}; /* the workers measure as they start */
+        nanosleep(&pause, NULL);
+    }
     return srv;
 }
 
