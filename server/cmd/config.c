@@ -11,6 +11,18 @@ static const char *env_or(const char *name, const char *fallback)
     return v && *v ? v : fallback;
 }
 
+/* An integer variable within [lo, hi]; anything else (unset, not a number, out of range) is
+ * the default. */
+static int env_int(const char *name, int fallback, int lo, int hi)
+{
+    const char *v = getenv(name);
+    char *end = NULL;
+    long n = v && *v ? strtol(v, &end, 10) : fallback;
+    if (v && *v && (*end || n < lo || n > hi))
+        n = fallback;
+    return (int)n;
+}
+
 void config_load(struct config *cfg)
 {
     cfg->database_url = env_or("CAPLEDGER_DATABASE_URL", "dbname=capledger");
@@ -21,18 +33,14 @@ void config_load(struct config *cfg)
     cfg->openapi_path = env_or("CAPLEDGER_OPENAPI", "api/openapi.yaml");
     cfg->key_file = env_or("CAPLEDGER_KEY_FILE", "var/server.key");
     cfg->log_origin = env_or("CAPLEDGER_LOG_ORIGIN", "localhost/capledger");
-    cfg->pool_size = atoi(env_or("CAPLEDGER_DB_POOL", "16"));
-    cfg->threads = atoi(env_or("CAPLEDGER_THREADS", "32"));
-    cfg->thread_stack_kb = atoi(env_or("CAPLEDGER_THREAD_STACK_KB", "1024"));
-    if (cfg->thread_stack_kb < 256 || cfg->thread_stack_kb > 65536)
-        cfg->thread_stack_kb = 1024;
-    cfg->drift_sweep_s = atoi(env_or("CAPLEDGER_DRIFT_SWEEP_S", "60"));
-    if (cfg->drift_sweep_s < 0 || cfg->drift_sweep_s > 86400)
-        cfg->drift_sweep_s = 60;
-    if (cfg->pool_size < 1 || cfg->pool_size > 256)
-        cfg->pool_size = 16;
-    if (cfg->threads < 2 || cfg->threads > 1024)
-        cfg->threads = 32;
+    cfg->pool_size = env_int("CAPLEDGER_DB_POOL", 16, 1, 256);
+    cfg->threads = env_int("CAPLEDGER_THREADS", 256, 8, 1024);
+    cfg->thread_stack_kb = env_int("CAPLEDGER_THREAD_STACK_KB", 1024, 256, 65536);
+    cfg->conn_reserve = env_int("CAPLEDGER_CONN_RESERVE", cfg->threads / 8, 1, cfg->threads / 2);
+    cfg->max_conns_per_address = env_int("CAPLEDGER_MAX_CONNS_PER_ADDRESS", 64, 0, 1024);
+    cfg->header_timeout_ms = env_int("CAPLEDGER_HEADER_TIMEOUT_MS", 10000, 500, 600000);
+    cfg->body_min_bytes_per_s = env_int("CAPLEDGER_BODY_MIN_RATE", 4096, 0, 1 << 30);
+    cfg->drift_sweep_s = env_int("CAPLEDGER_DRIFT_SWEEP_S", 60, 0, 86400);
 }
 
 struct store *config_open_store(const struct config *cfg, int migrate)

@@ -16,6 +16,10 @@ struct config {
     int pool_size;
     int threads;
     int thread_stack_kb; /* every thread's stack, Civetweb's workers included */
+    int conn_reserve;    /* http_config's namesakes */
+    int max_conns_per_address;
+    int header_timeout_ms;
+    int body_min_bytes_per_s;
     int drift_sweep_s; /* 0: no background drift check */
 };
 

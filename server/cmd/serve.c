@@ -173,6 +173,10 @@ int cmd_serve(int argc, char **argv)
         .max_body_bytes = 1u << 20,
         .max_upload_bytes = (size_t)1 << 30,
         .threads = cfg.threads,
+        .conn_reserve = cfg.conn_reserve,
+        .max_conns_per_address = cfg.max_conns_per_address,
+        .header_timeout_ms = cfg.header_timeout_ms,
+        .body_min_bytes_per_s = cfg.body_min_bytes_per_s,
     };
     /* Reports may read from a replica; it is never migrated (it follows the primary). */
     struct store *replica =

@@ -204,7 +204,7 @@ json_t *ev_read_json_body(struct req *r, size_t max_bytes, struct idem *idem, ch
     if (bytes)
         *bytes = len;
     if (n < 0) {
-        resp_problem(r, 400, "body-unreadable", "Body unreadable", "the request body ended early");
+        resp_body_unreadable(r);
     } else if (len > max_bytes) {
         resp_problem(r, 413, "too-large", "Body too large", "the limit for JSON is %zu bytes",
                      max_bytes);

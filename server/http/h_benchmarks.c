@@ -384,7 +384,7 @@ static void benchmark_import(struct req *r)
         len += (size_t)n;
     }
     if (n < 0) {
-        resp_problem(r, 400, "body-unreadable", "Body unreadable", "the request body ended early");
+        resp_body_unreadable(r);
         goto out;
     }
     if (len > IMPORT_MAX_BYTES) {

@@ -16,7 +16,11 @@ struct http_config {
     size_t max_body_bytes;          /* JSON bodies */
     size_t max_upload_bytes;        /* streamed uploads */
     int threads;
-    struct store *read_store; /* optional replica for reports (NULL: the primary) */
+    int conn_reserve;          /* workers kept free by shedding slow clients (http/conns.h) */
+    int max_conns_per_address; /* 0: no bound */
+    int header_timeout_ms;     /* the request line and headers must arrive within this */
+    int body_min_bytes_per_s;  /* after the first 10 s a body must average at least this */
+    struct store *read_store;  /* optional replica for reports (NULL: the primary) */
 };
 
 struct http_server;

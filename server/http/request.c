@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/cursor.h"
 #include "core/jcs.h"
@@ -43,6 +44,8 @@ static const char *reason_phrase(int status)
         return "Not Found";
     case 405:
         return "Method Not Allowed";
+    case 408:
+        return "Request Timeout";
     case 409:
         return "Conflict";
     case 412:
@@ -86,6 +89,12 @@ void resp_bytes(struct req *r, int status, const char *content_type, const char 
         fputs("Cache-Control: no-store\r\n", out);
     if (extra_headers)
         fputs(extra_headers, out);
+    if (status == 413) /* the unread body must not be parsed as a request */
+        r->close = 1;
+    if (r->close) {
+        fputs("Connection: close\r\n", out);
+        mg_disable_connection_keep_alive(r->conn);
+    }
     fputs("\r\n", out);
     if (!head_only && len)
         fwrite(body, 1, len, out);
@@ -146,10 +155,7 @@ void resp_problem(struct req *r, int status, const char *type_slug, const char *
     vsnprintf(detail, sizeof detail, detail_fmt, ap);
     va_end(ap);
     json_t *p = problem_new(status, type_slug, title, detail);
-    const char *extra = NULL;
-    if (status == 413)
-        extra = "Connection: close\r\n"; /* the unread body must not be parsed as a request */
-    resp_json_headers(r, status, p, "application/problem+json", extra);
+    resp_json_headers(r, status, p, "application/problem+json", NULL);
 }
 
 void resp_json_error(struct req *r, const json_error_t *err, long line)
@@ -164,6 +170,20 @@ void resp_json_error(struct req *r, const json_error_t *err, long line)
         resp_problem(r, 400, "malformed-json", "Malformed JSON",
                      "the body is not valid JSON: %s at line %ld, column %d", err->text, at_line,
                      err->column);
+}
+
+void resp_body_unreadable(struct req *r)
+{
+    r->close = 1;
+    if (r->body_too_slow)
+        resp_problem(r, 408, "request-timeout", "Request timeout",
+                     "the body arrived slower than %d bytes per second (after %zu bytes)",
+                     r->app->cfg->body_min_bytes_per_s, r->body_read);
+    else
+        resp_problem(r, 400, "body-unreadable", "Body unreadable",
+                     "the request body ended before its declared length or its chunked framing "
+                     "is malformed (after %zu bytes)",
+                     r->body_read);
 }
 
 void resp_invalid(struct req *r, const struct problems *p, const char *detail)
@@ -241,10 +261,30 @@ int req_limit(struct req *r)
     return (int)v;
 }
 
+/* The grace period before a body's average rate is checked. */
+#define BODY_RATE_GRACE_S 10.0
+
 long req_read(struct req *r, char *buf, size_t size)
 {
+    if (r->body_too_slow)
+        return -1;
     int n = mg_read(r->conn, buf, size);
-    return n < 0 ? -1 : n;
+    if (n < 0) {
+        r->close = 1; /* a broken chunk or a dropped connection: nothing more to read here */
+        return -1;
+    }
+    r->body_read += (size_t)n;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    double elapsed = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 - r->started;
+    int min_rate = r->app->cfg->body_min_bytes_per_s;
+    if (n > 0 && min_rate > 0 && elapsed > BODY_RATE_GRACE_S &&
+        (double)r->body_read < elapsed * min_rate) {
+        r->body_too_slow = 1; /* a slow body holds a worker: stop reading, end the connection */
+        r->close = 1;
+        return -1;
+    }
+    return n;
 }
 
 const char *req_content_type(struct req *r, char *buf, size_t size)

@@ -12,8 +12,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/httpframe.h"
 #include "core/jcs.h"
 #include "core/jsonlimit.h"
+#include "http/conns.h"
 #include "http/internal.h"
 
 /* Every handler file's table, in matching order. */
@@ -23,11 +25,34 @@ static const struct route *const route_tables[] = {
     session_routes,   user_routes,      audit_routes,   review_routes,   decision_routes,
     log_routes,       alert_routes};
 
+/* Civetweb's request_timeout_ms bounds each wait for bytes (the headers, each read of a body);
+ * the guard (conns.c) and req_read bound the totals. */
+#define REQUEST_TIMEOUT_MS "10000"
+
 struct http_server {
     struct mg_context *ctx;
     struct app app;
     struct http_config cfg;
+    struct conns *conns; /* set once the listening port is known */
 };
+
+static struct conns *server_conns(const struct mg_connection *conn)
+{
+    struct http_server *srv = mg_get_user_data(mg_get_context(conn));
+    return srv ? __atomic_load_n(&srv->conns, __ATOMIC_ACQUIRE) : NULL;
+}
+
+static int init_connection(const struct mg_connection *conn, void **conn_data)
+{
+    *conn_data = NULL;
+    conns_opened(server_conns(conn));
+    return 0;
+}
+
+static void connection_close(const struct mg_connection *conn)
+{
+    conns_closing(server_conns(conn));
+}
 
 static double monotonic_s(void)
 {
@@ -163,6 +188,11 @@ static int read_json_body(struct req *r)
     long n;
     while (len <= limit && (n = req_read(r, buf + len, limit + 1 - len)) > 0)
         len += (size_t)n;
+    if (n < 0) {
+        free(buf);
+        resp_body_unreadable(r);
+        return -1;
+    }
     if (len > limit) {
         free(buf);
         resp_problem(r, 413, "too-large", "Body too large", "the limit is %zu bytes", limit);
@@ -229,11 +259,31 @@ static int uri_ok(struct req *r)
     return ok;
 }
 
+/* Refuses ambiguous framing (request smuggling) with 400, and ends the connection: what
+ * follows the headers cannot be trusted to be this request's body or the next request. */
+static int framing_ok(struct req *r)
+{
+    struct httpframe_header headers[64];
+    size_t n = 0;
+    for (int i = 0; i < r->ri->num_headers && n < sizeof headers / sizeof headers[0]; i++, n++) {
+        headers[n].name = r->ri->http_headers[i].name;
+        headers[n].value = r->ri->http_headers[i].value;
+    }
+    const char *why = httpframe_refusal(headers, n);
+    if (!why)
+        return 1;
+    r->close = 1;
+    resp_problem(r, 400, "bad-framing", "Ambiguous message framing", "%s", why);
+    return 0;
+}
+
 static void dispatch(struct req *r, size_t *route_index)
 {
     char allow[128] = "";
     size_t total = router_route_count();
     *route_index = total; /* "no route" slot */
+    if (!framing_ok(r))
+        return;
     if (!uri_ok(r)) {
         resp_problem(r, 400, "bad-uri", "Bad request",
                      "the path and query must be UTF-8 text without control characters");
@@ -315,9 +365,12 @@ static int handle(struct mg_connection *conn, void *cbdata)
     r.query = r.ri->query_string;
     r.who.role = ROLE_ANON;
     set_request_id(&r);
+    struct conns *guard = __atomic_load_n(&srv->conns, __ATOMIC_ACQUIRE);
+    conns_request_begins(guard, r.ri->remote_addr, r.ri->remote_port);
     size_t route_index = 0;
     dispatch(&r, &route_index);
     access_log(&r, route_index);
+    conns_request_ends(guard, r.ri->remote_addr, r.ri->remote_port);
     for (int i = 0; i < r.nparams; i++)
         free(r.params[i]);
     json_decref(r.body);
@@ -394,7 +447,7 @@ struct http_server *http_start(const struct http_config *cfg, struct store *stor
                              "keep_alive_timeout_ms",
                              "5000",
                              "request_timeout_ms",
-                             "30000",
+                             REQUEST_TIMEOUT_MS,
                              "enable_directory_listing",
                              "no",
                              "max_request_size",
@@ -404,6 +457,8 @@ struct http_server *http_start(const struct http_config *cfg, struct store *stor
     memset(&callbacks, 0, sizeof callbacks);
     callbacks.log_message = log_message;
     callbacks.init_thread = init_thread;
+    callbacks.init_connection = init_connection;
+    callbacks.connection_close = connection_close;
     struct mg_init_data init = {
         .callbacks = &callbacks, .user_data = srv, .configuration_options = options};
     struct mg_error_data err = {.text = why, .text_buffer_size = why_size};
@@ -414,6 +469,26 @@ struct http_server *http_start(const struct http_config *cfg, struct store *stor
         return NULL;
     }
     mg_set_request_handler(srv->ctx, "/", handle, srv);
+    struct mg_server_port port;
+    if (mg_get_server_ports(srv->ctx, 1, &port) != 1) {
+        snprintf(why, why_size, "cannot read the listening port");
+        http_stop(srv);
+        return NULL;
+    }
+    struct conns_config guard = {
+        .threads = cfg->threads,
+        .reserve = cfg->conn_reserve,
+        .max_per_address = cfg->max_conns_per_address,
+        .header_timeout_ms = cfg->header_timeout_ms,
+        .listen_port = port.port,
+    };
+    struct conns *conns = conns_start(&guard);
+    if (!conns) {
+        snprintf(why, why_size, "cannot start the connection guard");
+        http_stop(srv);
+        return NULL;
+    }
+    __atomic_store_n(&srv->conns, conns, __ATOMIC_RELEASE);
     for (int waited = 0; waited < 100 && !http_worker_stack_bytes(); waited++) {
         struct timespec pause = {0, 10 * 1000 * 1000}; /* the workers measure as they start */
         nanosleep(&pause, NULL);
@@ -426,6 +501,7 @@ void http_stop(struct http_server *srv)
     if (!srv)
         return;
     mg_stop(srv->ctx); /* closes the listener, then waits for worker threads to finish */
+    conns_stop(srv->conns);
     metrics_free(srv->app.metrics);
     free(srv);
 }

@@ -2,6 +2,7 @@
 // hostile pass sent and checks the answer and that the server is still up afterwards.
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import { api, startServer } from './lib/harness.mjs';
 import { cli, mintToken } from './lib/cli.mjs';
 
@@ -20,6 +21,23 @@ const alive = async () => {
   const h = await api(srv.url, 'GET', '/healthz', { timeoutMs: 2_000 });
   assert.equal(h.status, 200);
 };
+
+// Writes raw bytes on one connection; resolves to everything the server sent until it closed
+// the connection (closed: true) or went quiet for quietMs (closed: false).
+export function rawExchange(url, bytes, { quietMs = 1_500, localAddress } = {}) {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const sock = net.connect({ host: hostname, port: Number(port), localAddress });
+    const chunks = [];
+    let timer;
+    const done = (closed) => { clearTimeout(timer); sock.destroy(); resolve({ text: Buffer.concat(chunks).toString('latin1'), closed }); };
+    const arm = () => { clearTimeout(timer); timer = setTimeout(() => done(false), quietMs); };
+    sock.on('connect', () => { sock.write(bytes); arm(); });
+    sock.on('data', (c) => { chunks.push(c); arm(); });
+    sock.on('end', () => done(true));
+    sock.on('error', (e) => (chunks.length ? done(true) : reject(e)));
+  });
+}
 
 const isProblem = (res, status, type) => {
   assert.equal(res.status, status, res.text);
@@ -77,5 +95,129 @@ describe('nesting depth', () => {
     const line = srv.stderrLines().map((l) => { try { return JSON.parse(l); } catch { return {}; } })
       .find((l) => l.msg === 'listening');
     assert.ok(line.worker_stack_bytes >= 1024 * 1024, JSON.stringify(line));
+  });
+});
+
+describe('request framing (smuggling)', () => {
+  const hidden = 'GET /api/v1/me HTTP/1.1\r\nHost: x\r\n\r\n';
+  const cases = {
+    'Content-Length with Transfer-Encoding': `POST /api/v1/session HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${5 + hidden.length}\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n${hidden}`,
+    'two different Content-Length': `POST /api/v1/session HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\nContent-Length: ${2 + hidden.length}\r\n\r\n{}${hidden}`,
+    'the same Content-Length twice': `POST /api/v1/session HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\n{}${hidden}`,
+    'a signed Content-Length': `POST /api/v1/session HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: +2\r\n\r\n{}${hidden}`,
+    'a malformed chunk size': `POST /api/v1/session HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2x\r\n{}\r\n0\r\n\r\n${hidden}`,
+    'a chunk size beyond 64 bits': `POST /api/v1/session HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n1${'0'.repeat(20)}\r\n{}\r\n0\r\n\r\n${hidden}`,
+  };
+  for (const [name, bytes] of Object.entries(cases)) {
+    test(`${name}: 400, the connection closes, the hidden request is not executed`, async () => {
+      const r = await rawExchange(srv.url, bytes);
+      assert.match(r.text, /^HTTP\/1\.1 400 /, r.text);
+      assert.equal(r.closed, true, `the connection stayed open: ${r.text}`);
+      assert.equal((r.text.match(/HTTP\/1\.1 /g) || []).length, 1, `more than one reply: ${r.text}`);
+      await alive();
+    });
+  }
+
+  test('a well-framed chunked body still works, and keep-alive too', async () => {
+    const body = '{"username":"olga","password":"wrong password here"}';
+    const chunked = `${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`;
+    const r = await rawExchange(srv.url, `POST /api/v1/session HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${chunked}GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n`);
+    assert.match(r.text, /^HTTP\/1\.1 401 /, r.text);
+    assert.match(r.text, /HTTP\/1\.1 200 /, 'the second request on the connection is answered');
+  });
+});
+
+// A slowloris client: sends a request line, then one header line every everyMs, never the end
+// of its headers. With reconnect, it opens a new connection whenever the server ends one.
+function trickler(url, { localAddress, everyMs = 1_000, reconnect = false }) {
+  const { hostname, port } = new URL(url);
+  const state = { closes: 0, replies: [], open: false, stopped: false };
+  let sock;
+  let timer;
+  const connect = () => {
+    sock = net.connect({ host: hostname, port: Number(port), localAddress });
+    sock.on('connect', () => {
+      state.open = true;
+      sock.write('GET /healthz HTTP/1.1\r\nHost: x\r\n');
+      timer = setInterval(() => sock.write('X-Slow: 1\r\n'), everyMs);
+    });
+    sock.on('data', (c) => state.replies.push(c.toString('latin1')));
+    sock.on('error', () => {});
+    sock.on('close', () => {
+      clearInterval(timer);
+      state.open = false;
+      state.closes++;
+      if (reconnect && !state.stopped) setTimeout(connect, 50);
+    });
+  };
+  connect();
+  state.stop = () => { state.stopped = true; clearInterval(timer); sock.destroy(); };
+  return state;
+}
+
+const timed = async (fn) => {
+  const t0 = performance.now();
+  const r = await fn();
+  return { r, ms: performance.now() - t0 };
+};
+
+describe('slow clients', () => {
+  let slow; // a server with a short header deadline, else the defaults
+  let token;
+  before(async () => {
+    slow = await startServer({ env: { CAPLEDGER_HEADER_TIMEOUT_MS: '3000' } });
+    const u = cli(slow, ['user', 'add', 'sam', '--role', 'owner'], { input: 'sam has a long password 1\n' });
+    assert.equal(u.status, 0, u.stderr);
+    token = mintToken(slow, 'sam');
+  });
+  after(async () => { await slow?.stop(); });
+
+  test('200 connections trickling headers: /healthz and an API call still answer within 2 s', async () => {
+    // 20 connections from each of 10 loopback addresses (under the per-address bound), all
+    // reconnecting when the server ends them; the probes come from 127.0.0.1.
+    const attackers = Array.from({ length: 200 }, (_, i) =>
+      trickler(slow.url, { localAddress: `127.0.0.${2 + (i % 10)}`, reconnect: true }));
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      assert.ok(attackers.filter((a) => a.open).length >= 190, 'the attack holds its connections');
+      const worst = { healthz: 0, api: 0 };
+      for (let round = 0; round < 5; round++) {
+        const h = await timed(() => api(slow.url, 'GET', '/healthz', { timeoutMs: 5_000 }));
+        assert.equal(h.r.status, 200);
+        const me = await timed(() => api(slow.url, 'GET', '/api/v1/me', { token, timeoutMs: 5_000 }));
+        assert.equal(me.r.status, 200, me.r.text);
+        worst.healthz = Math.max(worst.healthz, h.ms);
+        worst.api = Math.max(worst.api, me.ms);
+        await new Promise((resolve) => setTimeout(resolve, 700));
+      }
+      console.log(`# 200 trickling connections: worst /healthz ${worst.healthz.toFixed(0)} ms, worst /me ${worst.api.toFixed(0)} ms`);
+      assert.ok(worst.healthz < 2_000 && worst.api < 2_000, JSON.stringify(worst));
+    } finally {
+      for (const a of attackers) a.stop();
+    }
+  });
+
+  test('a client that never finishes its headers gets 408 at the header deadline', async () => {
+    const t0 = performance.now();
+    const a = trickler(slow.url, { localAddress: '127.0.0.30', everyMs: 300 });
+    while (a.closes === 0 && performance.now() - t0 < 8_000) await new Promise((resolve) => setTimeout(resolve, 50));
+    a.stop();
+    const ms = performance.now() - t0;
+    assert.ok(ms >= 2_900 && ms < 4_500, `closed after ${ms} ms`);
+    assert.match(a.replies.join(''), /^HTTP\/1\.1 408 /);
+  });
+
+  test('one address holds at most 64 connections; the rest get 503 and are closed', async () => {
+    const conns = Array.from({ length: 100 }, () => trickler(slow.url, { localAddress: '127.0.0.40' }));
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 1_200));
+      const closed = conns.filter((c) => c.closes > 0);
+      assert.equal(conns.length - closed.length, 64, `${closed.length} closed`);
+      for (const c of closed) assert.match(c.replies.join(''), /^HTTP\/1\.1 503 [\s\S]*Retry-After: 5/);
+      const h = await api(slow.url, 'GET', '/healthz', { timeoutMs: 2_000 });
+      assert.equal(h.status, 200);
+    } finally {
+      for (const c of conns) c.stop();
+    }
   });
 });
