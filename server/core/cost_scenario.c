@@ -759,6 +759,11 @@ int cost_scenario_parse(const json_t *doc, struct cost_scenario *sc, struct prob
                 if (parse_option(json_array_get(options, i), i, sc, kinds, errs) != 0)
                     goto oom;
             check_options_together(sc, errs);
+            if (sc->trials > 0 && n * sc->trials > COST_MAX_OPTION_TRIALS)
+                problems_add(errs, "/assumptions/trials",
+                             "options × trials may be at most %d per comparison (%zu × %zu = "
+                             "%zu): ask for fewer trials or compare fewer options",
+                             COST_MAX_OPTION_TRIALS, n, sc->trials, n * sc->trials);
         }
     }
     if (errs->total != before) {
