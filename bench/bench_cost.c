@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "core/cost.h"
-#include "core/cost_private.h"
+#include "core/cost/cost.h"
+#include "core/cost/cost_private.h"
 
 /* CPU time of this process: the machine is shared, and wall time would measure the others. */
 static double now_s(void)
@@ -117,8 +117,8 @@ int main(int argc, char **argv)
     double budget_s = argc > 1 ? atof(argv[1]) : 1.0;
     if (!(budget_s > 0))
         budget_s = 1.0;
-    json_t *training = load(CAPLEDGER_SHARED_DIR "/spec/example-training.json");
-    json_t *inference = load(CAPLEDGER_SHARED_DIR "/spec/example-inference.json");
+    json_t *training = load(CAPLEDGER_DATA_DIR "/spec/example-training.json");
+    json_t *inference = load(CAPLEDGER_DATA_DIR "/spec/example-inference.json");
     if (!training || !inference)
         return 1;
     struct problems errs;

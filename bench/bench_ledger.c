@@ -8,9 +8,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/decision.h"
-#include "core/jcs.h"
-#include "core/merkle.h"
+#include "core/ledger/decision.h"
+#include "core/ledger/jcs.h"
+#include "core/ledger/merkle.h"
 
 static double now_s(void)
 {
@@ -25,7 +25,7 @@ int main(int argc, char **argv)
     if (sodium_init() < 0 || leaves == 0)
         return 1;
 
-    json_t *doc = json_load_file(CAPLEDGER_SHARED_DIR "/spec/example-inference.expected.json",
+    json_t *doc = json_load_file(CAPLEDGER_DATA_DIR "/spec/example-inference.expected.json",
                                  JSON_REJECT_DUPLICATES, NULL);
     if (!doc)
         return 1;

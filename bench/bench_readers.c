@@ -11,9 +11,9 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "core/linebuf.h"
-#include "core/sacct.h"
-#include "core/telemetry.h"
+#include "core/formats/linebuf.h"
+#include "core/formats/sacct.h"
+#include "core/formats/telemetry.h"
 
 #define LINES 1000000
 #define CHUNK 65536
@@ -21,7 +21,7 @@
 static char *load(const char *rel, size_t *len)
 {
     char path[1024];
-    snprintf(path, sizeof path, "%s/data/%s", CAPLEDGER_SHARED_DIR, rel);
+    snprintf(path, sizeof path, "%s/%s", CAPLEDGER_DATA_DIR, rel);
     FILE *f = fopen(path, "rb");
     if (!f) {
         perror(path);

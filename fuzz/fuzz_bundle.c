@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/bundle.h"
+#include "core/ledger/bundle.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

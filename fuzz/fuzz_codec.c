@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/codec.h"
+#include "core/ledger/codec.h"
 #include "core/cursor.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

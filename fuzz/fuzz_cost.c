@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/cost.h"
+#include "core/cost/cost.h"
 
 #define FUZZ_MAX_INPUT_BYTES (256u << 10)
 #define FUZZ_MAX_TRIALS 2000

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/csv.h"
+#include "core/formats/csv.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

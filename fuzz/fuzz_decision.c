@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/decision.h"
-#include "core/jcs.h"
+#include "core/ledger/decision.h"
+#include "core/ledger/jcs.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -9,7 +9,7 @@
 
 #include <sodium.h>
 
-#include "core/linebuf.h"
+#include "core/formats/linebuf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

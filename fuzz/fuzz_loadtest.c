@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "core/loadtest.h"
+#include "core/formats/loadtest.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "core/jsonlimit.h"
-#include "core/linebuf.h"
-#include "core/pgcopy.h"
-#include "core/run.h"
+#include "core/formats/linebuf.h"
+#include "core/formats/pgcopy.h"
+#include "core/formats/run.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/note.h"
+#include "core/ledger/note.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

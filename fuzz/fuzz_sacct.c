@@ -7,9 +7,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "core/linebuf.h"
-#include "core/openb.h"
-#include "core/sacct.h"
+#include "core/formats/linebuf.h"
+#include "core/formats/openb.h"
+#include "core/formats/sacct.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "core/session.h"
+#include "core/auth/session.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -5,8 +5,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "core/linebuf.h"
-#include "core/telemetry.h"
+#include "core/formats/linebuf.h"
+#include "core/formats/telemetry.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "core/textnum.h"
+#include "core/formats/textnum.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/timefmt.h"
+#include "core/formats/timefmt.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

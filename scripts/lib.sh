@@ -21,7 +21,7 @@ die() {
 # it serves one check (`docker-compose config -q`) and is skipped where apt does not have it.
 BASE_PACKAGES=(build-essential cmake pkg-config libcivetweb-dev libpq-dev libjansson-dev
   libsodium-dev libcmocka-dev postgresql postgresql-contrib ca-certificates)
-TEST_PACKAGES=(chromium clang-format curl)
+TEST_PACKAGES=(chromium clang-format curl jq)
 OPTIONAL_TEST_PACKAGES=(docker-compose)
 
 package_installed() {

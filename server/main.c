@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "cmd/config.h"
 
 struct command {
     const char *name;
@@ -20,9 +21,11 @@ static const struct command commands[] = {
      "sign a decision record: {record, signature}"},
     {"verify", cmd_verify, "verify BUNDLE.json [--previous-checkpoint F] [--recompute]",
      "audit a bundle offline; exit 0 only when everything verifies"},
-    {"routes", cmd_routes, "routes", "list the HTTP routes and the roles each allows"},
+    {"routes", cmd_routes, "routes [--query]",
+     "list the HTTP routes, the roles and query parameters of each"},
     {"token", cmd_token, "token create USERNAME [--label L] [--expires-in-days N]",
      "mint an API token (printed once)"},
+    {"team", cmd_team, "team add NAME", "create a workload team"},
     {"user", cmd_user, "user add NAME --role R [--team T]... <password",
      "create a user (password from standard input)"},
     {"compare", cmd_compare, "compare FILE.json [--format json|table]",
@@ -57,6 +60,7 @@ int main(int argc, char **argv)
         usage(stdout);
         return 0;
     }
+    config_env_file_apply();
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(argv[1], commands[i].name) == 0)
             return commands[i].run(argc - 1, argv + 1);

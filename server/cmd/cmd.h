@@ -11,6 +11,7 @@ int cmd_sign(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_token(int argc, char **argv);
 int cmd_user(int argc, char **argv);
+int cmd_team(int argc, char **argv);
 int cmd_routes(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_import(int argc, char **argv);

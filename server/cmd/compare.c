@@ -8,8 +8,8 @@
 
 #include "cmd/cmd.h"
 #include "cmd/files.h"
-#include "core/cost.h"
-#include "core/jcs.h"
+#include "core/cost/cost.h"
+#include "core/ledger/jcs.h"
 #include "core/jsonlimit.h"
 
 /* Scenarios are hand-written or exported documents; 64 options × 1,000 load points fit well. */
@@ -134,6 +134,20 @@ int cmd_compare(int argc, char **argv)
     }
     struct problems errs;
     problems_init(&errs);
+    if (json_is_object(scenario) && cost_stored_references(scenario, &errs) > 0) {
+        fprintf(stderr,
+                "capledger: %s names stored records by id, and stored ids only resolve on the "
+                "server:\n",
+                path);
+        for (size_t i = 0; i < errs.count; i++)
+            fprintf(stderr, "  %s: %s\n", errs.items[i].pointer, errs.items[i].message);
+        fprintf(stderr, "  Compute it on the server (POST /api/v1/compare, or store it with POST "
+                        "/api/v1/scenarios and POST /api/v1/scenarios/{id}/comparisons), or put "
+                        "the records' fields in the file instead of their ids.\n");
+        problems_free(&errs);
+        json_decref(scenario);
+        return 1;
+    }
     json_t *comparison = cost_compare(scenario, &errs);
     json_decref(scenario);
     if (!comparison) {

@@ -23,9 +23,73 @@ static int env_int(const char *name, int fallback, int lo, int hi)
     return (int)n;
 }
 
+/* Where CAPLEDGER_DATABASE_URL came from, for the message when it does not answer. */
+static char env_file_path[4096];
+static int database_url_from_file;
+
+/* One shell word of a KEY=VALUE line as scripts/run writes it: bare characters, '…' quoted
+ * runs and backslash escapes ('\'' inside single quotes). Returns 0, or -1 when malformed. */
+static int shell_word(const char *s, char *out, size_t size)
+{
+    size_t n = 0;
+    while (*s && *s != '\n' && *s != ' ' && *s != '\t' && *s != '#') {
+        if (*s == '\'') {
+            const char *end = strchr(s + 1, '\'');
+            if (!end)
+                return -1;
+            for (s++; s < end; s++) {
+                if (n + 1 >= size)
+                    return -1;
+                out[n++] = *s;
+            }
+            s++;
+            continue;
+        }
+        if (*s == '\\' && s[1])
+            s++;
+        if (n + 1 >= size)
+            return -1;
+        out[n++] = *s++;
+    }
+    out[n] = '\0';
+    return 0;
+}
+
+void config_env_file_apply(void)
+{
+    const char *dir = env_or("CAPLEDGER_VAR_DIR", "var");
+    snprintf(env_file_path, sizeof env_file_path, "%s/capledger.env", dir);
+    FILE *f = fopen(env_file_path, "r");
+    if (!f)
+        return;
+    char line[8192], value[8192];
+    while (fgets(line, sizeof line, f)) {
+        char *s = line;
+        if (strncmp(s, "export ", 7) == 0)
+            s += 7;
+        char *eq = strchr(s, '=');
+        if (strncmp(s, "CAPLEDGER_", 10) != 0 || !eq || (size_t)(eq - s) > 64)
+            continue;
+        *eq = '\0';
+        if (strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != strlen(s))
+            continue;
+        const char *now = getenv(s);
+        if ((now && *now) || shell_word(eq + 1, value, sizeof value) != 0 || !value[0])
+            continue; /* the environment wins over the file */
+        if (setenv(s, value, 1) == 0 && strcmp(s, "CAPLEDGER_DATABASE_URL") == 0)
+            database_url_from_file = 1;
+    }
+    fclose(f);
+}
+
 void config_load(struct config *cfg)
 {
     cfg->database_url = env_or("CAPLEDGER_DATABASE_URL", "dbname=capledger");
+    cfg->database_url_source =
+        database_url_from_file ? env_file_path
+        : getenv("CAPLEDGER_DATABASE_URL") && *getenv("CAPLEDGER_DATABASE_URL")
+            ? "the environment"
+            : "the default: CAPLEDGER_DATABASE_URL is not set";
     cfg->read_database_url = env_or("CAPLEDGER_READ_DATABASE_URL", NULL);
     cfg->listen = env_or("CAPLEDGER_LISTEN", "127.0.0.1:8080");
     cfg->static_dir = env_or("CAPLEDGER_STATIC_DIR", "static");
@@ -54,6 +118,17 @@ struct store *config_open_store(const struct config *cfg, int migrate)
         return s;
     char why[512] = "";
     enum store_status st = store_migrate(s, cfg->migrations_dir, why, sizeof why);
+    if (st == STORE_UNAVAILABLE && store_probe(cfg->database_url, why, sizeof why) != STORE_OK) {
+        fprintf(stderr,
+                "capledger: cannot reach the database %s (from %s):\n  %s\n"
+                "  scripts/run writes its database to %s while it serves: start scripts/run "
+                "(or run this from the project directory, or set CAPLEDGER_VAR_DIR to its var/), "
+                "or set CAPLEDGER_DATABASE_URL to the libpq conninfo the server uses.\n",
+                cfg->database_url, cfg->database_url_source, why,
+                env_file_path[0] ? env_file_path : "var/capledger.env");
+        store_close(s);
+        return NULL;
+    }
     if (st != STORE_OK) {
         fprintf(stderr, "capledger: migrations: %s\n", why[0] ? why : store_status_name(st));
         store_close(s);
@@ -75,4 +150,23 @@ char *config_read_password(size_t *len)
         line[--n] = '\0';
     *len = (size_t)n;
     return line;
+}
+
+int config_report_created(enum store_status st, const json_t *row, const char *what,
+                          const char *name, const char *invalid_why)
+{
+    if (st == STORE_OK) {
+        char *text = json_dumps(row, JSON_COMPACT);
+        if (text)
+            printf("%s\n", text);
+        free(text);
+        return 0;
+    }
+    if (st == STORE_CONFLICT)
+        fprintf(stderr, "capledger: a %s named '%s' already exists\n", what, name);
+    else if (st == STORE_INVALID && invalid_why)
+        fprintf(stderr, "capledger: %s\n", invalid_why);
+    else
+        fprintf(stderr, "capledger: %s\n", store_status_name(st));
+    return 1;
 }

@@ -6,7 +6,8 @@
 
 struct config {
     const char *database_url;
-    const char *read_database_url; /* NULL: reports read the primary */
+    const char *database_url_source; /* "the environment", the env file's path, or the default */
+    const char *read_database_url;   /* NULL: reports read the primary */
     const char *listen;
     const char *static_dir;
     const char *migrations_dir;
@@ -23,9 +24,19 @@ struct config {
     int drift_sweep_s; /* 0: no background drift check */
 };
 
+/* Reads $CAPLEDGER_VAR_DIR/capledger.env (default var/capledger.env), which scripts/run writes
+ * while it serves (CAPLEDGER_DATABASE_URL of its private cluster, CAPLEDGER_URL), and sets each
+ * CAPLEDGER_* variable it names that the environment does not already set: so commands run
+ * from the project directory reach the same database and server as scripts/run. */
+void config_env_file_apply(void);
 void config_load(struct config *cfg);
 /* Opens the store and applies migrations; NULL (message printed) on failure. */
 struct store *config_open_store(const struct config *cfg, int migrate);
+/* The end of a command that creates a record: prints it (compact JSON) and returns 0 on
+ * STORE_OK; else says why on stderr (an existing name, invalid_why for STORE_INVALID when
+ * given) and returns 1. */
+int config_report_created(enum store_status st, const json_t *row, const char *what,
+                          const char *name, const char *invalid_why);
 /* Reads a password from standard input (first line, without the newline) into a malloc'd
  * buffer; NULL on error. Caller sodium_memzero()s and frees it. */
 char *config_read_password(size_t *len);

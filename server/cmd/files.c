@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/codec.h"
+#include "core/ledger/codec.h"
 
 char *files_read_all(const char *path, size_t max_bytes, size_t *len)
 {

@@ -4,8 +4,8 @@
 
 #include "cmd/cmd.h"
 #include "cmd/files.h"
-#include "core/codec.h"
-#include "core/decision.h"
+#include "core/ledger/codec.h"
+#include "core/ledger/decision.h"
 
 int cmd_keygen(int argc, char **argv)
 {

@@ -6,8 +6,8 @@
 
 #include "cmd/cmd.h"
 #include "cmd/files.h"
-#include "core/decision.h"
-#include "core/jcs.h"
+#include "core/ledger/decision.h"
+#include "core/ledger/jcs.h"
 
 #define RECORD_MAX_BYTES (1u << 20)
 

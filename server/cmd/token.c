@@ -7,7 +7,7 @@
 
 #include "cmd/cmd.h"
 #include "cmd/config.h"
-#include "core/secret.h"
+#include "core/auth/secret.h"
 #include "store/users.h"
 
 int cmd_token(int argc, char **argv)

@@ -8,7 +8,7 @@
 
 #include "cmd/cmd.h"
 #include "cmd/config.h"
-#include "core/password.h"
+#include "core/auth/password.h"
 #include "core/validate.h"
 #include "store/users.h"
 
@@ -86,19 +86,9 @@ int cmd_user(int argc, char **argv)
         goto out;
     struct audit_actor who = {.name = "cli", .request_id = "cli"};
     enum store_status st = store_user_create(s, &who, name, role, hash, teams, &row);
-    if (st == STORE_OK) {
-        char *text = json_dumps(row, JSON_COMPACT);
-        if (text)
-            printf("%s\n", text);
-        free(text);
-        rc = 0;
-    } else if (st == STORE_CONFLICT) {
-        fprintf(stderr, "capledger: a user named '%s' already exists\n", name);
-    } else if (st == STORE_INVALID) {
-        fprintf(stderr, "capledger: a --team names no existing team\n");
-    } else {
-        fprintf(stderr, "capledger: %s\n", store_status_name(st));
-    }
+    rc = config_report_created(st, row, "user", name,
+                               "a --team names no existing team (create it first: capledger team "
+                               "add NAME)");
 out:
     if (password) {
         sodium_memzero(password, len);

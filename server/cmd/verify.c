@@ -1,13 +1,14 @@
 /* capledger verify BUNDLE.json [--previous-checkpoint FILE] [--recompute] — the auditor's
- * offline check of an audit bundle (core/bundle.c does the checking; this reads the files). */
+ * offline check of an audit bundle (core/ledger/bundle.c does the checking; this reads the files).
+ */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd/cmd.h"
 #include "cmd/files.h"
-#include "core/bundle.h"
-#include "core/jcs.h"
+#include "core/ledger/bundle.h"
+#include "core/ledger/jcs.h"
 
 #define BUNDLE_MAX_BYTES (1u << 30)
 #define CHECKPOINT_MAX_BYTES (1u << 16)

@@ -9,6 +9,12 @@
 
 #define PROBLEMS_MAX_KEPT 1000 /* beyond this only the total is counted */
 
+/* How a caller names the columns of a tool's output printed without a header line, in each of
+ * the three ways an upload can be sent: one text, so the API, the UI and the CLI agree. */
+#define PROBLEMS_FIELDS_HINT                                                                        \
+    "?fields=A,B,… in the API, the \"Columns\" field of the upload form, --param fields=A,B,… " \
+    "of capledger import"
+
 struct problem {
     char *pointer; /* JSON Pointer, e.g. "/options/2/offer/price_per_hour"; "" for the whole */
     long line;     /* 1-based line of a text upload, 0 when not applicable */

@@ -6,7 +6,7 @@
  * A cookie that names no live session (expired, logged out) makes the request anonymous: the
  * route's role check then answers 401 where a user is needed, and signing in still works.
  * Browsers send cookies on their own, so a cookie-authenticated unsafe request must also
- * prove it comes from our page: X-CSRF-Token (derived from the session id, see core/session.h)
+ * prove it comes from our page: X-CSRF-Token (derived from the session id, see core/auth/session.h)
  * and an Origin (or Referer) naming this server's Host. Tokens are never sent on their own,
  * so token requests need neither. */
 #include <pthread.h>
@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/secret.h"
-#include "core/session.h"
+#include "core/auth/secret.h"
+#include "core/auth/session.h"
 #include "http/internal.h"
 #include "store/sessions.h"
 #include "store/users.h"

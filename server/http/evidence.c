@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "core/cursor.h"
+#include "core/formats/timefmt.h"
 #include "core/jsonlimit.h"
-#include "core/timefmt.h"
 #include "core/validate.h"
 #include "http/idempotency.h"
 #include "store/benchmarks.h"

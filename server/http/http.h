@@ -36,6 +36,8 @@ size_t http_worker_stack_bytes(void);
 
 /* Route table introspection (for the OpenAPI and role-matrix tests): prints one line per route,
  * "METHOD PATTERN role,role,…" ("none" when a route declares no role and so never serves). */
-void http_print_routes(void);
+/* Prints "METHOD PATTERN roles" per route; with_query adds the query parameters it takes
+ * (space-separated names joined by commas, "-" for none). */
+void http_print_routes(int with_query);
 
 #endif

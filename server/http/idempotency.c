@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/jcs.h"
+#include "core/ledger/jcs.h"
 #include "http/evidence.h"
 
 #include "store/idempotency.h"

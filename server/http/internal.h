@@ -57,6 +57,11 @@ struct route {
     handler_fn handler;
     unsigned roles;
     unsigned flags;
+    /* The query parameters the route takes, space-separated ("limit cursor team"); NULL: none.
+     * The router refuses any other (422 naming each) before the handler runs, so a misspelt
+     * filter never silently widens or narrows an answer; api/openapi.yaml declares the same
+     * (tests/integration/openapi.test.mjs compares them with `capledger routes --query`). */
+    const char *query;
 };
 
 #define MAX_PATH_PARAMS 4

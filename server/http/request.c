@@ -9,7 +9,7 @@
 #include <time.h>
 
 #include "core/cursor.h"
-#include "core/jcs.h"
+#include "core/ledger/jcs.h"
 #include "core/jsonlimit.h"
 #include "http/internal.h"
 

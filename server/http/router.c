@@ -12,8 +12,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/ledger/jcs.h"
+#include "http/evidence.h"
 #include "core/httpframe.h"
-#include "core/jcs.h"
 #include "core/jsonlimit.h"
 #include "http/conns.h"
 #include "http/internal.h"
@@ -79,7 +80,7 @@ const struct route *router_route_at(size_t i)
     return NULL;
 }
 
-void http_print_routes(void)
+void http_print_routes(int with_query)
 {
     static const struct {
         unsigned bit;
@@ -98,7 +99,13 @@ void http_print_routes(void)
                 printf("%s%s", first ? "" : ",", roles[k].name);
                 first = 0;
             }
-        printf("%s\n", first ? "none" : "");
+        printf("%s", first ? "none" : "");
+        if (with_query) {
+            printf(" ");
+            for (const char *q = rt->query ? rt->query : "-"; *q; q++)
+                putchar(*q == ' ' ? ',' : *q);
+        }
+        printf("\n");
     }
 }
 
@@ -277,6 +284,58 @@ static int framing_ok(struct req *r)
     return 0;
 }
 
+/* 1 when name (len bytes) is one of the space-separated names of list. */
+static int name_listed(const char *list, const char *name, size_t len)
+{
+    for (const char *s = list; s && *s;) {
+        s += strspn(s, " ");
+        size_t n = strcspn(s, " ");
+        if (n && n == len && strncmp(s, name, len) == 0)
+            return 1;
+        s += n;
+    }
+    return 0;
+}
+
+/* Refuses query parameters the route does not declare: 422 naming each (pointer "?name").
+ * A streamed body is read and dropped first, so the client is not cut off mid-upload. Returns
+ * 0 when every name is declared. */
+static int check_query_names(struct req *r)
+{
+    if (!r->query || !*r->query)
+        return 0;
+    struct problems p;
+    problems_init(&p);
+    for (const char *s = r->query; *s;) {
+        size_t seg = strcspn(s, "&");
+        size_t nlen = strcspn(s, "=&");
+        char name[128];
+        int n = nlen ? mg_url_decode(s, (int)nlen, name, (int)sizeof name, 1) : 0;
+        if (nlen && (n < 0 || !name_listed(r->route->query, name, (size_t)n))) {
+            char ptr[140];
+            snprintf(ptr, sizeof ptr, "?%s", n < 0 ? "(too long)" : name);
+            if (!r->route->query)
+                problems_add(&p, ptr, "unknown query parameter: %s %s takes none", r->method,
+                             r->route->pattern);
+            else
+                problems_add(&p, ptr, "unknown query parameter: %s %s takes %s", r->method,
+                             r->route->pattern, r->route->query);
+        }
+        s += seg;
+        if (*s == '&')
+            s++;
+    }
+    int refused = p.total > 0;
+    if (refused) {
+        if (r->route->flags & (ROUTE_STREAM_BODY | ROUTE_JSON_BODY))
+            ev_drain_body(r, NULL);
+        resp_invalid(r, &p,
+                     "The request has query parameters this route does not take: see errors.");
+    }
+    problems_free(&p);
+    return refused ? -1 : 0;
+}
+
 static void dispatch(struct req *r, size_t *route_index)
 {
     char allow[128] = "";
@@ -343,6 +402,8 @@ static void dispatch(struct req *r, size_t *route_index)
                          r->route->pattern);
         return;
     }
+    if (check_query_names(r) != 0)
+        return;
     if ((r->route->flags & ROUTE_JSON_BODY) && read_json_body(r) != 0)
         return;
     r->route->handler(r);

@@ -162,7 +162,8 @@ int upload_params_read(struct req *r, struct upload_params *up, const char *fiel
                     strcmp(up->atomic, "true") == 0;
     if (req_query(r, "fields", up->fields, sizeof up->fields)) {
         if (!up->fields[0])
-            problems_add(p, "?fields", "query parameter fields lists %s", fields_hint);
+            problems_add(p, "?fields", "query parameter fields lists %s (" PROBLEMS_FIELDS_HINT ")",
+                         fields_hint);
         else
             up->fields_p = up->fields;
     }

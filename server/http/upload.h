@@ -12,8 +12,8 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "core/csv.h"
-#include "core/linebuf.h"
+#include "core/formats/csv.h"
+#include "core/formats/linebuf.h"
 #include "http/internal.h"
 
 struct idem;

@@ -164,6 +164,24 @@ static PGconn *connect_db(const char *conninfo)
     return pg;
 }
 
+enum store_status store_probe(const char *conninfo, char *why, size_t why_size)
+{
+    const char *keys[] = {"connect_timeout", "application_name", "dbname", NULL};
+    const char *vals[] = {CONNECT_TIMEOUT_S, "capledger", conninfo, NULL};
+    PGconn *pg = PQconnectdbParams(keys, vals, 1);
+    enum store_status st = STORE_OK;
+    if (!pg || PQstatus(pg) != CONNECTION_OK) {
+        st = STORE_UNAVAILABLE;
+        const char *msg = pg ? PQerrorMessage(pg) : "out of memory";
+        size_t n = strlen(msg);
+        while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
+            n--;
+        snprintf(why, why_size, "%.*s", (int)n, msg);
+    }
+    PQfinish(pg);
+    return st;
+}
+
 struct store_conn *store_acquire(struct store *s, int timeout_ms)
 {
     struct timespec deadline;

@@ -1,25 +1,23 @@
 /* The signed decision log. See ledger.h for the append protocol; spec/LEDGER.md for formats.
  *
- * The head row keeps the tree's compact range ("frontier"): one hash per set bit of the size,
- * the roots of the perfect subtrees the RFC 9162 tree splits into, largest (leftmost) first.
- * Appending a leaf merges it with the trailing subtrees of equal size (as a binary counter
- * carries), and the root is the frontier folded from the right — O(log n) hashes per append,
- * whatever the log's size. The old frontier, reversed, is also the inclusion proof of the new
- * leaf, so POST /decisions answers its proof without reading other leaves. */
+ * The head row keeps the tree's compact range (struct merkle_frontier, core/ledger/merkle.h), so
+ * an append costs O(log n) hashes whatever the log's size. The old frontier, reversed, is also
+ * the inclusion proof of the new leaf, so POST /decisions answers its proof without reading
+ * other leaves. */
 #include "store/ledger.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/codec.h"
-#include "core/decision.h"
-#include "core/merkle.h"
-#include "core/note.h"
+#include "core/ledger/codec.h"
+#include "core/ledger/decision.h"
+#include "core/ledger/gate.h"
+#include "core/ledger/merkle.h"
+#include "core/ledger/note.h"
 #include "core/validate.h"
 #include "store/reviews.h"
 
-#define FRONTIER_MAX 64 /* one hash per bit of a 64-bit size */
 #define UTC_MICROS(expr)                                                                           \
     "to_char((" expr ") AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
 /* PostgreSQL's base64 breaks lines every 76 characters; LEDGER.md's has no line breaks. */
@@ -116,57 +114,6 @@ static const char *SQL_BUNDLE_COMPARISONS =
     "SELECT coalesce(json_object_agg(c.sha256, json_build_object('scenario', c.resolved, "
     "'result', c.result)), '{}') FROM comparison c "
     "WHERE c.sha256 IN (SELECT json_array_elements_text($1::json))";
-
-/* ---- the compact range ---- */
-
-struct frontier {
-    uint8_t hash[FRONTIER_MAX][MERKLE_HASH_BYTES];
-    size_t count;
-};
-
-static int frontier_parse(const char *hex, uint64_t size, struct frontier *f)
-{
-    size_t count = (size_t)__builtin_popcountll(size);
-    if (strlen(hex) != count * 2 * MERKLE_HASH_BYTES)
-        return -1;
-    for (size_t i = 0; i < count; i++) {
-        char part[2 * MERKLE_HASH_BYTES + 1];
-        memcpy(part, hex + i * 2 * MERKLE_HASH_BYTES, 2 * MERKLE_HASH_BYTES);
-        part[2 * MERKLE_HASH_BYTES] = '\0';
-        if (codec_hex_decode_exact(part, f->hash[i], MERKLE_HASH_BYTES) != 0)
-            return -1;
-    }
-    f->count = count;
-    return 0;
-}
-
-/* Adds the leaf hash as leaf number `size` (the tree's size before the append). */
-static void frontier_append(struct frontier *f, uint64_t size, const uint8_t leaf_hash[32])
-{
-    uint8_t node[MERKLE_HASH_BYTES];
-    memcpy(node, leaf_hash, sizeof node);
-    for (uint64_t k = size; k & 1; k >>= 1)
-        merkle_node_hash(f->hash[--f->count], node, node);
-    memcpy(f->hash[f->count++], node, sizeof node);
-}
-
-static void frontier_root(const struct frontier *f, uint8_t out[MERKLE_HASH_BYTES])
-{
-    memcpy(out, f->hash[f->count - 1], MERKLE_HASH_BYTES);
-    for (size_t i = f->count - 1; i-- > 0;)
-        merkle_node_hash(f->hash[i], out, out);
-}
-
-static char *frontier_hex(const struct frontier *f)
-{
-    char *hex = malloc(f->count * 2 * MERKLE_HASH_BYTES + 1);
-    if (!hex)
-        return NULL;
-    hex[0] = '\0';
-    for (size_t i = 0; i < f->count; i++)
-        codec_hex_encode(f->hash[i], MERKLE_HASH_BYTES, hex + i * 2 * MERKLE_HASH_BYTES);
-    return hex;
-}
 
 static json_t *hex_array(const uint8_t (*hashes)[MERKLE_HASH_BYTES], size_t n, int reversed)
 {
@@ -370,85 +317,22 @@ static void check_references(const json_t *record, const json_t *facts, struct p
     }
 }
 
-/* The comparison's winner: `winner`, else the first of `ranking`. */
-static const char *winner_of(const json_t *result)
-{
-    const char *w = text_of(result, "winner");
-    return w ? w : json_string_value(json_array_get(json_object_get(result, "ranking"), 0));
-}
-
-/* The gate (DESIGN.md): every unmet condition of an advance, each its own problem. */
+/* The gate (core/ledger/gate.h) over the record's checklist and its first cited comparison. */
 static enum store_status check_gate(struct store_conn *c, const json_t *record, const json_t *facts,
                                     struct problems *p)
 {
-    const json_t *cited = json_object_get(record, "comparison_sha256");
     json_t *checklist = NULL;
-    enum store_status st =
-        store_review_checklist(c, text_of(record, "review_id"), cited, &checklist);
+    enum store_status st = store_review_checklist(
+        c, text_of(record, "review_id"), json_object_get(record, "comparison_sha256"), &checklist);
     if (st != STORE_OK)
         return st;
-    size_t i, k;
-    json_t *item, *m;
-    json_array_foreach(json_object_get(checklist, "items"), i, item)
-    {
-        if (json_is_true(json_object_get(item, "covered")))
-            continue;
-        char text[2000] = "";
-        size_t used = 0;
-        json_array_foreach(json_object_get(item, "missing"), k, m)
-        {
-            int n = snprintf(text + used, sizeof text - used, "%s%s", k ? "; " : "",
-                             json_string_value(m));
-            if (n < 0 || (size_t)n >= sizeof text - used)
-                break;
-            used += (size_t)n;
-        }
-        problems_add(p, "/record", "checklist item '%s' is not covered: %s",
-                     json_string_value(json_object_get(item, "item")), text);
-    }
+    struct gate_facts g = {
+        .record = record,
+        .checklist = checklist,
+        .comparison = json_array_get(json_object_get(facts, "comparisons"), 0),
+    };
+    gate_check(&g, p);
     json_decref(checklist);
-    if (!text_of(record, "owner"))
-        problems_add(p, "/record/owner", "an advance names its owner");
-    if (!text_of(record, "accepted_by"))
-        problems_add(p, "/record/accepted_by",
-                     "an advance names the person accepting the next stage");
-    if (!json_array_size(cited)) {
-        problems_add(p, "/record/comparison_sha256", "an advance cites the comparison it rests on");
-        return STORE_OK;
-    }
-    const json_t *first = json_array_get(json_object_get(facts, "comparisons"), 0);
-    const json_t *result = json_object_get(first, "result");
-    const char *chosen = text_of(record, "chosen_option");
-    const char *sha = text_of(first, "sha256");
-    if (!chosen) {
-        problems_add(p, "/record/chosen_option", "an advance names the option it advances");
-        return STORE_OK;
-    }
-    json_t *opt;
-    json_array_foreach(json_object_get(result, "options"), i, opt)
-    {
-        if (!text_of(opt, "name") || strcmp(text_of(opt, "name"), chosen) != 0)
-            continue;
-        if (!json_is_true(json_object_get(opt, "feasible"))) {
-            char reasons[300] = "";
-            json_t *r;
-            json_array_foreach(json_object_get(opt, "infeasible_reasons"), k, r)
-            {
-                size_t used = strlen(reasons);
-                snprintf(reasons + used, sizeof reasons - used, "%s%s", k ? ", " : "",
-                         json_string_value(r) ? json_string_value(r) : "?");
-            }
-            problems_add(p, "/record/chosen_option",
-                         "option '%s' is infeasible in comparison %s (%s)", chosen, sha,
-                         reasons[0] ? reasons : "no reason given");
-        }
-    }
-    const char *winner = winner_of(result);
-    if ((!winner || strcmp(winner, chosen) != 0) && !text_of(record, "justification"))
-        problems_add(p, "/record/justification",
-                     "option '%s' is not the winner%s%s%s of comparison %s: a justification is "
-                     "required",
-                     chosen, winner ? " ('" : "", winner ? winner : "", winner ? "')" : "", sha);
     return STORE_OK;
 }
 
@@ -462,9 +346,9 @@ static enum store_status append_locked(struct store_conn *c, const struct ledger
     const json_t *record = in->record;
     uint64_t size = (uint64_t)json_integer_value(json_object_get(head, "size"));
     const char *origin = text_of(head, "origin");
-    struct frontier f;
-    if (!origin ||
-        frontier_parse(text_of(head, "frontier") ? text_of(head, "frontier") : "", size, &f) != 0)
+    struct merkle_frontier f;
+    if (!origin || merkle_frontier_parse(text_of(head, "frontier") ? text_of(head, "frontier") : "",
+                                         size, &f) != 0)
         return STORE_ERROR;
     json_t *proof = hex_array((const uint8_t(*)[MERKLE_HASH_BYTES])f.hash, f.count, 1);
 
@@ -480,9 +364,9 @@ static enum store_status append_locked(struct store_conn *c, const struct ledger
         goto out;
     uint8_t leaf_hash[MERKLE_HASH_BYTES], root[MERKLE_HASH_BYTES];
     merkle_leaf_hash((const uint8_t *)leaf, leaf_len, leaf_hash);
-    frontier_append(&f, size, leaf_hash);
-    frontier_root(&f, root);
-    frontier_text = frontier_hex(&f);
+    merkle_frontier_append(&f, size, leaf_hash);
+    merkle_frontier_root(&f, root);
+    frontier_text = merkle_frontier_hex(&f);
     if (!frontier_text)
         goto out;
     char index_text[24], size_text[24], leaf_hex[65], root_hex[65];

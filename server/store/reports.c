@@ -56,32 +56,34 @@ static const char *SQL_USAGE =
     "b.g_class IS NOT DISTINCT FROM a.g_class AND b.g_cluster IS NOT DISTINCT FROM a.g_cluster "
     "AND b.g_state IS NOT DISTINCT FROM a.g_state";
 
+/* The idle report counts stored samples (each once, however often its file was uploaded), with
+ * the idle threshold of the upload that stored it; the longest idle stretch is the longest any
+ * upload that stored samples saw. */
 #define IDLE_SELECT(key)                                                                           \
-    "SELECT " key ", count(*) AS uploads, sum((u.summary->>'samples')::bigint) AS samples, "       \
-    "sum((u.summary->>'samples_with_duty_cycle')::bigint) AS samples_with_duty_cycle, "            \
-    "sum((u.summary->>'duty_cycle_mean')::float8 * (u.summary->>'samples_with_duty_cycle')"        \
-    "::bigint) / nullif(sum((u.summary->>'samples_with_duty_cycle')::bigint) FILTER (WHERE "       \
-    "u.summary->>'duty_cycle_mean' IS NOT NULL), 0) AS duty_cycle_mean, "                          \
-    "sum((u.summary->>'idle_fraction')::float8 * (u.summary->>'samples_with_duty_cycle')"          \
-    "::bigint) / nullif(sum((u.summary->>'samples_with_duty_cycle')::bigint) FILTER (WHERE "       \
-    "u.summary->>'idle_fraction' IS NOT NULL), 0) AS idle_fraction, "                              \
-    "max((u.summary->>'longest_idle_s')::float8) AS longest_idle_s, "                              \
-    "array_agg(DISTINCT (u.summary->>'idle_below')::float8) AS idle_below FROM t u "
+    "SELECT " key ", count(*) AS uploads, sum(samples) AS samples, sum(with_duty) AS "             \
+    "samples_with_duty_cycle, sum(duty_sum) / nullif(sum(with_duty), 0) AS duty_cycle_mean, "      \
+    "sum(idle)::float8 / nullif(sum(with_duty), 0) AS idle_fraction, max(longest_idle_s) "         \
+    "FILTER (WHERE samples > 0) AS longest_idle_s, array_agg(DISTINCT idle_below) AS idle_below "  \
+    "FROM per u "
 
 static const char *SQL_IDLE =
-    "WITH t AS (SELECT u.*, b.workload_id FROM upload u JOIN benchmark b ON b.id = "
-    "u.benchmark_id WHERE u.kind = 'telemetry' "
+    "WITH t AS (SELECT u.id, u.team, u.benchmark_id, b.workload_id, (u.summary->>'idle_below')"
+    "::float8 AS idle_below, (u.summary->>'longest_idle_s')::float8 AS longest_idle_s "
+    "FROM upload u JOIN benchmark b ON b.id = u.benchmark_id WHERE u.kind = 'telemetry' "
     "AND ($1::jsonb = 'null'::jsonb OR u.team IN (SELECT jsonb_array_elements_text($1::jsonb))) "
     "AND ($2::text IS NULL OR u.team = $2) "
     "AND ($3::timestamptz IS NULL OR u.created_at >= $3::timestamptz) "
-    "AND ($4::timestamptz IS NULL OR u.created_at < $4::timestamptz)) "
+    "AND ($4::timestamptz IS NULL OR u.created_at < $4::timestamptz)), "
+    "per AS (SELECT t.id, t.team, t.benchmark_id, t.workload_id, t.idle_below, "
+    "t.longest_idle_s, count(x.gpu) AS samples, count(x.duty_cycle) AS with_duty, "
+    "sum(x.duty_cycle) AS duty_sum, count(*) FILTER (WHERE x.duty_cycle < t.idle_below) AS idle "
+    "FROM t LEFT JOIN telemetry_sample x ON x.upload_id = t.id "
+    "GROUP BY t.id, t.team, t.benchmark_id, t.workload_id, t.idle_below, t.longest_idle_s) "
     "SELECT json_build_object("
     "'benchmarks', (SELECT coalesce(json_agg(to_jsonb(x) ORDER BY x.team, x.benchmark_id), "
-    "'[]') FROM (" IDLE_SELECT(
-        "u.benchmark_id, u.team, u.workload_id") "GROUP BY 1, 2, 3) x), "
-                                                 "'teams', (SELECT coalesce(json_agg(to_jsonb(x) "
-                                                 "ORDER BY x.team), '[]') FROM (" IDLE_SELECT(
-                                                     "u.team") "GROUP BY 1) x))";
+    "'[]') FROM (" IDLE_SELECT("u.benchmark_id, u.team, u.workload_id") "GROUP BY 1, 2, 3) x), "
+    "'teams', (SELECT coalesce(json_agg(to_jsonb(x) ORDER BY x.team), '[]') FROM (" IDLE_SELECT(
+        "u.team") "GROUP BY 1) x))";
 
 enum store_status store_report_usage(struct store *s, const struct usage_query *q, json_t **out)
 {

@@ -8,10 +8,6 @@
 #include "store/evlist.h"
 #include "store/store.h"
 
-/* Fewest runs (or benchmark repetitions) that count as evidence of a failure rate or of a
- * cluster's queue waits. */
-#define REVIEW_MIN_RUNS 20
-
 /* A review as the API shows it: {id, title, question, workload_ids, owner, started_on, status,
  * drift_threshold, day, current_phase, phases: [{phase, title, first_day, last_day, starts_on,
  * ends_on, current}], version, created_by, created_at, updated_at}. */
@@ -69,7 +65,8 @@ enum store_status store_evidence_check(struct store_conn *c, const json_t *ids, 
  * the one the decision rests on). cited NULL: the latest stored comparison of the review's
  * workloads, if any. *out: {review_id, comparison_sha256 (the first cited, or null), covered
  * (all seven), items: [{item, covered, evidence: [ids], missing: [sentences]}]} in the
- * DESIGN.md order. Runs on c. STORE_NOT_FOUND when the review does not exist. */
+ * DESIGN.md order, decided by checklist_decide (core/ledger/checklist.h) from the facts this
+ * gathers. Runs on c. STORE_NOT_FOUND when the review does not exist. */
 enum store_status store_review_checklist(struct store_conn *c, const char *review_id,
                                          const json_t *cited, json_t **out) STORE_MUSTCHECK;
 /* The same on a pooled connection. */

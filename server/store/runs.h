@@ -11,7 +11,7 @@
 #include "store/store.h"
 #include "store/uploads.h"
 
-/* The staging columns in COPY order: the input line, the cluster, then core/run.h's
+/* The staging columns in COPY order: the input line, the cluster, then core/formats/run.h's
  * RUN_COPY_COLUMNS. */
 #define STORE_RUNS_STAGE_COLUMNS_PREFIX "lineno, cluster, "
 

@@ -40,6 +40,9 @@ struct store *store_open(const char *conninfo, int pool_size) STORE_MUSTCHECK;
 void store_close(struct store *s);
 void store_stats(struct store *s, struct store_stats *out);
 
+/* Connects once to conninfo: STORE_OK, or STORE_UNAVAILABLE with libpq's reason in why. */
+enum store_status store_probe(const char *conninfo, char *why, size_t why_size) STORE_MUSTCHECK;
+
 /* Runs the migrations in dir (files NNNN_name.sql, in order), each in its own transaction,
  * recorded with its SHA-256 in schema_migrations, under an advisory lock so concurrent
  * starters are safe. Refuses (STORE_CONFLICT, message in why) when an applied file changed. */

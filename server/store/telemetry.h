@@ -8,16 +8,20 @@
 #include "store/store.h"
 #include "store/uploads.h"
 
-/* The COPY column order: upload_id, benchmark_id, then core/telemetry.h's
+/* The COPY column order: upload_id, benchmark_id, then core/formats/telemetry.h's
  * TELEMETRY_COPY_COLUMNS. Send rows with store_upload_tx_send. */
 enum store_status store_telemetry_begin(struct store *s, struct upload_tx **out) STORE_MUSTCHECK;
-/* Ends COPY; derives the benchmark's duty cycle (mean over all its samples) and memory peak
- * (maximum) into benchmark_derived for those of the two the benchmark did not give itself;
- * writes the upload record rec (borrowed) and the audit row; commits. *derived (new
- * reference) is {gpu_duty_cycle, memory_peak_gb, telemetry_upload_id, updated_at}. u is freed
+/* Ends COPY; stores the staged samples not already stored (a sample is identified by
+ * benchmark, GPU and timestamp; one without a timestamp is a duplicate when an earlier upload to
+ * the benchmark had the same body_sha256); when some were added, derives the benchmark's duty
+ * cycle (mean over all its samples) and memory peak (maximum) into benchmark_derived for those
+ * of the two the benchmark did not give itself. Sets rec's inserted and duplicates, writes the
+ * upload record rec and the audit row; commits. *derived (new reference; JSON null when the
+ * benchmark has none) is {gpu_duty_cycle, memory_peak_gb, telemetry_upload_id (the last upload
+ * that added samples), telemetry_upload_ids (all of them, in order), updated_at}. u is freed
  * whatever the result. */
 enum store_status store_telemetry_finish(struct upload_tx *u, const struct audit_actor *who,
-                                         const json_t *rec, const char *benchmark_id,
+                                         json_t *rec, const char *benchmark_id,
                                          json_t **derived) STORE_MUSTCHECK;
 /* The telemetry uploads of benchmark q->benchmark_id (records with their summaries), keyset on
  * (created_at, id). */

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { startServer } from '../integration/lib/harness.mjs';
-import { launch, watchedPage, createTeam, createUser, signIn, readShared, resultsDir, apiOk } from './lib/browser.mjs';
+import { launch, watchedPage, createTeam, createUser, signIn, readData, resultsDir, apiOk } from './lib/browser.mjs';
 
 let srv;
 let browser;
@@ -51,9 +51,9 @@ function readBars(page) {
 }
 
 test('training example: trap flag, winner, ranking, bars that sum to the total, break-even sentences', async () => {
-  const scenarioText = readShared('spec/example-training.json');
+  const scenarioText = readData('spec/example-training.json');
   const engine = await apiOk(srv, 'POST', '/api/v1/compare', { body: JSON.parse(scenarioText) });
-  const expected = JSON.parse(readShared('spec/example-training.expected.json'));
+  const expected = JSON.parse(readData('spec/example-training.expected.json'));
 
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const { page, problems } = await watchedPage(context);
@@ -107,8 +107,8 @@ test('training example: trap flag, winner, ranking, bars that sum to the total, 
 });
 
 test('inference example: cost per accepted request, demand scenarios, the trap between l4 and the shared pool', async () => {
-  const scenarioText = readShared('spec/example-inference.json');
-  const expected = JSON.parse(readShared('spec/example-inference.expected.json'));
+  const scenarioText = readData('spec/example-inference.json');
+  const expected = JSON.parse(readData('spec/example-inference.expected.json'));
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const { page, problems } = await watchedPage(context);
   await signIn(page, srv, user);
@@ -133,7 +133,7 @@ test('inference example: cost per accepted request, demand scenarios, the trap b
 });
 
 test('an invalid scenario shows every problem with its JSON Pointer', async () => {
-  const scenario = JSON.parse(readShared('spec/example-training.json'));
+  const scenario = JSON.parse(readData('spec/example-training.json'));
   scenario.options[1].offer.price_per_hour = -5;
   delete scenario.workload.target_units;
   const context = await browser.newContext();

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { startServer } from '../integration/lib/harness.mjs';
 import { mintToken } from '../integration/lib/cli.mjs';
-import { launch, watchedPage, createTeam, createUser, signIn, sharedDir, apiOk } from './lib/browser.mjs';
+import { launch, watchedPage, createTeam, createUser, signIn, dataDir, apiOk } from './lib/browser.mjs';
 
 let srv;
 let browser;
@@ -15,7 +15,7 @@ let tariq;
 const FOX_FIELDS = 'JobID,JobIDRaw,User,Account,State,Start,End,AveCPU,AveDiskRead,AveDiskWrite,AveRSS,AveVMSize,' +
   'ElapsedRaw,ExitCode,Layout,MaxRSS,MaxVMSize,MinCPU,ReqCPUS,ReqMem,ReqNodes,Reservation,Submit,Suspended,' +
   'SystemCPU,TimelimitRaw,UserCPU,NodeList,Partition,AllocTRES,Priority,JobName';
-const sample = (name) => path.join(sharedDir, 'data/samples/sacct', name);
+const sample = (name) => path.join(dataDir, 'samples/sacct', name);
 
 before(async () => {
   srv = await startServer();
@@ -112,7 +112,7 @@ test('a vLLM sweep imports as a benchmark and nvidia-smi telemetry attaches to i
   await lt.getByLabel('Workload id').fill(workload.id);
   await lt.getByLabel('Offer id').fill(offer.id);
   await lt.getByLabel('Only results where').fill('deployment=base');
-  await lt.getByLabel('Result file').setInputFiles(path.join(sharedDir, 'data/samples/vllm-bench/nerdalert_llmd_l40s_llama3.2-3b_rate-sweep_results.jsonl'));
+  await lt.getByLabel('Result file').setInputFiles(path.join(dataDir, 'samples/vllm-bench/nerdalert_llmd_l40s_llama3.2-3b_rate-sweep_results.jsonl'));
   await lt.getByRole('button', { name: 'Upload' }).click();
   await lt.getByTestId('upload-result').waitFor();
   assert.equal(await lt.locator('[data-count="load points"]').textContent(), '3');
@@ -121,7 +121,7 @@ test('a vLLM sweep imports as a benchmark and nvidia-smi telemetry attaches to i
 
   const tel = page.locator('form.upload').filter({ hasText: 'GPU telemetry' });
   await tel.getByLabel('Benchmark id').fill(benchmarkId);
-  await tel.getByLabel('Telemetry file').setInputFiles(path.join(sharedDir, 'data/samples/nvidia-smi/nesi_a100_nounits_l5_timeseries.csv'));
+  await tel.getByLabel('Telemetry file').setInputFiles(path.join(dataDir, 'samples/nvidia-smi/nesi_a100_nounits_l5_timeseries.csv'));
   await tel.getByRole('button', { name: 'Upload' }).click();
   const summary = tel.getByTestId('telemetry-summary');
   await summary.waitFor();

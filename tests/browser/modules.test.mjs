@@ -1,16 +1,16 @@
 // The UI's pure modules (static/js/jcs.js, logcheck.js, bytes.js) run unchanged in Node 20
-// (WebCrypto is global there): check them against the published vectors in ../shared/data.
+// (WebCrypto is global there): check them against the published vectors in tests/data/vectors.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import { dataDir } from '../integration/lib/harness.mjs';
 
 import { canonicalize, JcsError } from '../../static/js/jcs.js';
 import { fromBase64, toBase64, toHex, fromHex } from '../../static/js/bytes.js';
 import { verifyInclusion, verifyCheckpoint, verifyNoteSignature, parseCheckpointBody, leafHash } from '../../static/js/logcheck.js';
 
-const shared = process.env.CAPLEDGER_SHARED_DIR || '/work/shared';
-const vectors = path.join(shared, 'data/vectors');
+const vectors = path.join(dataDir, 'vectors');
 
 test('jcs.js reproduces every RFC 8785 vector byte for byte', () => {
   const dir = path.join(vectors, 'jcs');

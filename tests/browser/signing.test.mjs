@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startServer, psql } from '../integration/lib/harness.mjs';
 import { cli, mintToken } from '../integration/lib/cli.mjs';
-import { launch, watchedPage, createTeam, createUser, signIn, readShared, apiOk, resultsDir } from './lib/browser.mjs';
+import { launch, watchedPage, createTeam, createUser, signIn, readData, apiOk, resultsDir } from './lib/browser.mjs';
 
 let srv;
 let browser;
@@ -48,7 +48,7 @@ async function logSizeText() {
 
 test('the owner stores a comparison from the Compare page', async () => {
   await page.goto(`${srv.url}/#/compare`);
-  await page.getByLabel('Scenario JSON').fill(readShared('spec/example-training.json'));
+  await page.getByLabel('Scenario JSON').fill(readData('spec/example-training.json'));
   await page.getByRole('button', { name: 'Compare', exact: true }).click();
   await page.getByTestId('winner').waitFor();
   await page.getByLabel('Scenario name').fill('7B pretraining slice');

@@ -8,9 +8,9 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { dataDir } from './lib/harness.mjs';
 
 const BIN = process.env.CAPLEDGER_BIN || 'build/capledger';
-const SHARED = process.env.CAPLEDGER_SHARED_DIR || '../shared';
 const ORIGIN = 'localhost/capledger';
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'capledger-cli-'));
 after(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -109,7 +109,7 @@ test('a bundle built by Node crypto verifies, with and without an older checkpoi
 });
 
 test('verify --recompute reruns the engine on a comparison made by capledger compare', () => {
-  const scenarioFile = path.join(SHARED, 'spec/example-inference.json');
+  const scenarioFile = path.join(dataDir, 'spec/example-inference.json');
   const c = spawnSync(BIN, ['compare', scenarioFile], { encoding: 'utf8' });
   assert.equal(c.status, 0, c.stderr);
   const result = JSON.parse(c.stdout);
@@ -196,9 +196,9 @@ test('keygen and sign produce what Node crypto verifies; keygen refuses to overw
 
 test('jcs prints the published RFC 8785 outputs and refuses duplicate keys', () => {
   for (const name of ['arrays', 'french', 'structures', 'unicode', 'values', 'weird']) {
-    const r = spawnSync(BIN, ['jcs', path.join(SHARED, 'data/vectors/jcs/input', `${name}.json`)]);
+    const r = spawnSync(BIN, ['jcs', path.join(dataDir, 'vectors/jcs/input', `${name}.json`)]);
     assert.equal(r.status, 0);
-    assert.deepEqual(r.stdout, fs.readFileSync(path.join(SHARED, 'data/vectors/jcs/output', `${name}.json`)));
+    assert.deepEqual(r.stdout, fs.readFileSync(path.join(dataDir, 'vectors/jcs/output', `${name}.json`)));
   }
   fs.writeFileSync(path.join(dir, 'dup.json'), '{"a":1,"a":2}');
   const r = run('jcs', 'dup.json');

@@ -6,13 +6,12 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { api, psql, startServer } from './lib/harness.mjs';
+import { api, dataDir, psql, startServer } from './lib/harness.mjs';
 import { bin, mintToken } from './lib/cli.mjs';
 import { spawnSync } from 'node:child_process';
 
-const shared = process.env.CAPLEDGER_SHARED_DIR || path.resolve('../shared');
-const example = (n) => JSON.parse(fs.readFileSync(path.join(shared, 'spec', `example-${n}.json`), 'utf8'));
-const expected = (n) => JSON.parse(fs.readFileSync(path.join(shared, 'spec', `example-${n}.expected.json`), 'utf8'));
+const example = (n) => JSON.parse(fs.readFileSync(path.join(dataDir, 'spec', `example-${n}.json`), 'utf8'));
+const expected = (n) => JSON.parse(fs.readFileSync(path.join(dataDir, 'spec', `example-${n}.expected.json`), 'utf8'));
 
 // Every number present in `want` must be in `got` within a relative 1e-9.
 function assertClose(got, want, where = '') {

@@ -2,10 +2,10 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { api, startServer } from './lib/harness.mjs';
+import { api, dataDir, startServer } from './lib/harness.mjs';
 import { mintToken } from './lib/cli.mjs';
 
-export const SAMPLES = path.join(process.env.CAPLEDGER_SHARED_DIR || '/work/shared', 'data', 'samples');
+export const SAMPLES = path.join(dataDir, 'samples');
 export const sample = (rel) => fs.readFileSync(path.join(SAMPLES, rel));
 
 // Starts a server with teams vision and nlp and the users owner1 (owner), ana (team vision),

@@ -1,4 +1,4 @@
-// Every real tool output in ../shared/data/samples uploaded through the API, with the parsed
+// Every real tool output in tests/data/samples uploaded through the API, with the parsed
 // counts and summaries checked against figures worked out independently of capledger's
 // readers (the awk commands or the plain reading that gave each figure are next to it). Also:
 // duplicates on re-upload, atomic uploads, per-line rejections, team scoping of runs, the runs

@@ -1,5 +1,5 @@
 // `capledger import KIND FILE`: the CLI that streams a tool's output file to a running server.
-// Real samples from ../shared/data/samples are sent in place; the expected counts are the ones
+// Real samples from tests/data/samples are sent in place; the expected counts are the ones
 // evidence_uploads.test.mjs works out independently (its awk commands), so this file checks
 // what the command adds: the request it builds (path, query encoding, content type, length or
 // chunked body, token, Idempotency-Key), and what it prints and exits with.

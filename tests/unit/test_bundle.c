@@ -11,13 +11,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/bundle.h"
-#include "core/codec.h"
-#include "core/cost.h"
-#include "core/decision.h"
-#include "core/jcs.h"
-#include "core/merkle.h"
-#include "core/note.h"
+#include "core/ledger/bundle.h"
+#include "core/ledger/codec.h"
+#include "core/cost/cost.h"
+#include "core/ledger/decision.h"
+#include "core/ledger/jcs.h"
+#include "core/ledger/merkle.h"
+#include "core/ledger/note.h"
 
 #define ORIGIN "localhost/capledger"
 #define LEAVES 5
@@ -398,7 +398,7 @@ static void collect_notice(void *ctx, const char *message)
 static void test_recompute(void **state)
 {
     (void)state;
-    json_t *scenario = json_load_file(CAPLEDGER_SHARED_DIR "/spec/example-inference.json",
+    json_t *scenario = json_load_file(CAPLEDGER_DATA_DIR "/spec/example-inference.json",
                                       JSON_REJECT_DUPLICATES, NULL);
     assert_non_null(scenario);
     struct problems errs;

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/codec.h"
+#include "core/ledger/codec.h"
 
 static void test_b64_round_trip(void **state)
 {

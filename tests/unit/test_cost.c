@@ -15,10 +15,10 @@
 #include <cmocka.h>
 #include <sodium.h>
 
-#include "core/cost.h"
-#include "core/jcs.h"
+#include "core/cost/cost.h"
+#include "core/ledger/jcs.h"
 
-#define SPEC_DIR CAPLEDGER_SHARED_DIR "/spec/"
+#define SPEC_DIR CAPLEDGER_DATA_DIR "/spec/"
 #define TRAINING SPEC_DIR "example-training.json"
 #define INFERENCE SPEC_DIR "example-inference.json"
 
@@ -777,9 +777,38 @@ static void test_compare_results(void **state)
     json_decref(scenario);
 }
 
+/* Stored ids (a string where the engine takes an object) are listed with their pointers; an
+ * inline scenario has none. */
+static void test_stored_references_listed(void **state)
+{
+    (void)state;
+    json_error_t e;
+    json_t *doc =
+        json_loads("{\"workload\":\"w-1\",\"options\":[{\"offer\":{},\"benchmark\":\"b-2\"},"
+                   "{\"offer\":\"o-3\"},7]}",
+                   0, &e);
+    assert_non_null(doc);
+    struct problems p;
+    problems_init(&p);
+    assert_int_equal(cost_stored_references(doc, &p), 3);
+    assert_string_equal(p.items[0].pointer, "/workload");
+    assert_string_equal(p.items[1].pointer, "/options/0/benchmark");
+    assert_string_equal(p.items[2].pointer, "/options/1/offer");
+    assert_non_null(strstr(p.items[2].message, "'o-3'"));
+    problems_free(&p);
+    json_decref(doc);
+    doc = json_loads("{\"workload\":{},\"options\":[{\"offer\":{}}]}", 0, &e);
+    problems_init(&p);
+    assert_int_equal(cost_stored_references(doc, &p), 0);
+    assert_int_equal(p.total, 0);
+    problems_free(&p);
+    json_decref(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_stored_references_listed),
         cmocka_unit_test(test_example_training),
         cmocka_unit_test(test_example_inference),
         cmocka_unit_test(test_breakdown_sums_to_total),

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/csv.h"
+#include "core/formats/csv.h"
 
 /* Splits s (strlen) and checks the cells against want[0..n). */
 static void expect_cells(struct csv_row *row, const char *s, char delim, const char *const *want,

@@ -9,8 +9,8 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "core/codec.h"
-#include "core/decision.h"
+#include "core/ledger/codec.h"
+#include "core/ledger/decision.h"
 #include "testutil.h"
 
 /* RFC 8032 TEST 1 key pair: a fixed key makes the signature below a fixed value. */

@@ -9,7 +9,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "core/jcs.h"
+#include "core/ledger/jcs.h"
 #include "testutil.h"
 
 static const char *const vector_names[] = {"arrays",  "french", "structures",
@@ -36,16 +36,16 @@ static void test_published_vectors(void **state)
     (void)state;
     for (size_t i = 0; i < sizeof vector_names / sizeof vector_names[0]; i++) {
         char path[512];
-        snprintf(path, sizeof path, "%s/data/vectors/jcs/input/%s.json", CAPLEDGER_SHARED_DIR,
+        snprintf(path, sizeof path, "%s/vectors/jcs/input/%s.json", CAPLEDGER_DATA_DIR,
                  vector_names[i]);
         char *input = testutil_read_file(path, NULL);
         assert_non_null(input);
-        snprintf(path, sizeof path, "%s/data/vectors/jcs/output/%s.json", CAPLEDGER_SHARED_DIR,
+        snprintf(path, sizeof path, "%s/vectors/jcs/output/%s.json", CAPLEDGER_DATA_DIR,
                  vector_names[i]);
         size_t want_len = 0;
         char *want = testutil_read_file(path, &want_len);
         assert_non_null(want);
-        snprintf(path, sizeof path, "%s/data/vectors/jcs/outhex/%s.txt", CAPLEDGER_SHARED_DIR,
+        snprintf(path, sizeof path, "%s/vectors/jcs/outhex/%s.txt", CAPLEDGER_DATA_DIR,
                  vector_names[i]);
         char *hex = testutil_read_file(path, NULL);
         assert_non_null(hex);

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "core/linebuf.h"
+#include "core/formats/linebuf.h"
 
 /* Everything a stream produced, one entry per pop that was not NEED_MORE, rendered as
  * "<status>:<lineno>:<column>:<text>" and joined by '|', so a test compares one string. */

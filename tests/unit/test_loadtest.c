@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "core/loadtest.h"
+#include "core/formats/loadtest.h"
 #include "sample_text.h"
 
 #define SWEEP "samples/vllm-bench/nerdalert_llmd_l40s_llama3.2-3b_rate-sweep_results.jsonl"

@@ -13,11 +13,11 @@
 #include <sodium.h>
 #include <string.h>
 
-#include "core/codec.h"
-#include "core/merkle.h"
+#include "core/ledger/codec.h"
+#include "core/ledger/merkle.h"
 #include "testutil.h"
 
-#define VECTORS CAPLEDGER_SHARED_DIR "/data/vectors/merkle"
+#define VECTORS CAPLEDGER_DATA_DIR "/vectors/merkle"
 
 static int setup(void **state)
 {
@@ -330,6 +330,102 @@ static void test_generated_matches_published(void **state)
     json_decref(v);
 }
 
+/* ---- the compact range ----------------------------------------------------------------- */
+
+/* Appending roots.json's leaves one at a time gives the published root of every size. */
+static void test_frontier_roots(void **state)
+{
+    (void)state;
+    json_error_t error;
+    json_t *doc = json_load_file(VECTORS "/roots.json", 0, &error);
+    assert_non_null(doc);
+    struct merkle_frontier f = {.count = 0};
+    uint8_t root[MERKLE_HASH_BYTES];
+    char hex[65];
+    merkle_frontier_root(&f, root);
+    assert_string_equal(codec_hex_encode(root, sizeof root, hex),
+                        json_string_value(json_object_get(doc, "empty_root_hex")));
+    json_t *inputs = json_object_get(doc, "leaf_inputs_hex");
+    assert_int_equal(json_array_size(inputs), 8);
+    for (size_t i = 0; i < json_array_size(inputs); i++) {
+        uint8_t input[64], leaf[MERKLE_HASH_BYTES];
+        long len =
+            testutil_unhex(json_string_value(json_array_get(inputs, i)), input, sizeof input);
+        assert_true(len >= 0);
+        merkle_leaf_hash(input, (size_t)len, leaf);
+        merkle_frontier_append(&f, i, leaf);
+        assert_int_equal(f.count, (size_t)__builtin_popcountll(i + 1));
+        merkle_frontier_root(&f, root);
+        char key[24];
+        snprintf(key, sizeof key, "%zu", i + 1);
+        assert_string_equal(
+            codec_hex_encode(root, sizeof root, hex),
+            json_string_value(json_object_get(json_object_get(doc, "roots_hex"), key)));
+    }
+    json_decref(doc);
+}
+
+/* For every size up to MAX_LEAVES: the frontier's root is MTH, the frontier reversed is the
+ * inclusion proof of the leaf appended next, and the hex form reads back to the same frontier. */
+static void test_frontier_generated(void **state)
+{
+    (void)state;
+    uint8_t h[MAX_LEAVES][MERKLE_HASH_BYTES];
+    make_leaves(h, MAX_LEAVES);
+    struct merkle_frontier f = {.count = 0};
+    for (size_t n = 0; n < MAX_LEAVES; n++) {
+        uint8_t proof[MERKLE_MAX_PROOF][MERKLE_HASH_BYTES];
+        size_t len;
+        assert_int_equal(
+            merkle_inclusion_proof((const uint8_t(*)[MERKLE_HASH_BYTES])h, n + 1, n, proof, &len),
+            0);
+        assert_int_equal(len, f.count);
+        for (size_t i = 0; i < len; i++)
+            assert_memory_equal(proof[i], f.hash[f.count - 1 - i], MERKLE_HASH_BYTES);
+
+        merkle_frontier_append(&f, n, h[n]);
+        uint8_t want[MERKLE_HASH_BYTES], got[MERKLE_HASH_BYTES];
+        merkle_root((const uint8_t(*)[MERKLE_HASH_BYTES])h, n + 1, want);
+        merkle_frontier_root(&f, got);
+        if (memcmp(want, got, sizeof want) != 0)
+            fail_msg("frontier root of %zu leaves is not MTH", n + 1);
+
+        char *hex = merkle_frontier_hex(&f);
+        assert_non_null(hex);
+        assert_int_equal(strlen(hex), f.count * 2 * MERKLE_HASH_BYTES);
+        struct merkle_frontier back;
+        assert_int_equal(merkle_frontier_parse(hex, n + 1, &back), 0);
+        assert_int_equal(back.count, f.count);
+        assert_memory_equal(back.hash, f.hash, f.count * MERKLE_HASH_BYTES);
+        /* the wrong size for the text: popcount differs, or one hash too few */
+        if (f.count > 1)
+            assert_int_equal(merkle_frontier_parse(hex + 2 * MERKLE_HASH_BYTES, n + 1, &back), -1);
+        if (__builtin_popcountll(n + 2) != (int)f.count)
+            assert_int_equal(merkle_frontier_parse(hex, n + 2, &back), -1);
+        free(hex);
+    }
+}
+
+static void test_frontier_parse_refuses(void **state)
+{
+    (void)state;
+    struct merkle_frontier f;
+    char text[2 * 2 * MERKLE_HASH_BYTES + 2];
+    assert_int_equal(merkle_frontier_parse("", 0, &f), 0);
+    assert_int_equal(f.count, 0);
+    assert_int_equal(merkle_frontier_parse("", 1, &f), -1);
+    memset(text, 'a', 2 * MERKLE_HASH_BYTES);
+    text[2 * MERKLE_HASH_BYTES] = '\0';
+    assert_int_equal(merkle_frontier_parse(text, 1, &f), 0);
+    assert_int_equal(merkle_frontier_parse(text, 2, &f), 0); /* 2 = one perfect subtree */
+    assert_int_equal(merkle_frontier_parse(text, 3, &f), -1);
+    text[5] = 'g'; /* not hex */
+    assert_int_equal(merkle_frontier_parse(text, 1, &f), -1);
+    text[5] = 'a';
+    strcat(text, "a"); /* one digit too many */
+    assert_int_equal(merkle_frontier_parse(text, 1, &f), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -339,6 +435,9 @@ int main(void)
         cmocka_unit_test(test_generated_inclusion),
         cmocka_unit_test(test_generated_consistency),
         cmocka_unit_test(test_generated_matches_published),
+        cmocka_unit_test(test_frontier_roots),
+        cmocka_unit_test(test_frontier_generated),
+        cmocka_unit_test(test_frontier_parse_refuses),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

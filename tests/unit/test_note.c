@@ -10,12 +10,12 @@
 #include <jansson.h>
 #include <string.h>
 
-#include "core/codec.h"
-#include "core/merkle.h"
-#include "core/note.h"
+#include "core/ledger/codec.h"
+#include "core/ledger/merkle.h"
+#include "core/ledger/note.h"
 #include "testutil.h"
 
-#define VECTORS CAPLEDGER_SHARED_DIR "/data/vectors"
+#define VECTORS CAPLEDGER_DATA_DIR "/vectors"
 
 static json_t *examples;
 

@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "core/openb.h"
+#include "core/formats/openb.h"
 #include "sample_text.h"
 
 #define POD_LIST "traces/alibaba-gpu-v2023/openb_pod_list_default.csv"

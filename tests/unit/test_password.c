@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/password.h"
+#include "core/auth/password.h"
 
 static const char *broken(const char *pw, const char *user)
 {

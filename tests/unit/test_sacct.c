@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "core/sacct.h"
+#include "core/formats/sacct.h"
 #include "sample_text.h"
 
 /* SACCT_FIELDS of NordicHPC/sonar src/slurmjobs.rs: the -o list of both sonar samples */
@@ -685,7 +685,8 @@ static void test_malformed_corpus(void **state)
     assert_int_equal(errs.count, 5);
     assert_string_equal(errs.items[1].message,
                         "missing column State (line 1 looks like data: a file without a header "
-                        "line needs ?fields=)");
+                        "line needs its -o list: ?fields=A,B,… in the API, the \"Columns\" field "
+                        "of the upload form, --param fields=A,B,… of capledger import)");
     tally_free(&t);
     problems_free(&errs);
 

@@ -10,7 +10,7 @@
 #include <sodium.h>
 #include <string.h>
 
-#include "core/session.h"
+#include "core/auth/session.h"
 
 static void test_id_new_shape_and_uniqueness(void **state)
 {

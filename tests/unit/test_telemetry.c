@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "core/telemetry.h"
+#include "core/formats/telemetry.h"
 #include "sample_text.h"
 
 #define SMI "samples/nvidia-smi/"
@@ -558,7 +558,8 @@ static void test_malformed_corpus(void **state)
     assert_int_equal(c.status, -1);
     expect_one(&errs, 1, 0,
                "no utilization.gpu, memory.used or power.draw column (a noheader file needs its "
-               "query list in ?fields=)");
+               "--query-gpu list: ?fields=A,B,… in the API, the \"Columns\" field of the upload "
+               "form, --param fields=A,B,… of capledger import)");
     collected_free(&c);
 
     /* truncated: the last line stops after two of the five fields */

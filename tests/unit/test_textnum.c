@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "core/textnum.h"
+#include "core/formats/textnum.h"
 
 static void test_parse_double(void **state)
 {

@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "core/timefmt.h"
+#include "core/formats/timefmt.h"
 
 static int64_t epoch_ms(const char *text)
 {

@@ -1,6 +1,6 @@
 // Account: who you are, your signing keys (owners), and your API tokens.
 import { h, alertBox, busy, table } from '../dom.js';
-import { request, listAll } from '../api.js';
+import { request, get } from '../api.js';
 import { dateTime } from '../format.js';
 import { loadKey, forgetKey } from '../signing.js';
 import { tokensSection } from '../tokens.js';
@@ -12,7 +12,7 @@ function keysSection(ctx) {
     const mine = await loadKey(ctx.user.username).catch(() => null);
     local.textContent = mine ? `This browser holds the private half of key ${mine.keyId.slice(0, 16)}… (it cannot be exported).` : 'This browser holds no signing key; one is created the first time you sign a decision.';
     try {
-      const items = await listAll('/me/signing-keys');
+      const items = (await get('/me/signing-keys')).data.items; // one list, not paginated
       list.replaceChildren(table([
         { label: 'Key id', value: (k) => h('code', { class: 'hash' }, k.key_id) },
         { label: 'Registered', value: (k) => dateTime(k.created_at) },

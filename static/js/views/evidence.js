@@ -192,6 +192,7 @@ function uploads(ctx) {
   const teleBench = field('Benchmark id', h('input', { type: 'text', required: true }), { name: 'benchmark_id' });
   const teleFormat = field('Format', select([['', 'detect from content'], ['nvidia-smi', 'nvidia-smi --query-gpu … --format=csv'], ['dmon', 'nvidia-smi dmon'], ['dcgm', 'DCGM exporter text']]), { name: 'format' });
   const teleIdle = field('Idle below duty cycle', h('input', { type: 'number', min: 0, max: 1, step: 0.01, value: '0.05' }), { name: 'idle_below' });
+  const teleFields = field('Columns (files without a header line)', h('input', { type: 'text', spellcheck: 'false' }), { name: 'fields', hint: 'the --query-gpu list, e.g. timestamp,uuid,utilization.gpu,memory.used' });
   const ltFormat = field('Tool', select([['vllm', 'vLLM benchmark_serving'], ['genai-perf', 'GenAI-Perf'], ['mlperf', 'MLPerf Inference']]), { name: 'format' });
   const ltWorkload = field('Workload id', h('input', { type: 'text', required: true }), { name: 'workload_id' });
   const ltOffer = field('Offer id', h('input', { type: 'text', required: true }), { name: 'offer_id' });
@@ -213,13 +214,13 @@ function uploads(ctx) {
   const teleForm = uploadForm({
     title: 'GPU telemetry (nvidia-smi, dmon, DCGM)',
     description: 'Samples attached to a benchmark; summarised into duty cycle, memory peak and idle stretches.',
-    fields: [teleBench, teleFormat, teleIdle],
+    fields: [teleBench, teleFormat, teleIdle, teleFields],
     fileLabel: 'Telemetry file',
     accept: '.csv,.txt,.log,.prom,text/csv,text/plain',
     send: (f) => request('POST', `/benchmarks/${encodeURIComponent(val(teleBench))}/telemetry`, {
       body: f,
       contentType: val(teleFormat) === 'nvidia-smi' || f.name.toLowerCase().endsWith('.csv') ? 'text/csv' : 'text/plain',
-      query: { format: val(teleFormat), idle_below: val(teleIdle) === '0.05' ? '' : val(teleIdle) },
+      query: { format: val(teleFormat), idle_below: val(teleIdle) === '0.05' ? '' : val(teleIdle), fields: val(teleFields) },
     }),
   });
   const ltForm = uploadForm({

@@ -199,7 +199,7 @@ export async function renderReview(root, ctx) {
   // the receipt of a decision just signed) stays put.
   async function refresh(err) {
     const [artifacts, checklist, list] = await Promise.all([
-      listAll(`/reviews/${encodeURIComponent(id)}/artifacts`).catch((e) => e),
+      get(`/reviews/${encodeURIComponent(id)}/artifacts`).then((r) => r.data.items).catch((e) => e),
       get(`/reviews/${encodeURIComponent(id)}/checklist`).then((r) => r.data).catch((e) => e),
       listAll('/decisions', { review: id }).catch((e) => e),
     ]);

@@ -4,10 +4,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
-import { api, projectDir } from '../../integration/lib/harness.mjs';
+import { api, dataDir, projectDir } from '../../integration/lib/harness.mjs';
 import { mintToken } from '../../integration/lib/cli.mjs';
 
-export const sharedDir = process.env.CAPLEDGER_SHARED_DIR || path.resolve(projectDir, '../shared');
+export { dataDir };
 export const resultsDir = path.join(projectDir, 'test-results');
 
 const CHROMIUM = process.env.CAPLEDGER_CHROMIUM || '/usr/bin/chromium';
@@ -81,6 +81,6 @@ export async function openRoute(page, srv, route) {
   await page.locator('html[data-busy="0"]').waitFor({ state: 'attached' });
 }
 
-export function readShared(rel) {
-  return fs.readFileSync(path.join(sharedDir, rel), 'utf8');
+export function readData(rel) {
+  return fs.readFileSync(path.join(dataDir, rel), 'utf8');
 }

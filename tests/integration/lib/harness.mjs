@@ -22,6 +22,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const projectDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+// Test data kept in the repository (tests/data/README.md: where each file came from).
+export const dataDir = path.join(projectDir, 'tests', 'data');
 
 const HEALTH_TIMEOUT_MS = 20_000;
 const STOP_TIMEOUT_MS = 10_000;

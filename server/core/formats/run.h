@@ -1,0 +1,85 @@
+/* A run: one job accounting record (API.md "A run"), as stored in the runs table.
+ *
+ * Readers of job accounting outputs (core/formats/sacct.c) and the JSON body of POST /runs both
+ * produce this plain struct; run_check holds the validation they share, and run_copy_line renders a
+ * row for PostgreSQL COPY. Text fields live in fixed arrays so that a million-row upload parses
+ * with no allocation per row; "" means null for the optional ones. */
+#ifndef CAPLEDGER_CORE_RUN_H
+#define CAPLEDGER_CORE_RUN_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/formats/pgcopy.h"
+#include "core/problems.h"
+
+#define RUN_TEXT_MAX 128     /* bytes with the NUL: text fields hold at most 127 bytes */
+#define RUN_EXIT_CODE_MAX 24 /* "4294967295:4294967295" */
+#define RUN_GPUS_MAX 1e6     /* more GPUs than any cluster has: a unit mistake */
+
+enum run_state {
+    RUN_STATE_UNSET = 0,
+    RUN_STATE_COMPLETED,
+    RUN_STATE_FAILED,
+    RUN_STATE_CANCELLED,
+    RUN_STATE_TIMEOUT,
+    RUN_STATE_PREEMPTED,
+    RUN_STATE_NODE_FAIL,
+    RUN_STATE_OUT_OF_MEMORY,
+    RUN_STATE_BOOT_FAIL,
+    RUN_STATE_DEADLINE,
+};
+
+struct run {
+    char external_id[RUN_TEXT_MAX]; /* required */
+    char cluster[RUN_TEXT_MAX];     /* JSON only; a sacct upload names it in ?cluster= */
+    char team[RUN_TEXT_MAX];
+    char user[RUN_TEXT_MAX];
+    char workload_class[RUN_TEXT_MAX];
+    int64_t submitted_at_s; /* epoch seconds (a fraction in JSON input is dropped) */
+    int64_t started_at_s;
+    int64_t ended_at_s;
+    bool has_submitted, has_started, has_ended;
+    double gpus; /* may be fractional (shared or MIG GPUs) */
+    enum run_state state;
+    char exit_code[RUN_EXIT_CODE_MAX]; /* "0:0" (exit status:signal) */
+    double gpu_utilization;            /* 0..1; NAN = unknown */
+};
+
+/* The COPY column order of run_copy_line. */
+#define RUN_COPY_COLUMNS                                                                           \
+    "external_id, team, \"user\", workload_class, submitted_at, started_at, ended_at, gpus, "      \
+    "state, exit_code, gpu_utilization"
+
+/* "COMPLETED" …; NULL for RUN_STATE_UNSET. */
+const char *run_state_name(enum run_state s);
+/* Exact upper-case name of a final state → true and *out. */
+bool run_state_parse(const char *s, size_t len, enum run_state *out);
+
+/* Sets every field to null/zero (gpu_utilization NAN). */
+void run_clear(struct run *r);
+
+/* Copies s[0..len) into a RUN_TEXT_MAX field; false when it does not fit. */
+bool run_set_text(char dst[RUN_TEXT_MAX], const char *s, size_t len)
+    __attribute__((warn_unused_result));
+
+/* Checks what every run must satisfy: an external id and a state, gpus in [0, RUN_GPUS_MAX],
+ * started >= submitted, ended >= started (ended >= submitted when it never started),
+ * gpu_utilization in [0, 1], exit_code "N:M". Each fault is added with pointer
+ * "<pointer_prefix>/<field>" and the given line (0 for JSON). Returns the number added. */
+size_t run_check(const struct run *r, const char *pointer_prefix, long lineno,
+                 struct problems *errs);
+
+/* Validates one element of a POST /runs JSON array: the fields of API.md's run, unknown fields
+ * rejected, times RFC 3339 with an offset. obj is borrowed. Returns 0 when valid (out filled),
+ * -1 when problems were added (each named "<pointer_prefix>/<field>"). */
+int run_from_json(const json_t *obj, const char *pointer_prefix, struct run *out,
+                  struct problems *errs) __attribute__((warn_unused_result));
+
+/* Appends one COPY text row in RUN_COPY_COLUMNS order (times RFC 3339 UTC, \N for null).
+ * Check pgcopy_ok(out) once after the rows. */
+void run_copy_line(const struct run *r, struct pgcopy_buf *out);
+
+#endif

@@ -1,0 +1,360 @@
+/* The auditor's check of the decision log, in the order a reader would reason: whose key signs
+ * the log, what it signed, whether each entry is what its approver signed, whether the entries
+ * add up to the signed root, whether the cited comparisons are the ones hashed, and whether an
+ * older view of the log is a prefix of this one. The first fault ends the check and is named. */
+#include "core/ledger/bundle.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/ledger/codec.h"
+#include "core/cost/cost.h"
+#include "core/ledger/decision.h"
+#include "core/ledger/jcs.h"
+#include "core/ledger/merkle.h"
+#include "core/ledger/note.h"
+#include "core/formats/timefmt.h"
+
+__attribute__((format(printf, 3, 4))) static int fail(char *why, size_t why_size, const char *fmt,
+                                                      ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, why_size, fmt, ap);
+    va_end(ap);
+    return 1;
+}
+
+/* SHA-256 of the RFC 8785 bytes of v, as lower-case hex. Returns 0, or -1 when v cannot be
+ * canonicalized. */
+static int jcs_sha256_hex(const json_t *v, char hex[65])
+{
+    size_t len;
+    char *bytes = jcs_serialize(v, &len);
+    if (!bytes)
+        return -1;
+    uint8_t digest[crypto_hash_sha256_BYTES];
+    crypto_hash_sha256(digest, (const uint8_t *)bytes, len);
+    free(bytes);
+    codec_hex_encode(digest, sizeof digest, hex);
+    return 0;
+}
+
+/* An RFC 3339 time with an offset, to the nanosecond: epoch milliseconds from timefmt plus the
+ * fraction's digits beyond the third, so that PostgreSQL's microseconds still order. */
+struct instant {
+    int64_t ms;
+    int32_t sub_ms_ns;
+};
+
+static bool parse_instant(const char *s, struct instant *out)
+{
+    struct timefmt_fields f;
+    if (!s || !timefmt_parse(s, strlen(s), &f) || !f.has_offset ||
+        timefmt_resolve_ms(&f, NULL, NULL, &out->ms) != 0)
+        return false;
+    out->sub_ms_ns = 0;
+    const char *dot = strchr(s, '.');
+    if (dot) {
+        int32_t scale = 100000; /* the fourth fraction digit is 100 µs */
+        int digits = 0;
+        for (const char *d = dot + 1; *d >= '0' && *d <= '9'; d++, digits++)
+            if (digits >= 3 && scale > 0) {
+                out->sub_ms_ns += (*d - '0') * scale;
+                scale /= 10;
+            }
+    }
+    return true;
+}
+
+static bool instant_not_before(struct instant a, struct instant b)
+{
+    return a.ms > b.ms || (a.ms == b.ms && a.sub_ms_ns >= b.sub_ms_ns);
+}
+
+/* Opens a checkpoint note with v and parses its body; the origin must be v's name. */
+static int open_checkpoint(const char *what, const char *text, const struct note_verifier *v,
+                           struct note_checkpoint *cp, char *why, size_t why_size)
+{
+    size_t text_len;
+    int status = note_open(text, strlen(text), v, &text_len);
+    if (status != NOTE_OK)
+        return fail(why, why_size, "%s: %s", what, note_status_message(status));
+    if (note_checkpoint_parse(text, text_len, cp) != 0)
+        return fail(why, why_size, "%s: not a checkpoint body (origin, size, root)", what);
+    if (strcmp(cp->origin, v->name) != 0)
+        return fail(why, why_size, "%s: origin \"%s\" is not the log's \"%s\"", what, cp->origin,
+                    v->name);
+    return 0;
+}
+
+/* Step 3 for one leaf: its bytes are in leaf[0..len). */
+static int check_leaf(size_t index, const uint8_t *leaf, size_t len, const json_t *signer_keys,
+                      const json_t *comparisons, char *why, size_t why_size)
+{
+    int rc = 1;
+    json_t *doc = jcs_parse((const char *)leaf, len, NULL);
+    char *canonical = NULL;
+    if (!doc) {
+        fail(why, why_size, "leaf %zu: not valid JSON", index);
+        goto out;
+    }
+    size_t canonical_len;
+    canonical = jcs_serialize(doc, &canonical_len);
+    if (!canonical || canonical_len != len || memcmp(canonical, leaf, len) != 0) {
+        fail(why, why_size, "leaf %zu: not in RFC 8785 canonical form", index);
+        goto out;
+    }
+    json_t *record = json_object_get(doc, "record");
+    const char *signature = json_string_value(json_object_get(doc, "signature"));
+    const char *public_key = json_string_value(json_object_get(doc, "public_key"));
+    const char *received_at = json_string_value(json_object_get(doc, "received_at"));
+    if (!json_is_object(doc) || json_object_size(doc) != 4 || !json_is_object(record) ||
+        !signature || !public_key || !received_at) {
+        fail(why, why_size,
+             "leaf %zu: not {record, signature, public_key, received_at} with a record object",
+             index);
+        goto out;
+    }
+    const char *key_id = json_string_value(json_object_get(record, "signer_key_id"));
+    uint8_t pk[crypto_sign_PUBLICKEYBYTES + 1];
+    char computed_id[DECISION_KEY_ID_HEX_LEN + 1];
+    if (codec_b64_decode(public_key, strlen(public_key), pk, sizeof pk) !=
+        crypto_sign_PUBLICKEYBYTES) {
+        fail(why, why_size, "leaf %zu: public_key is not base64 of 32 bytes", index);
+        goto out;
+    }
+    decision_key_id(pk, computed_id);
+    if (!key_id || strcmp(key_id, computed_id) != 0) {
+        fail(why, why_size, "leaf %zu: signer_key_id is not the SHA-256 of its public key", index);
+        goto out;
+    }
+    json_t *listed = json_object_get(signer_keys, key_id);
+    if (!json_is_object(listed)) {
+        fail(why, why_size, "leaf %zu: signer key %s is not in signer_keys", index, key_id);
+        goto out;
+    }
+    const char *listed_pk = json_string_value(json_object_get(listed, "public_key"));
+    if (!listed_pk || strcmp(listed_pk, public_key) != 0) {
+        fail(why, why_size, "leaf %zu: public key differs from signer_keys[%s]", index, key_id);
+        goto out;
+    }
+    if (decision_verify(record, signature, public_key) != 0) {
+        fail(why, why_size, "leaf %zu: approver signature does not verify", index);
+        goto out;
+    }
+    struct instant received, revoked;
+    if (!parse_instant(received_at, &received)) {
+        fail(why, why_size, "leaf %zu: received_at is not an RFC 3339 time", index);
+        goto out;
+    }
+    json_t *revoked_at = json_object_get(listed, "revoked_at");
+    if (revoked_at && !json_is_null(revoked_at)) {
+        if (!parse_instant(json_string_value(revoked_at), &revoked)) {
+            fail(why, why_size, "signer_keys[%s]: revoked_at is not an RFC 3339 time", key_id);
+            goto out;
+        }
+        if (instant_not_before(received, revoked)) {
+            fail(why, why_size, "leaf %zu: signed with key %s, revoked at %s, received at %s",
+                 index, key_id, json_string_value(revoked_at), received_at);
+            goto out;
+        }
+    }
+    json_t *cited = json_object_get(record, "comparison_sha256");
+    for (size_t i = 0; i < json_array_size(cited); i++) {
+        const char *hash = json_string_value(json_array_get(cited, i));
+        if (!hash || !json_object_get(comparisons, hash)) {
+            fail(why, why_size, "leaf %zu: cited comparison %s is not in the bundle", index,
+                 hash ? hash : "(not a string)");
+            goto out;
+        }
+    }
+    rc = 0;
+out:
+    free(canonical);
+    json_decref(doc);
+    return rc;
+}
+
+/* Step 5 for one comparison. */
+static int check_comparison(const char *key, const json_t *entry, char *why, size_t why_size)
+{
+    const json_t *scenario = json_object_get(entry, "scenario");
+    const json_t *result = json_object_get(entry, "result");
+    char hex[65];
+    if (!json_is_object(result))
+        return fail(why, why_size, "comparison %s: no result object", key);
+    if (jcs_sha256_hex(result, hex) != 0)
+        return fail(why, why_size, "comparison %s: result cannot be canonicalized", key);
+    if (strcmp(hex, key) != 0)
+        return fail(why, why_size, "comparison %s: its result hashes to %s", key, hex);
+    const char *input_sha256 = json_string_value(json_object_get(result, "input_sha256"));
+    if (input_sha256) {
+        if (!scenario || jcs_sha256_hex(scenario, hex) != 0 || strcmp(hex, input_sha256) != 0)
+            return fail(why, why_size,
+                        "comparison %s: its scenario does not hash to the result's input_sha256",
+                        key);
+    }
+    return 0;
+}
+
+/* Step 6: old checkpoint against the leaf hashes of the bundle. */
+static int check_previous(const char *text, const struct note_verifier *v,
+                          const uint8_t (*hashes)[MERKLE_HASH_BYTES], size_t n,
+                          const uint8_t root[MERKLE_HASH_BYTES], char *why, size_t why_size)
+{
+    struct note_checkpoint old;
+    if (open_checkpoint("previous checkpoint", text, v, &old, why, why_size) != 0)
+        return 1;
+    if (old.size > n)
+        return fail(why, why_size,
+                    "previous checkpoint: size %" PRIu64 " is larger than the log's %zu", old.size,
+                    n);
+    struct merkle_span old_root = {old.root, MERKLE_HASH_BYTES},
+                       new_root = {root, MERKLE_HASH_BYTES};
+    int rc;
+    if (old.size == 0) {
+        /* Nothing to prove from the empty tree; its root must be the empty hash. */
+        uint8_t empty[MERKLE_HASH_BYTES];
+        merkle_root(NULL, 0, empty);
+        rc = memcmp(old.root, empty, MERKLE_HASH_BYTES) == 0 ? 0 : -1;
+    } else {
+        uint8_t proof[MERKLE_MAX_PROOF][MERKLE_HASH_BYTES];
+        struct merkle_span spans[MERKLE_MAX_PROOF];
+        size_t proof_len;
+        rc = merkle_consistency_proof(hashes, n, (size_t)old.size, proof, &proof_len);
+        if (rc == 0) {
+            merkle_spans((const uint8_t(*)[MERKLE_HASH_BYTES])proof, proof_len, spans);
+            rc = merkle_verify_consistency(old.size, n, old_root, new_root, spans, proof_len);
+        }
+    }
+    if (rc != 0)
+        return fail(why, why_size,
+                    "previous checkpoint: its tree of size %" PRIu64
+                    " is not a prefix of the log (history was rewritten)",
+                    old.size);
+    return 0;
+}
+
+int bundle_verify(const json_t *bundle, const char *previous_checkpoint, char *why, size_t why_size)
+{
+    const char *origin = json_string_value(json_object_get(bundle, "origin"));
+    const char *vkey = json_string_value(json_object_get(bundle, "verifier_key"));
+    const char *checkpoint = json_string_value(json_object_get(bundle, "checkpoint"));
+    const json_t *leaves = json_object_get(bundle, "leaves");
+    const json_t *signer_keys = json_object_get(bundle, "signer_keys");
+    const json_t *comparisons = json_object_get(bundle, "comparisons");
+    if (!origin || !vkey || !checkpoint || !json_is_array(leaves) || !json_is_object(signer_keys) ||
+        !json_is_object(comparisons))
+        return fail(why, why_size,
+                    "bundle: needs origin, verifier_key, checkpoint (strings), leaves (array), "
+                    "signer_keys and comparisons (objects)");
+
+    /* 1.–2. */
+    struct note_verifier v;
+    if (note_verifier_parse(vkey, &v) != NOTE_OK)
+        return fail(why, why_size, "verifier_key: %s", note_status_message(NOTE_BAD_VERIFIER));
+    if (strcmp(v.name, origin) != 0)
+        return fail(why, why_size, "verifier_key: names \"%s\", not the origin \"%s\"", v.name,
+                    origin);
+    struct note_checkpoint cp;
+    if (open_checkpoint("checkpoint", checkpoint, &v, &cp, why, why_size) != 0)
+        return 1;
+    size_t n = json_array_size(leaves);
+    if (cp.size != n)
+        return fail(why, why_size,
+                    "leaves: the checkpoint covers %" PRIu64 " leaves but the bundle has %zu%s",
+                    cp.size, n, cp.size > n ? " (a leaf is missing)" : "");
+
+    /* 3.–4. */
+    int rc = 1;
+    uint8_t(*hashes)[MERKLE_HASH_BYTES] = n ? malloc(n * sizeof *hashes) : NULL;
+    uint8_t *leaf = NULL;
+    if (n && !hashes)
+        return fail(why, why_size, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        const char *b64 = json_string_value(json_array_get(leaves, i));
+        size_t b64_len = b64 ? strlen(b64) : 0;
+        leaf = b64 ? malloc(b64_len / 4 * 3 + 1) : NULL;
+        long len = leaf ? codec_b64_decode(b64, b64_len, leaf, b64_len / 4 * 3 + 1) : -1;
+        if (len < 0) {
+            fail(why, why_size, "leaf %zu: not a base64 string", i);
+            goto out;
+        }
+        merkle_leaf_hash(leaf, (size_t)len, hashes[i]);
+        if (check_leaf(i, leaf, (size_t)len, signer_keys, comparisons, why, why_size) != 0)
+            goto out;
+        free(leaf);
+        leaf = NULL;
+    }
+    uint8_t root[MERKLE_HASH_BYTES];
+    merkle_root((const uint8_t(*)[MERKLE_HASH_BYTES])hashes, n, root);
+    if (memcmp(root, cp.root, MERKLE_HASH_BYTES) != 0) {
+        fail(why, why_size, "checkpoint: the root over the %zu leaves does not match", n);
+        goto out;
+    }
+
+    /* 5. */
+    const char *key;
+    json_t *entry;
+    json_object_foreach((json_t *)comparisons, key, entry)
+    {
+        if (check_comparison(key, entry, why, why_size) != 0)
+            goto out;
+    }
+
+    /* 6. */
+    if (previous_checkpoint &&
+        check_previous(previous_checkpoint, &v, (const uint8_t(*)[MERKLE_HASH_BYTES])hashes, n,
+                       root, why, why_size) != 0)
+        goto out;
+    rc = 0;
+out:
+    free(leaf);
+    free(hashes);
+    return rc;
+}
+
+int bundle_recompute(const json_t *bundle, double rel_tol, bundle_notice_fn notice, void *ctx,
+                     char *why, size_t why_size)
+{
+    const json_t *comparisons = json_object_get(bundle, "comparisons");
+    if (!json_is_object(comparisons))
+        return fail(why, why_size, "bundle: comparisons must be an object");
+    const char *key;
+    json_t *entry;
+    json_object_foreach((json_t *)comparisons, key, entry)
+    {
+        const json_t *stored = json_object_get(entry, "result");
+        struct problems errs;
+        problems_init(&errs);
+        json_t *fresh = cost_compare(json_object_get(entry, "scenario"), &errs);
+        if (!fresh) {
+            fail(why, why_size, "comparison %s: the engine refuses its scenario: %s%s%s", key,
+                 errs.count ? errs.items[0].pointer : "", errs.count ? " " : "",
+                 errs.count ? errs.items[0].message : "out of memory");
+            problems_free(&errs);
+            return 1;
+        }
+        problems_free(&errs);
+        const char *stored_version = json_string_value(json_object_get(stored, "engine_version"));
+        if (notice && (!stored_version || strcmp(stored_version, COST_ENGINE_VERSION) != 0)) {
+            char message[512];
+            snprintf(message, sizeof message,
+                     "comparison %s: stored by engine %s, recomputed with %s", key,
+                     stored_version ? stored_version : "(none recorded)", COST_ENGINE_VERSION);
+            notice(ctx, message);
+        }
+        char where[512];
+        int differ = cost_compare_results(stored, fresh, rel_tol, where, sizeof where);
+        json_decref(fresh);
+        if (differ)
+            return fail(why, why_size, "comparison %s: recomputed figures differ at %s", key,
+                        where);
+    }
+    return 0;
+}

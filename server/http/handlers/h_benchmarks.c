@@ -1,0 +1,496 @@
+/* Benchmarks: measured runs of a workload on an offer (seed: "Measure effective
+ * utilization"). GET/POST /benchmarks, GET /benchmarks/{id}, and POST /benchmarks/import,
+ * which turns a load-test tool's own output (vLLM, GenAI-Perf, MLPerf) into a benchmark with
+ * load points. Immutable: no update route; a correction is a new benchmark with `supersedes`.
+ * A benchmark belongs to its workload's team: members of that team (and owners) write it. */
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/formats/loadtest.h"
+#include "core/formats/timefmt.h"
+#include "core/jsonlimit.h"
+#include "core/validate.h"
+#include "core/formats/evfield.h"
+#include "http/evidence.h"
+#include "http/idempotency.h"
+#include "store/benchmarks.h"
+#include "store/offers.h"
+#include "store/uploads.h"
+#include "store/workloads.h"
+
+#define IMPORT_MAX_BYTES ((size_t)16 << 20) /* load-test outputs are kilobytes */
+
+static const char *const OUTCOMES[] = {"succeeded", "failed", NULL};
+static const char *const IMPORT_FORMATS[] = {"vllm", "genai-perf", "mlperf", NULL};
+
+#define FRACTION(name)                                                                             \
+    {                                                                                              \
+        name, EVF_NUMBER, 0, 0, 1, 0, NULL, NULL                                                   \
+    }
+#define NONNEG(name)                                                                               \
+    {                                                                                              \
+        name, EVF_NUMBER, 0, 0, EVF_NO_MAX, 0, NULL, NULL                                          \
+    }
+#define POS(name)                                                                                  \
+    {                                                                                              \
+        name, EVF_NUMBER, EVF_MIN_EXCLUSIVE, 0, EVF_NO_MAX, 0, NULL, NULL                          \
+    }
+#define SERVER(name)                                                                               \
+    {                                                                                              \
+        name, EVF_STRING, EVF_SERVER, 0, 0, 0, NULL, NULL                                          \
+    }
+
+/* A load point: the figures the cost model reads, plus any latency "<metric>_ms". */
+static const struct evfield LOAD_POINT_FIELDS[] = {
+    {"offered_rps", EVF_NUMBER, EVF_REQUIRED | EVF_MIN_EXCLUSIVE, 0, EVF_NO_MAX, 0, NULL, NULL},
+    {"achieved_rps", EVF_NUMBER, EVF_REQUIRED, 0, EVF_NO_MAX, 0, NULL, NULL},
+    FRACTION("error_rate"),
+    NONNEG("goodput_rps"),
+    NONNEG("output_tokens_per_s"),
+    POS("input_tokens_per_request"),
+    POS("output_tokens_per_request"),
+    {"concurrency", EVF_NUMBER, 0, 1, EVF_NO_MAX, 0, NULL, NULL},
+    {"requests", EVF_INTEGER, 0, 0, 1e15, 0, NULL, NULL},
+    {"saturated", EVF_BOOL, 0, 0, 0, 0, NULL, NULL},
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+};
+
+static const struct evfield BENCHMARK_FIELDS[] = {
+    {"workload_id", EVF_UUID, EVF_REQUIRED, 0, 0, 0, NULL, NULL},
+    {"offer_id", EVF_UUID, EVF_REQUIRED, 0, 0, 0, NULL, NULL},
+    {"team", EVF_STRING, 0, 0, 0, 64, NULL, NULL},
+    {"measured_at", EVF_TIME, EVF_REQUIRED, 0, 0, 0, NULL, NULL},
+    {"repetitions", EVF_INTEGER, 0, 1, 1000000, 0, NULL, NULL},
+    {"outcome", EVF_ENUM, 0, 0, 0, 0, OUTCOMES, NULL},
+    {"failure_reason", EVF_STRING, 0, 0, 0, 2000, NULL, NULL},
+    {"ran_by", EVF_STRING, 0, 0, 0, 128, NULL, NULL},
+    {"supersedes", EVF_UUID, 0, 0, 0, 0, NULL, NULL},
+    {"notes", EVF_STRING, 0, 0, 0, 4000, NULL, NULL},
+    {"instances", EVF_INTEGER, 0, 1, 100000, 0, NULL, NULL},
+    POS("throughput_units_per_s"),
+    NONNEG("throughput_stddev"),
+    FRACTION("gpu_duty_cycle"),
+    FRACTION("input_stall_fraction"),
+    NONNEG("data_loading_s"),
+    FRACTION("cpu_bound_fraction"),
+    FRACTION("communication_fraction"),
+    NONNEG("setup_s"),
+    NONNEG("checkpoint_write_s"),
+    NONNEG("restart_s"),
+    POS("checkpoint_interval_s"),
+    NONNEG("queue_wait_s"),
+    {"preemptions", EVF_INTEGER, 0, 0, 1000000, 0, NULL, NULL},
+    NONNEG("transfer_gb"),
+    POS("memory_peak_gb"),
+    {"failure_probability", EVF_NUMBER, EVF_MAX_EXCLUSIVE, 0, 1, 0, NULL, NULL},
+    {"load_points", EVF_ARRAY, EVF_EXTRA_MS, 0, 0, LOADTEST_MAX_POINTS, NULL, LOAD_POINT_FIELDS},
+    SERVER("id"),
+    SERVER("capacity_usable"),
+    SERVER("flags"),
+    SERVER("source"),
+    SERVER("upload_id"),
+    SERVER("created_by"),
+    SERVER("created_at"),
+    SERVER("superseded_by"),
+    SERVER("derived"),
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+};
+
+/* What a benchmark refers to, once checked: the workload's team and kind. */
+struct bench_refs {
+    char team[80];
+    char kind[32];
+};
+
+/* Checks workload_id, offer_id and supersedes against the store and the caller's rights.
+ * Returns 0; or -1 after answering (403, 503), or 1 when problems were added (422 to send). */
+static int check_refs(struct req *r, const char *workload_id, const char *offer_id,
+                      const char *supersedes, struct bench_refs *refs, struct problems *p)
+{
+    json_t *w = NULL, *o = NULL, *old = NULL;
+    int rc = 0;
+    enum store_status st = store_workload_get(r->app->store, workload_id, &w);
+    const char *team = json_string_value(json_object_get(w, "team"));
+    if (st == STORE_NOT_FOUND || (st == STORE_OK && !principal_can_read_team(&r->who, team))) {
+        problems_add(p, "/workload_id", "no workload with this id");
+    } else if (st != STORE_OK) {
+        resp_store_error(r, st, "workload");
+        rc = -1;
+        goto out;
+    } else if (!principal_can_write_team(&r->who, team)) {
+        ev_forbidden_team(r, team);
+        rc = -1;
+        goto out;
+    } else {
+        snprintf(refs->team, sizeof refs->team, "%s", team);
+        snprintf(refs->kind, sizeof refs->kind, "%s",
+                 json_string_value(json_object_get(w, "kind")));
+    }
+    st = store_offer_get(r->app->store, offer_id, &o);
+    if (st == STORE_NOT_FOUND)
+        problems_add(p, "/offer_id", "no offer with this id");
+    else if (st != STORE_OK) {
+        resp_store_error(r, st, "offer");
+        rc = -1;
+        goto out;
+    }
+    if (supersedes) {
+        st = store_benchmark_get(r->app->store, supersedes, &old);
+        const char *old_team = json_string_value(json_object_get(old, "team"));
+        if (st == STORE_NOT_FOUND ||
+            (st == STORE_OK && !principal_can_read_team(&r->who, old_team)))
+            problems_add(p, "/supersedes", "no benchmark with this id");
+        else if (st != STORE_OK) {
+            resp_store_error(r, st, "benchmark");
+            rc = -1;
+            goto out;
+        } else if (!principal_can_write_team(&r->who, old_team))
+            problems_add(p, "/supersedes", "the benchmark belongs to team '%s', not yours",
+                         old_team);
+        else if (!json_is_null(json_object_get(old, "superseded_by")))
+            problems_add(p, "/supersedes", "that benchmark was already superseded by %s",
+                         json_string_value(json_object_get(old, "superseded_by")));
+    }
+    rc = p->total ? 1 : 0;
+out:
+    json_decref(w);
+    json_decref(o);
+    json_decref(old);
+    return rc;
+}
+
+/* The cost model refuses two load points with the same offered_rps (COST_MODEL.md). hint ends
+ * the message (how to fix it for an import). */
+static void check_duplicate_points(const json_t *points, const char *hint, struct problems *p)
+{
+    size_t i, j;
+    json_t *a, *b;
+    json_array_foreach(points, i, a)
+    {
+        double x = json_number_value(json_object_get(a, "offered_rps"));
+        json_array_foreach(points, j, b)
+        {
+            if (j >= i)
+                break;
+            if (json_number_value(json_object_get(b, "offered_rps")) == x) {
+                char ptr[64];
+                snprintf(ptr, sizeof ptr, "/load_points/%zu/offered_rps", i);
+                problems_add(p, ptr, "the same offered_rps (%g) as load point %zu%s", x, j, hint);
+                break;
+            }
+        }
+    }
+}
+
+/* Rules between fields, once the workload's kind is known. */
+static void check_consistency(const json_t *doc, const struct bench_refs *refs, struct problems *p)
+{
+    const char *outcome = json_string_value(json_object_get(doc, "outcome"));
+    int failed = outcome && strcmp(outcome, "failed") == 0;
+    int has_reason = json_is_string(json_object_get(doc, "failure_reason"));
+    if (failed && !has_reason)
+        problems_add(p, "/failure_reason", "a failed benchmark needs its failure reason");
+    if (!failed && has_reason)
+        problems_add(p, "/failure_reason", "only a failed benchmark has a failure reason");
+    const char *team = json_string_value(json_object_get(doc, "team"));
+    if (team && refs->team[0] && strcmp(team, refs->team) != 0)
+        problems_add(p, "/team", "a benchmark belongs to its workload's team, '%s'", refs->team);
+    json_t *points = json_object_get(doc, "load_points");
+    int inference = strcmp(refs->kind, "inference") == 0;
+    if (!failed && refs->kind[0]) {
+        if (inference && json_array_size(points) == 0)
+            problems_add(p, "/load_points", "a succeeded inference benchmark needs load points");
+        if (!inference && !json_is_number(json_object_get(doc, "throughput_units_per_s")))
+            problems_add(p, "/throughput_units_per_s",
+                         "a succeeded %s benchmark needs its measured throughput", refs->kind);
+    }
+    check_duplicate_points(points, "", p);
+}
+
+static void reply_create_fault(struct req *r, enum store_status st)
+{
+    if (st == STORE_CONFLICT)
+        resp_problem(r, 409, "conflict", "Conflict",
+                     "the superseded benchmark has just received another correction");
+    else
+        resp_store_error(r, st, "benchmark");
+}
+
+static void benchmark_create(struct req *r)
+{
+    struct idem idem;
+    struct problems p;
+    problems_init(&p);
+    json_t *doc = NULL, *out = NULL;
+    struct bench_refs refs = {"", ""};
+    if (idem_begin(r, &idem) == IDEM_ANSWERED)
+        goto out;
+    evfield_check(r->body, BENCHMARK_FIELDS, "", 0, NULL, &p);
+    if (p.total) {
+        resp_invalid(r, &p, NULL);
+        goto out;
+    }
+    const char *supersedes = json_string_value(json_object_get(r->body, "supersedes"));
+    int rc =
+        check_refs(r, json_string_value(json_object_get(r->body, "workload_id")),
+                   json_string_value(json_object_get(r->body, "offer_id")), supersedes, &refs, &p);
+    if (rc < 0)
+        goto out;
+    check_consistency(r->body, &refs, &p);
+    if (p.total) {
+        resp_invalid(r, &p, NULL);
+        goto out;
+    }
+    doc = json_deep_copy(r->body);
+    json_object_del(doc, "team");
+    if (!json_object_get(doc, "ran_by"))
+        json_object_set_new(doc, "ran_by", json_string(r->who.username));
+    struct audit_actor who;
+    enum store_status st =
+        store_benchmark_create(r->app->store, req_actor(r, &who), doc, refs.team, &out);
+    if (st != STORE_OK) {
+        reply_create_fault(r, st);
+        goto out;
+    }
+    idem_reply(r, &idem, 201, out);
+    out = NULL;
+out:
+    idem_end(r, &idem);
+    json_decref(doc);
+    json_decref(out);
+    problems_free(&p);
+}
+
+/* The import's benchmark columns from the tool's parsed result and the query parameters. */
+static json_t *import_doc(const json_t *parsed, const char *format, const char *workload_id,
+                          const char *offer_id, const char *measured_at, const char *ran_by,
+                          const char *supersedes, const char *upload_id)
+{
+    int valid = !json_is_false(json_object_get(parsed, "valid"));
+    json_t *flags = json_array();
+    if (!valid)
+        json_array_append_new(
+            flags, json_string(strcmp(format, "mlperf") == 0 ? "mlperf_invalid" : "invalid"));
+    if (json_is_true(json_object_get(parsed, "saturated")))
+        json_array_append_new(flags, json_string("saturated"));
+    json_t *source =
+        json_pack("{s:s, s:O*, s:O*, s:O*, s:O*, s:O*}", "format", format, "tool",
+                  json_object_get(parsed, "tool"), "model", json_object_get(parsed, "model"),
+                  "results", json_object_get(parsed, "results"), "rejected_load_points",
+                  json_object_get(parsed, "rejected_load_points"), "warnings",
+                  json_object_get(parsed, "warnings"));
+    /* An invalid result keeps its points in source.rejected_load_points, never as capacity. */
+    json_t *points = json_object_get(parsed, "load_points");
+    points = valid && json_is_array(points) ? json_incref(points) : json_array();
+    json_t *doc =
+        json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:b, s:o, s:o, s:s}", "workload_id", workload_id,
+                  "offer_id", offer_id, "measured_at", measured_at, "ran_by", ran_by, "outcome",
+                  "succeeded", "load_points", points, "capacity_usable", valid, "flags", flags,
+                  "source", source, "upload_id", upload_id);
+    if (doc && supersedes)
+        json_object_set_new(doc, "supersedes", json_string(supersedes));
+    return doc;
+}
+
+static void benchmark_import(struct req *r)
+{
+    struct idem idem;
+    struct problems p;
+    problems_init(&p);
+    json_t *parsed = NULL, *doc = NULL, *rec = NULL, *out = NULL;
+    char *body = NULL;
+    struct bench_refs refs = {"", ""};
+    char format[16], workload_id[40], offer_id[40], measured_at[40], ran_by[130],
+        supersedes_buf[40], where[200];
+    if (idem_begin_stream(r, &idem) == IDEM_ANSWERED)
+        goto out;
+    /* Each required parameter: absent → "is required"; present but bad → ev_query's problem. */
+    size_t before = p.total;
+    const char *fmt = ev_query(r, "format", EVQ_ENUM, IMPORT_FORMATS, format, sizeof format, &p);
+    if (!fmt && p.total == before)
+        problems_add(&p, "?format",
+                     "query parameter format is required (vllm, genai-perf, "
+                     "mlperf)");
+    before = p.total;
+    const char *wid =
+        ev_query(r, "workload_id", EVQ_UUID, NULL, workload_id, sizeof workload_id, &p);
+    if (!wid && p.total == before)
+        problems_add(&p, "?workload_id", "query parameter workload_id is required");
+    before = p.total;
+    const char *oid = ev_query(r, "offer_id", EVQ_UUID, NULL, offer_id, sizeof offer_id, &p);
+    if (!oid && p.total == before)
+        problems_add(&p, "?offer_id", "query parameter offer_id is required");
+    const char *at =
+        ev_query(r, "measured_at", EVQ_TIME, NULL, measured_at, sizeof measured_at, &p);
+    const char *by = ev_query(r, "ran_by", EVQ_TEXT, NULL, ran_by, sizeof ran_by, &p);
+    const char *sup =
+        ev_query(r, "supersedes", EVQ_UUID, NULL, supersedes_buf, sizeof supersedes_buf, &p);
+    const char *wh = ev_query(r, "where", EVQ_TEXT, NULL, where, sizeof where, &p);
+    struct loadtest_options lopt = {NULL, NULL};
+    if (wh) {
+        char *eq = strchr(where, '=');
+        if (!eq || eq == where || !eq[1])
+            problems_add(&p, "?where",
+                         "query parameter where reads key=value (a --metadata "
+                         "key of a vLLM sweep)");
+        else {
+            *eq = '\0';
+            lopt.where_key = where;
+            lopt.where_value = eq + 1;
+        }
+    }
+    if (p.total) {
+        ev_drain_body(r, &idem);
+        resp_invalid(r, &p, NULL);
+        goto out;
+    }
+    int rc = check_refs(r, wid, oid, sup, &refs, &p);
+    if (rc < 0)
+        goto out;
+    if (!p.total && strcmp(refs.kind, "inference") != 0)
+        problems_add(&p, "?workload_id", "load tests measure inference: this workload's kind is %s",
+                     refs.kind);
+    if (p.total) {
+        ev_drain_body(r, &idem);
+        resp_invalid(r, &p, NULL);
+        goto out;
+    }
+    /* The tool's outputs are small and their readers take the whole text. */
+    char ct[96];
+    req_content_type(r, ct, sizeof ct);
+    if (strcmp(ct, "application/json") != 0 && strcmp(ct, "text/plain") != 0 &&
+        strcmp(ct, "text/csv") != 0 && strcmp(ct, "application/x-ndjson") != 0 &&
+        strcmp(ct, "application/octet-stream") != 0) {
+        ev_drain_body(r, &idem);
+        resp_problem(r, 415, "unsupported-media-type", "Unsupported media type",
+                     "send the tool's output file as is (application/json, text/plain or "
+                     "text/csv), not '%s'",
+                     ct[0] ? ct : "(none)");
+        goto out;
+    }
+    body = malloc(IMPORT_MAX_BYTES + 1);
+    if (!body) {
+        resp_problem(r, 503, "unavailable", "Service unavailable", "out of memory");
+        goto out;
+    }
+    size_t len = 0;
+    long n = 0;
+    while (len <= IMPORT_MAX_BYTES &&
+           (n = req_read(r, body + len, IMPORT_MAX_BYTES + 1 - len)) > 0) {
+        idem_update(&idem, body + len, (size_t)n);
+        len += (size_t)n;
+    }
+    if (n < 0) {
+        resp_body_unreadable(r);
+        goto out;
+    }
+    if (len > IMPORT_MAX_BYTES) {
+        ev_drain_body(r, NULL);
+        resp_problem(r, 413, "too-large", "Body too large",
+                     "a load-test output is at most %zu bytes", IMPORT_MAX_BYTES);
+        goto out;
+    }
+    size_t lead = 0;
+    while (lead < len && strchr(" \t\r\n", body[lead]) && body[lead])
+        lead++;
+    struct json_nest_at deep;
+    if (lead < len && (body[lead] == '[' || body[lead] == '{') &&
+        !json_nest_ok(body, len, JSON_NEST_MAX, false, &deep)) {
+        json_error_t err = {.line = (int)deep.line, .column = (int)deep.column};
+        err.text[JSON_ERROR_TEXT_LENGTH - 1] = (char)json_error_stack_overflow;
+        resp_json_error(r, &err, 0);
+        goto out;
+    }
+    parsed = loadtest_parse(loadtest_format_from_name(fmt), body, len, &lopt, &p);
+    if (!parsed) {
+        if (strcmp(fmt, "vllm") != 0) /* vLLM output is JSON: "" is its root */
+            ev_place_whole_input_faults(&p);
+        resp_invalid(r, &p, "The load-test output could not be read: see errors.");
+        goto out;
+    }
+    check_duplicate_points(json_object_get(parsed, "load_points"),
+                           ": the results mix configurations; choose one with ?where=key=value "
+                           "(a --metadata key, e.g. where=deployment=base)",
+                           &p);
+    if (p.total) {
+        resp_invalid(r, &p, "The load points cannot form one benchmark: see errors.");
+        goto out;
+    }
+    char upload_id[37], sha[65], now[TIMEFMT_UTC_LEN];
+    store_new_uuid(upload_id);
+    unsigned char sum[crypto_hash_sha256_BYTES];
+    crypto_hash_sha256(sum, (const unsigned char *)body, len);
+    sodium_bin2hex(sha, sizeof sha, sum, sizeof sum);
+    if (!at) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        at = timefmt_format_utc_ms((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, now);
+    }
+    doc = import_doc(parsed, fmt, wid, oid, at, by ? by : r->who.username, sup, upload_id);
+    rec = ev_upload_record(r, upload_id, "benchmark_import", refs.team, fmt, len, sha);
+    if (!doc || !rec) {
+        resp_problem(r, 503, "unavailable", "Service unavailable", "out of memory");
+        goto out;
+    }
+    json_object_set_new(
+        rec, "inserted",
+        json_integer((json_int_t)json_array_size(json_object_get(doc, "load_points"))));
+    json_object_set_new(
+        rec, "rejected_total",
+        json_integer((json_int_t)json_array_size(json_object_get(parsed, "rejected_load_points"))));
+    json_object_set_new(rec, "params",
+                        json_pack("{s:s, s:s}", "workload_id", wid, "offer_id", oid));
+    struct audit_actor who;
+    enum store_status st =
+        store_benchmark_import(r->app->store, req_actor(r, &who), doc, refs.team, rec, &out);
+    if (st != STORE_OK) {
+        reply_create_fault(r, st);
+        goto out;
+    }
+    idem_reply(r, &idem, 201, out);
+    out = NULL;
+out:
+    idem_end(r, &idem);
+    free(body);
+    json_decref(parsed);
+    json_decref(doc);
+    json_decref(rec);
+    json_decref(out);
+    problems_free(&p);
+}
+
+static void benchmark_get(struct req *r)
+{
+    json_t *b = ev_readable_benchmark(r, r->params[0]);
+    if (b)
+        resp_json(r, 200, b);
+}
+
+/* from/to (read by ev_list) apply to measured_at here. */
+static void benchmark_filters(struct req *r, struct evlist_query *q, struct ev_filters *f,
+                              struct problems *p)
+{
+    q->team = ev_query(r, "team", EVQ_TEXT, NULL, f->team, sizeof f->team, p);
+    q->workload_id = ev_query(r, "workload", EVQ_UUID, NULL, f->workload, sizeof f->workload, p);
+    q->offer_id = ev_query(r, "offer", EVQ_UUID, NULL, f->offer, sizeof f->offer, p);
+    q->state = ev_query(r, "outcome", EVQ_ENUM, OUTCOMES, f->state, sizeof f->state, p);
+}
+
+static void benchmark_list(struct req *r)
+{
+    struct evlist_query q = {0};
+    ev_list(r, &q, "benchmarks", benchmark_filters, store_benchmark_list);
+}
+
+const struct route benchmark_routes[] = {
+    {"GET", "/api/v1/benchmarks", benchmark_list, ROLES_USERS, 0,
+     "limit cursor from to team workload offer outcome"},
+    {"POST", "/api/v1/benchmarks", benchmark_create, ROLE_OWNER | ROLE_TEAM, ROUTE_JSON_BODY, NULL},
+    {"POST", "/api/v1/benchmarks/import", benchmark_import, ROLE_OWNER | ROLE_TEAM,
+     ROUTE_STREAM_BODY, "format workload_id offer_id measured_at ran_by supersedes where"},
+    {"GET", "/api/v1/benchmarks/{id}", benchmark_get, ROLES_USERS, 0, NULL},
+    {NULL, NULL, NULL, 0, 0, NULL},
+};

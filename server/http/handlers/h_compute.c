@@ -1,0 +1,488 @@
+/* The cost engine over HTTP: stateless POST /compare, stored scenarios, and stored comparisons
+ * named by the SHA-256 of their RFC 8785 bytes so decision records can cite them.
+ *
+ * A scenario may name stored records instead of spelling them out: `workload` as a workload
+ * id, an option's `offer` or `benchmark` as an id (an option with a benchmark id and no offer
+ * takes the benchmark's offer). resolve_scenario() replaces every id by the record's scenario
+ * fields; the resolved document is what is validated, computed, hashed and stored. */
+#include <sodium.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/cost/cost.h"
+#include "core/ledger/jcs.h"
+#include "core/validate.h"
+#include "http/gate.h"
+#include "http/idempotency.h"
+#include "http/internal.h"
+#include "store/compute.h"
+
+/* Resolution outcome beyond validation problems: a store failure answers 503/500. */
+struct resolution {
+    enum store_status failure; /* STORE_OK unless the store failed */
+    char team[80];             /* the team of the first referenced benchmark or workload */
+};
+
+static int reference_ok(struct req *r, const json_t *ref, const char *ptr, struct problems *p)
+{
+    if (!uuid_valid(json_string_value(ref))) {
+        problems_add(p, ptr, "must be an object or the id of a stored record");
+        return 0;
+    }
+    (void)r;
+    return 1;
+}
+
+/* Fetches one referenced record; NULL (with a problem, or res->failure) when it cannot. */
+static json_t *fetch(struct req *r,
+                     enum store_status (*get)(struct store *, const char *, json_t **),
+                     const char *id, const char *ptr, const char *what, struct resolution *res,
+                     struct problems *p)
+{
+    json_t *row = NULL;
+    enum store_status st = get(r->app->store, id, &row);
+    if (st == STORE_NOT_FOUND) {
+        problems_add(p, ptr, "no %s with id %s", what, id);
+        return NULL;
+    }
+    if (st != STORE_OK) {
+        res->failure = st;
+        return NULL;
+    }
+    const char *team = json_string_value(json_object_get(row, "team"));
+    if (team && !principal_can_read_team(&r->who, team)) {
+        /* Existence must not leak across teams: the same answer as a missing record. */
+        problems_add(p, ptr, "no %s with id %s", what, id);
+        json_decref(row);
+        return NULL;
+    }
+    if (team && !res->team[0])
+        snprintf(res->team, sizeof res->team, "%s", team);
+    return row;
+}
+
+static json_t *resolve_scenario(struct req *r, const json_t *doc, struct resolution *res,
+                                struct problems *p)
+{
+    json_t *out = json_deep_copy(doc);
+    if (!out || !json_is_object(out))
+        return out;
+    json_t *wl = json_object_get(out, "workload");
+    if (json_is_string(wl) && reference_ok(r, wl, "/workload", p)) {
+        json_t *row = fetch(r, store_workload_as_scenario, json_string_value(wl), "/workload",
+                            "workload", res, p);
+        if (row)
+            json_object_set(out, "workload", json_object_get(row, "workload"));
+        json_decref(row);
+    }
+    size_t i;
+    json_t *opt;
+    json_array_foreach(json_object_get(out, "options"), i, opt)
+    {
+        if (!json_is_object(opt))
+            continue;
+        char ptr[64];
+        json_t *bench = json_object_get(opt, "benchmark");
+        if (json_is_string(bench)) {
+            snprintf(ptr, sizeof ptr, "/options/%zu/benchmark", i);
+            json_t *row = reference_ok(r, bench, ptr, p)
+                              ? fetch(r, store_benchmark_as_scenario, json_string_value(bench), ptr,
+                                      "benchmark", res, p)
+                              : NULL;
+            if (row) {
+                if (!json_is_true(json_object_get(row, "capacity_usable")))
+                    problems_add(p, ptr,
+                                 "benchmark %s is flagged invalid (e.g. an INVALID MLPerf "
+                                 "result) and is never used as capacity",
+                                 json_string_value(bench));
+                json_object_set(opt, "benchmark", json_object_get(row, "benchmark"));
+                if (!json_object_get(opt, "offer"))
+                    json_object_set(opt, "offer", json_object_get(row, "offer_id"));
+            }
+            json_decref(row);
+        }
+        json_t *offer = json_object_get(opt, "offer");
+        if (json_is_string(offer)) {
+            snprintf(ptr, sizeof ptr, "/options/%zu/offer", i);
+            json_t *row = reference_ok(r, offer, ptr, p)
+                              ? fetch(r, store_offer_as_scenario, json_string_value(offer), ptr,
+                                      "offer", res, p)
+                              : NULL;
+            if (row)
+                json_object_set(opt, "offer", row);
+            json_decref(row);
+        }
+    }
+    return out;
+}
+
+/* The engine is CPU-bound (a comparison at its work limit, COST_MAX_OPTION_TRIALS, runs for
+ * about a second and a half): at most as many at once as there are cores, one per user. A
+ * request that finds the engine busy is answered at once — 503, or 429 when its user already
+ * has one running — with Retry-After: waiting would hold a worker thread. */
+#define ENGINE_SLOTS 2
+#define ENGINE_PER_USER 1
+static struct gate engine_gate =
+    GATE_INIT(ENGINE_SLOTS, "the cost engine is busy with other comparisons; retry shortly");
+
+/* Resolves and computes. Answers on failure (returns NULL); on success *resolved_out gets the
+ * resolved scenario (new reference) when asked. */
+static json_t *compute(struct req *r, const json_t *doc, json_t **resolved_out,
+                       struct resolution *res)
+{
+    struct problems p;
+    problems_init(&p);
+    json_t *result = NULL;
+    if (!json_is_object(doc)) {
+        problems_add(&p, "", "a scenario must be a JSON object");
+        resp_invalid(r, &p, NULL);
+        goto out;
+    }
+    json_t *resolved = resolve_scenario(r, doc, res, &p);
+    if (res->failure != STORE_OK) {
+        resp_store_error(r, res->failure, "referenced record");
+        json_decref(resolved);
+        goto out;
+    }
+    if (!p.total) {
+        int got = gate_try_enter_as(&engine_gate, r->who.user_id, ENGINE_PER_USER);
+        if (got != 0) {
+            if (got == -2)
+                gate_reply_own_limit(r, ENGINE_PER_USER);
+            else
+                gate_reply_busy(r, &engine_gate);
+            json_decref(resolved);
+            goto out;
+        }
+        result = cost_compare(resolved, &p);
+        gate_leave_as(&engine_gate, r->who.user_id);
+    }
+    if (!result) {
+        resp_invalid(r, &p,
+                     "The scenario is invalid: see errors (JSON Pointers into the "
+                     "scenario document).");
+        json_decref(resolved);
+        goto out;
+    }
+    if (resolved_out)
+        *resolved_out = resolved;
+    else
+        json_decref(resolved);
+out:
+    problems_free(&p);
+    return result;
+}
+
+static void compare_stateless(struct req *r)
+{
+    struct idem idem;
+    if (idem_begin(r, &idem) == IDEM_PROCEED) {
+        struct resolution res = {.failure = STORE_OK};
+        json_t *result = compute(r, r->body, NULL, &res);
+        if (result)
+            idem_reply(r, &idem, 200, result);
+    }
+    idem_end(r, &idem);
+}
+
+static char *teams_filter(struct req *r)
+{
+    return principal_team_filter(&r->who);
+}
+
+/* One workload of a scenario: it must exist, be readable by the caller, and belong to the
+ * scenario's team. Appends a problem at ptr otherwise; answers (and returns the status) when
+ * the store fails. */
+static enum store_status check_workload_team(struct req *r, const char *team, const char *id,
+                                             const char *ptr, struct problems *p)
+{
+    json_t *row = NULL;
+    enum store_status st = store_workload_as_scenario(r->app->store, id, &row);
+    const char *owner = json_string_value(json_object_get(row, "team"));
+    if (st == STORE_NOT_FOUND || (st == STORE_OK && !principal_can_read_team(&r->who, owner))) {
+        problems_add(p, ptr, "no workload with id %s", id);
+        st = STORE_OK;
+    } else if (st == STORE_OK && strcmp(owner, team) != 0) {
+        problems_add(p, ptr, "workload %s belongs to team '%s', not to the scenario's team '%s'",
+                     id, owner, team);
+    } else if (st != STORE_OK) {
+        resp_store_error(r, st, "workload");
+    }
+    json_decref(row);
+    return st;
+}
+
+static enum store_status check_workloads(struct req *r, const char *team, const json_t *ids,
+                                         const char *prefix, struct problems *p)
+{
+    size_t i;
+    json_t *id;
+    json_array_foreach(ids, i, id)
+    {
+        char ptr[64];
+        if (strcmp(prefix, "/workload_ids") == 0)
+            snprintf(ptr, sizeof ptr, "%s/%zu", prefix, i);
+        else
+            snprintf(ptr, sizeof ptr, "%s", prefix);
+        enum store_status st = check_workload_team(r, team, json_string_value(id), ptr, p);
+        if (st != STORE_OK)
+            return st;
+    }
+    return STORE_OK;
+}
+
+static void scenario_create(struct req *r)
+{
+    static const char *const allowed[] = {"name", "team", "workload_ids", "document", NULL};
+    struct problems p;
+    problems_init(&p);
+    json_t *ids = NULL, *resolved = NULL, *out = NULL;
+    struct idem idem;
+    if (idem_begin(r, &idem) == IDEM_ANSWERED)
+        goto out;
+    if (!json_is_object(r->body)) {
+        problems_add(&p, "", "must be a JSON object");
+        goto invalid;
+    }
+    json_check_unknown(r->body, "", allowed, &p);
+    const char *name = json_want_string(r->body, "name", "", 1, 200, &p);
+    const char *team = json_want_string(r->body, "team", "", 1, 64, &p);
+    json_t *doc = json_object_get(r->body, "document");
+    if (!json_is_object(doc))
+        problems_add(&p, "/document", "is required: the scenario document (COST_MODEL.md)");
+    json_t *given_ids = json_object_get(r->body, "workload_ids");
+    if (given_ids && !json_is_array(given_ids))
+        problems_add(&p, "/workload_ids", "must be an array of workload ids");
+    ids = json_array();
+    size_t i;
+    json_t *id;
+    json_array_foreach(given_ids, i, id)
+    {
+        char ptr[64];
+        snprintf(ptr, sizeof ptr, "/workload_ids/%zu", i);
+        if (!json_is_string(id) || !uuid_valid(json_string_value(id)))
+            problems_add(&p, ptr, "must be a workload id");
+        else
+            json_array_append(ids, id);
+    }
+    if (team && !principal_can_write_team(&r->who, team)) {
+        resp_problem(r, 403, "forbidden", "Forbidden", "you may not write for team '%s'", team);
+        goto out;
+    }
+    if (p.total)
+        goto invalid;
+    json_t *wl = json_object_get(doc, "workload");
+    if (json_is_string(wl) && uuid_valid(json_string_value(wl)) && !json_array_size(ids))
+        json_array_append(ids, wl);
+    /* The workloads a scenario answers for must be the scenario's team's own: the review
+     * checklist counts its comparisons as evidence for them. */
+    if (check_workloads(r, team, ids, given_ids ? "/workload_ids" : "/document/workload", &p) !=
+        STORE_OK)
+        goto out;
+    if (json_is_string(wl) && uuid_valid(json_string_value(wl)) && given_ids &&
+        check_workload_team(r, team, json_string_value(wl), "/document/workload", &p) != STORE_OK)
+        goto out;
+    if (p.total)
+        goto invalid;
+    /* Validate now (references resolve, the scenario computes) so a stored scenario is one
+     * that can be compared; the stored document keeps the references. */
+    struct resolution res = {.failure = STORE_OK};
+    resolved = resolve_scenario(r, doc, &res, &p);
+    if (res.failure != STORE_OK) {
+        resp_store_error(r, res.failure, "referenced record");
+        goto out;
+    }
+    if (!p.total && cost_validate(resolved, &p) != 0 && !p.total)
+        problems_add(&p, "/document", "is not a valid scenario");
+    if (p.total) {
+        /* Pointers are into the document. */
+        for (size_t k = 0; k < p.count; k++) {
+            char *prefixed = NULL;
+            if (asprintf(&prefixed, "/document%s", p.items[k].pointer) >= 0) {
+                free(p.items[k].pointer);
+                p.items[k].pointer = prefixed;
+            }
+        }
+        goto invalid;
+    }
+    struct audit_actor who;
+    enum store_status st =
+        store_scenario_create(r->app->store, req_actor(r, &who), team, name, ids, doc, &out);
+    if (st == STORE_INVALID) {
+        problems_add(&p, "/team", "no team named '%s'", team);
+        goto invalid;
+    }
+    if (st != STORE_OK) {
+        resp_store_error(r, st, "scenario");
+        goto out;
+    }
+    idem_reply(r, &idem, 201, out);
+    out = NULL;
+    goto out;
+invalid:
+    resp_invalid(r, &p, NULL);
+out:
+    idem_end(r, &idem);
+    json_decref(ids);
+    json_decref(resolved);
+    json_decref(out);
+    problems_free(&p);
+}
+
+static void scenario_list(struct req *r)
+{
+    char after_buf[128];
+    const char *after = NULL;
+    int limit = req_limit(r);
+    if (limit < 0 || req_cursor(r, after_buf, sizeof after_buf, &after) != 0)
+        return;
+    char *filter = teams_filter(r);
+    json_t *items = NULL;
+    enum store_status st = store_scenario_list(r->app->store, filter, after, limit + 1, &items);
+    free(filter);
+    if (st == STORE_INVALID) { /* a cursor that decodes but is not ours */
+        resp_problem(r, 422, "invalid", "Invalid input", "the cursor is not valid");
+        return;
+    }
+    if (st != STORE_OK) {
+        resp_store_error(r, st, "scenarios");
+        return;
+    }
+    resp_page(r, items, limit, "cursor_key");
+}
+
+/* The scenario of the path, if the caller's teams may see it (new reference); else NULL after
+ * answering (404 for a malformed, unknown or foreign id alike). */
+static json_t *visible_scenario(struct req *r)
+{
+    if (!uuid_valid(r->params[0])) {
+        resp_problem(r, 404, "not-found", "Not found", "scenario not found");
+        return NULL;
+    }
+    char *filter = teams_filter(r);
+    json_t *out = NULL;
+    enum store_status st = store_scenario_get(r->app->store, r->params[0], filter, &out);
+    free(filter);
+    if (st != STORE_OK) {
+        resp_store_error(r, st, "scenario");
+        return NULL;
+    }
+    return out;
+}
+
+static void scenario_get(struct req *r)
+{
+    json_t *scenario = visible_scenario(r);
+    if (scenario)
+        resp_json(r, 200, scenario);
+}
+
+static void comparison_create(struct req *r)
+{
+    json_t *scenario = NULL, *resolved = NULL, *result = NULL, *stored = NULL;
+    char *bytes = NULL;
+    struct idem idem;
+    if (idem_begin(r, &idem) == IDEM_ANSWERED)
+        goto out;
+    scenario = visible_scenario(r);
+    if (!scenario)
+        goto out;
+    const char *team = json_string_value(json_object_get(scenario, "team"));
+    if (!principal_can_write_team(&r->who, team)) {
+        resp_problem(r, 403, "forbidden", "Forbidden", "you may not write for team '%s'", team);
+        goto out;
+    }
+    struct resolution res = {.failure = STORE_OK};
+    result = compute(r, json_object_get(scenario, "document"), &resolved, &res);
+    if (!result)
+        goto out; /* answered */
+    size_t len = 0;
+    bytes = jcs_serialize(result, &len);
+    if (!bytes) {
+        resp_problem(r, 500, "internal", "Internal error", "the result cannot be canonicalised");
+        goto out;
+    }
+    unsigned char digest[crypto_hash_sha256_BYTES];
+    char sha[65];
+    crypto_hash_sha256(digest, (const unsigned char *)bytes, len);
+    sodium_bin2hex(sha, sizeof sha, digest, sizeof digest);
+    struct audit_actor who;
+    enum store_status st = store_comparison_put(
+        r->app->store, req_actor(r, &who), sha, r->params[0], team,
+        json_object_get(scenario, "workload_ids"),
+        json_string_value(json_object_get(result, "input_sha256")),
+        json_string_value(json_object_get(result, "engine_version")), resolved, bytes, &stored);
+    if (st != STORE_OK) {
+        resp_store_error(r, st, "comparison");
+        goto out;
+    }
+    int created = json_is_true(json_object_get(stored, "created"));
+    json_object_del(stored, "created");
+    idem_reply(r, &idem, created ? 201 : 200, stored);
+    stored = NULL;
+out:
+    idem_end(r, &idem);
+    free(bytes);
+    json_decref(scenario);
+    json_decref(resolved);
+    json_decref(result);
+    json_decref(stored);
+}
+
+static void comparison_get(struct req *r)
+{
+    if (!lower_hex_valid(r->params[0], 64)) {
+        resp_problem(r, 404, "not-found", "Not found",
+                     "comparisons are named by a lower-case hex SHA-256");
+        return;
+    }
+    char *filter = teams_filter(r);
+    json_t *out = NULL;
+    enum store_status st = store_comparison_get(r->app->store, r->params[0], filter, &out);
+    free(filter);
+    if (st != STORE_OK) {
+        resp_store_error(r, st, "comparison");
+        return;
+    }
+    resp_json(r, 200, out);
+}
+
+static void comparison_list(struct req *r)
+{
+    json_t *scenario = visible_scenario(r), *items = NULL;
+    if (!scenario)
+        return;
+    json_decref(scenario);
+    char after_buf[128];
+    const char *after = NULL;
+    int limit = req_limit(r);
+    if (limit < 0 || req_cursor(r, after_buf, sizeof after_buf, &after) != 0)
+        return;
+    char *filter = teams_filter(r);
+    enum store_status st =
+        store_comparison_list(r->app->store, r->params[0], filter, after, limit + 1, &items);
+    free(filter);
+    if (st == STORE_INVALID) { /* a cursor that decodes but is not ours */
+        resp_problem(r, 422, "invalid", "Invalid input", "the cursor is not valid");
+        return;
+    }
+    if (st != STORE_OK) {
+        resp_store_error(r, st, "scenario");
+        return;
+    }
+    resp_page(r, items, limit, "cursor_key");
+}
+
+#define READERS ROLES_USERS
+#define WRITERS (ROLE_OWNER | ROLE_TEAM)
+
+const struct route compute_routes[] = {
+    {"POST", "/api/v1/compare", compare_stateless, READERS, ROUTE_JSON_BODY, NULL},
+    {"GET", "/api/v1/scenarios", scenario_list, READERS, 0, "limit cursor"},
+    {"POST", "/api/v1/scenarios", scenario_create, WRITERS, ROUTE_JSON_BODY, NULL},
+    {"GET", "/api/v1/scenarios/{id}", scenario_get, READERS, 0, NULL},
+    {"GET", "/api/v1/scenarios/{id}/comparisons", comparison_list, READERS, 0, "limit cursor"},
+    {"POST", "/api/v1/scenarios/{id}/comparisons", comparison_create, WRITERS, 0, NULL},
+    {"GET", "/api/v1/comparisons/{sha256}", comparison_get, READERS, 0, NULL},
+    {NULL, NULL, NULL, 0, 0, NULL},
+};

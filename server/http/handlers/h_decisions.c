@@ -1,0 +1,165 @@
+/* Signed decisions: POST verifies and appends to the log (store/ledger.c), GETs read them.
+ *
+ * Only owners post, and only with their own registered key. Owners, auditors and admins read
+ * every decision; team members read the decisions of reviews that cover one of their teams'
+ * workloads. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/ledger/codec.h"
+#include "core/cursor.h"
+#include "core/ledger/decision.h"
+#include "core/validate.h"
+#include "http/handlers/h_reviews.h"
+#include "http/idempotency.h"
+#include "store/ledger.h"
+
+static void decision_create(struct req *r)
+{
+    static const char *const allowed[] = {"record", "signature", NULL};
+    struct idem idem;
+    struct problems p;
+    problems_init(&p);
+    json_t *out = NULL;
+    if (idem_begin(r, &idem) == IDEM_ANSWERED)
+        goto out;
+    if (!json_is_object(r->body)) {
+        problems_add(&p, "", "must be a JSON object {record, signature}");
+        goto invalid;
+    }
+    json_check_unknown(r->body, "", allowed, &p);
+    json_t *record = json_object_get(r->body, "record");
+    if (!json_is_object(record))
+        problems_add(&p, "/record", "is required: the decision record (LEDGER.md)");
+    else
+        decision_validate(record, "/record", &p);
+    const char *sig = json_want_string(r->body, "signature", "", 1, 200, &p);
+    uint8_t raw[crypto_sign_BYTES + 3];
+    if (sig && codec_b64_decode(sig, strlen(sig), raw, sizeof raw) != crypto_sign_BYTES)
+        problems_add(&p, "/signature",
+                     "must be the standard base64 (with padding) of a 64-byte "
+                     "Ed25519 signature");
+    if (p.total)
+        goto invalid;
+    struct audit_actor who;
+    struct ledger_append in = {
+        .record = record,
+        .signature_b64 = sig,
+        .caller_user_id = r->who.user_id,
+        .server_sk = r->app->cfg->server_sk,
+    };
+    enum ledger_outcome outcome;
+    enum store_status st =
+        store_decision_append(r->app->store, req_actor(r, &who), &in, &outcome, &p, &out);
+    if (st != STORE_OK) {
+        resp_store_error(r, st, "decision");
+        goto out;
+    }
+    switch (outcome) {
+    case LEDGER_APPENDED:
+        idem_reply(r, &idem, 201, out);
+        out = NULL;
+        break;
+    case LEDGER_INVALID:
+        goto invalid;
+    case LEDGER_REFUSED:
+        resp_invalid(r, &p,
+                     "The gate refuses this advance: every unmet condition is listed in errors. "
+                     "A revise or stop decision is always accepted.");
+        break;
+    case LEDGER_NOT_SIGNER:
+        resp_problem(r, 403, "forbidden", "Forbidden",
+                     "signer_key_id names a key that is not yours: sign with your own "
+                     "registered key (PUT /api/v1/me/signing-key)");
+        break;
+    case LEDGER_DUPLICATE:
+        resp_problem(r, 409, "conflict", "Conflict",
+                     "a decision with id %s is already in the log: choose a new id",
+                     json_string_value(json_object_get(record, "id")));
+        break;
+    }
+    goto out;
+invalid:
+    resp_invalid(r, &p, NULL);
+out:
+    idem_end(r, &idem);
+    json_decref(out);
+    problems_free(&p);
+}
+
+static void decision_get(struct req *r)
+{
+    json_t *row = NULL;
+    char *teams = principal_team_filter(&r->who);
+    enum store_status st = teams && uuid_valid(r->params[0])
+                               ? store_decision_get(r->app->store, r->params[0], teams, &row)
+                               : STORE_NOT_FOUND;
+    free(teams);
+    if (st != STORE_OK) {
+        resp_store_error(r, st, "decision");
+        return;
+    }
+    resp_json(r, 200, row);
+}
+
+/* Pages in log order; the cursor is the last leaf index shown. */
+static void decision_list(struct req *r)
+{
+    struct problems p;
+    problems_init(&p);
+    char review[80], cursor_key[32];
+    const char *after = NULL;
+    char *teams = NULL;
+    int limit = req_limit(r);
+    if (limit < 0 || req_cursor(r, cursor_key, sizeof cursor_key, &after) != 0)
+        goto out;
+    long long after_index = -1;
+    if (after) {
+        char *end = NULL;
+        after_index = strtoll(after, &end, 10);
+        if (!*after || *end || after_index < 0)
+            problems_add(&p, "?cursor", "query parameter cursor is not a cursor of this list");
+    }
+    int has_review = req_query(r, "review", review, sizeof review);
+    if (has_review && !uuid_valid(review))
+        problems_add(&p, "?review", "must be a review id");
+    if (p.total) {
+        resp_invalid(r, &p, NULL);
+        goto out;
+    }
+    teams = principal_team_filter(&r->who);
+    json_t *items = NULL;
+    enum store_status st = teams ? store_decision_list(r->app->store, has_review ? review : NULL,
+                                                       teams, after_index, limit + 1, &items)
+                                 : STORE_ERROR;
+    if (st != STORE_OK) {
+        resp_store_error(r, st, "decisions");
+        goto out;
+    }
+    json_t *next = json_null();
+    if (json_array_size(items) > (size_t)limit) {
+        while (json_array_size(items) > (size_t)limit)
+            json_array_remove(items, (size_t)limit);
+        char key[32];
+        snprintf(key, sizeof key, "%lld",
+                 (long long)json_integer_value(
+                     json_object_get(json_array_get(items, (size_t)limit - 1), "leaf_index")));
+        char *cursor = cursor_encode(key);
+        if (cursor) {
+            next = json_string(cursor);
+            free(cursor);
+        }
+    }
+    resp_json(r, 200, json_pack("{s:o, s:o}", "items", items, "next_cursor", next));
+out:
+    free(teams);
+    problems_free(&p);
+}
+
+const struct route decision_routes[] = {
+    {"GET", "/api/v1/decisions", decision_list, ROLES_USERS, 0, "limit cursor review"},
+    {"POST", "/api/v1/decisions", decision_create, ROLE_OWNER, ROUTE_JSON_BODY, NULL},
+    {"GET", "/api/v1/decisions/{id}", decision_get, ROLES_USERS, 0, NULL},
+    {NULL, NULL, NULL, 0, 0, NULL},
+};

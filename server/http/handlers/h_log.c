@@ -1,0 +1,178 @@
+/* The log's read side: checkpoint, verifier key, entries, proofs and the audit bundle.
+ *
+ * Readers: auditors, owners and admins. Team members do not read the log: its leaves hold
+ * every review's decisions, and the log cannot be scoped by team without breaking proofs. */
+#include <stdio.h>
+#include <string.h>
+
+#include "http/handlers/h_reviews.h"
+#include "store/ledger.h"
+
+#define LOG_READERS (ROLE_ADMIN | ROLE_OWNER | ROLE_AUDITOR)
+
+/* The latest head, or NULL after answering. */
+static json_t *head_or_answer(struct req *r)
+{
+    json_t *head = NULL;
+    enum store_status st = store_log_head(r->app->store, &head);
+    if (st != STORE_OK) {
+        resp_store_error(r, st, "log checkpoint");
+        return NULL;
+    }
+    return head;
+}
+
+static long long tree_size(const json_t *head)
+{
+    return (long long)json_integer_value(json_object_get(head, "tree_size"));
+}
+
+static void reply_text(struct req *r, const json_t *head, const char *member)
+{
+    const char *text = json_string_value(json_object_get(head, member));
+    resp_bytes(r, 200, "text/plain; charset=utf-8", text, strlen(text), NULL);
+}
+
+static void log_checkpoint(struct req *r)
+{
+    json_t *head = head_or_answer(r);
+    if (!head)
+        return;
+    reply_text(r, head, "checkpoint");
+    json_decref(head);
+}
+
+static void log_key(struct req *r)
+{
+    json_t *head = head_or_answer(r);
+    if (!head)
+        return;
+    reply_text(r, head, "verifier_key");
+    json_decref(head);
+}
+
+static void log_entries(struct req *r)
+{
+    struct problems p;
+    problems_init(&p);
+    json_t *head = NULL, *out = NULL;
+    long long start = 0, end = -1;
+    int has_start = review_query_index(r, "start", &start, &p);
+    int has_end = review_query_index(r, "end", &end, &p);
+    if (has_start == 0)
+        problems_add(&p, "?start", "is required: the first leaf index");
+    if (p.total)
+        goto invalid;
+    head = head_or_answer(r);
+    if (!head)
+        goto out;
+    long long size = tree_size(head);
+    if (has_end == 0)
+        end = start + LEDGER_MAX_ENTRIES < size ? start + LEDGER_MAX_ENTRIES : size;
+    if (end > size)
+        problems_add(&p, "?end", "must be at most the tree size, %lld", size);
+    if (start > end)
+        problems_add(&p, "?start", "must be at most end");
+    if (end - start > LEDGER_MAX_ENTRIES)
+        problems_add(&p, "?end", "at most %d leaves at once", LEDGER_MAX_ENTRIES);
+    if (p.total)
+        goto invalid;
+    enum store_status st = store_log_entries(r->app->store, start, end, &out);
+    if (st != STORE_OK) {
+        resp_store_error(r, st, "log entries");
+        goto out;
+    }
+    resp_json(r, 200, out);
+    out = NULL;
+    goto out;
+invalid:
+    resp_invalid(r, &p, NULL);
+out:
+    json_decref(head);
+    json_decref(out);
+    problems_free(&p);
+}
+
+/* Shared by both proofs: reads two indexes (the second defaulting to the tree size), checks
+ * lo_min <= a, a < b (inclusion) or a <= b (consistency), b <= size, and calls make. */
+static void log_proof(struct req *r, const char *a_name, const char *b_name, int strict,
+                      enum store_status (*make)(struct store *, long long, long long, json_t **))
+{
+    struct problems p;
+    problems_init(&p);
+    json_t *head = NULL, *out = NULL;
+    long long a = 0, b = 0;
+    int has_a = review_query_index(r, a_name, &a, &p);
+    int has_b = review_query_index(r, b_name, &b, &p);
+    char ptr[64];
+    snprintf(ptr, sizeof ptr, "?%s", a_name);
+    if (has_a == 0)
+        problems_add(&p, ptr, "is required");
+    if (p.total)
+        goto invalid;
+    head = head_or_answer(r);
+    if (!head)
+        goto out;
+    long long size = tree_size(head);
+    if (has_b == 0)
+        b = size;
+    if (b > size) {
+        snprintf(ptr, sizeof ptr, "?%s", b_name);
+        problems_add(&p, ptr, "must be at most the tree size, %lld", size);
+    }
+    snprintf(ptr, sizeof ptr, "?%s", a_name);
+    if (strict && a >= b)
+        problems_add(&p, ptr, "must be below %s (%lld)", b_name, b);
+    if (!strict && (a < 1 || a > b))
+        problems_add(&p, ptr,
+                     "must be from 1 to %s (%lld): a proof from the empty tree proves "
+                     "nothing",
+                     b_name, b);
+    if (p.total)
+        goto invalid;
+    enum store_status st = make(r->app->store, a, b, &out);
+    if (st != STORE_OK) {
+        resp_store_error(r, st, "log proof");
+        goto out;
+    }
+    resp_json(r, 200, out);
+    out = NULL;
+    goto out;
+invalid:
+    resp_invalid(r, &p, NULL);
+out:
+    json_decref(head);
+    json_decref(out);
+    problems_free(&p);
+}
+
+static void log_inclusion(struct req *r)
+{
+    log_proof(r, "index", "size", 1, store_log_inclusion);
+}
+
+static void log_consistency(struct req *r)
+{
+    log_proof(r, "first", "second", 0, store_log_consistency);
+}
+
+static void audit_bundle(struct req *r)
+{
+    json_t *bundle = NULL;
+    enum store_status st = store_audit_bundle(r->app->store, &bundle);
+    if (st != STORE_OK) {
+        resp_store_error(r, st, "audit bundle");
+        return;
+    }
+    resp_json(r, 200, bundle);
+}
+
+const struct route log_routes[] = {
+    {"GET", "/api/v1/log/checkpoint", log_checkpoint, LOG_READERS, 0, NULL},
+    {"GET", "/api/v1/log/key", log_key, LOG_READERS, 0, NULL},
+    {"GET", "/api/v1/log/entries", log_entries, LOG_READERS, 0, "start end"},
+    {"GET", "/api/v1/log/proof/inclusion", log_inclusion, LOG_READERS, 0, "index size"},
+    {"GET", "/api/v1/log/proof/consistency", log_consistency, LOG_READERS, 0, "first second"},
+    {"GET", "/api/v1/audit/bundle", audit_bundle, LOG_READERS, 0, NULL},
+    {NULL, NULL, NULL, 0, 0, NULL},
+};

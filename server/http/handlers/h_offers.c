@@ -1,0 +1,323 @@
+/* Offers: the capacity one can buy. A shared catalogue rather than team data: everyone signed
+ * in reads it; owners (who run the capacity reviews) and admins (who run the platform) write
+ * it. POST takes one JSON offer, a JSON array of offers, or a text/csv price sheet whose header
+ * names offer fields; a sheet or array is stored whole or not at all (a price sheet is one
+ * document: half of it would mislead), with every fault named by line and column (CSV) or
+ * JSON Pointer (JSON). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/validate.h"
+#include "core/formats/evfield.h"
+#include "http/evidence.h"
+#include "http/idempotency.h"
+#include "http/upload.h"
+#include "store/offers.h"
+#include "store/uploads.h"
+
+#define OFFER_SHEET_MAX_ROWS 10000
+#define OFFER_JSON_MAX_BYTES ((size_t)8 << 20)
+
+static const char *const PURCHASE_OPTIONS[] = {"on_demand", "spot", "reserved", "committed", NULL};
+
+static const struct evfield OFFER_FIELDS[] = {
+    {"name", EVF_STRING, 0, 0, 0, 200, NULL, NULL},
+    {"provider", EVF_STRING, EVF_REQUIRED, 0, 0, 100, NULL, NULL},
+    {"region", EVF_STRING, EVF_REQUIRED, 0, 0, 100, NULL, NULL},
+    {"instance_type", EVF_STRING, EVF_REQUIRED, 0, 0, 100, NULL, NULL},
+    {"gpu_model", EVF_STRING, EVF_REQUIRED, 0, 0, 100, NULL, NULL},
+    {"gpus_per_instance", EVF_INTEGER, EVF_REQUIRED, 1, 1024, 0, NULL, NULL},
+    {"gpu_memory_gb", EVF_NUMBER, EVF_REQUIRED | EVF_MIN_EXCLUSIVE, 0, 100000, 0, NULL, NULL},
+    {"purchase_option", EVF_ENUM, EVF_REQUIRED, 0, 0, 0, PURCHASE_OPTIONS, NULL},
+    {"price_per_hour", EVF_NUMBER, EVF_REQUIRED, 0, EVF_NO_MAX, 0, NULL, NULL},
+    {"currency", EVF_CURRENCY, EVF_REQUIRED, 0, 0, 0, NULL, NULL},
+    {"term", EVF_STRING, 0, 0, 0, 16, NULL, NULL},
+    {"reserved_utilization", EVF_NUMBER, EVF_MIN_EXCLUSIVE, 0, 1, 0, NULL, NULL},
+    {"interruption_rate_per_hour", EVF_NUMBER, 0, 0, EVF_NO_MAX, 0, NULL, NULL},
+    {"provisioning_delay_s", EVF_NUMBER, 0, 0, EVF_NO_MAX, 0, NULL, NULL},
+    {"quota_gpus", EVF_INTEGER, 0, 0, 2147483647, 0, NULL, NULL},
+    {"available", EVF_BOOL, 0, 0, 0, 0, NULL, NULL},
+    {"storage_price_gb_month", EVF_NUMBER, 0, 0, EVF_NO_MAX, 0, NULL, NULL},
+    {"egress_price_gb", EVF_NUMBER, 0, 0, EVF_NO_MAX, 0, NULL, NULL},
+    {"orchestration_overhead", EVF_NUMBER, 0, 0, 100, 0, NULL, NULL},
+    {"id", EVF_STRING, EVF_SERVER, 0, 0, 0, NULL, NULL},
+    {"upload_id", EVF_STRING, EVF_SERVER, 0, 0, 0, NULL, NULL},
+    {"created_by", EVF_STRING, EVF_SERVER, 0, 0, 0, NULL, NULL},
+    {"created_at", EVF_STRING, EVF_SERVER, 0, 0, 0, NULL, NULL},
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+};
+
+/* "none", or a whole number of months or years: "1mo", "12mo", "1y", "3y". */
+static int term_valid(const char *s)
+{
+    if (strcmp(s, "none") == 0)
+        return 1;
+    size_t digits = strspn(s, "0123456789");
+    if (digits == 0 || digits > 3 || s[0] == '0')
+        return 0;
+    return strcmp(s + digits, "mo") == 0 || strcmp(s + digits, "y") == 0;
+}
+
+/* One offer: the field table plus the rules between fields. columns: CSV columns or NULL. */
+static void offer_check(const json_t *doc, const char *prefix, long line, const long *columns,
+                        struct problems *p)
+{
+    char ptr[300];
+    evfield_check(doc, OFFER_FIELDS, prefix, line, columns, p);
+    if (!json_is_object(doc))
+        return;
+    const char *term = json_string_value(json_object_get(doc, "term"));
+    if (term && !term_valid(term))
+        problems_add_line(p, line, columns ? columns[evfield_index(OFFER_FIELDS, "term")] : 0,
+                          problems_pointer(ptr, sizeof ptr, prefix, "term"),
+                          "must be none, or a number of months or years (1mo, 1y, 3y)");
+    const char *option = json_string_value(json_object_get(doc, "purchase_option"));
+    json_t *u = json_object_get(doc, "reserved_utilization");
+    if (u && !json_is_null(u) && option &&
+        (strcmp(option, "on_demand") == 0 || strcmp(option, "spot") == 0))
+        problems_add_line(
+            p, line, columns ? columns[evfield_index(OFFER_FIELDS, "reserved_utilization")] : 0,
+            problems_pointer(ptr, sizeof ptr, prefix, "reserved_utilization"),
+            "applies to reserved or committed offers only");
+}
+
+static void reply_many(struct req *r, struct idem *idem, json_t *docs, const char *format,
+                       size_t bytes, const char *sha, long lines)
+{
+    char id[37];
+    store_new_uuid(id);
+    json_t *rec = ev_upload_record(r, id, "offers", NULL, format, bytes, sha);
+    json_t *out = NULL;
+    if (!rec) {
+        resp_problem(r, 503, "unavailable", "Service unavailable", "out of memory");
+        return;
+    }
+    json_object_set_new(rec, "lines", json_integer(lines));
+    json_object_set_new(rec, "inserted", json_integer((json_int_t)json_array_size(docs)));
+    struct audit_actor who;
+    enum store_status st =
+        store_offer_create_many(r->app->store, req_actor(r, &who), docs, rec, &out);
+    json_decref(rec);
+    if (st != STORE_OK) {
+        resp_store_error(r, st, "offer");
+        return;
+    }
+    json_t *items = out;
+    idem_reply(r, idem, 201,
+               json_pack("{s:s, s:I, s:o}", "id", id, "inserted",
+                         (json_int_t)json_array_size(items), "items", items));
+}
+
+static void offers_from_json(struct req *r, struct idem *idem)
+{
+    struct problems p;
+    problems_init(&p);
+    char sha[65];
+    size_t bytes = 0;
+    json_t *doc = ev_read_json_body(r, OFFER_JSON_MAX_BYTES, idem, sha, &bytes);
+    if (!doc)
+        goto out;
+    if (json_is_array(doc)) {
+        size_t i;
+        json_t *item;
+        char prefix[32];
+        if (json_array_size(doc) == 0 || json_array_size(doc) > OFFER_SHEET_MAX_ROWS)
+            problems_add(&p, "", "an array of offers holds 1 to %d offers", OFFER_SHEET_MAX_ROWS);
+        json_array_foreach(doc, i, item)
+        {
+            snprintf(prefix, sizeof prefix, "/%zu", i);
+            offer_check(item, prefix, 0, NULL, &p);
+        }
+        if (p.total)
+            resp_invalid(r, &p, NULL);
+        else
+            reply_many(r, idem, doc, "json", bytes, sha, 0);
+        goto out;
+    }
+    offer_check(doc, "", 0, NULL, &p);
+    if (p.total) {
+        resp_invalid(r, &p, NULL);
+        goto out;
+    }
+    json_t *created = NULL;
+    struct audit_actor who;
+    enum store_status st = store_offer_create(r->app->store, req_actor(r, &who), doc, &created);
+    if (st != STORE_OK)
+        resp_store_error(r, st, "offer");
+    else
+        idem_reply(r, idem, 201, created);
+out:
+    json_decref(doc);
+    problems_free(&p);
+}
+
+/* Maps the header cells to fields: columns[field index] = 1-based column. Returns the map of
+ * each CSV column to its field index in col_field (-1: none). */
+static void sheet_header(const struct csv_row *row, long line, long *columns, int *col_field,
+                         struct problems *p)
+{
+    for (size_t c = 0; c < row->n; c++) {
+        int f = evfield_index(OFFER_FIELDS, row->cell[c]);
+        col_field[c] = -1;
+        if (f < 0 || (OFFER_FIELDS[f].flags & EVF_SERVER)) {
+            problems_add_line(p, line, (long)c + 1, "",
+                              "'%.60s' is not an offer field (the header names offer fields, "
+                              "comma-separated)",
+                              row->cell[c]);
+        } else if (columns[f]) {
+            problems_add_line(p, line, (long)c + 1, "", "column '%s' appears twice", row->cell[c]);
+        } else {
+            columns[f] = (long)c + 1;
+            col_field[c] = f;
+        }
+    }
+    for (int f = 0; OFFER_FIELDS[f].name; f++) {
+        char ptr[64];
+        if ((OFFER_FIELDS[f].flags & EVF_REQUIRED) && !columns[f])
+            problems_add_line(p, line, 0,
+                              problems_pointer(ptr, sizeof ptr, "", OFFER_FIELDS[f].name),
+                              "the header has no column %s", OFFER_FIELDS[f].name);
+    }
+}
+
+static void offers_from_csv(struct req *r, struct idem *idem)
+{
+    struct problems p;
+    problems_init(&p);
+    struct csv_row row;
+    csv_row_init(&row);
+    json_t *docs = json_array();
+    long columns[sizeof OFFER_FIELDS / sizeof OFFER_FIELDS[0]] = {0};
+    int col_field[CSV_MAX_CELLS];
+    size_t ncols = 0;
+    int have_header = 0;
+    struct upload_stream *u = upload_stream_new(r, idem, 0);
+    if (!u || !docs) {
+        resp_problem(r, 503, "unavailable", "Service unavailable", "out of memory");
+        goto out;
+    }
+    struct linebuf_line line;
+    enum linebuf_status ls;
+    while ((ls = upload_next_line(u, &line)) != LINEBUF_NEED_MORE) {
+        if (ls != LINEBUF_LINE) {
+            linebuf_report(&u->lb, ls, &line, &p);
+            continue;
+        }
+        if (line.len == 0)
+            continue;
+        long bad = 0;
+        if (csv_split(&row, line.text, line.len, ',', &bad) != 0) {
+            problems_add_line(&p, line.lineno, bad, "",
+                              "unterminated quote, text after a closing quote, or more than %d "
+                              "cells",
+                              CSV_MAX_CELLS);
+            if (!have_header)
+                break;
+            continue;
+        }
+        if (!have_header) {
+            have_header = 1;
+            ncols = row.n;
+            sheet_header(&row, line.lineno, columns, col_field, &p);
+            if (p.total)
+                break;
+            continue;
+        }
+        if (row.n != ncols) {
+            problems_add_line(&p, line.lineno, (long)(row.n < ncols ? row.n + 1 : ncols + 1), "",
+                              "%zu cells where the header has %zu", row.n, ncols);
+            continue;
+        }
+        if (json_array_size(docs) >= OFFER_SHEET_MAX_ROWS) {
+            problems_add_line(&p, line.lineno, 0, "", "a price sheet holds at most %d offers",
+                              OFFER_SHEET_MAX_ROWS);
+            break;
+        }
+        json_t *doc = json_object();
+        for (size_t c = 0; c < row.n; c++) {
+            json_t *v = evfield_from_cell(&OFFER_FIELDS[col_field[c]], row.cell[c], row.len[c]);
+            if (v)
+                json_object_set_new(doc, OFFER_FIELDS[col_field[c]].name, v);
+        }
+        offer_check(doc, "", line.lineno, columns, &p);
+        json_array_append_new(docs, doc);
+    }
+    upload_drain(u);
+    if (upload_reply_transport_fault(u))
+        goto out;
+    if (!have_header && !p.total)
+        problems_add_line(&p, 1, 0, "", "the price sheet is empty: it needs a header line");
+    else if (!p.total && json_array_size(docs) == 0)
+        problems_add_line(&p, 2, 0, "", "the price sheet has a header but no offers");
+    if (p.total) {
+        resp_invalid(r, &p, "The price sheet has faults (nothing was stored): see errors.");
+        goto out;
+    }
+    char sha[65];
+    upload_digest_hex(u, sha);
+    reply_many(r, idem, docs, "csv", u->bytes, sha, u->lb.lineno);
+out:
+    upload_stream_free(u);
+    csv_row_free(&row);
+    json_decref(docs);
+    problems_free(&p);
+}
+
+static void offer_create(struct req *r)
+{
+    struct idem idem;
+    char ct[96];
+    if (idem_begin_stream(r, &idem) == IDEM_ANSWERED)
+        goto out;
+    req_content_type(r, ct, sizeof ct);
+    if (strcmp(ct, "application/json") == 0)
+        offers_from_json(r, &idem);
+    else if (strcmp(ct, "text/csv") == 0)
+        offers_from_csv(r, &idem);
+    else
+        resp_problem(r, 415, "unsupported-media-type", "Unsupported media type",
+                     "send an offer as application/json or a price sheet as text/csv, not "
+                     "'%s'",
+                     ct[0] ? ct : "(none)");
+out:
+    idem_end(r, &idem);
+}
+
+static void offer_get(struct req *r)
+{
+    json_t *o = NULL;
+    if (!uuid_valid(r->params[0])) {
+        ev_not_found(r, "offer");
+        return;
+    }
+    enum store_status st = store_offer_get(r->app->store, r->params[0], &o);
+    if (st != STORE_OK) {
+        resp_store_error(r, st, "offer");
+        return;
+    }
+    resp_json(r, 200, o);
+}
+
+static void offer_filters(struct req *r, struct evlist_query *q, struct ev_filters *f,
+                          struct problems *p)
+{
+    q->provider = ev_query(r, "provider", EVQ_TEXT, NULL, f->provider, sizeof f->provider, p);
+    q->gpu_model = ev_query(r, "gpu_model", EVQ_TEXT, NULL, f->gpu_model, sizeof f->gpu_model, p);
+    q->purchase_option = ev_query(r, "purchase_option", EVQ_ENUM, PURCHASE_OPTIONS,
+                                  f->purchase_option, sizeof f->purchase_option, p);
+}
+
+static void offer_list(struct req *r)
+{
+    struct evlist_query q = {0};
+    ev_list(r, &q, "offers", offer_filters, store_offer_list);
+}
+
+const struct route offer_routes[] = {
+    {"GET", "/api/v1/offers", offer_list, ROLES_USERS, 0,
+     "limit cursor from to provider gpu_model purchase_option"},
+    {"POST", "/api/v1/offers", offer_create, ROLE_OWNER | ROLE_ADMIN, ROUTE_STREAM_BODY, NULL},
+    {"GET", "/api/v1/offers/{id}", offer_get, ROLES_USERS, 0, NULL},
+    {NULL, NULL, NULL, 0, 0, NULL},
+};

@@ -1,0 +1,440 @@
+/* Job accounting: POST /runs (Slurm `sacct --parsable2` text, a JSON array of runs, or JSON
+ * Lines) and GET /runs.
+ *
+ * An upload is streamed: the body is read in chunks, split into lines, parsed, and each valid
+ * run is rendered as a COPY row into a temporary staging table; at the end one INSERT …
+ * SELECT … ON CONFLICT DO NOTHING moves the rows into `run`, so a re-upload counts duplicates
+ * and stores nothing twice. Memory stays at one chunk, one line and one COPY batch whatever
+ * the upload's size. Lines with faults are reported ({line, pointer, message}, the first 1,000
+ * and the total) while valid lines are kept; with ?atomic=true nothing is kept if any line
+ * fails. An upload that yields no run and only faults is refused whole (422). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/formats/pgcopy.h"
+#include "core/formats/run.h"
+#include "core/formats/sacct.h"
+#include "core/formats/textnum.h"
+#include "core/jsonlimit.h"
+#include "core/validate.h"
+#include "http/evidence.h"
+#include "http/idempotency.h"
+#include "http/upload.h"
+#include "store/runs.h"
+#include "store/uploads.h"
+
+#define RUNS_COPY_BATCH_BYTES ((size_t)256 << 10)
+#define RUNS_JSON_MAX_BYTES ((size_t)32 << 20)
+
+static const char *const STATES[] = {"COMPLETED", "FAILED",    "CANCELLED",     "TIMEOUT",
+                                     "PREEMPTED", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL",
+                                     "DEADLINE",  NULL};
+static const char *const TRUE_FALSE[] = {"true", "false", NULL};
+
+/* One upload in progress: where rows go and what came of the lines. */
+struct runs_ingest {
+    struct req *r;
+    struct upload_tx *up;
+    struct pgcopy_buf copy;
+    struct problems errs;
+    const char *cluster; /* ?cluster= (JSON runs may name their own) */
+    long rejected_lines;
+    long skipped;   /* jobs not finished */
+    long steps;     /* job steps skipped */
+    long lines;     /* input lines (or JSON array items) seen */
+    long accepted;  /* rows sent to COPY */
+    int failed;     /* the store failed: stop */
+    long deep_line; /* a JSON line nested past JSON_NEST_MAX: the upload is refused (400) */
+    json_error_t deep_err;
+};
+
+static int flush_copy(struct runs_ingest *in)
+{
+    if (!pgcopy_ok(&in->copy)) {
+        in->failed = 1;
+        return -1;
+    }
+    if (in->copy.len && store_upload_tx_send(in->up, in->copy.data, in->copy.len) != STORE_OK) {
+        in->failed = 1;
+        return -1;
+    }
+    pgcopy_reset(&in->copy);
+    return 0;
+}
+
+/* A parsed run: the caller's right to write its team, then a COPY row. */
+static void accept_run(struct runs_ingest *in, struct run *run, long lineno, const char *prefix)
+{
+    char ptr[64];
+    if (!run->cluster[0] && in->cluster)
+        snprintf(run->cluster, sizeof run->cluster, "%s", in->cluster);
+    if (!run->cluster[0]) {
+        problems_add_line(&in->errs, lineno, 0,
+                          problems_pointer(ptr, sizeof ptr, prefix, "cluster"),
+                          "a run needs its cluster (give ?cluster= for the whole upload)");
+        in->rejected_lines++;
+        return;
+    }
+    if (!principal_can_write_team(&in->r->who, run->team[0] ? run->team : NULL)) {
+        problems_add_line(&in->errs, lineno, 0, problems_pointer(ptr, sizeof ptr, prefix, "team"),
+                          "team '%s' is not one of yours", run->team);
+        in->rejected_lines++;
+        return;
+    }
+    char num[24];
+    snprintf(num, sizeof num, "%ld", lineno);
+    pgcopy_text(&in->copy, num);
+    pgcopy_tab(&in->copy);
+    pgcopy_text(&in->copy, run->cluster);
+    pgcopy_tab(&in->copy);
+    run_copy_line(run, &in->copy);
+    in->accepted++;
+    if (in->copy.len >= RUNS_COPY_BATCH_BYTES)
+        (void)flush_copy(in);
+}
+
+/* sacct text: returns 0, or -1 when the header made every line unreadable (422 to send). */
+static int ingest_sacct(struct runs_ingest *in, struct upload_stream *u,
+                        const struct sacct_options *opt)
+{
+    struct sacct_reader rd;
+    if (sacct_reader_init(&rd, opt, &in->errs) != 0)
+        return -1;
+    struct linebuf_line line;
+    enum linebuf_status ls;
+    struct run run;
+    while (!in->failed && (ls = upload_next_line(u, &line)) != LINEBUF_NEED_MORE) {
+        in->lines++;
+        if (ls != LINEBUF_LINE) {
+            linebuf_report(&u->lb, ls, &line, &in->errs);
+            in->rejected_lines++;
+            continue;
+        }
+        switch (sacct_feed_line(&rd, line.text, line.len, line.lineno, &run, &in->errs)) {
+        case SACCT_RUN:
+            accept_run(in, &run, line.lineno, "");
+            break;
+        case SACCT_REJECTED:
+            in->rejected_lines++;
+            break;
+        case SACCT_FATAL:
+            return -1;
+        case SACCT_STEP:
+        case SACCT_UNFINISHED:
+        case SACCT_NOTHING:
+            break;
+        }
+    }
+    in->skipped = rd.counts.unfinished;
+    in->steps = rd.counts.steps;
+    return 0;
+}
+
+/* JSON Lines: one run object per line. */
+static void ingest_ndjson(struct runs_ingest *in, struct upload_stream *u)
+{
+    struct linebuf_line line;
+    enum linebuf_status ls;
+    struct run run;
+    while (!in->failed && (ls = upload_next_line(u, &line)) != LINEBUF_NEED_MORE) {
+        if (ls != LINEBUF_LINE) {
+            in->lines++;
+            linebuf_report(&u->lb, ls, &line, &in->errs);
+            in->rejected_lines++;
+            continue;
+        }
+        size_t len = line.len;
+        const char *text = line.text;
+        textnum_trim(&text, &len);
+        if (len == 0)
+            continue;
+        in->lines++;
+        json_error_t err;
+        json_t *obj = json_load_bounded(text, len, JSON_REJECT_DUPLICATES, &err);
+        if (!obj && json_error_code(&err) == json_error_stack_overflow) {
+            in->deep_line = line.lineno;
+            in->deep_err = err;
+            return;
+        }
+        size_t before = in->errs.total;
+        if (!obj)
+            problems_add_line(&in->errs, line.lineno, err.column, "", "not a JSON object: %s",
+                              err.text);
+        else if (run_from_json(obj, "", &run, &in->errs) == 0)
+            accept_run(in, &run, line.lineno, "");
+        /* run_from_json's problems carry no line: name it */
+        for (size_t i = before; i < in->errs.count; i++)
+            if (!in->errs.items[i].line)
+                in->errs.items[i].line = line.lineno;
+        if (in->errs.total > before)
+            in->rejected_lines++;
+        json_decref(obj);
+    }
+}
+
+/* A JSON array of runs, read whole (bounded). Returns 0, or -1 after answering. */
+static int ingest_json_array(struct runs_ingest *in, struct idem *idem, char sha[65], size_t *bytes)
+{
+    json_t *doc = ev_read_json_body(in->r, RUNS_JSON_MAX_BYTES, idem, sha, bytes);
+    if (!doc)
+        return -1;
+    if (!json_is_array(doc)) {
+        problems_add(&in->errs, "", "the body must be a JSON array of runs");
+        in->rejected_lines++;
+    }
+    size_t i;
+    json_t *item;
+    struct run run;
+    char prefix[32];
+    json_array_foreach(doc, i, item)
+    {
+        if (in->failed)
+            break;
+        in->lines++;
+        snprintf(prefix, sizeof prefix, "/%zu", i);
+        size_t before = in->errs.total;
+        if (run_from_json(item, prefix, &run, &in->errs) == 0)
+            accept_run(in, &run, 0, prefix);
+        else if (in->errs.total > before)
+            in->rejected_lines++;
+    }
+    json_decref(doc);
+    return 0;
+}
+
+/* The upload's own query parameters, checked (plus upload_params: fields, tz, atomic). */
+struct runs_params {
+    char cluster[128], team[128], steps[8];
+    const char *cluster_p, *team_p;
+    int steps_on;
+    struct upload_params up;
+};
+
+/* Returns 0, or -1 when the database could not be asked about ?tz= (503). */
+static int read_params(struct req *r, struct runs_params *q, struct problems *p)
+{
+    q->cluster_p = ev_query(r, "cluster", EVQ_TEXT, NULL, q->cluster, sizeof q->cluster, p);
+    q->team_p = ev_query(r, "team", EVQ_TEXT, NULL, q->team, sizeof q->team, p);
+    q->steps_on = ev_query(r, "steps", EVQ_ENUM, TRUE_FALSE, q->steps, sizeof q->steps, p) &&
+                  strcmp(q->steps, "true") == 0;
+    if (q->team_p && !team_name_valid(q->team))
+        problems_add(p, "?team", "query parameter team is not a team name");
+    return upload_params_read(r, &q->up, "sacct's -o fields", p);
+}
+
+static json_t *params_json(const struct runs_params *q)
+{
+    json_t *o = json_object();
+    if (q->cluster_p)
+        json_object_set_new(o, "cluster", json_string(q->cluster));
+    if (q->team_p)
+        json_object_set_new(o, "team", json_string(q->team));
+    json_object_set_new(o, "steps", json_boolean(q->steps_on));
+    upload_params_json(&q->up, o);
+    return o;
+}
+
+static void runs_upload(struct req *r)
+{
+    struct idem idem;
+    struct problems qp;
+    problems_init(&qp);
+    struct runs_params q;
+    struct runs_ingest in;
+    memset(&in, 0, sizeof in);
+    in.r = r;
+    pgcopy_init(&in.copy);
+    problems_init(&in.errs);
+    struct upload_stream *u = NULL;
+    json_t *rec = NULL;
+    char ct[96];
+    if (idem_begin_stream(r, &idem) == IDEM_ANSWERED)
+        goto out;
+    req_content_type(r, ct, sizeof ct);
+    int is_csv = strcmp(ct, "text/csv") == 0 || strcmp(ct, "text/plain") == 0;
+    int is_ndjson = strcmp(ct, "application/x-ndjson") == 0 || strcmp(ct, "application/jsonl") == 0;
+    int is_json = strcmp(ct, "application/json") == 0;
+    if (!is_csv && !is_ndjson && !is_json) {
+        ev_drain_body(r, &idem);
+        resp_problem(r, 415, "unsupported-media-type", "Unsupported media type",
+                     "send sacct --parsable2 output as text/csv, runs as application/json (an "
+                     "array) or application/x-ndjson, not '%s'",
+                     ct[0] ? ct : "(none)");
+        goto out;
+    }
+    if (read_params(r, &q, &qp) != 0) {
+        ev_drain_body(r, &idem);
+        resp_store_error(r, STORE_UNAVAILABLE, "time zone");
+        goto out;
+    }
+    if (is_csv && !q.cluster_p)
+        problems_add(&qp, "?cluster", "query parameter cluster is required for sacct output");
+    if (qp.total) {
+        ev_drain_body(r, &idem);
+        resp_invalid(r, &qp, NULL);
+        goto out;
+    }
+    if (q.team_p && !principal_can_write_team(&r->who, q.team)) {
+        ev_drain_body(r, &idem);
+        ev_forbidden_team(r, q.team);
+        goto out;
+    }
+    in.cluster = q.cluster_p;
+    enum store_status st = store_runs_begin(r->app->store, &in.up);
+    if (st != STORE_OK) {
+        ev_drain_body(r, &idem);
+        resp_store_error(r, st, "runs");
+        goto out;
+    }
+    char sha[65] = "";
+    size_t bytes = 0;
+    int fatal = 0;
+    if (is_json) {
+        if (ingest_json_array(&in, &idem, sha, &bytes) != 0)
+            goto out;
+    } else {
+        u = upload_stream_new(r, &idem, 0);
+        if (!u) {
+            resp_problem(r, 503, "unavailable", "Service unavailable", "out of memory");
+            goto out;
+        }
+        if (is_ndjson) {
+            ingest_ndjson(&in, u);
+        } else {
+            struct sacct_options opt = {
+                .fields = q.up.fields_p,
+                .team = q.team_p,
+                .include_steps = q.steps_on,
+                .local_to_utc = q.up.has_tz ? upload_tz_local_to_utc : NULL,
+                .tz_ctx = q.up.has_tz ? &q.up.tz : NULL,
+            };
+            fatal = ingest_sacct(&in, u, &opt) != 0;
+        }
+        upload_drain(u);
+        if (upload_reply_transport_fault(u))
+            goto out;
+        upload_digest_hex(u, sha);
+        bytes = u->bytes;
+    }
+    if (in.deep_line) { /* an attack rather than a faulty line: nothing is kept */
+        resp_json_error(r, &in.deep_err, in.deep_line);
+        goto out;
+    }
+    if (!in.failed)
+        (void)flush_copy(&in);
+    if (in.failed) {
+        resp_store_error(r, STORE_UNAVAILABLE, "runs");
+        goto out;
+    }
+    if (fatal) {
+        resp_invalid(r, &in.errs, "The columns of this sacct output cannot be read: see errors.");
+        goto out;
+    }
+    if (in.errs.total && q.up.atomic_on) {
+        resp_invalid(r, &in.errs, "atomic=true and some lines have faults: nothing was stored.");
+        goto out;
+    }
+    if (in.accepted == 0 && in.errs.total) {
+        resp_invalid(r, &in.errs, "No line of the upload holds a valid run: nothing was stored.");
+        goto out;
+    }
+    if (in.accepted == 0 && !in.errs.total && in.skipped == 0 && in.steps == 0) {
+        struct problems e;
+        problems_init(&e);
+        problems_add_line(&e, in.lines > 0 ? in.lines : 1, 0, "", "the upload holds no runs");
+        resp_invalid(r, &e, NULL);
+        problems_free(&e);
+        goto out;
+    }
+    char id[37];
+    store_new_uuid(id);
+    rec = ev_upload_record(r, id, "runs", q.team_p,
+                           is_json     ? "json"
+                           : is_ndjson ? "ndjson"
+                                       : "sacct",
+                           bytes, sha);
+    if (!rec) {
+        resp_problem(r, 503, "unavailable", "Service unavailable", "out of memory");
+        goto out;
+    }
+    json_object_set_new(rec, "params", params_json(&q));
+    json_object_set_new(rec, "lines", json_integer(in.lines));
+    json_object_set_new(rec, "skipped", json_integer(in.skipped));
+    json_object_set_new(rec, "rejected_total", json_integer((json_int_t)in.errs.total));
+    long staged = 0, inserted = 0, duplicates = 0;
+    struct audit_actor who;
+    struct upload_tx *up = in.up;
+    in.up = NULL;
+    st = store_runs_finish(up, req_actor(r, &who), rec, &staged, &inserted, &duplicates);
+    if (st != STORE_OK) {
+        resp_store_error(r, st, "runs");
+        goto out;
+    }
+    json_t *reply =
+        json_pack("{s:s, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:I}", "id", id, "inserted",
+                  (json_int_t)inserted, "duplicates", (json_int_t)duplicates, "skipped",
+                  (json_int_t)in.skipped, "steps_skipped", (json_int_t)in.steps, "rejected",
+                  ev_rejected_json(&in.errs), "rejected_total", (json_int_t)in.errs.total,
+                  "rejected_lines", (json_int_t)in.rejected_lines, "lines", (json_int_t)in.lines);
+    idem_reply(r, &idem, 201, reply);
+out:
+    store_upload_tx_abort(in.up);
+    upload_stream_free(u);
+    idem_end(r, &idem);
+    json_decref(rec);
+    pgcopy_free(&in.copy);
+    problems_free(&in.errs);
+    problems_free(&qp);
+}
+
+static void runs_list(struct req *r)
+{
+    struct problems p;
+    problems_init(&p);
+    struct runs_query q = {0};
+    char team[128], klass[128], state[32], cluster[128], upload[40], from[40], to[40];
+    char cursor[64];
+    const char *after = NULL;
+    json_t *items = NULL;
+    char *teams = NULL;
+    int limit = req_limit(r);
+    if (limit < 0 || req_cursor(r, cursor, sizeof cursor, &after) != 0)
+        goto out;
+    q.limit = limit + 1;
+    q.team = ev_query(r, "team", EVQ_TEXT, NULL, team, sizeof team, &p);
+    q.workload_class = ev_query(r, "class", EVQ_TEXT, NULL, klass, sizeof klass, &p);
+    q.state = ev_query(r, "state", EVQ_ENUM, STATES, state, sizeof state, &p);
+    q.cluster = ev_query(r, "cluster", EVQ_TEXT, NULL, cluster, sizeof cluster, &p);
+    q.upload_id = ev_query(r, "upload", EVQ_UUID, NULL, upload, sizeof upload, &p);
+    q.from = ev_query(r, "from", EVQ_TIME, NULL, from, sizeof from, &p);
+    q.to = ev_query(r, "to", EVQ_TIME, NULL, to, sizeof to, &p);
+    if (after && (strspn(after, "0123456789") != strlen(after) || strlen(after) > 18))
+        problems_add(&p, "?cursor", "query parameter cursor is not a cursor of this list");
+    if (p.total) {
+        resp_invalid(r, &p, NULL);
+        goto out;
+    }
+    q.after_id = after;
+    teams = principal_team_filter(&r->who);
+    q.teams_json = teams;
+    enum store_status st = teams ? store_runs_list(r->app->store, &q, &items) : STORE_UNAVAILABLE;
+    if (st != STORE_OK) {
+        resp_store_error(r, st, "runs");
+        goto out;
+    }
+    resp_page(r, items, limit, "id");
+    items = NULL;
+out:
+    free(teams);
+    json_decref(items);
+    problems_free(&p);
+}
+
+const struct route run_routes[] = {
+    {"GET", "/api/v1/runs", runs_list, ROLES_USERS, 0,
+     "limit cursor team class state cluster upload from to"},
+    {"POST", "/api/v1/runs", runs_upload, ROLE_OWNER | ROLE_TEAM, ROUTE_STREAM_BODY,
+     "cluster team steps fields tz atomic"},
+    {NULL, NULL, NULL, 0, 0, NULL},
+};

@@ -1,0 +1,81 @@
+/* Teams: POST by admins, list and read by any signed-in user. */
+#include "core/validate.h"
+#include "http/idempotency.h"
+#include "http/internal.h"
+#include "store/teams.h"
+
+static void team_create(struct req *r)
+{
+    static const char *const allowed[] = {"name", NULL};
+    struct problems p;
+    problems_init(&p);
+    json_t *out = NULL;
+    struct idem idem;
+    if (idem_begin(r, &idem) == IDEM_ANSWERED)
+        goto out;
+    if (!json_is_object(r->body)) {
+        problems_add(&p, "", "must be a JSON object");
+        goto invalid;
+    }
+    json_check_unknown(r->body, "", allowed, &p);
+    const char *name = json_want_string(r->body, "name", "", 1, 64, &p);
+    if (name && !team_name_valid(name))
+        problems_add(&p, "/name",
+                     "use 1-64 letters, digits, '.', '_' or '-', starting with a "
+                     "letter or digit");
+    if (p.total)
+        goto invalid;
+    struct audit_actor who;
+    enum store_status st = store_team_create(r->app->store, req_actor(r, &who), name, &out);
+    if (st == STORE_CONFLICT) {
+        resp_problem(r, 409, "conflict", "Conflict", "a team named '%s' already exists", name);
+        goto out;
+    }
+    if (st != STORE_OK) {
+        resp_store_error(r, st, "team");
+        goto out;
+    }
+    idem_reply(r, &idem, 201, out);
+    out = NULL;
+    goto out;
+invalid:
+    resp_invalid(r, &p, NULL);
+out:
+    idem_end(r, &idem);
+    json_decref(out);
+    problems_free(&p);
+}
+
+static void team_list(struct req *r)
+{
+    char after_buf[256];
+    const char *after = NULL;
+    int limit = req_limit(r);
+    if (limit < 0 || req_cursor(r, after_buf, sizeof after_buf, &after) != 0)
+        return;
+    json_t *items = NULL;
+    enum store_status st = store_team_list(r->app->store, after, limit + 1, &items);
+    if (st != STORE_OK) {
+        resp_store_error(r, st, "teams");
+        return;
+    }
+    resp_page(r, items, limit, "name");
+}
+
+static void team_get(struct req *r)
+{
+    json_t *team = NULL;
+    enum store_status st = store_team_get(r->app->store, r->params[0], &team);
+    if (st != STORE_OK) {
+        resp_store_error(r, st, "team");
+        return;
+    }
+    resp_json(r, 200, team);
+}
+
+const struct route team_routes[] = {
+    {"GET", "/api/v1/teams", team_list, ROLES_USERS, 0, "limit cursor"},
+    {"POST", "/api/v1/teams", team_create, ROLE_ADMIN, ROUTE_JSON_BODY, NULL},
+    {"GET", "/api/v1/teams/{id}", team_get, ROLES_USERS, 0, NULL},
+    {NULL, NULL, NULL, 0, 0, NULL},
+};

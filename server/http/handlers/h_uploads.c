@@ -1,0 +1,59 @@
+/* Upload records: GET /uploads and GET /uploads/{id}. Every upload (job accounting,
+ * telemetry, price sheet, load-test import) answers with the id of its record, which decision
+ * records cite as evidence; these routes let anyone who may read the data check what an id
+ * stands for: who sent what (size, SHA-256, parameters) and what came of it. Visible to the
+ * uploader and to whoever may read the upload's team (team-less uploads: owners, auditors,
+ * admins). */
+#include <string.h>
+
+#include "core/validate.h"
+#include "http/evidence.h"
+#include "store/uploads.h"
+
+static const char *const KINDS[] = {"runs", "telemetry", "offers", "benchmark_import", NULL};
+
+static int may_read(struct req *r, const json_t *u)
+{
+    const char *team = json_string_value(json_object_get(u, "team"));
+    const char *by = json_string_value(json_object_get(u, "created_by"));
+    if (by && r->who.user_id[0] && strcmp(by, r->who.user_id) == 0)
+        return 1;
+    if (!team)
+        return r->who.role != ROLE_TEAM;
+    return principal_can_read_team(&r->who, team);
+}
+
+static void upload_get(struct req *r)
+{
+    json_t *u = NULL;
+    enum store_status st = STORE_NOT_FOUND;
+    if (uuid_valid(r->params[0]))
+        st = store_upload_get(r->app->store, r->params[0], &u);
+    if (st == STORE_OK && !may_read(r, u))
+        st = STORE_NOT_FOUND;
+    if (st != STORE_OK) {
+        json_decref(u);
+        resp_store_error(r, st, "upload");
+        return;
+    }
+    resp_json(r, 200, u);
+}
+
+static void upload_filters(struct req *r, struct evlist_query *q, struct ev_filters *f,
+                           struct problems *p)
+{
+    q->team = ev_query(r, "team", EVQ_TEXT, NULL, f->team, sizeof f->team, p);
+    q->kind = ev_query(r, "kind", EVQ_ENUM, KINDS, f->kind, sizeof f->kind, p);
+}
+
+static void upload_list(struct req *r)
+{
+    struct evlist_query q = {0};
+    ev_list(r, &q, "uploads", upload_filters, store_upload_list);
+}
+
+const struct route upload_routes[] = {
+    {"GET", "/api/v1/uploads", upload_list, ROLES_USERS, 0, "limit cursor from to team kind"},
+    {"GET", "/api/v1/uploads/{id}", upload_get, ROLES_USERS, 0, NULL},
+    {NULL, NULL, NULL, 0, 0, NULL},
+};

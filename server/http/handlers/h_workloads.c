@@ -1,0 +1,299 @@
+/* Workloads: the characterisation of a workload (seed: "Characterize the workload").
+ * GET/POST /workloads, GET/PATCH /workloads/{id}. Team members read and write their teams'
+ * workloads; owners write any team's; auditors and admins read all. PATCH is a JSON merge
+ * patch (RFC 7396) guarded by If-Match: the merged document is validated whole. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/validate.h"
+#include "core/formats/evfield.h"
+#include "http/evidence.h"
+#include "http/idempotency.h"
+#include "http/internal.h"
+#include "store/workloads.h"
+
+static const char *const KINDS[] = {"training", "fine_tuning", "evaluation", "inference", NULL};
+static const char *const CLASSES[] = {"exploratory", "production", NULL};
+static const char *const PRECISIONS[] = {"fp64", "fp32", "tf32", "bf16",  "fp16",
+                                         "fp8",  "int8", "int4", "mixed", NULL};
+static const char *const BATCH_BEHAVIOURS[] = {"fixed", "dynamic", "continuous", NULL};
+static const char *const DISTRIBUTED_PATTERNS[] = {
+    "single_gpu", "data_parallel", "fsdp", "tensor_parallel", "pipeline_parallel", "hybrid", NULL};
+static const char *const DIRECTIONS[] = {"at_most", "at_least", NULL};
+
+static const struct evfield TARGET_QUALITY[] = {
+    {"metric", EVF_STRING, EVF_REQUIRED, 0, 0, 100, NULL, NULL},
+    {"target", EVF_NUMBER, EVF_REQUIRED, -1e300, 1e300, 0, NULL, NULL},
+    {"direction", EVF_ENUM, EVF_REQUIRED, 0, 0, 0, DIRECTIONS, NULL},
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+};
+
+#define POS(name)                                                                                  \
+    {                                                                                              \
+        name, EVF_NUMBER, EVF_MIN_EXCLUSIVE, 0, EVF_NO_MAX, 0, NULL, NULL                          \
+    }
+#define NONNEG(name)                                                                               \
+    {                                                                                              \
+        name, EVF_NUMBER, 0, 0, EVF_NO_MAX, 0, NULL, NULL                                          \
+    }
+#define POS_INT(name)                                                                              \
+    {                                                                                              \
+        name, EVF_INTEGER, 0, 1, 2147483647, 0, NULL, NULL                                         \
+    }
+#define TEXT(name, max)                                                                            \
+    {                                                                                              \
+        name, EVF_STRING, 0, 0, 0, max, NULL, NULL                                                 \
+    }
+#define SERVER(name)                                                                               \
+    {                                                                                              \
+        name, EVF_STRING, EVF_SERVER, 0, 0, 0, NULL, NULL                                          \
+    }
+
+/* The order of client fields matches WORKLOAD_CLIENT_COLUMNS in store/workloads.c. */
+static const struct evfield WORKLOAD_FIELDS[] = {
+    {"team", EVF_STRING, EVF_REQUIRED, 0, 0, 64, NULL, NULL},
+    {"name", EVF_STRING, EVF_REQUIRED, 0, 0, 200, NULL, NULL},
+    {"kind", EVF_ENUM, EVF_REQUIRED, 0, 0, 0, KINDS, NULL},
+    {"class", EVF_ENUM, EVF_REQUIRED, 0, 0, 0, CLASSES, NULL},
+    TEXT("description", 4000),
+    POS("model_parameters"),
+    {"precision", EVF_ENUM, 0, 0, 0, 0, PRECISIONS, NULL},
+    POS("memory_required_gb"),
+    POS_INT("sequence_length"),
+    POS_INT("image_width_px"),
+    POS_INT("image_height_px"),
+    POS_INT("global_batch_size"),
+    {"batch_behaviour", EVF_ENUM, 0, 0, 0, 0, BATCH_BEHAVIOURS, NULL},
+    NONNEG("dataset_gb"),
+    TEXT("dataset_location", 500),
+    TEXT("storage", 200),
+    TEXT("network", 200),
+    POS("expected_run_duration_s"),
+    NONNEG("checkpoint_gb"),
+    POS("checkpoint_interval_s"),
+    POS_INT("checkpoints_kept"),
+    {"distributed_pattern", EVF_ENUM, 0, 0, 0, 0, DISTRIBUTED_PATTERNS, NULL},
+    NONNEG("communication_gb_per_step"),
+    POS("target_units"),
+    {"unit", EVF_NAME, 0, 0, 0, 0, NULL, NULL},
+    {"target_quality", EVF_OBJECT, 0, 0, 0, 0, NULL, TARGET_QUALITY},
+    POS("input_tokens_per_request"),
+    POS("output_tokens_per_request"),
+    SERVER("id"),
+    SERVER("version"),
+    SERVER("created_by"),
+    SERVER("created_at"),
+    SERVER("updated_at"),
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+};
+
+/* Checks that go beyond one field; p gets each fault. */
+static void workload_check(const json_t *doc, struct problems *p)
+{
+    evfield_check(doc, WORKLOAD_FIELDS, "", 0, NULL, p);
+    const char *team = json_string_value(json_object_get(doc, "team"));
+    if (team && !team_name_valid(team))
+        problems_add(p, "/team", "is not a team name");
+}
+
+static void reply_store_fault(struct req *r, enum store_status st, const json_t *doc)
+{
+    if (st == STORE_CONFLICT)
+        resp_problem(r, 409, "conflict", "Conflict", "team '%s' already has a workload named '%s'",
+                     json_string_value(json_object_get(doc, "team")),
+                     json_string_value(json_object_get(doc, "name")));
+    else if (st == STORE_INVALID) {
+        struct problems p;
+        problems_init(&p);
+        problems_add(&p, "/team", "no team named '%s' exists",
+                     json_string_value(json_object_get(doc, "team")));
+        resp_invalid(r, &p, NULL);
+        problems_free(&p);
+    } else
+        resp_store_error(r, st, "workload");
+}
+
+static void etag_of(const json_t *w, char *buf, size_t size)
+{
+    snprintf(buf, size, "v%lld", (long long)json_integer_value(json_object_get(w, "version")));
+}
+
+static void workload_create(struct req *r)
+{
+    struct idem idem;
+    struct problems p;
+    problems_init(&p);
+    json_t *out = NULL;
+    if (idem_begin(r, &idem) == IDEM_ANSWERED)
+        goto out;
+    workload_check(r->body, &p);
+    if (p.total) {
+        resp_invalid(r, &p, NULL);
+        goto out;
+    }
+    const char *team = json_string_value(json_object_get(r->body, "team"));
+    if (!principal_can_write_team(&r->who, team)) {
+        ev_forbidden_team(r, team);
+        goto out;
+    }
+    struct audit_actor who;
+    enum store_status st = store_workload_create(r->app->store, req_actor(r, &who), r->body, &out);
+    if (st != STORE_OK) {
+        reply_store_fault(r, st, r->body);
+        goto out;
+    }
+    idem_reply(r, &idem, 201, out);
+    out = NULL;
+out:
+    idem_end(r, &idem);
+    json_decref(out);
+    problems_free(&p);
+}
+
+/* The workload if it exists and the caller may read it; else answers 404 and returns NULL. */
+static json_t *readable_workload(struct req *r, const char *id)
+{
+    json_t *w = NULL;
+    if (!uuid_valid(id)) {
+        ev_not_found(r, "workload");
+        return NULL;
+    }
+    enum store_status st = store_workload_get(r->app->store, id, &w);
+    if (st == STORE_NOT_FOUND ||
+        (st == STORE_OK &&
+         !principal_can_read_team(&r->who, json_string_value(json_object_get(w, "team"))))) {
+        json_decref(w);
+        ev_not_found(r, "workload");
+        return NULL;
+    }
+    if (st != STORE_OK) {
+        resp_store_error(r, st, "workload");
+        return NULL;
+    }
+    return w;
+}
+
+static void workload_get(struct req *r)
+{
+    json_t *w = readable_workload(r, r->params[0]);
+    if (!w)
+        return;
+    char etag[32];
+    etag_of(w, etag, sizeof etag);
+    resp_json_etag(r, 200, w, etag);
+}
+
+/* If-Match: "v3", W/"v3" is not accepted (a weak tag cannot guard a write), * matches any. */
+static void workload_patch(struct req *r)
+{
+    struct problems p;
+    problems_init(&p);
+    json_t *current = NULL, *merged = NULL, *out = NULL, *base = NULL;
+    const char *if_match = req_header(r, "If-Match");
+    if (!if_match) {
+        resp_problem(r, 428, "precondition-required", "Precondition required",
+                     "send If-Match with the ETag from GET /workloads/%s", r->params[0]);
+        goto out;
+    }
+    if (!json_is_object(r->body)) {
+        problems_add(&p, "", "a merge patch must be a JSON object");
+        resp_invalid(r, &p, NULL);
+        goto out;
+    }
+    current = readable_workload(r, r->params[0]);
+    if (!current)
+        goto out;
+    const char *old_team = json_string_value(json_object_get(current, "team"));
+    if (!principal_can_write_team(&r->who, old_team)) {
+        ev_forbidden_team(r, old_team);
+        goto out;
+    }
+    char etag[32];
+    etag_of(current, etag, sizeof etag);
+    if (!etag_matches(if_match, etag)) {
+        resp_problem(r, 412, "precondition-failed", "Precondition failed",
+                     "the workload changed since you read it (now ETag \"%s\"); read it again",
+                     etag);
+        goto out;
+    }
+    /* Server-set members in the patch are refused by name before merging. */
+    base = evfield_project(current, WORKLOAD_FIELDS);
+    merged = evfield_merge_patch(base, r->body);
+    const char *key;
+    json_t *value;
+    json_object_foreach(r->body, key, value)
+    {
+        const struct evfield *f = evfield_find(WORKLOAD_FIELDS, key);
+        char ptr[300];
+        if (f && (f->flags & EVF_SERVER))
+            problems_add(&p, problems_pointer(ptr, sizeof ptr, "", key),
+                         "is set by the server and may not be changed");
+    }
+    json_t *clean = evfield_project(merged, WORKLOAD_FIELDS);
+    json_object_foreach(merged, key, value)
+    {
+        if (!evfield_find(WORKLOAD_FIELDS, key)) {
+            char ptr[300];
+            problems_add(&p, problems_pointer(ptr, sizeof ptr, "", key), "unknown field");
+        }
+    }
+    if (!p.total)
+        workload_check(clean, &p);
+    if (p.total) {
+        json_decref(clean);
+        resp_invalid(r, &p, NULL);
+        goto out;
+    }
+    const char *new_team = json_string_value(json_object_get(clean, "team"));
+    if (strcmp(new_team, old_team) != 0 && !principal_can_write_team(&r->who, new_team)) {
+        json_decref(clean);
+        ev_forbidden_team(r, new_team);
+        goto out;
+    }
+    struct audit_actor who;
+    enum store_status st = store_workload_update(
+        r->app->store, req_actor(r, &who), r->params[0],
+        (long)json_integer_value(json_object_get(current, "version")), clean, &out);
+    if (st == STORE_NOT_FOUND)
+        resp_problem(r, 412, "precondition-failed", "Precondition failed",
+                     "the workload changed while this update ran; read it again");
+    else if (st != STORE_OK)
+        reply_store_fault(r, st, clean);
+    json_decref(clean);
+    if (st != STORE_OK)
+        goto out;
+    etag_of(out, etag, sizeof etag);
+    resp_json_etag(r, 200, out, etag);
+    out = NULL;
+out:
+    json_decref(current);
+    json_decref(base);
+    json_decref(merged);
+    json_decref(out);
+    problems_free(&p);
+}
+
+static void workload_filters(struct req *r, struct evlist_query *q, struct ev_filters *f,
+                             struct problems *p)
+{
+    q->team = ev_query(r, "team", EVQ_TEXT, NULL, f->team, sizeof f->team, p);
+    q->kind = ev_query(r, "kind", EVQ_ENUM, KINDS, f->kind, sizeof f->kind, p);
+    q->class_ = ev_query(r, "class", EVQ_ENUM, CLASSES, f->klass, sizeof f->klass, p);
+}
+
+static void workload_list(struct req *r)
+{
+    struct evlist_query q = {0};
+    ev_list(r, &q, "workloads", workload_filters, store_workload_list);
+}
+
+const struct route workload_routes[] = {
+    {"GET", "/api/v1/workloads", workload_list, ROLES_USERS, 0,
+     "limit cursor from to team kind class"},
+    {"POST", "/api/v1/workloads", workload_create, ROLE_OWNER | ROLE_TEAM, ROUTE_JSON_BODY, NULL},
+    {"GET", "/api/v1/workloads/{id}", workload_get, ROLES_USERS, 0, NULL},
+    {"PATCH", "/api/v1/workloads/{id}", workload_patch, ROLE_OWNER | ROLE_TEAM, ROUTE_JSON_BODY,
+     NULL},
+    {NULL, NULL, NULL, 0, 0, NULL},
+};

@@ -1,0 +1,131 @@
+// Evidence counted once: a telemetry sample is identified by (benchmark, GPU, timestamp), so the
+// same nvidia-smi file sent again adds nothing and the derived figures stay where they were;
+// every route refuses query parameters it does not take, naming them.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { evidenceServer, makeOffer, makeWorkload, sample, text } from './evidence.lib.mjs';
+import { bin } from './lib/cli.mjs';
+
+let srv, as, tokens, train, offer;
+const tokensOf = () => tokens;
+before(async () => {
+  ({ srv, as, tokens } = await evidenceServer());
+  train = await makeWorkload(as, 'ana', { team: 'vision', name: 'train', kind: 'training', class: 'production' });
+  offer = await makeOffer(as, { instance_type: 'gpu_8x_a100_80gb_sxm4', gpu_model: 'A100-80GB', price_per_hour: 14.32 });
+});
+after(async () => { await srv?.stop(); });
+
+async function benchmark(fields = {}) {
+  const b = await as('ana', 'POST', '/benchmarks', {
+    body: { workload_id: train.id, offer_id: offer.id, measured_at: '2024-03-13T07:05:00Z', throughput_units_per_s: 100, ...fields },
+  });
+  assert.equal(b.status, 201, b.text);
+  return b.json;
+}
+
+test('13 uploads of the same nvidia-smi file: 7 samples stored once, the duty cycle never moves', async () => {
+  const b = await benchmark();
+  const nesi = sample('nvidia-smi/nesi_a100_nounits_l5_timeseries.csv');
+  // utilization.gpu 0,0,28,32,30,26,0 → mean 116/700
+  const first = await as('ana', 'POST', `/benchmarks/${b.id}/telemetry`, text(nesi));
+  assert.equal(first.status, 201, first.text);
+  assert.equal(first.json.inserted, 7);
+  assert.equal(first.json.duplicates, 0);
+  assert.ok(Math.abs(first.json.derived.gpu_duty_cycle - 116 / 700) < 1e-12);
+  assert.deepEqual(first.json.derived.telemetry_upload_ids, [first.json.id]);
+  for (let i = 1; i < 13; i++) {
+    const again = await as('ana', 'POST', `/benchmarks/${b.id}/telemetry`, text(nesi));
+    assert.equal(again.status, 201, again.text);
+    assert.equal(again.json.samples, 7, 'the file still reads as 7 samples');
+    assert.equal(again.json.inserted, 0);
+    assert.equal(again.json.duplicates, 7);
+    assert.deepEqual(again.json.derived, first.json.derived, `upload ${i + 1} moved the derived figures`);
+  }
+  const got = await as('ana', 'GET', `/benchmarks/${b.id}`);
+  assert.ok(Math.abs(got.json.derived.gpu_duty_cycle - 116 / 700) < 1e-12);
+  assert.deepEqual(got.json.derived.telemetry_upload_ids, [first.json.id], 'the figures name the upload they came from');
+  const list = await as('ana', 'GET', `/benchmarks/${b.id}/telemetry?limit=50`);
+  assert.equal(list.json.items.length, 13, 'every upload is recorded');
+  assert.equal(list.json.items[12].duplicates, 7);
+  // the idle report counts the stored samples, not the uploads
+  const idle = await as('ana', 'GET', '/reports/idle');
+  const row = idle.json.benchmarks.find((x) => x.benchmark_id === b.id);
+  assert.ok(row, idle.text);
+  assert.equal(row.samples, 7, idle.text);
+});
+
+test('overlapping exports add only the new samples; samples without a timestamp count once per file', async () => {
+  const b = await benchmark();
+  const nesi = sample('nvidia-smi/nesi_a100_nounits_l5_timeseries.csv').toString();
+  const lines = nesi.trimEnd().split('\n');
+  const head = [lines[0], ...lines.slice(1, 5)].join('\n') + '\n'; // samples 1-4
+  const tail = [lines[0], ...lines.slice(3)].join('\n') + '\n'; // samples 3-7
+  const a = await as('ana', 'POST', `/benchmarks/${b.id}/telemetry`, text(head));
+  assert.equal(a.json.inserted, 4, a.text);
+  const c = await as('ana', 'POST', `/benchmarks/${b.id}/telemetry`, text(tail));
+  assert.equal(c.json.inserted, 3, c.text);
+  assert.equal(c.json.duplicates, 2);
+  assert.ok(Math.abs(c.json.derived.gpu_duty_cycle - 116 / 700) < 1e-12, 'the same as the whole file');
+  assert.deepEqual(c.json.derived.telemetry_upload_ids, [a.json.id, c.json.id]);
+
+  // nvidia-smi dmon without -o DT prints no time: the same bytes again are duplicates
+  const b2 = await benchmark();
+  const dmon = sample('nvidia-smi-dmon/dmon_i0_misaligned_enc100.txt');
+  const d1 = await as('ana', 'POST', `/benchmarks/${b2.id}/telemetry?format=dmon`, text(dmon, 'text/plain'));
+  assert.equal(d1.json.inserted, 11, d1.text);
+  const d2 = await as('ana', 'POST', `/benchmarks/${b2.id}/telemetry?format=dmon`, text(dmon, 'text/plain'));
+  assert.equal(d2.json.inserted, 0, d2.text);
+  assert.equal(d2.json.duplicates, 11);
+  assert.deepEqual(d2.json.derived, d1.json.derived);
+});
+
+test('every route refuses a query parameter it does not take, naming it', async () => {
+  const r = spawnSync(bin, ['routes'], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  const who = { owner: 'owner1', admin: 'admin', team: 'ana', auditor: 'aud' };
+  const id = '00000000-0000-4000-8000-000000000000';
+  for (const line of r.stdout.trim().split('\n')) {
+    const [method, pattern, roles] = line.split(' ');
+    const role = ['owner', 'admin', 'team', 'auditor'].find((x) => roles.split(',').includes(x));
+    const path = pattern.replace(/\{[^}]+\}/g, id);
+    const url = new URL(path.startsWith('/api/v1') ? path : path, srv.url);
+    url.searchParams.set('limit', '5');
+    url.searchParams.set('zz_misspelt', '1');
+    const res = await fetch(url, {
+      method,
+      headers: { ...(role ? { Authorization: `Bearer ${tokensOf()[who[role]]}` } : {}), 'Content-Type': 'application/json' },
+      body: method === 'GET' || method === 'DELETE' ? undefined : '{}',
+    });
+    const body = await res.json().catch(() => null);
+    assert.equal(res.status, 422, `${method} ${pattern}: ${res.status} ${JSON.stringify(body)}`);
+    const pointers = body.errors.map((e) => e.pointer);
+    assert.ok(pointers.includes('?zz_misspelt'), `${method} ${pattern}: ${JSON.stringify(body)}`);
+    // limit is refused exactly where the route does not paginate
+    assert.equal(pointers.includes('?limit'), !/limit/.test(spawnQuery(method, pattern)), `${method} ${pattern} limit`);
+  }
+});
+
+test('a misspelt filter no longer widens a report; a refused upload stores nothing', async () => {
+  const usage = await as('owner1', 'GET', '/reports/usage?team=vision');
+  assert.equal(usage.status, 422, usage.text);
+  assert.equal(usage.json.errors[0].pointer, '?team');
+  assert.match(usage.json.errors[0].message, /takes group_by from to offer_id cluster_offers/);
+  const runs = await as('ana', 'GET', '/runs?clas=production');
+  assert.equal(runs.status, 422);
+  const body = 'JobID|State|Submit|Start|End|AllocTRES\n7001|COMPLETED|2025-01-01T00:00:00|2025-01-01T00:01:00|2025-01-01T01:00:00|gres/gpu=1\n';
+  const up = await as('ana', 'POST', '/runs?cluster=c9&team=vision&clsuter=c8', text(body));
+  assert.equal(up.status, 422, up.text);
+  assert.equal(up.json.errors[0].pointer, '?clsuter');
+  const list = await as('ana', 'GET', '/runs?cluster=c9');
+  assert.equal(list.json.items.length, 0, 'nothing stored');
+  const ok = await as('ana', 'POST', '/runs?cluster=c9&team=vision', text(body));
+  assert.equal(ok.status, 201, ok.text);
+});
+
+let routeQueries = null;
+function spawnQuery(method, pattern) {
+  routeQueries ??= Object.fromEntries(spawnSync(bin, ['routes', '--query'], { encoding: 'utf8' }).stdout.trim().split('\n')
+    .map((l) => l.split(' ')).map(([m, p, , q]) => [`${m} ${p}`, q]));
+  return routeQueries[`${method} ${pattern}`];
+}
