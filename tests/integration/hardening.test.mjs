@@ -2,8 +2,10 @@
 // hostile pass sent and checks the answer and that the server is still up afterwards.
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import net from 'node:net';
-import { api, startServer } from './lib/harness.mjs';
+import path from 'node:path';
+import { api, dataDir, startServer } from './lib/harness.mjs';
 import { cli, mintToken } from './lib/cli.mjs';
 
 let srv;
@@ -256,5 +258,62 @@ describe('sign-in bursts', () => {
       const r = await login('olga', 'olga has a long password 1', '127.0.0.64');
       assert.equal(r.status, 201, `sign-in ${i}: ${r.text}`);
     }
+  });
+});
+
+describe('the cost engine under a burst', () => {
+  const example = JSON.parse(fs.readFileSync(path.join(dataDir, 'spec', 'example-training.json'), 'utf8'));
+  // 64 options × 31,250 trials: the most work one comparison may ask for (2,000,000).
+  const maximal = {
+    ...example,
+    assumptions: { ...example.assumptions, trials: 31_250 },
+    options: Array.from({ length: 64 }, (_, i) => ({ ...example.options[i % example.options.length], name: `option-${i}` })),
+  };
+
+  test('more work than options × trials = 2,000,000 is 422 naming the limit', async () => {
+    const r = await api(srv.url, 'POST', '/api/v1/compare', { token: owner, body: { ...maximal, assumptions: { ...maximal.assumptions, trials: 1_000_000 } } });
+    isProblem(r, 422, 'invalid');
+    const e = r.json.errors.find((x) => x.pointer === '/assumptions/trials');
+    assert.ok(e, r.text);
+    assert.match(e.message, /at most 2000000/);
+  });
+
+  test('34 maximal comparisons at once: each is answered, busy ones at once with Retry-After; /healthz stays under 2 s', async () => {
+    const tokens = [owner];
+    for (const name of ['eng1', 'eng2', 'eng3']) {
+      const u = cli(srv, ['user', 'add', name, '--role', 'owner'], { input: `${name} has a long password 1\n` });
+      assert.equal(u.status, 0, u.stderr);
+      tokens.push(mintToken(srv, name));
+    }
+    let done = false;
+    let worstHealthz = 0;
+    const probe = (async () => {
+      while (!done) {
+        const t0 = performance.now();
+        const h = await api(srv.url, 'GET', '/healthz', { timeoutMs: 5_000 });
+        assert.equal(h.status, 200);
+        worstHealthz = Math.max(worstHealthz, performance.now() - t0);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    })();
+    const t0 = performance.now();
+    const answers = await Promise.all(Array.from({ length: 34 }, async (_, i) => {
+      const s = performance.now();
+      const r = await api(srv.url, 'POST', '/api/v1/compare', { token: tokens[i % tokens.length], body: maximal, timeoutMs: 60_000 });
+      return { status: r.status, ms: performance.now() - s, retry: r.headers['retry-after'], text: r.text };
+    }));
+    const total = performance.now() - t0;
+    done = true;
+    await probe;
+    const by = (s) => answers.filter((a) => a.status === s);
+    console.log(`# 34 maximal comparisons: ${by(200).length} computed, ${by(503).length} × 503, ${by(429).length} × 429 in ${total.toFixed(0)} ms; ` +
+                `slowest refusal ${Math.max(0, ...answers.filter((a) => a.status !== 200).map((a) => a.ms)).toFixed(0)} ms; worst /healthz ${worstHealthz.toFixed(0)} ms`);
+    for (const a of answers) assert.ok([200, 429, 503].includes(a.status), a.text);
+    assert.ok(by(200).length >= 1 && by(200).length <= 4);
+    for (const a of [...by(503), ...by(429)]) {
+      assert.equal(a.retry, '1');
+      assert.ok(a.ms < 1_000, `a busy answer took ${a.ms} ms`);
+    }
+    assert.ok(worstHealthz < 2_000, `worst /healthz ${worstHealthz} ms`);
   });
 });
