@@ -104,6 +104,8 @@ void config_load(struct config *cfg)
     cfg->max_conns_per_address = env_int("CAPLEDGER_MAX_CONNS_PER_ADDRESS", 64, 0, 1024);
     cfg->header_timeout_ms = env_int("CAPLEDGER_HEADER_TIMEOUT_MS", 10000, 500, 600000);
     cfg->body_min_bytes_per_s = env_int("CAPLEDGER_BODY_MIN_RATE", 4096, 0, 1 << 30);
+    cfg->public_origin = env_or("CAPLEDGER_PUBLIC_ORIGIN", NULL);
+    cfg->cors_origins = env_or("CAPLEDGER_CORS_ORIGINS", NULL);
     cfg->drift_sweep_s = env_int("CAPLEDGER_DRIFT_SWEEP_S", 60, 0, 86400);
 }
 

@@ -21,7 +21,9 @@ struct config {
     int max_conns_per_address;
     int header_timeout_ms;
     int body_min_bytes_per_s;
-    int drift_sweep_s; /* 0: no background drift check */
+    const char *public_origin; /* NULL: the request's scheme and Host */
+    const char *cors_origins;  /* NULL: no cross-origin access */
+    int drift_sweep_s;         /* 0: no background drift check */
 };
 
 /* Reads $CAPLEDGER_VAR_DIR/capledger.env (default var/capledger.env), which scripts/run writes

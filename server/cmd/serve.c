@@ -138,6 +138,12 @@ int cmd_serve(int argc, char **argv)
     }
     if (sodium_init() < 0)
         return 1;
+    if (cfg.public_origin && strncmp(cfg.public_origin, "http://", 7) != 0 &&
+        strncmp(cfg.public_origin, "https://", 8) != 0) {
+        fprintf(stderr, "capledger: CAPLEDGER_PUBLIC_ORIGIN must be http://HOST[:PORT] or "
+                        "https://HOST[:PORT]\n");
+        return 2;
+    }
     threadstack_set_min((size_t)cfg.thread_stack_kb << 10);
     /* Block the stop signals before any thread starts, so only sigwait below sees them. */
     sigset_t stop;
@@ -177,6 +183,8 @@ int cmd_serve(int argc, char **argv)
         .max_conns_per_address = cfg.max_conns_per_address,
         .header_timeout_ms = cfg.header_timeout_ms,
         .body_min_bytes_per_s = cfg.body_min_bytes_per_s,
+        .public_origin = cfg.public_origin,
+        .cors_origins = cfg.cors_origins,
     };
     /* Reports may read from a replica; it is never migrated (it follows the primary). */
     struct store *replica =

@@ -58,6 +58,39 @@ bool json_nest_ok(const char *buf, size_t len, int max, bool first_only, struct 
     return true;
 }
 
+static size_t numbers_check(const json_t *v, const char *ptr, int depth, struct problems *p)
+{
+    char child[512];
+    size_t added = 0;
+    if (json_is_number(v)) {
+        double x = json_number_value(v);
+        if (!(x >= -JSON_NUMBER_MAX_ABS && x <= JSON_NUMBER_MAX_ABS)) {
+            problems_add(p, ptr, "a number must be between -%.0f and %.0f", JSON_NUMBER_MAX_ABS,
+                         JSON_NUMBER_MAX_ABS);
+            added++;
+        }
+    } else if ((json_is_array(v) || json_is_object(v)) && depth >= JSON_NEST_MAX) {
+        problems_add(p, ptr, "nested deeper than %d levels", JSON_NEST_MAX);
+        added++;
+    } else if (json_is_array(v)) {
+        for (size_t i = 0; i < json_array_size(v); i++)
+            added +=
+                numbers_check(json_array_get(v, i),
+                              problems_pointer_index(child, sizeof child, ptr, i), depth + 1, p);
+    } else if (json_is_object(v)) {
+        const char *key;
+        json_t *member;
+        json_object_foreach((json_t *)v, key, member) added +=
+            numbers_check(member, problems_pointer(child, sizeof child, ptr, key), depth + 1, p);
+    }
+    return added;
+}
+
+size_t json_numbers_check(const json_t *v, const char *prefix, struct problems *p)
+{
+    return numbers_check(v, prefix ? prefix : "", 0, p);
+}
+
 json_t *json_load_bounded(const char *buf, size_t len, size_t flags, json_error_t *err)
 {
     struct json_nest_at at;

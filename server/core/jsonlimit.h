@@ -14,6 +14,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "core/problems.h"
+
 /* The deepest nesting of arrays and objects any input may have (a scenario needs 5). */
 #define JSON_NEST_MAX 64
 
@@ -33,5 +35,15 @@ bool json_nest_ok(const char *buf, size_t len, int max, bool first_only, struct 
  * json_error_stack_overflow as its code and "nested deeper than 64 levels" as its text, at the
  * line and column of the offending bracket. */
 json_t *json_load_bounded(const char *buf, size_t len, size_t flags, json_error_t *err);
+
+/* The largest magnitude any JSON number of an input may have: 2^53 − 1, the integers a double
+ * holds exactly (seeds and decision integers go up to it). Beyond it a figure is not a real
+ * one, arithmetic on it overflows, and PostgreSQL prints it back as an integer of more digits
+ * than a 64-bit reader takes (4e23 came back as 400000000000000000000000). */
+#define JSON_NUMBER_MAX_ABS 9007199254740991.0
+
+/* Adds a problem, at its JSON Pointer under prefix, for every number in v whose magnitude is
+ * above JSON_NUMBER_MAX_ABS (and for nesting past JSON_NEST_MAX). Returns how many. */
+size_t json_numbers_check(const json_t *v, const char *prefix, struct problems *p);
 
 #endif

@@ -8,7 +8,6 @@
 
 #include "core/cursor.h"
 #include "core/formats/timefmt.h"
-#include "core/jsonlimit.h"
 #include "core/validate.h"
 #include "http/idempotency.h"
 #include "store/benchmarks.h"
@@ -209,10 +208,7 @@ json_t *ev_read_json_body(struct req *r, size_t max_bytes, struct idem *idem, ch
         resp_problem(r, 413, "too-large", "Body too large", "the limit for JSON is %zu bytes",
                      max_bytes);
     } else {
-        json_error_t err;
-        doc = json_load_bounded(buf, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &err);
-        if (!doc)
-            resp_json_error(r, &err, 0);
+        doc = req_parse_json(r, buf, len);
     }
     free(buf);
     return doc;

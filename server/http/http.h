@@ -20,6 +20,9 @@ struct http_config {
     int max_conns_per_address; /* 0: no bound */
     int header_timeout_ms;     /* the request line and headers must arrive within this */
     int body_min_bytes_per_s;  /* after the first 10 s a body must average at least this */
+    const char *public_origin; /* "https://host[:port]" browsers use, behind a TLS proxy; NULL:
+                                  the request's own scheme and Host */
+    const char *cors_origins;  /* space-separated origins allowed cross-origin; NULL: none */
     struct store *read_store;  /* optional replica for reports (NULL: the primary) */
 };
 

@@ -114,6 +114,10 @@ void resp_bytes(struct req *r, int status, const char *content_type, const char 
 /* RFC 9457 problem+json. type_slug becomes "https://capledger.dev/problems/<slug>". */
 void resp_problem(struct req *r, int status, const char *type_slug, const char *title,
                   const char *detail_fmt, ...) __attribute__((format(printf, 5, 6)));
+/* Parses a JSON body (duplicate keys refused, any value at the top): nested past
+ * JSON_NEST_MAX → 400 too-deep, malformed → 400, a number beyond ±(2^53 − 1) → 422 naming its
+ * pointer. Returns the document, or NULL after answering. */
+json_t *req_parse_json(struct req *r, const char *buf, size_t len);
 /* 400 for JSON that failed to parse (json_load_bounded): "too-deep" naming the nesting limit,
  * else "malformed-json" with jansson's message. line, when not 0, replaces err's line (a line
  * of an upload). */
@@ -175,6 +179,11 @@ int static_serve(struct req *r);
 /* Fills r->who from the bearer token or session cookie. Returns 0 when the request may go on
  * (anonymous included), or -1 after answering (401 for bad credentials, 403 for CSRF). */
 int auth_resolve(struct req *r);
+/* 1 when url (an Origin or Referer) is this server's origin: scheme, host and port equal to
+ * CAPLEDGER_PUBLIC_ORIGIN when set, else to the request's own scheme and Host. */
+int req_same_origin(struct req *r, const char *url);
+/* 1 when origin is one of CAPLEDGER_CORS_ORIGINS (exact match); never without it. */
+int req_cors_allowed(struct req *r, const char *origin);
 /* Session lifetimes: absolute 12 h; idle from CAPLEDGER_SESSION_IDLE_S (default 1800 s). */
 #define AUTH_SESSION_ABSOLUTE_S (12 * 3600)
 int auth_session_idle_s(void);

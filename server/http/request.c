@@ -89,6 +89,9 @@ void resp_bytes(struct req *r, int status, const char *content_type, const char 
         fputs("Cache-Control: no-store\r\n", out);
     if (extra_headers)
         fputs(extra_headers, out);
+    const char *origin = req_header(r, "Origin");
+    if (origin && req_cors_allowed(r, origin)) /* only configured origins, exactly */
+        fprintf(out, "Access-Control-Allow-Origin: %s\r\nVary: Origin\r\n", origin);
     if (status == 413) /* the unread body must not be parsed as a request */
         r->close = 1;
     if (r->close) {
@@ -184,6 +187,25 @@ void resp_body_unreadable(struct req *r)
                      "the request body ended before its declared length or its chunked framing "
                      "is malformed (after %zu bytes)",
                      r->body_read);
+}
+
+json_t *req_parse_json(struct req *r, const char *buf, size_t len)
+{
+    json_error_t err;
+    json_t *doc = json_load_bounded(buf, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &err);
+    if (!doc) {
+        resp_json_error(r, &err, 0);
+        return NULL;
+    }
+    struct problems p;
+    problems_init(&p);
+    if (json_numbers_check(doc, "", &p)) {
+        resp_invalid(r, &p, "A number is beyond ±(2^53 − 1): see errors.");
+        json_decref(doc);
+        doc = NULL;
+    }
+    problems_free(&p);
+    return doc;
 }
 
 void resp_invalid(struct req *r, const struct problems *p, const char *detail)

@@ -15,7 +15,6 @@
 #include "core/ledger/jcs.h"
 #include "http/evidence.h"
 #include "core/httpframe.h"
-#include "core/jsonlimit.h"
 #include "http/conns.h"
 #include "http/internal.h"
 
@@ -209,13 +208,10 @@ static int read_json_body(struct req *r)
         free(buf);
         return 0;
     }
-    json_error_t err;
-    r->body = json_load_bounded(buf, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &err);
+    r->body = req_parse_json(r, buf, len);
     free(buf);
-    if (!r->body) {
-        resp_json_error(r, &err, 0);
+    if (!r->body)
         return -1;
-    }
     return 0;
 }
 
@@ -264,6 +260,24 @@ static int uri_ok(struct req *r)
     int ok = n >= 0 && text_ok(decoded, (size_t)n);
     free(decoded);
     return ok;
+}
+
+/* A CORS preflight from a configured origin (CAPLEDGER_CORS_ORIGINS): 204 naming the path's
+ * methods and the request headers the API reads. Returns 0 (nothing sent) for any other
+ * OPTIONS request, which then gets the 405 of a method the path does not have. */
+static int cors_preflight(struct req *r, const char *allow)
+{
+    const char *origin = req_header(r, "Origin");
+    if (!origin || !req_header(r, "Access-Control-Request-Method") || !req_cors_allowed(r, origin))
+        return 0;
+    char extra[512];
+    snprintf(extra, sizeof extra,
+             "Access-Control-Allow-Methods: %s\r\n"
+             "Access-Control-Allow-Headers: Authorization, Content-Type, If-Match, "
+             "Idempotency-Key, X-Request-Id\r\nAccess-Control-Max-Age: 600\r\n",
+             allow);
+    resp_bytes(r, 204, NULL, NULL, 0, extra);
+    return 1;
 }
 
 /* Refuses ambiguous framing (request smuggling) with 400, and ends the connection: what
@@ -372,6 +386,8 @@ static void dispatch(struct req *r, size_t *route_index)
         r->nparams = np;
         break;
     }
+    if (!r->route && allow[0] && strcmp(r->method, "OPTIONS") == 0 && cors_preflight(r, allow))
+        return;
     if (!r->route) {
         if (allow[0]) {
             char extra[160];
@@ -497,23 +513,14 @@ struct http_server *http_start(const struct http_config *cfg, struct store *stor
     snprintf(threads, sizeof threads, "%d", cfg->threads > 0 ? cfg->threads : 32);
     /* No document_root: static files go through static.c, so Civetweb itself never lists
      * directories, runs CGI or serves anything we did not route. */
-    const char *options[] = {"listening_ports",
-                             cfg->listen,
-                             "num_threads",
-                             threads,
-                             "tcp_nodelay",
-                             "1",
-                             "enable_keep_alive",
-                             "yes",
-                             "keep_alive_timeout_ms",
-                             "5000",
-                             "request_timeout_ms",
-                             REQUEST_TIMEOUT_MS,
-                             "enable_directory_listing",
+    const char *options[] = {"listening_ports", cfg->listen, "num_threads", threads, "tcp_nodelay",
+                             "1", "enable_keep_alive", "yes", "keep_alive_timeout_ms", "5000",
+                             "request_timeout_ms", REQUEST_TIMEOUT_MS, "enable_directory_listing",
                              "no",
-                             "max_request_size",
-                             "16384",
-                             NULL};
+                             /* no CORS unless configured: Civetweb would otherwise answer
+                              * every preflight itself with "*" (http/router.c: cors) */
+                             "access_control_allow_origin", "", "access_control_allow_methods", "",
+                             "access_control_allow_headers", "", "max_request_size", "16384", NULL};
     struct mg_callbacks callbacks;
     memset(&callbacks, 0, sizeof callbacks);
     callbacks.log_message = log_message;

@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { api, dataDir, startServer } from './lib/harness.mjs';
+import { rawExchange } from './lib/raw.mjs';
 import { cli, mintToken } from './lib/cli.mjs';
 
 let srv;
@@ -23,23 +24,6 @@ const alive = async () => {
   const h = await api(srv.url, 'GET', '/healthz', { timeoutMs: 2_000 });
   assert.equal(h.status, 200);
 };
-
-// Writes raw bytes on one connection; resolves to everything the server sent until it closed
-// the connection (closed: true) or went quiet for quietMs (closed: false).
-export function rawExchange(url, bytes, { quietMs = 1_500, localAddress } = {}) {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const sock = net.connect({ host: hostname, port: Number(port), localAddress });
-    const chunks = [];
-    let timer;
-    const done = (closed) => { clearTimeout(timer); sock.destroy(); resolve({ text: Buffer.concat(chunks).toString('latin1'), closed }); };
-    const arm = () => { clearTimeout(timer); timer = setTimeout(() => done(false), quietMs); };
-    sock.on('connect', () => { sock.write(bytes); arm(); });
-    sock.on('data', (c) => { chunks.push(c); arm(); });
-    sock.on('end', () => done(true));
-    sock.on('error', (e) => (chunks.length ? done(true) : reject(e)));
-  });
-}
 
 const isProblem = (res, status, type) => {
   assert.equal(res.status, status, res.text);
@@ -312,7 +296,7 @@ describe('the cost engine under a burst', () => {
     assert.ok(by(200).length >= 1 && by(200).length <= 4);
     for (const a of [...by(503), ...by(429)]) {
       assert.equal(a.retry, '1');
-      assert.ok(a.ms < 1_000, `a busy answer took ${a.ms} ms`);
+      assert.ok(a.ms < 2_000, `a busy answer took ${a.ms} ms`);
     }
     assert.ok(worstHealthz < 2_000, `worst /healthz ${worstHealthz} ms`);
   });

@@ -201,6 +201,14 @@ static double lt_json_number(const json_t *obj, const char *key, const char *pre
         *ok = false;
         return NAN;
     }
+    if (!(fabs(json_number_value(v)) <= JSON_NUMBER_MAX_ABS)) {
+        char ptr[256];
+        problems_add_line(errs, line, 0, problems_pointer(ptr, sizeof ptr, prefix, key),
+                          "%s must be between -%.0f and %.0f", key, JSON_NUMBER_MAX_ABS,
+                          JSON_NUMBER_MAX_ABS);
+        *ok = false;
+        return NAN;
+    }
     return json_number_value(v);
 }
 
@@ -653,6 +661,9 @@ static json_t *genai_csv_parse(const char *buf, size_t len, struct problems *err
         for (int i = 1; i < n; i++) {
             if (!genai_number(cells[i].text, &values[i]))
                 problems_add_line(errs, at, i + 1, "", "'%s' is not a number", cells[i].text);
+            else if (!(fabs(values[i]) <= JSON_NUMBER_MAX_ABS))
+                problems_add_line(errs, at, i + 1, "", "'%s' is beyond ±%.0f", cells[i].text,
+                                  JSON_NUMBER_MAX_ABS);
         }
         if (errs->total != before)
             break;

@@ -411,6 +411,7 @@ static void benchmark_import(struct req *r)
         resp_invalid(r, &p, "The load-test output could not be read: see errors.");
         goto out;
     }
+    json_numbers_check(parsed, "", &p); /* what the readers pass on is stored as it is */
     check_duplicate_points(json_object_get(parsed, "load_points"),
                            ": the results mix configurations; choose one with ?where=key=value "
                            "(a --metadata key, e.g. where=deployment=base)",

@@ -186,7 +186,7 @@ static void session_create(struct req *r)
         goto invalid;
     /* A page elsewhere must not sign a browser into an account of its choosing. */
     const char *origin = req_header(r, "Origin");
-    if (origin && !session_origin_matches(origin, req_header(r, "Host"))) {
+    if (origin && !req_same_origin(r, origin)) {
         resp_problem(r, 403, "csrf", "Forbidden", "the request's Origin is not this server");
         goto out;
     }
