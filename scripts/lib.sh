@@ -20,7 +20,7 @@ die() {
 # What building and running needs, then what only the tests need. docker-compose is optional:
 # it serves one check (`docker-compose config -q`) and is skipped where apt does not have it.
 BASE_PACKAGES=(build-essential cmake pkg-config libcivetweb-dev libpq-dev libjansson-dev
-  libsodium-dev libcmocka-dev postgresql postgresql-contrib ca-certificates)
+  libsodium-dev libcmocka-dev libcurl4-openssl-dev postgresql postgresql-contrib ca-certificates)
 TEST_PACKAGES=(chromium clang-format curl jq)
 OPTIONAL_TEST_PACKAGES=(docker-compose)
 

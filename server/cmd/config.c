@@ -107,6 +107,13 @@ void config_load(struct config *cfg)
     cfg->public_origin = env_or("CAPLEDGER_PUBLIC_ORIGIN", NULL);
     cfg->cors_origins = env_or("CAPLEDGER_CORS_ORIGINS", NULL);
     cfg->drift_sweep_s = env_int("CAPLEDGER_DRIFT_SWEEP_S", 60, 0, 86400);
+    cfg->webhook_timeout_s = atof(env_or("CAPLEDGER_WEBHOOK_TIMEOUT_S", "10"));
+    if (!(cfg->webhook_timeout_s >= 0.1 && cfg->webhook_timeout_s <= 300))
+        cfg->webhook_timeout_s = 10;
+    cfg->webhook_retry_base_s = atof(env_or("CAPLEDGER_WEBHOOK_RETRY_BASE_S", "15"));
+    if (!(cfg->webhook_retry_base_s >= 0.01 && cfg->webhook_retry_base_s <= 3600))
+        cfg->webhook_retry_base_s = 15;
+    cfg->webhook_deny_private = strcmp(env_or("CAPLEDGER_WEBHOOK_DENY_PRIVATE", "0"), "1") == 0;
 }
 
 struct store *config_open_store(const struct config *cfg, int migrate)

@@ -21,9 +21,12 @@ struct config {
     int max_conns_per_address;
     int header_timeout_ms;
     int body_min_bytes_per_s;
-    const char *public_origin; /* NULL: the request's scheme and Host */
-    const char *cors_origins;  /* NULL: no cross-origin access */
-    int drift_sweep_s;         /* 0: no background drift check */
+    const char *public_origin;   /* NULL: the request's scheme and Host */
+    const char *cors_origins;    /* NULL: no cross-origin access */
+    int drift_sweep_s;           /* 0: no background drift check */
+    double webhook_timeout_s;    /* one delivery attempt */
+    double webhook_retry_base_s; /* the first backoff step */
+    int webhook_deny_private;    /* refuse loopback and private addresses too */
 };
 
 /* Reads $CAPLEDGER_VAR_DIR/capledger.env (default var/capledger.env), which scripts/run writes

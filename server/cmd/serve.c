@@ -14,8 +14,9 @@
 #include "cmd/cmd.h"
 #include "cmd/config.h"
 #include "cmd/files.h"
-#include "core/auth/password.h"
 #include "cmd/threadstack.h"
+#include "core/auth/password.h"
+#include "http/deliver.h"
 #include "http/http.h"
 #include "store/alerts.h"
 #include "store/ledger.h"
@@ -205,8 +206,18 @@ int cmd_serve(int argc, char **argv)
             cfg.listen, CAPLEDGER_VERSION, cfg.threads, http_worker_stack_bytes());
     struct sweeper sw = {.store = store, .interval_s = cfg.drift_sweep_s};
     int sweeping = sw.interval_s > 0 && pthread_create(&sw.thread, NULL, sweeper_run, &sw) == 0;
+    struct deliver_config dc = {
+        .store = store,
+        .server_sk = sk,
+        .timeout_s = cfg.webhook_timeout_s,
+        .retry_base_s = cfg.webhook_retry_base_s,
+        .deny_private = cfg.webhook_deny_private,
+        .user_agent = "capledger/" CAPLEDGER_VERSION " (webhooks)",
+    };
+    struct deliverer *deliverer = deliver_start(&dc);
     int sig = 0;
     sigwait(&stop, &sig);
+    deliver_stop(deliverer);
     if (sweeping) {
         sw.stop = 1;
         pthread_join(sw.thread, NULL);

@@ -1,6 +1,8 @@
-/* capledger verify BUNDLE.json [--previous-checkpoint FILE] [--recompute] — the auditor's
- * offline check of an audit bundle (core/ledger/bundle.c does the checking; this reads the files).
- */
+/* capledger verify BUNDLE.json --key FILE [--approvers FILE] [--previous-checkpoint FILE]
+ * [--recompute] — the auditor's offline check of an audit bundle (core/ledger/bundle.c does
+ * the checking; this reads the files). The trust anchor is the verifier key the auditor holds
+ * (--key, or CAPLEDGER_VERIFIER_KEY): without one, nothing can be called verified. */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,12 +14,25 @@
 
 #define BUNDLE_MAX_BYTES (1u << 30)
 #define CHECKPOINT_MAX_BYTES (1u << 16)
+#define KEY_FILE_MAX_BYTES (1u << 12)
+#define APPROVERS_MAX_BYTES (1u << 20)
+#define APPROVERS_MAX 10000
 #define RECOMPUTE_REL_TOL 1e-9 /* LEDGER.md */
 
 static int usage(void)
 {
+    fprintf(stderr, "usage: capledger verify BUNDLE.json --key FILE [--approvers FILE] "
+                    "[--previous-checkpoint FILE] [--recompute]\n");
+    return 2;
+}
+
+static int no_key(void)
+{
     fprintf(stderr,
-            "usage: capledger verify BUNDLE.json [--previous-checkpoint FILE] [--recompute]\n");
+            "capledger verify: NOT verified: no verifier key. Give --key FILE (the text GET "
+            "/api/v1/log/key answers, compared once with the copy your organisation published) "
+            "or set CAPLEDGER_VERIFIER_KEY. The bundle's own verifier_key proves nothing: whoever "
+            "made the bundle chose it.\n");
     return 2;
 }
 
@@ -27,13 +42,82 @@ static void print_notice(void *ctx, const char *message)
     fprintf(stderr, "capledger verify: note: %s\n", message);
 }
 
+/* Strips leading and trailing white space in place. */
+static char *trim(char *s)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    size_t n = strlen(s);
+    while (n && isspace((unsigned char)s[n - 1]))
+        s[--n] = '\0';
+    return s;
+}
+
+/* The approvers file: one base64 public key per line (as `capledger keygen` writes FILE.pub);
+ * blank lines and lines starting with '#' are skipped, and anything after the key on its line
+ * (a name, say) is ignored. Fills keys[] with pointers into text; returns the count or -1. */
+static long read_approvers(char *text, const char **keys, size_t max)
+{
+    size_t n = 0;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        line = trim(line);
+        if (!*line || *line == '#')
+            continue;
+        line[strcspn(line, " \t")] = '\0';
+        if (n == max)
+            return -1;
+        keys[n++] = line;
+    }
+    return (long)n;
+}
+
+/* "0, 2-4, 7" for a sorted array of indexes. */
+static void print_ranges(const json_t *leaves)
+{
+    size_t n = json_array_size(leaves);
+    if (n == 0) {
+        printf("no leaves");
+        return;
+    }
+    printf("%s ", n == 1 ? "leaf" : "leaves");
+    for (size_t i = 0; i < n;) {
+        json_int_t first = json_integer_value(json_array_get(leaves, i)), last = first;
+        size_t j = i + 1;
+        while (j < n && json_integer_value(json_array_get(leaves, j)) == last + 1)
+            last = json_integer_value(json_array_get(leaves, j++));
+        printf("%s%" JSON_INTEGER_FORMAT, i ? ", " : "", first);
+        if (last != first)
+            printf("-%" JSON_INTEGER_FORMAT, last);
+        i = j;
+    }
+}
+
+static void print_approvers(const json_t *approvers)
+{
+    const char *key_id;
+    json_t *a;
+    json_object_foreach((json_t *)approvers, key_id, a)
+    {
+        const char *owner = json_string_value(json_object_get(a, "owner"));
+        printf("approver %s, key %s%s: signed ", owner ? owner : "(not in the log)", key_id,
+               json_is_true(json_object_get(a, "pinned")) ? " (one you hold)" : "");
+        print_ranges(json_object_get(a, "leaves"));
+        printf("\n");
+    }
+}
+
 int cmd_verify(int argc, char **argv)
 {
-    const char *bundle_path = NULL, *previous_path = NULL;
+    const char *bundle_path = NULL, *previous_path = NULL, *key_path = NULL;
+    const char *approvers_path = NULL;
     int recompute = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--previous-checkpoint") == 0 && i + 1 < argc)
             previous_path = argv[++i];
+        else if (strcmp(argv[i], "--key") == 0 && i + 1 < argc)
+            key_path = argv[++i];
+        else if (strcmp(argv[i], "--approvers") == 0 && i + 1 < argc)
+            approvers_path = argv[++i];
         else if (strcmp(argv[i], "--recompute") == 0)
             recompute = 1;
         else if ((argv[i][0] != '-' || strcmp(argv[i], "-") == 0) && !bundle_path)
@@ -43,15 +127,41 @@ int cmd_verify(int argc, char **argv)
     }
     if (!bundle_path)
         return usage();
+    const char *env_key = getenv("CAPLEDGER_VERIFIER_KEY");
+    if (!key_path && (!env_key || !*env_key))
+        return no_key();
     if (sodium_init() < 0) {
         fprintf(stderr, "capledger: libsodium failed to initialise\n");
         return 1;
     }
     int status = 1;
-    char *text = NULL, *previous = NULL;
-    json_t *bundle = NULL;
+    char *text = NULL, *previous = NULL, *key_text = NULL, *approvers_text = NULL;
+    const char **approver_keys = NULL;
+    json_t *bundle = NULL, *approvers = json_object();
     struct problems errs;
     problems_init(&errs);
+    struct bundle_trust trust = {0};
+    if (key_path) {
+        if (!(key_text = files_read_all(key_path, KEY_FILE_MAX_BYTES, NULL)))
+            goto done;
+    } else if (!(key_text = strdup(env_key))) {
+        goto done;
+    }
+    trust.verifier_key = trim(key_text);
+    if (approvers_path) {
+        approvers_text = files_read_all(approvers_path, APPROVERS_MAX_BYTES, NULL);
+        approver_keys = calloc(APPROVERS_MAX, sizeof *approver_keys);
+        if (!approvers_text || !approver_keys)
+            goto done;
+        long n = read_approvers(approvers_text, approver_keys, APPROVERS_MAX);
+        if (n <= 0) {
+            fprintf(stderr, "capledger verify: %s: %s\n", approvers_path,
+                    n ? "more than 10000 keys" : "no approver key (one base64 key per line)");
+            goto done;
+        }
+        trust.approvers = approver_keys;
+        trust.approver_count = (size_t)n;
+    }
     size_t len;
     text = files_read_all(bundle_path, BUNDLE_MAX_BYTES, &len);
     if (!text)
@@ -65,8 +175,9 @@ int cmd_verify(int argc, char **argv)
     }
     if (previous_path && !(previous = files_read_all(previous_path, CHECKPOINT_MAX_BYTES, NULL)))
         goto done;
+    trust.previous_checkpoint = previous;
     char why[1024];
-    if (bundle_verify(bundle, previous, why, sizeof why) != 0) {
+    if (bundle_verify(bundle, &trust, approvers, why, sizeof why) != 0) {
         fprintf(stderr, "capledger verify: FAILED: %s\n", why);
         goto done;
     }
@@ -75,15 +186,21 @@ int cmd_verify(int argc, char **argv)
         fprintf(stderr, "capledger verify: FAILED: %s\n", why);
         goto done;
     }
-    printf("verified: checkpoint signed by %s; %zu leaves, every approver signature and "
-           "comparison hash checked%s%s\n",
+    printf("verified: checkpoint signed by %s with the key you hold; %zu leaves, every approver "
+           "signature and comparison hash checked%s%s%s\n",
            json_string_value(json_object_get(bundle, "origin")),
            json_array_size(json_object_get(bundle, "leaves")),
+           trust.approver_count ? "; every signer is an approver key you hold" : "",
            previous ? "; the previous checkpoint is a prefix" : "",
            recompute ? "; every comparison recomputed within 1e-9" : "");
+    print_approvers(approvers);
     status = 0;
 done:
     json_decref(bundle);
+    json_decref(approvers);
+    free(approver_keys);
+    free(approvers_text);
+    free(key_text);
     free(previous);
     free(text);
     problems_free(&errs);

@@ -66,6 +66,31 @@ void problems_add_line(struct problems *p, long line, long column, const char *p
     va_end(ap);
 }
 
+void problems_prefix(struct problems *p, size_t from, const char *prefix)
+{
+    for (size_t i = from; i < p->count; i++) {
+        char *prefixed = NULL;
+        if (asprintf(&prefixed, "%s%s", prefix, p->items[i].pointer) >= 0) {
+            free(p->items[i].pointer);
+            p->items[i].pointer = prefixed;
+        }
+    }
+}
+
+void problems_default_line(struct problems *p, size_t from, long line)
+{
+    for (size_t i = from; i < p->count; i++)
+        if (!p->items[i].line)
+            p->items[i].line = line;
+}
+
+void problems_place_whole_input(struct problems *p, long line)
+{
+    for (size_t i = 0; i < p->count; i++)
+        if (!p->items[i].line && !p->items[i].pointer[0])
+            p->items[i].line = line;
+}
+
 const char *problems_pointer(char *buf, size_t size, const char *prefix, const char *token)
 {
     size_t n = (size_t)snprintf(buf, size, "%s/", prefix ? prefix : "");

@@ -36,6 +36,14 @@ void problems_add(struct problems *p, const char *pointer, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void problems_add_line(struct problems *p, long line, long column, const char *pointer,
                        const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* Prepends prefix to the pointer of every problem kept from index `from` on (a validator of a
+ * part of the document named its pointers from that part). */
+void problems_prefix(struct problems *p, size_t from, const char *prefix);
+/* Gives `line` to every problem kept from index `from` on that has none. */
+void problems_default_line(struct problems *p, size_t from, long line);
+/* Gives `line` to every problem of the whole input (neither a line nor a pointer). */
+void problems_place_whole_input(struct problems *p, long line);
+
 /* Builds "prefix/escaped-token" with RFC 6901 escaping (~ → ~0, / → ~1) into buf. */
 const char *problems_pointer(char *buf, size_t size, const char *prefix, const char *token);
 const char *problems_pointer_index(char *buf, size_t size, const char *prefix, size_t index);

@@ -247,13 +247,6 @@ json_t *ev_upload_record(struct req *r, const char *id, const char *kind, const 
     return rec;
 }
 
-void ev_place_whole_input_faults(struct problems *p)
-{
-    for (size_t i = 0; i < p->count; i++)
-        if (!p->items[i].line && !p->items[i].pointer[0])
-            p->items[i].line = 1;
-}
-
 void ev_list(struct req *r, struct evlist_query *q, const char *what, ev_filter_fn filters,
              ev_fetch_fn fetch)
 {

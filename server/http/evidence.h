@@ -80,10 +80,6 @@ json_t *ev_read_json_body(struct req *r, size_t max_bytes, struct idem *idem, ch
  * upload early, so the client is not cut off while still sending. */
 void ev_drain_body(struct req *r, struct idem *idem);
 
-/* Text uploads: a fault of the whole input (no header line, not the expected tool's output),
- * reported without a line or pointer, is placed at line 1, where the reader gave up. */
-void ev_place_whole_input_faults(struct problems *p);
-
 /* A new upload record (the columns of table upload) for the caller's upload: id, kind,
  * team (may be NULL), who, content type, format (may be NULL), bytes and digest. Counts
  * (lines, inserted, duplicates, skipped, rejected_total), params and summary are added by the

@@ -98,6 +98,7 @@ extern const struct route workload_routes[];
 extern const struct route offer_routes[];
 extern const struct route benchmark_routes[];
 extern const struct route run_routes[];
+extern const struct route cluster_routes[];
 extern const struct route telemetry_routes[];
 extern const struct route report_routes[];
 extern const struct route upload_routes[];
@@ -105,6 +106,7 @@ extern const struct route review_routes[];
 extern const struct route decision_routes[];
 extern const struct route log_routes[];
 extern const struct route alert_routes[];
+extern const struct route webhook_routes[];
 
 /* ----- responses (each writes the whole reply in one mg_write) ----- */
 void resp_json(struct req *r, int status, json_t *body_stolen);
@@ -142,14 +144,34 @@ int req_cursor(struct req *r, char *buf, size_t size, const char **after);
 /* Replies {items, next_cursor}: items were fetched with limit + 1 rows; the extra row (if any)
  * is dropped and the cursor is made from key_field of the last item kept. */
 void resp_page(struct req *r, json_t *items_stolen, int limit, const char *key_field);
+/* A whole list keyed on one unique text field (teams and clusters by name): ?limit= and
+ * ?cursor=, fetch(store, after, limit + 1, &items), then resp_page. */
+typedef enum store_status (*keyset_fetch_fn)(struct store *s, const char *after, int limit,
+                                             json_t **out);
+void resp_keyset_list(struct req *r, keyset_fetch_fn fetch, const char *what,
+                      const char *key_field);
 /* Reads up to size bytes of the body; returns bytes read, 0 at the end, -1 on error. */
 long req_read(struct req *r, char *buf, size_t size);
 /* The content type without parameters, lower-cased into buf ("" when absent). */
 const char *req_content_type(struct req *r, char *buf, size_t size);
 
+/* ----- ETag and If-Match (etag.c) -----
+ * A versioned row (workload, review, artifact, alert) has the strong ETag "v<version>"; a write
+ * to it needs If-Match naming that tag (or "*"): 428 without one, 412 when it is stale. W/"v3"
+ * is not accepted (a weak tag cannot guard a write). */
+#define ETAG_MAX 32
 /* 1 when an If-Match header value names etag (unquoted here) or is "*": a comma-separated
  * list of quoted entity tags (RFC 9110 §13.1.1). */
 int etag_matches(const char *if_match, const char *etag);
+/* The row's ETag, unquoted, into buf; returns buf. */
+const char *etag_version(const json_t *row, char buf[ETAG_MAX]);
+/* resp_json with the row's ETag. */
+void resp_versioned(struct req *r, int status, json_t *row_stolen);
+/* Before the row is read: 0 when the request has If-Match, else answers 428 and returns -1. */
+int etag_required(struct req *r, const char *what);
+/* 0 when If-Match names the row's ETag; else answers 428 (none) or 412 (stale) naming `what`
+ * and the current tag, and returns -1. */
+int etag_check(struct req *r, const json_t *row, const char *what);
 /* Fills who from the request's principal (borrowed strings) and returns it. */
 const struct audit_actor *req_actor(struct req *r, struct audit_actor *who);
 

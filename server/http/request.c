@@ -414,18 +414,18 @@ const struct audit_actor *req_actor(struct req *r, struct audit_actor *who)
     who->request_id = r->request_id;
     return who;
 }
-
-int etag_matches(const char *if_match, const char *etag)
+void resp_keyset_list(struct req *r, keyset_fetch_fn fetch, const char *what, const char *key_field)
 {
-    char quoted[80];
-    snprintf(quoted, sizeof quoted, "\"%s\"", etag);
-    size_t want = strlen(quoted);
-    for (const char *s = if_match; *s;) {
-        s += strspn(s, " ,");
-        size_t len = strcspn(s, ", ");
-        if ((len == 1 && *s == '*') || (len == want && strncmp(s, quoted, len) == 0))
-            return 1;
-        s += len;
+    char after_buf[256];
+    const char *after = NULL;
+    int limit = req_limit(r);
+    if (limit < 0 || req_cursor(r, after_buf, sizeof after_buf, &after) != 0)
+        return;
+    json_t *items = NULL;
+    enum store_status st = fetch(r->app->store, after, limit + 1, &items);
+    if (st != STORE_OK) {
+        resp_store_error(r, st, what);
+        return;
     }
-    return 0;
+    resp_page(r, items, limit, key_field);
 }

@@ -21,9 +21,9 @@
 /* Every handler file's table, in matching order. */
 static const struct route *const route_tables[] = {
     ops_routes,       team_routes,      compute_routes, workload_routes, offer_routes,
-    benchmark_routes, telemetry_routes, run_routes,     report_routes,   upload_routes,
-    session_routes,   user_routes,      audit_routes,   review_routes,   decision_routes,
-    log_routes,       alert_routes};
+    benchmark_routes, telemetry_routes, run_routes,     cluster_routes,  report_routes,
+    upload_routes,    session_routes,   user_routes,    audit_routes,    review_routes,
+    decision_routes,  log_routes,       alert_routes,   webhook_routes};
 
 /* Civetweb's request_timeout_ms bounds each wait for bytes (the headers, each read of a body);
  * the guard (conns.c) and req_read bound the totals. */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/validate.h"
+#include "store/webhooks.h"
 
 #define ALERT_JSON                                                                                 \
     "json_build_object('id', a.id, 'kind', a.kind, 'review_id', a.review_id, "                     \
@@ -71,6 +72,12 @@ static const char *SQL_RAISE =
     "VALUES ('drift', $1::uuid, $2::uuid, $3, $4, $5::float8, $6::float8, $7::float8, $8::float8, "
     "$9::integer, $10::jsonb, $11) ON CONFLICT (decision_id, metric) DO NOTHING "
     "RETURNING " ALERT_JSON;
+
+/* One alert per enabled owner and admin; the same evidence again raises nothing new. */
+static const char *SQL_RAISE_LOG_INTEGRITY =
+    "INSERT INTO alert (kind, owner, message, evidence) SELECT 'log_integrity', u.username, $1, "
+    "'[]'::jsonb FROM app_user u WHERE u.role IN ('owner', 'admin') AND u.disabled_at IS NULL "
+    "ON CONFLICT (owner, md5(message)) WHERE kind = 'log_integrity' DO NOTHING";
 
 /* Only while the decision that drifted is still the review's latest. */
 static const char *SQL_NEEDS_DECISION =
@@ -244,6 +251,10 @@ static enum store_status raise_alert(struct store *s, const struct audit_actor *
     const char *pr[] = {review, decision};
     if (st == STORE_OK)
         st = store_exec(c, SQL_NEEDS_DECISION, 2, pr, NULL);
+    /* the owner's webhooks learn of it once this commits, never before */
+    if (st == STORE_OK)
+        st = store_webhook_enqueue_tx(c, "drift", json_string_value(json_object_get(row, "owner")),
+                                      row, NULL);
     if (st == STORE_OK)
         st = store_audit_record_tx(c, who, "alert.raise",
                                    json_string_value(json_object_get(row, "id")), row);
@@ -337,4 +348,16 @@ enum store_status store_alert_update(struct store *s, const struct audit_actor *
     const char *p[] = {id, version, status, note, who->name};
     enum store_status st = store_write_audited(s, who, "alert.update", SQL_UPDATE, 5, p, out);
     return st == STORE_NOT_FOUND ? STORE_CONFLICT : st;
+}
+
+enum store_status store_alert_log_integrity(struct store *s, const char *evidence)
+{
+    char message[1024];
+    snprintf(message, sizeof message,
+             "The decision log is inconsistent and capledger stopped appending to it: %s. "
+             "Compare the latest checkpoint auditors or witnesses hold with the database before "
+             "anything else.",
+             evidence);
+    const char *p[] = {message};
+    return store_exec1(s, SQL_RAISE_LOG_INTEGRITY, 1, p, NULL);
 }

@@ -32,6 +32,10 @@
 enum store_status store_alert_sweep(struct store *s, const struct audit_actor *who,
                                     int *raised) STORE_MUSTCHECK;
 
+/* An alert of kind log_integrity for every enabled owner and admin, its message naming the
+ * evidence (once per addressee and message). */
+enum store_status store_alert_log_integrity(struct store *s, const char *evidence) STORE_MUSTCHECK;
+
 /* Alerts: {id, kind, review_id, decision_id, owner, metric, assumed, observed,
  * relative_change, threshold, sample_size, evidence, message, status, note, version,
  * created_at, updated_at, updated_by}. Every filter NULL when not given. */

@@ -12,8 +12,8 @@
     "to_jsonb(" b ") || jsonb_build_object('superseded_by', (SELECT s.id FROM benchmark s "        \
     "WHERE s.supersedes = " b ".id), 'derived', (SELECT jsonb_build_object('gpu_duty_cycle', "     \
     "d.gpu_duty_cycle, 'memory_peak_gb', d.memory_peak_gb, 'telemetry_upload_id', "                \
-    "d.telemetry_upload_id, 'telemetry_upload_ids', d.telemetry_upload_ids, 'updated_at', "       \
-    "d.updated_at) FROM benchmark_derived d "                                                     \
+    "d.telemetry_upload_id, 'telemetry_upload_ids', d.telemetry_upload_ids, 'updated_at', "        \
+    "d.updated_at) FROM benchmark_derived d "                                                      \
     "WHERE d.benchmark_id = " b ".id))"
 
 #define BENCHMARK_INSERT                                                                           \

@@ -50,6 +50,7 @@ struct store {
     int64_t connect_failed_at_ms;
     atomic_uint_fast64_t db_errors;
     atomic_uint_fast64_t reconnects;
+    char *log_fault; /* the first evidence that the decision log is inconsistent (under lock) */
 };
 
 static int64_t now_ms(void)
@@ -115,7 +116,26 @@ void store_close(struct store *s)
     pthread_cond_destroy(&s->freed);
     free(s->slots);
     free(s->conninfo);
+    free(s->log_fault);
     free(s);
+}
+
+void store__log_fault_set(struct store *s, const char *evidence)
+{
+    pthread_mutex_lock(&s->lock);
+    if (!s->log_fault)
+        s->log_fault = strdup(evidence);
+    pthread_mutex_unlock(&s->lock);
+}
+
+bool store_log_fault(struct store *s, char *evidence, size_t size)
+{
+    pthread_mutex_lock(&s->lock);
+    bool fault = s->log_fault != NULL;
+    if (fault && evidence && size)
+        snprintf(evidence, size, "%s", s->log_fault);
+    pthread_mutex_unlock(&s->lock);
+    return fault;
 }
 
 void store_stats(struct store *s, struct store_stats *out)

@@ -16,7 +16,9 @@
 #include "core/ledger/merkle.h"
 #include "core/ledger/note.h"
 #include "core/validate.h"
+#include "store/alerts.h"
 #include "store/reviews.h"
+#include "store/store_private.h"
 
 #define UTC_MICROS(expr)                                                                           \
     "to_char((" expr ") AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
@@ -32,6 +34,21 @@ static const char *SQL_LOCK_HEAD =
 static const char *SQL_INSERT_CHECKPOINT =
     "INSERT INTO log_checkpoint (tree_size, root, note) VALUES ($1::bigint, decode($2, 'hex'), $3) "
     "ON CONFLICT (tree_size) DO NOTHING";
+/* What the stored checkpoints and leaves say about a head of size $1 (all index look-ups). */
+static const char *SQL_HEAD_EVIDENCE =
+    "SELECT json_build_object('checkpoint_root', (SELECT encode(root, 'hex') FROM log_checkpoint "
+    "WHERE tree_size = $1::bigint), 'latest_checkpoint', (SELECT max(tree_size) FROM "
+    "log_checkpoint), 'leaves', (SELECT coalesce(max(leaf_index) + 1, 0) FROM log_leaf))";
+static const char *SQL_LATEST_CHECKPOINT =
+    "SELECT json_build_object('tree_size', tree_size, 'root', encode(root, 'hex')) "
+    "FROM log_checkpoint ORDER BY tree_size DESC LIMIT 1";
+#define LEAF_PAGE 1000
+static const char *SQL_LEAF_PAGE =
+    "SELECT coalesce(json_agg(json_build_object('i', leaf_index, 'leaf', " B64(
+        "leaf") ", "
+                "'hash', encode(leaf_hash, 'hex')) ORDER BY leaf_index), '[]') FROM (SELECT * FROM "
+                "log_leaf "
+                "WHERE leaf_index >= $1::bigint ORDER BY leaf_index LIMIT 1000) t";
 
 /* The signer's key, locked against revocation until this append commits. */
 static const char *SQL_SIGNER =
@@ -115,6 +132,12 @@ static const char *SQL_BUNDLE_COMPARISONS =
     "'result', c.result)), '{}') FROM comparison c "
     "WHERE c.sha256 IN (SELECT json_array_elements_text($1::json))";
 
+static const char *text_of(const json_t *obj, const char *key)
+{
+    const char *s = json_string_value(json_object_get(obj, key));
+    return s && *s ? s : NULL;
+}
+
 static json_t *hex_array(const uint8_t (*hashes)[MERKLE_HASH_BYTES], size_t n, int reversed)
 {
     json_t *a = json_array();
@@ -145,11 +168,161 @@ static enum store_status sign_checkpoint(struct store_conn *c, const char *origi
     snprintf(size_text, sizeof size_text, "%llu", (unsigned long long)size);
     codec_hex_encode(root, MERKLE_HASH_BYTES, root_hex);
     const char *p[] = {size_text, root_hex, note};
-    enum store_status st = store_exec(c, SQL_INSERT_CHECKPOINT, 3, p, NULL);
+    long inserted = 0;
+    enum store_status st = store_exec(c, SQL_INSERT_CHECKPOINT, 3, p, &inserted);
+    if (st == STORE_OK && inserted == 0 && note_out)
+        st = STORE_CONFLICT; /* an append never meets a checkpoint of its new size */
     if (st == STORE_OK && note_out)
         *note_out = note;
     else
         free(note);
+    return st;
+}
+
+/* ---- integrity: never two roots for one size ---- */
+
+/* Called when the stored log contradicts itself: this process stops appending and is not
+ * ready (store_log_fault), the evidence goes to the log, and owners and admins get an alert. */
+static void log_fault(struct store *s, const char *evidence)
+{
+    store__log_fault_set(s, evidence);
+    json_t *line =
+        json_pack("{s:s, s:s, s:s}", "level", "error", "msg",
+                  "the decision log is inconsistent: appends stopped", "evidence", evidence);
+    char *text = line ? json_dumps(line, JSON_COMPACT) : NULL;
+    fprintf(stderr, "%s\n", text ? text : "{\"level\":\"error\",\"msg\":\"log inconsistent\"}");
+    free(text);
+    json_decref(line);
+    if (store_alert_log_integrity(s, evidence) != STORE_OK)
+        fprintf(stderr, "{\"level\":\"error\",\"msg\":\"cannot record the log alert\"}\n");
+}
+
+/* Before an append signs anything: the locked head (size n, root, compact range f) must be what
+ * the stored checkpoints and leaves say — the checkpoint of size n has the head's root, no
+ * checkpoint is larger, exactly n leaves are stored, and the compact range folds to the root.
+ * A database rewound by hand fails here instead of getting a second signed root for a size.
+ * Fills evidence ("" when consistent). */
+static enum store_status head_consistent(struct store_conn *c, const json_t *head,
+                                         const struct merkle_frontier *f, char *evidence,
+                                         size_t size)
+{
+    evidence[0] = '\0';
+    json_int_t n = json_integer_value(json_object_get(head, "size"));
+    const char *root = text_of(head, "root");
+    char size_text[24];
+    snprintf(size_text, sizeof size_text, "%lld", (long long)n);
+    const char *p[] = {size_text};
+    json_t *facts = NULL;
+    enum store_status st = store_json(c, SQL_HEAD_EVIDENCE, 1, p, &facts);
+    if (st != STORE_OK)
+        return st;
+    const char *cp_root = text_of(facts, "checkpoint_root");
+    json_int_t latest = json_integer_value(json_object_get(facts, "latest_checkpoint"));
+    json_int_t leaves = json_integer_value(json_object_get(facts, "leaves"));
+    char folded[2 * MERKLE_HASH_BYTES + 1] = "";
+    if (f->count) {
+        uint8_t r[MERKLE_HASH_BYTES];
+        merkle_frontier_root(f, r);
+        codec_hex_encode(r, sizeof r, folded);
+    }
+    if (!root || !cp_root || strcmp(root, cp_root) != 0)
+        snprintf(evidence, size,
+                 "the log head has size %lld and root %s, but the stored checkpoint of size %lld "
+                 "has root %s",
+                 (long long)n, root ? root : "(none)", (long long)n, cp_root ? cp_root : "(none)");
+    else if (latest != n)
+        snprintf(evidence, size,
+                 "the log head has size %lld, but a checkpoint of size %lld is stored: the head "
+                 "was rewound",
+                 (long long)n, (long long)latest);
+    else if (leaves != n)
+        snprintf(evidence, size, "the log head has size %lld, but %lld leaves are stored",
+                 (long long)n, (long long)leaves);
+    else if (n > 0 && strcmp(folded, root) != 0)
+        snprintf(evidence, size,
+                 "the log head's compact range folds to root %s, not to its root %s (size %lld)",
+                 folded, root, (long long)n);
+    json_decref(facts);
+    return STORE_OK;
+}
+
+/* At start: the root recomputed from every stored leaf's bytes must be the latest checkpoint's,
+ * and each stored leaf hash the hash of its bytes. Fills evidence ("" when consistent). */
+static enum store_status leaves_consistent(struct store_conn *c, char *evidence, size_t size)
+{
+    evidence[0] = '\0';
+    json_t *latest = NULL;
+    enum store_status st = store_json(c, SQL_LATEST_CHECKPOINT, 0, NULL, &latest);
+    if (st != STORE_OK)
+        return st;
+    uint64_t n = 0;
+    struct merkle_frontier f = {.count = 0};
+    for (;;) {
+        char start[24];
+        snprintf(start, sizeof start, "%llu", (unsigned long long)n);
+        const char *p[] = {start};
+        json_t *page = NULL;
+        st = store_json(c, SQL_LEAF_PAGE, 1, p, &page);
+        if (st != STORE_OK)
+            break;
+        size_t i;
+        json_t *row;
+        json_array_foreach(page, i, row)
+        {
+            if ((uint64_t)json_integer_value(json_object_get(row, "i")) != n) {
+                snprintf(evidence, size, "leaf %llu is missing from the stored leaves",
+                         (unsigned long long)n);
+                break;
+            }
+            const char *b64 = text_of(row, "leaf");
+            size_t b64_len = b64 ? strlen(b64) : 0;
+            uint8_t *bytes = malloc(b64_len / 4 * 3 + 1);
+            long len = bytes ? codec_b64_decode(b64, b64_len, bytes, b64_len / 4 * 3 + 1) : -1;
+            uint8_t hash[MERKLE_HASH_BYTES];
+            char hex[2 * MERKLE_HASH_BYTES + 1] = "";
+            if (len >= 0) {
+                merkle_leaf_hash(bytes, (size_t)len, hash);
+                codec_hex_encode(hash, sizeof hash, hex);
+            }
+            free(bytes);
+            if (len < 0) {
+                st = STORE_ERROR;
+                break;
+            }
+            if (!text_of(row, "hash") || strcmp(hex, text_of(row, "hash")) != 0) {
+                snprintf(evidence, size, "leaf %llu's stored hash is not the hash of its bytes",
+                         (unsigned long long)n);
+                break;
+            }
+            merkle_frontier_append(&f, n, hash);
+            n++;
+        }
+        size_t got = json_array_size(page);
+        json_decref(page);
+        if (st != STORE_OK || evidence[0] || got < LEAF_PAGE)
+            break;
+    }
+    if (st == STORE_OK && !evidence[0]) {
+        json_int_t cp_size = json_integer_value(json_object_get(latest, "tree_size"));
+        char root[2 * MERKLE_HASH_BYTES + 1];
+        uint8_t r[MERKLE_HASH_BYTES];
+        if (f.count)
+            merkle_frontier_root(&f, r);
+        else
+            merkle_root(NULL, 0, r);
+        codec_hex_encode(r, sizeof r, root);
+        const char *cp_root = text_of(latest, "root");
+        if ((uint64_t)cp_size != n)
+            snprintf(evidence, size,
+                     "%llu leaves are stored, but the latest signed checkpoint is of size %lld",
+                     (unsigned long long)n, (long long)cp_size);
+        else if (!cp_root || strcmp(cp_root, root) != 0)
+            snprintf(evidence, size,
+                     "the root over the %llu stored leaves is %s, but the checkpoint of that size "
+                     "has root %s",
+                     (unsigned long long)n, root, cp_root ? cp_root : "(none)");
+    }
+    json_decref(latest);
     return st;
 }
 
@@ -176,6 +349,7 @@ enum store_status store_log_init(struct store *s, const char *origin,
     codec_hex_encode(empty_root, sizeof empty_root, empty_hex);
 
     json_t *head = NULL;
+    char evidence[512] = "";
     struct store_conn *c = store_acquire(s, 5000);
     if (!c) {
         free(vkey);
@@ -214,24 +388,35 @@ enum store_status store_log_init(struct store *s, const char *origin,
         st = sign_checkpoint(c, origin, 0, empty_root, server_sk, NULL);
     if (st == STORE_OK)
         st = store_commit(c);
-    if (st != STORE_OK)
+    if (st != STORE_OK) {
         snprintf(why, why_size, "cannot record the log head: %s", store_status_name(st));
+        goto out;
+    }
+    /* The head, the checkpoints and the leaves must agree; if not, the server starts but
+     * appends nothing and is not ready, so that an operator sees why. */
+    struct merkle_frontier f;
+    uint64_t size = (uint64_t)json_integer_value(json_object_get(head, "size"));
+    if (merkle_frontier_parse(text_of(head, "frontier") ? text_of(head, "frontier") : "", size,
+                              &f) != 0)
+        snprintf(evidence, sizeof evidence, "the log head's compact range does not fit its size");
+    else
+        st = head_consistent(c, head, &f, evidence, sizeof evidence);
+    if (st == STORE_OK && !evidence[0])
+        st = leaves_consistent(c, evidence, sizeof evidence);
+    if (st != STORE_OK)
+        snprintf(why, why_size, "cannot check the log: %s", store_status_name(st));
 out:
     if (st != STORE_OK)
         store_rollback(c);
     store_release(s, c);
     json_decref(head);
     free(vkey);
+    if (st == STORE_OK && evidence[0])
+        log_fault(s, evidence);
     return st;
 }
 
 /* ---- appending ---- */
-
-static const char *text_of(const json_t *obj, const char *key)
-{
-    const char *s = json_string_value(json_object_get(obj, key));
-    return s && *s ? s : NULL;
-}
 
 /* The signer's key: registered, not revoked, an enabled owner's, and the caller's. */
 static enum store_status check_signer(struct store_conn *c, const struct ledger_append *in,
@@ -342,15 +527,25 @@ static enum store_status check_gate(struct store_conn *c, const json_t *record, 
 static enum store_status append_locked(struct store_conn *c, const struct ledger_append *in,
                                        const json_t *head, const json_t *key,
                                        const char *received_at, enum ledger_outcome *outcome,
-                                       json_t **out)
+                                       char *fault, size_t fault_size, json_t **out)
 {
     const json_t *record = in->record;
     uint64_t size = (uint64_t)json_integer_value(json_object_get(head, "size"));
     const char *origin = text_of(head, "origin");
     struct merkle_frontier f;
     if (!origin || merkle_frontier_parse(text_of(head, "frontier") ? text_of(head, "frontier") : "",
-                                         size, &f) != 0)
-        return STORE_ERROR;
+                                         size, &f) != 0) {
+        snprintf(fault, fault_size, "the log head's compact range does not fit its size %llu",
+                 (unsigned long long)size);
+        *outcome = LEDGER_INCONSISTENT;
+        return STORE_OK;
+    }
+    enum store_status hs = head_consistent(c, head, &f, fault, fault_size);
+    if (hs != STORE_OK || fault[0]) {
+        if (fault[0])
+            *outcome = LEDGER_INCONSISTENT;
+        return hs;
+    }
     json_t *proof = hex_array((const uint8_t(*)[MERKLE_HASH_BYTES])f.hash, f.count, 1);
 
     size_t leaf_len = 0;
@@ -407,6 +602,13 @@ static enum store_status append_locked(struct store_conn *c, const struct ledger
     st = store_exec(c, SQL_UPDATE_HEAD, 3, ph, NULL);
     if (st == STORE_OK)
         st = sign_checkpoint(c, origin, size + 1, root, in->server_sk, &note);
+    if (st == STORE_CONFLICT) {
+        snprintf(fault, fault_size, "a checkpoint of size %llu was already stored",
+                 (unsigned long long)size + 1);
+        *outcome = LEDGER_INCONSISTENT;
+        st = STORE_OK;
+        goto out;
+    }
     if (st != STORE_OK)
         goto out;
     *out = json_pack("{s:s, s:s, s:I, s:I, s:s, s:s, s:{s:I, s:I, s:O}}", "id",
@@ -439,6 +641,12 @@ enum store_status store_decision_append(struct store *s, const struct audit_acto
     if (!cited_text)
         return STORE_ERROR;
     json_t *key = NULL, *facts = NULL, *head = NULL, *result = NULL;
+    char fault[512] = "";
+    if (store_log_fault(s, NULL, 0)) {
+        free(cited_text);
+        *outcome = LEDGER_INCONSISTENT;
+        return STORE_OK;
+    }
     struct store_conn *c = store_acquire(s, 2000);
     if (!c) {
         free(cited_text);
@@ -479,7 +687,8 @@ enum store_status store_decision_append(struct store *s, const struct audit_acto
     if (st != STORE_OK)
         goto out;
     *outcome = LEDGER_APPENDED;
-    st = append_locked(c, in, head, key, text_of(facts, "received_at"), outcome, &result);
+    st = append_locked(c, in, head, key, text_of(facts, "received_at"), outcome, fault,
+                       sizeof fault, &result);
     if (st != STORE_OK || *outcome != LEDGER_APPENDED)
         goto out;
     const char *pr[] = {text_of(record, "review_id")};
@@ -505,6 +714,8 @@ out:
     json_decref(key);
     json_decref(facts);
     json_decref(head);
+    if (fault[0])
+        log_fault(s, fault);
     *out = result;
     return st;
 }

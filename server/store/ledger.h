@@ -32,6 +32,10 @@ enum ledger_outcome {
     LEDGER_REFUSED,    /* an advance the gate refuses: p lists every unmet condition (422) */
     LEDGER_NOT_SIGNER, /* the caller is not the holder of the signing key (403) */
     LEDGER_DUPLICATE,  /* a decision with this id exists (409) */
+    /* The stored log contradicts itself (a head rewound or changed by hand): nothing was
+     * signed, this process appends nothing more, /readyz fails and owners and admins have an
+     * alert (503, problem type log-inconsistent). */
+    LEDGER_INCONSISTENT,
 };
 
 struct ledger_append {

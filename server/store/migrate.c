@@ -188,6 +188,11 @@ enum store_status store_migrate(struct store *s, const char *dir, char *why, siz
 
 enum store_status store_ready(struct store *s, const char *dir, char *why, size_t why_size)
 {
+    char evidence[512];
+    if (store_log_fault(s, evidence, sizeof evidence)) {
+        snprintf(why, why_size, "the decision log is inconsistent: %s", evidence);
+        return STORE_UNAVAILABLE;
+    }
     size_t n = 0;
     struct migration *m = load_migrations(dir, &n, why, why_size);
     if (!m)

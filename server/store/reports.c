@@ -7,25 +7,41 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Each run's price per GPU-hour: the ?cluster_offers= offer of its cluster, else its cluster
+ * map's offer for its partition and GPU model, else for its partition (any model), else the
+ * ?offer_id= offer. The report's currency is the parameters' ($11), else the maps' (one, kept
+ * so by PUT /clusters); a price in another currency does not count (the run is unpriced). */
 static const char *SQL_USAGE =
-    "WITH prices AS (SELECT e.key AS cluster, o.price_per_hour / o.gpus_per_instance AS p "
-    "FROM jsonb_each_text(coalesce($8::jsonb, '{}'::jsonb)) e JOIN offer o ON o.id = "
-    "e.value::uuid), "
-    "default_price AS (SELECT (SELECT price_per_hour / gpus_per_instance FROM offer "
-    "WHERE id = $9::uuid) AS p), "
+    "WITH prices AS (SELECT e.key AS cluster, o.price_per_hour / o.gpus_per_instance AS p, "
+    "o.currency AS cur FROM jsonb_each_text(coalesce($8::jsonb, '{}'::jsonb)) e JOIN offer o ON "
+    "o.id = e.value::uuid), "
+    "default_price AS (SELECT price_per_hour / gpus_per_instance AS p, currency AS cur FROM offer "
+    "WHERE id = $9::uuid), "
+    "map AS (SELECT cp.cluster, cp.partition, cp.gpu_model, o.price_per_hour / "
+    "o.gpus_per_instance AS p, o.currency AS cur FROM cluster_partition cp JOIN offer o ON o.id "
+    "= cp.offer_id), "
+    "rc AS (SELECT coalesce($11::text, (SELECT min(cur) FROM map)) AS cur), "
+    "r0 AS (SELECT x.*, CASE WHEN x.started_at IS NOT NULL THEN x.gpus * extract(epoch FROM "
+    "x.ended_at - x.started_at) / 3600 ELSE 0 END AS gh, CASE WHEN pr.p IS NOT NULL THEN pr.p "
+    "WHEN m1.p IS NOT NULL THEN m1.p WHEN m0.p IS NOT NULL THEN m0.p ELSE (SELECT p FROM "
+    "default_price) END AS p0, CASE WHEN pr.p IS NOT NULL THEN pr.cur WHEN m1.p IS NOT NULL THEN "
+    "m1.cur WHEN m0.p IS NOT NULL THEN m0.cur ELSE (SELECT cur FROM default_price) END AS cur0 "
+    "FROM run x LEFT JOIN prices pr ON pr.cluster = x.cluster "
+    "LEFT JOIN map m1 ON m1.cluster = x.cluster AND m1.partition = x.partition AND m1.gpu_model "
+    "= x.gpu_model LEFT JOIN map m0 ON m0.cluster = x.cluster AND m0.partition = x.partition AND "
+    "m0.gpu_model = '' "
+    "WHERE ($1::jsonb = 'null'::jsonb OR x.team IN (SELECT jsonb_array_elements_text($1::jsonb))) "
+    "AND ($2::timestamptz IS NULL OR x.submitted_at >= $2::timestamptz) "
+    "AND ($3::timestamptz IS NULL OR x.submitted_at < $3::timestamptz) "
+    "AND ($12::text IS NULL OR x.team = $12)), "
     "r AS (SELECT CASE WHEN $4::boolean THEN x.team END AS g_team, "
     "CASE WHEN $5::boolean THEN x.workload_class END AS g_class, "
     "CASE WHEN $6::boolean THEN x.cluster END AS g_cluster, "
-    "CASE WHEN $7::boolean THEN x.state END AS g_state, x.state, x.gpus, x.started_at, "
-    "x.gpu_utilization, "
-    "CASE WHEN x.started_at IS NOT NULL THEN x.gpus * extract(epoch FROM x.ended_at - "
-    "x.started_at) / 3600 ELSE 0 END AS gh, "
+    "CASE WHEN $7::boolean THEN x.state END AS g_state, x.cluster, x.partition, x.gpu_model, "
+    "x.state, x.gpus, x.started_at, x.gpu_utilization, x.gh, "
     "CASE WHEN x.started_at IS NOT NULL AND x.gpus > 0 THEN extract(epoch FROM x.started_at - "
-    "x.submitted_at) END AS qw, coalesce(pr.p, (SELECT p FROM default_price)) AS price "
-    "FROM run x LEFT JOIN prices pr ON pr.cluster = x.cluster "
-    "WHERE ($1::jsonb = 'null'::jsonb OR x.team IN (SELECT jsonb_array_elements_text($1::jsonb))) "
-    "AND ($2::timestamptz IS NULL OR x.submitted_at >= $2::timestamptz) "
-    "AND ($3::timestamptz IS NULL OR x.submitted_at < $3::timestamptz)), "
+    "x.submitted_at) END AS qw, CASE WHEN x.cur0 = (SELECT cur FROM rc) THEN x.p0 END AS price "
+    "FROM r0 x), "
     "by_state AS (SELECT g_team, g_class, g_cluster, g_state, jsonb_object_agg(state, h) AS m "
     "FROM (SELECT g_team, g_class, g_cluster, g_state, state, sum(gh) AS h FROM r "
     "GROUP BY 1, 2, 3, 4, 5) s GROUP BY 1, 2, 3, 4), "
@@ -39,9 +55,17 @@ static const char *SQL_USAGE =
     "count(*) FILTER (WHERE started_at IS NULL) AS never_started, "
     "avg(gpu_utilization) AS mean_util, sum(gh * price) AS cost, "
     "sum(gh * price) FILTER (WHERE state <> 'COMPLETED') AS failed_cost, "
-    "sum(gh) FILTER (WHERE price IS NOT NULL) AS priced_gh "
-    "FROM r GROUP BY 1, 2, 3, 4) "
-    "SELECT json_build_object('groups', coalesce(json_agg((jsonb_build_object('team', a.g_team, "
+    "sum(gh) FILTER (WHERE price IS NOT NULL) AS priced_gh, "
+    "coalesce(sum(gh) FILTER (WHERE price IS NULL AND gh > 0), 0) AS unpriced_gh, "
+    "count(*) FILTER (WHERE price IS NULL AND gh > 0) AS unpriced_runs "
+    "FROM r GROUP BY 1, 2, 3, 4), "
+    "unpriced AS (SELECT cluster, partition, gpu_model, count(*) AS runs, sum(gh) AS gpu_hours "
+    "FROM r WHERE price IS NULL AND gh > 0 GROUP BY 1, 2, 3 ORDER BY 5 DESC, 1, 2, 3 LIMIT 100) "
+    "SELECT json_build_object('currency', (SELECT cur FROM rc), 'unpriced', (SELECT "
+    "coalesce(json_agg(json_build_object('cluster', cluster, 'partition', partition, "
+    "'gpu_model', gpu_model, 'runs', runs, 'gpu_hours', gpu_hours) ORDER BY gpu_hours DESC, "
+    "cluster, partition, gpu_model), '[]') FROM unpriced), "
+    "'groups', coalesce(json_agg((jsonb_build_object('team', a.g_team, "
     "'workload_class', a.g_class, 'cluster', a.g_cluster, 'state', a.g_state) - $10::text[]) || "
     "jsonb_build_object('runs', a.runs, 'gpu_runs', a.gpu_runs, 'gpu_hours', a.gpu_hours, "
     "'gpu_hours_by_state', coalesce(b.m, '{}'::jsonb), 'failure_rate', "
@@ -49,8 +73,10 @@ static const char *SQL_USAGE =
     "a.failed_gh / nullif(a.gpu_hours, 0), 'queue_wait_s', jsonb_build_object('mean', a.qw_mean, "
     "'p50', a.qw_p50, 'p90', a.qw_p90, 'p99', a.qw_p99), 'never_started', a.never_started, "
     "'mean_gpu_utilization', a.mean_util, 'cost', CASE WHEN a.priced_gh IS NULL THEN NULL ELSE "
-    "jsonb_build_object('currency', $11::text, 'amount', coalesce(a.cost, 0), 'failed_amount', "
-    "coalesce(a.failed_cost, 0), 'priced_gpu_hours', a.priced_gh) END) "
+    "jsonb_build_object('currency', (SELECT cur FROM rc), 'amount', coalesce(a.cost, 0), "
+    "'failed_amount', coalesce(a.failed_cost, 0), 'failed_share', coalesce(a.failed_cost, 0) / "
+    "nullif(a.cost, 0), 'priced_gpu_hours', a.priced_gh, 'unpriced_gpu_hours', a.unpriced_gh, "
+    "'unpriced_runs', a.unpriced_runs) END) "
     "ORDER BY a.g_team, a.g_class, a.g_cluster, a.g_state), '[]')) "
     "FROM agg a LEFT JOIN by_state b ON b.g_team IS NOT DISTINCT FROM a.g_team AND "
     "b.g_class IS NOT DISTINCT FROM a.g_class AND b.g_cluster IS NOT DISTINCT FROM a.g_cluster "
@@ -81,9 +107,11 @@ static const char *SQL_IDLE =
     "GROUP BY t.id, t.team, t.benchmark_id, t.workload_id, t.idle_below, t.longest_idle_s) "
     "SELECT json_build_object("
     "'benchmarks', (SELECT coalesce(json_agg(to_jsonb(x) ORDER BY x.team, x.benchmark_id), "
-    "'[]') FROM (" IDLE_SELECT("u.benchmark_id, u.team, u.workload_id") "GROUP BY 1, 2, 3) x), "
-    "'teams', (SELECT coalesce(json_agg(to_jsonb(x) ORDER BY x.team), '[]') FROM (" IDLE_SELECT(
-        "u.team") "GROUP BY 1) x))";
+    "'[]') FROM (" IDLE_SELECT(
+        "u.benchmark_id, u.team, u.workload_id") "GROUP BY 1, 2, 3) x), "
+                                                 "'teams', (SELECT coalesce(json_agg(to_jsonb(x) "
+                                                 "ORDER BY x.team), '[]') FROM (" IDLE_SELECT(
+                                                     "u.team") "GROUP BY 1) x))";
 
 enum store_status store_report_usage(struct store *s, const struct usage_query *q, json_t **out)
 {
@@ -114,8 +142,9 @@ enum store_status store_report_usage(struct store *s, const struct usage_query *
                        q->cluster_offers_json,
                        q->default_offer_id,
                        excluded,
-                       q->currency};
-    return store_json1(s, SQL_USAGE, 11, p, out);
+                       q->currency,
+                       q->team};
+    return store_json1(s, SQL_USAGE, 12, p, out);
 }
 
 enum store_status store_report_idle(struct store *s, const char *teams_json, const char *team,

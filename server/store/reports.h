@@ -14,11 +14,16 @@ struct usage_query {
     const char *cluster_offers_json;
     const char *default_offer_id;
     const char *currency; /* of those offers (checked by the caller to be one) */
+    const char *team;     /* only this team's runs; NULL: all the caller may read */
 };
 
-/* *out: {groups: [{<group keys>, runs, gpu_runs, gpu_hours, gpu_hours_by_state,
- * failure_rate, failed_gpu_hours_share, queue_wait_s {mean, p50, p90, p99}, never_started,
- * mean_gpu_utilization, cost}]} ordered by the group keys. */
+/* *out: {currency, unpriced: [{cluster, partition, gpu_model, runs, gpu_hours}] (GPU runs no
+ * price covers, the 100 largest), groups: [{<group keys>, runs, gpu_runs, gpu_hours,
+ * gpu_hours_by_state, failure_rate, failed_gpu_hours_share, queue_wait_s {mean, p50, p90, p99},
+ * never_started, mean_gpu_utilization, cost {currency, amount, failed_amount, failed_share,
+ * priced_gpu_hours, unpriced_gpu_hours, unpriced_runs} or null when nothing is priced}]}
+ * ordered by the group keys. Prices: ?cluster_offers= for a cluster, else the cluster map
+ * (partition and GPU model, then partition), else ?offer_id=. */
 enum store_status store_report_usage(struct store *s, const struct usage_query *q,
                                      json_t **out) STORE_MUSTCHECK;
 

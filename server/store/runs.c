@@ -8,30 +8,45 @@
 
 static const char *SQL_STAGE =
     "CREATE TEMP TABLE run_stage (lineno bigint, cluster text, external_id text, team text, "
-    "\"user\" text, workload_class text, submitted_at timestamptz, started_at timestamptz, "
+    "\"user\" text, workload_class text, partition text, gpu_model text, submitted_at "
+    "timestamptz, started_at timestamptz, "
     "ended_at timestamptz, gpus double precision, state text, exit_code text, "
     "gpu_utilization double precision) ON COMMIT DROP";
 
 static const char *SQL_COPY =
-    "COPY run_stage (lineno, cluster, external_id, team, \"user\", workload_class, "
-    "submitted_at, started_at, ended_at, gpus, state, exit_code, gpu_utilization) FROM STDIN";
+    "COPY run_stage (lineno, cluster, external_id, team, \"user\", workload_class, partition, "
+    "gpu_model, submitted_at, started_at, ended_at, gpus, state, exit_code, gpu_utilization) "
+    "FROM STDIN";
 
 /* Rows are offered in line order, so of two rows of the upload with the same (cluster,
  * external_id) the first is stored and the second counted a duplicate, like a row already
- * stored (ON CONFLICT DO NOTHING also skips rows that conflict within the one command). */
+ * stored (ON CONFLICT DO NOTHING also skips rows that conflict within the one command).
+ * The class of each run: the upload's ?class= ($2), else the run's own (JSON), else the
+ * cluster's map for its partition and GPU model, else for its partition (any model), else the
+ * cluster's default class, else none (unclassified). */
 static const char *SQL_MOVE =
     "WITH ins AS (INSERT INTO run (cluster, external_id, team, \"user\", workload_class, "
-    "submitted_at, started_at, ended_at, gpus, state, exit_code, gpu_utilization, upload_id) "
-    "SELECT cluster, external_id, team, \"user\", workload_class, submitted_at, started_at, "
-    "ended_at, gpus, state, exit_code, gpu_utilization, $1::uuid FROM run_stage ORDER BY lineno "
-    "ON CONFLICT (cluster, external_id) DO NOTHING RETURNING 1) "
+    "partition, gpu_model, submitted_at, started_at, ended_at, gpus, state, exit_code, "
+    "gpu_utilization, upload_id) "
+    "SELECT s.cluster, s.external_id, s.team, s.\"user\", coalesce($2::text, s.workload_class, "
+    "m1.workload_class, m0.workload_class, c.default_class), s.partition, s.gpu_model, "
+    "s.submitted_at, s.started_at, s.ended_at, s.gpus, s.state, s.exit_code, s.gpu_utilization, "
+    "$1::uuid FROM run_stage s "
+    "LEFT JOIN cluster_partition m1 ON m1.cluster = s.cluster AND m1.partition = s.partition "
+    "AND m1.gpu_model = s.gpu_model "
+    "LEFT JOIN cluster_partition m0 ON m0.cluster = s.cluster AND m0.partition = s.partition "
+    "AND m0.gpu_model = '' LEFT JOIN cluster c ON c.name = s.cluster ORDER BY s.lineno "
+    "ON CONFLICT (cluster, external_id) DO NOTHING RETURNING workload_class) "
     "SELECT json_build_object('inserted', (SELECT count(*) FROM ins), 'staged', "
-    "(SELECT count(*) FROM run_stage))";
+    "(SELECT count(*) FROM run_stage), 'classes', (SELECT coalesce(json_object_agg(k, n), '{}') "
+    "FROM (SELECT coalesce(workload_class, 'unclassified') AS k, count(*) AS n FROM ins "
+    "GROUP BY 1) x))";
 
 #define RUN_JSON(r)                                                                                \
     "json_build_object('id', " r ".id::text, 'cluster', " r ".cluster, 'external_id', " r          \
     ".external_id, 'team', " r ".team, 'user', " r ".\"user\", 'workload_class', " r               \
-    ".workload_class, 'submitted_at', " r ".submitted_at, 'started_at', " r ".started_at, "        \
+    ".workload_class, 'partition', " r ".partition, 'gpu_model', " r ".gpu_model, "                \
+    "'submitted_at', " r ".submitted_at, 'started_at', " r ".started_at, "                         \
     "'ended_at', " r ".ended_at, 'gpus', " r ".gpus, 'state', " r ".state, 'exit_code', " r        \
     ".exit_code, 'gpu_utilization', " r ".gpu_utilization, 'upload_id', " r ".upload_id)"
 
@@ -53,16 +68,18 @@ enum store_status store_runs_begin(struct store *s, struct upload_tx **out)
 }
 
 enum store_status store_runs_finish(struct upload_tx *tx, const struct audit_actor *who,
-                                    json_t *rec, long *staged, long *inserted, long *duplicates)
+                                    json_t *rec, const char *klass, long *staged, long *inserted,
+                                    long *duplicates, json_t **classes)
 {
+    *classes = NULL;
     *staged = *inserted = *duplicates = 0;
     long copied = 0;
     json_t *counts = NULL;
     const char *upload_id = json_string_value(json_object_get(rec, "id"));
-    const char *p[] = {upload_id};
+    const char *p[] = {upload_id, klass};
     enum store_status st = store_upload_tx_end_copy(tx, &copied);
     if (st == STORE_OK)
-        st = store_json(store_upload_tx_conn(tx), SQL_MOVE, 1, p, &counts);
+        st = store_json(store_upload_tx_conn(tx), SQL_MOVE, 2, p, &counts);
     if (st != STORE_OK) {
         json_decref(counts);
         store_upload_tx_abort(tx);
@@ -71,6 +88,7 @@ enum store_status store_runs_finish(struct upload_tx *tx, const struct audit_act
     *staged = (long)json_integer_value(json_object_get(counts, "staged"));
     *inserted = (long)json_integer_value(json_object_get(counts, "inserted"));
     *duplicates = *staged - *inserted;
+    *classes = json_incref(json_object_get(counts, "classes"));
     json_decref(counts);
     json_object_set_new(rec, "inserted", json_integer(*inserted));
     json_object_set_new(rec, "duplicates", json_integer(*duplicates));

@@ -18,12 +18,15 @@
 /* Starts an upload (store/uploads.h's upload_tx): creates the staging table and starts COPY
  * into it. Send rows with store_upload_tx_send; cancel with store_upload_tx_abort. */
 enum store_status store_runs_begin(struct store *s, struct upload_tx **out) STORE_MUSTCHECK;
-/* Ends COPY, moves the staged rows into run with upload_id = rec's "id", sets rec's
- * "inserted" and "duplicates", inserts the upload record rec (borrowed, updated), audits and
- * commits; then releases everything (u is freed whatever the result). *staged, *inserted and
- * *duplicates receive the counts. */
+/* Ends COPY, moves the staged rows into run with upload_id = rec's "id" — each classed by
+ * klass (?class=; NULL: the run's own, else the cluster's partition map, else its default
+ * class, else none) — sets rec's "inserted" and "duplicates", inserts the upload record rec
+ * (borrowed, updated), audits and commits; then releases everything (u is freed whatever the
+ * result). *staged, *inserted and *duplicates receive the counts, *classes (new reference)
+ * the runs stored per class ({"production": 12, "unclassified": 3}). */
 enum store_status store_runs_finish(struct upload_tx *u, const struct audit_actor *who, json_t *rec,
-                                    long *staged, long *inserted, long *duplicates) STORE_MUSTCHECK;
+                                    const char *klass, long *staged, long *inserted,
+                                    long *duplicates, json_t **classes) STORE_MUSTCHECK;
 
 struct runs_query {
     const char *teams_json; /* the caller's teams, or "null" */

@@ -11,6 +11,7 @@
 #define CAPLEDGER_STORE_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,6 +27,13 @@ enum store_status {
 };
 
 const char *store_status_name(enum store_status s);
+
+struct store;
+
+/* True once this process has found the decision log inconsistent (a head that disagrees with
+ * the stored checkpoints or leaves; see store/ledger.h): it then appends nothing more and is
+ * not ready. Copies the evidence into evidence[size] (may be NULL). */
+bool store_log_fault(struct store *s, char *evidence, size_t size);
 
 struct store;
 struct store_conn; /* one checked-out connection, for transactions */

@@ -67,10 +67,19 @@ GET    /api/v1/uploads/{id}                       users
 
 GET    /api/v1/reports/usage                      users
 GET    /api/v1/reports/idle                       users
+GET    /api/v1/clusters                           users
+GET    /api/v1/clusters/{name}                    users
+PUT    /api/v1/clusters/{name}                    owner
 GET    /api/v1/alerts                             admin owner auditor
 POST   /api/v1/alerts/sweep                       admin owner
 GET    /api/v1/alerts/{id}                        admin owner auditor
 PATCH  /api/v1/alerts/{id}                        admin owner
+GET    /api/v1/webhooks                           admin owner
+POST   /api/v1/webhooks                           admin owner
+GET    /api/v1/webhooks/{id}                      admin owner
+DELETE /api/v1/webhooks/{id}                      admin owner
+GET    /api/v1/webhooks/{id}/deliveries           admin owner
+POST   /api/v1/webhooks/{id}/ping                 admin owner
 
 GET    /api/v1/reviews                            users
 POST   /api/v1/reviews                            owner

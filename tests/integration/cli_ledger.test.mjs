@@ -82,10 +82,13 @@ function makeBundle(real) {
   return { bundle, log, logPk, hashes, comparison };
 }
 
+// With --key: the verifier key the log was made with (no tampered copy below changes it).
 function verify(bundle, ...extra) {
   const file = path.join(dir, `bundle-${crypto.randomUUID()}.json`);
   fs.writeFileSync(file, JSON.stringify(bundle));
-  return run('verify', file, ...extra);
+  const key = path.join(dir, `key-${crypto.randomUUID()}.vkey`);
+  fs.writeFileSync(key, `${bundle.verifier_key}\n`);
+  return run('verify', file, '--key', key, ...extra);
 }
 
 test('a bundle built by Node crypto verifies, with and without an older checkpoint', () => {
@@ -106,6 +109,67 @@ test('a bundle built by Node crypto verifies, with and without an older checkpoi
   r = verify(bundle, '--previous-checkpoint', old);
   assert.equal(r.status, 1);
   assert.match(r.stderr, /previous checkpoint: its tree of size 3 is not a prefix/);
+});
+
+test('verify needs the verifier key the auditor holds; a forged bundle re-signed by another key fails', () => {
+  const { bundle, hashes } = makeBundle();
+  const file = path.join(dir, 'held.json');
+  fs.writeFileSync(file, JSON.stringify(bundle));
+  // No key: nothing is called verified, exit 2, and the reason is given.
+  let r = spawnSync(BIN, ['verify', file], { encoding: 'utf8', cwd: dir, env: { ...process.env, CAPLEDGER_VERIFIER_KEY: '' } });
+  assert.equal(r.status, 2);
+  assert.doesNotMatch(r.stdout, /verified/);
+  assert.match(r.stderr, /NOT verified: no verifier key.*--key FILE.*CAPLEDGER_VERIFIER_KEY/s);
+  // The key from the environment.
+  r = spawnSync(BIN, ['verify', file], { encoding: 'utf8', cwd: dir, env: { ...process.env, CAPLEDGER_VERIFIER_KEY: bundle.verifier_key } });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /^verified: checkpoint signed by localhost\/capledger with the key you hold/);
+  // Dropped leaf, rebuilt root, checkpoint signed by the forger's key named in the bundle.
+  const forger = crypto.generateKeyPairSync('ed25519');
+  const forgerPk = rawPublicKey(forger.publicKey);
+  const forged = structuredClone(bundle);
+  forged.leaves.splice(2, 1);
+  const kept = hashes.filter((_, i) => i !== 2);
+  forged.checkpoint = signedCheckpoint(forger.privateKey, forgerPk, kept.length, mth(kept));
+  const keyId = sha256(Buffer.concat([Buffer.from(ORIGIN + '\n'), Buffer.from([1]), forgerPk])).subarray(0, 4);
+  forged.verifier_key = `${ORIGIN}+${keyId.toString('hex')}+${Buffer.concat([Buffer.from([1]), forgerPk]).toString('base64')}`;
+  r = verify(forged); // trusting the bundle's own key: it "verifies" — which is why verify needs --key
+  assert.equal(r.status, 0, r.stderr);
+  const heldKey = path.join(dir, 'server.vkey');
+  fs.writeFileSync(heldKey, bundle.verifier_key);
+  fs.writeFileSync(file, JSON.stringify(forged));
+  r = run('verify', file, '--key', heldKey);
+  assert.equal(r.status, 1);
+  assert.match(r.stderr, /FAILED: verifier_key: the bundle names .* not the verifier key you hold/);
+  forged.verifier_key = bundle.verifier_key;
+  fs.writeFileSync(file, JSON.stringify(forged));
+  r = run('verify', file, '--key', heldKey);
+  assert.equal(r.status, 1);
+  assert.match(r.stderr, /FAILED: checkpoint: no signature by the verifier key/);
+});
+
+test('verify --approvers pins who may sign and prints each approver\'s leaves', () => {
+  const { bundle } = makeBundle();
+  const file = path.join(dir, 'approvers.json');
+  fs.writeFileSync(file, JSON.stringify(bundle));
+  const heldKey = path.join(dir, 'pinned.vkey');
+  fs.writeFileSync(heldKey, `${bundle.verifier_key}\n`);
+  const [aliceId, alice] = Object.entries(bundle.signer_keys)[0];
+  const other = rawPublicKey(crypto.generateKeyPairSync('ed25519').publicKey).toString('base64');
+  const approvers = path.join(dir, 'approvers.txt');
+  fs.writeFileSync(approvers, `# keys collected from the owners in person\n${alice.public_key} alice\n\n${other}\n`);
+  let r = run('verify', file, '--key', heldKey, '--approvers', approvers);
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /every signer is an approver key you hold/);
+  assert.match(r.stdout, new RegExp(`^approver alice, key ${aliceId} \\(one you hold\\): signed leaves 0-4$`, 'm'));
+  assert.match(r.stdout, /^approver \(not in the log\), key [0-9a-f]{64} \(one you hold\): signed no leaves$/m);
+  fs.writeFileSync(approvers, `${other}\n`);
+  r = run('verify', file, '--key', heldKey, '--approvers', approvers);
+  assert.equal(r.status, 1);
+  assert.match(r.stderr, new RegExp(`FAILED: leaf 0: signed by key ${aliceId} \\(listed for "alice"\\), which is not one of the approver keys you hold`));
+  // Without --approvers the signers are still listed, for comparison with keys held elsewhere.
+  r = run('verify', file, '--key', heldKey);
+  assert.match(r.stdout, new RegExp(`^approver alice, key ${aliceId}: signed leaves 0-4$`, 'm'));
 });
 
 test('verify --recompute reruns the engine on a comparison made by capledger compare', () => {

@@ -107,10 +107,10 @@ test('every route refuses a query parameter it does not take, naming it', async 
 });
 
 test('a misspelt filter no longer widens a report; a refused upload stores nothing', async () => {
-  const usage = await as('owner1', 'GET', '/reports/usage?team=vision');
+  const usage = await as('owner1', 'GET', '/reports/usage?teams=vision');
   assert.equal(usage.status, 422, usage.text);
-  assert.equal(usage.json.errors[0].pointer, '?team');
-  assert.match(usage.json.errors[0].message, /takes group_by from to offer_id cluster_offers/);
+  assert.equal(usage.json.errors[0].pointer, '?teams');
+  assert.match(usage.json.errors[0].message, /takes group_by team from to offer_id cluster_offers/);
   const runs = await as('ana', 'GET', '/runs?clas=production');
   assert.equal(runs.status, 422);
   const body = 'JobID|State|Submit|Start|End|AllocTRES\n7001|COMPLETED|2025-01-01T00:00:00|2025-01-01T00:01:00|2025-01-01T01:00:00|gres/gpu=1\n';

@@ -174,11 +174,19 @@ export function openCheckpoint(note, verifierKey) {
 
 // ---- capledger verify ----------------------------------------------------------------------
 
-export function verifyBundle(bundle, extraArgs = []) {
+// `capledger verify BUNDLE --key KEY`: key is the verifier key text the auditor holds (GET
+// /api/v1/log/key fetched beforehand), null to give none.
+export function verifyBundle(bundle, key, extraArgs = []) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'capledger-bundle-'));
   const file = path.join(dir, 'bundle.json');
   fs.writeFileSync(file, typeof bundle === 'string' ? bundle : JSON.stringify(bundle));
-  const r = spawnSync(bin, ['verify', file, ...extraArgs], { encoding: 'utf8', timeout: 120_000 });
+  const keyArgs = [];
+  if (key !== null) {
+    if (typeof key !== 'string') throw new Error('verifyBundle: the verifier key text, or null');
+    fs.writeFileSync(path.join(dir, 'server.vkey'), key);
+    keyArgs.push('--key', path.join(dir, 'server.vkey'));
+  }
+  const r = spawnSync(bin, ['verify', file, ...keyArgs, ...extraArgs], { encoding: 'utf8', timeout: 120_000 });
   fs.rmSync(dir, { recursive: true, force: true });
   return { status: r.status, output: `${r.stdout}${r.stderr}` };
 }

@@ -281,11 +281,12 @@ test('the audit bundle verifies with capledger verify, also against an older che
   assert.equal(b.json.signer_keys[olga.keyId].owner, 'olga');
   assert.equal(b.json.signer_keys[olga.keyId].public_key, olga.publicKeyB64);
   assert.ok(b.json.signer_keys[sha256hex(Buffer.from(b.json.signer_keys[olga.keyId].public_key, 'base64'))]);
-  const v = verifyBundle(b.text);
+  const key = (await get('/api/v1/log/key')).text;
+  const v = verifyBundle(b.text, key);
   assert.equal(v.status, 0, v.output);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'capledger-old-'));
   fs.writeFileSync(path.join(dir, 'old.note'), older);
-  const vp = verifyBundle(b.text, ['--previous-checkpoint', path.join(dir, 'old.note')]);
+  const vp = verifyBundle(b.text, key, ['--previous-checkpoint', path.join(dir, 'old.note')]);
   fs.rmSync(dir, { recursive: true, force: true });
   assert.equal(vp.status, 0, vp.output);
   // The CLI signer produces records the server accepts too.
@@ -307,7 +308,8 @@ test('the audit bundle verifies with capledger verify, also against an older che
 
 test('tampering in PostgreSQL is refused by the database, and a superuser\'s tampering is named by capledger verify', async (t) => {
   const bundle = async () => (await get('/api/v1/audit/bundle')).text;
-  assert.equal(verifyBundle(await bundle()).status, 0);
+  const key = (await get('/api/v1/log/key')).text;
+  assert.equal(verifyBundle(await bundle(), key).status, 0);
   // The database itself refuses to rewrite history.
   assert.throws(() => sql('UPDATE log_leaf SET leaf = leaf WHERE leaf_index = 0'), /append-only/);
   assert.throws(() => sql('DELETE FROM log_leaf WHERE leaf_index = 0'), /append-only/);
@@ -323,14 +325,14 @@ test('tampering in PostgreSQL is refused by the database, and a superuser\'s tam
   const tamper = async (change, undo, expected) => {
     asSuperuser(change);
     try {
-      const v = verifyBundle(await bundle());
+      const v = verifyBundle(await bundle(), key);
       assert.notEqual(v.status, 0, `verify passed after: ${change}`);
       assert.match(v.output, expected);
       t.diagnostic(`tampered: ${v.output.trim()}`);
     } finally {
       asSuperuser(undo);
     }
-    assert.equal(verifyBundle(await bundle()).status, 0, 'restored');
+    assert.equal(verifyBundle(await bundle(), key).status, 0, 'restored');
   };
   const leaf2 = sql("SELECT encode(leaf, 'hex') FROM log_leaf WHERE leaf_index = 2");
   const text2 = Buffer.from(leaf2, 'hex').toString();

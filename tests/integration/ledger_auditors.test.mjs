@@ -44,7 +44,8 @@ test('the commands of docs/auditors.md verify a live bundle with capledger, open
   assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
   const out = `${r.stdout}${r.stderr}`;
   assert.equal(out.match(/Signature Verified Successfully/g)?.length, 2, out);
-  assert.match(out, /verified: checkpoint signed by localhost\/capledger; 5 leaves/);
+  assert.match(out, /verified: checkpoint signed by localhost\/capledger with the key you hold; 5 leaves/);
+  assert.match(out, /^approver olga, key [0-9a-f]{64}: signed leaves 0-4$/m);
   assert.match(out, /the bundle names the verifier key you kept/);
   assert.match(out, /signed by olga, key [0-9a-f]{64}/);
   assert.match(out, /checkpoint of localhost\/capledger: 5 leaves, root [0-9a-f]{64}/);

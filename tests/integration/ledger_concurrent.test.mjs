@@ -87,7 +87,7 @@ test(`${DECISIONS} decisions appended through two servers at once make one consi
 
   const bundle = await api(twin.url, 'GET', '/api/v1/audit/bundle', { token: admin.token });
   assert.equal(bundle.json.leaves.length, DECISIONS);
-  const v = verifyBundle(bundle.text);
+  const v = verifyBundle(bundle.text, key);
   assert.equal(v.status, 0, v.output);
 });
 

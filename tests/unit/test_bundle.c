@@ -30,6 +30,15 @@ struct fixture {
     json_t *bundle;
 };
 
+/* The verifier key the auditor holds: the fixture's log key. */
+static char trusted_key[256];
+
+static int verify(const json_t *bundle, const char *previous, char *why, size_t why_size)
+{
+    struct bundle_trust trust = {.verifier_key = trusted_key, .previous_checkpoint = previous};
+    return bundle_verify(bundle, &trust, NULL, why, why_size);
+}
+
 static char *sha256_of_jcs(const json_t *v, char hex[65])
 {
     size_t len;
@@ -142,6 +151,7 @@ static int setup(void **state)
     struct note_verifier v;
     assert_int_equal(note_verifier_init(&v, ORIGIN, f->log_pk), NOTE_OK);
     char *vkey = note_verifier_text(&v);
+    snprintf(trusted_key, sizeof trusted_key, "%s", vkey);
     f->bundle = json_pack("{s:s, s:s, s:s, s:o, s:{s:{s:s, s:s, s:n}}, s:o}", "origin", ORIGIN,
                           "verifier_key", vkey, "checkpoint", note, "leaves", leaves, "signer_keys",
                           f->alice_id, "public_key", f->alice_pk_b64, "owner", "alice",
@@ -165,7 +175,7 @@ static int teardown(void **state)
 static void expect_failure(const json_t *bundle, const char *previous, const char *want)
 {
     char why[512] = "";
-    int rc = bundle_verify(bundle, previous, why, sizeof why);
+    int rc = verify(bundle, previous, why, sizeof why);
     if (rc == 0)
         fail_msg("verified, want a failure starting \"%s\"", want);
     if (strncmp(why, want, strlen(want)) != 0)
@@ -176,7 +186,7 @@ static void test_untouched_bundle_verifies(void **state)
 {
     struct fixture *f = *state;
     char why[512] = "";
-    if (bundle_verify(f->bundle, NULL, why, sizeof why) != 0)
+    if (verify(f->bundle, NULL, why, sizeof why) != 0)
         fail_msg("%s", why);
 }
 
@@ -293,7 +303,7 @@ static void test_dropped_leaf(void **state)
     g.bundle = copy;
     resign(&g);
     char why[256];
-    assert_int_equal(bundle_verify(copy, NULL, why, sizeof why), 0);
+    assert_int_equal(verify(copy, NULL, why, sizeof why), 0);
     expect_failure(copy, old, "previous checkpoint: size 5 is larger than the log's 4");
     json_decref(copy);
 }
@@ -330,7 +340,7 @@ static void test_revoked_key(void **state)
     /* Revoked 400 µs after leaf 4 was received: still good (microseconds count). */
     json_object_set_new(key, "revoked_at", json_string("2025-09-12T14:07:04.000500Z"));
     char why[256];
-    if (bundle_verify(copy, NULL, why, sizeof why) != 0)
+    if (verify(copy, NULL, why, sizeof why) != 0)
         fail_msg("%s", why);
     json_object_set_new(key, "revoked_at", json_string("2025-09-12T14:07:04.000099Z"));
     expect_failure(copy, NULL, "leaf 4: signed with key");
@@ -358,7 +368,7 @@ static void test_previous_checkpoint(void **state)
         uint8_t root[32];
         merkle_root((const uint8_t(*)[32])hashes, size, root);
         char *old = sign_checkpoint(f->log_sk, size, root);
-        if (bundle_verify(f->bundle, old, why, sizeof why) != 0)
+        if (verify(f->bundle, old, why, sizeof why) != 0)
             fail_msg("size %zu: %s", size, why);
         free(old);
     }
@@ -379,6 +389,81 @@ static void test_previous_checkpoint(void **state)
     expect_failure(f->bundle, old, "previous checkpoint: no signature by the verifier key");
     free(old);
     expect_failure(f->bundle, "not a note", "previous checkpoint: malformed signed note");
+}
+
+/* A forger drops a leaf, rebuilds the root and signs the checkpoint with a key of their own,
+ * naming it as the bundle's verifier_key: only the key the auditor holds catches it. */
+static void test_forged_bundle_needs_the_held_key(void **state)
+{
+    struct fixture *f = *state;
+    json_t *copy = json_deep_copy(f->bundle);
+    json_array_remove(json_object_get(copy, "leaves"), 2);
+    uint8_t forger_pk[32];
+    struct fixture g = *f;
+    g.bundle = copy;
+    crypto_sign_keypair(forger_pk, g.log_sk);
+    resign(&g);
+    struct note_verifier v;
+    assert_int_equal(note_verifier_init(&v, ORIGIN, forger_pk), NOTE_OK);
+    char *forger_key = note_verifier_text(&v);
+    json_object_set_new(copy, "verifier_key", json_string(forger_key));
+    /* Self-consistent: with the forger's key as the one held, it verifies. */
+    struct bundle_trust naive = {.verifier_key = forger_key};
+    char why[512];
+    assert_int_equal(bundle_verify(copy, &naive, NULL, why, sizeof why), 0);
+    expect_failure(copy, NULL, "verifier_key: the bundle names");
+    /* The forger's checkpoint under the real key's name. */
+    json_object_set_new(copy, "verifier_key", json_string(trusted_key));
+    expect_failure(copy, NULL, "checkpoint: no signature by the verifier key");
+    /* Nothing held: nothing verified. */
+    struct bundle_trust none = {0};
+    assert_int_equal(bundle_verify(f->bundle, &none, NULL, why, sizeof why), 1);
+    assert_non_null(strstr(why, "no verifier key"));
+    assert_int_equal(bundle_verify(f->bundle, NULL, NULL, why, sizeof why), 1);
+    struct bundle_trust garbage = {.verifier_key = "localhost/capledger+00+AAAA"};
+    assert_int_equal(bundle_verify(f->bundle, &garbage, NULL, why, sizeof why), 1);
+    assert_non_null(strstr(why, "the verifier key you hold"));
+    free(forger_key);
+    json_decref(copy);
+}
+
+/* Pinned approver keys: alice's passes and reports her leaves; a set without her fails. */
+static void test_pinned_approvers(void **state)
+{
+    struct fixture *f = *state;
+    uint8_t bob_pk[32], bob_sk[64];
+    crypto_sign_keypair(bob_pk, bob_sk);
+    char bob_b64[45], bob_id[65];
+    codec_b64_encode(bob_pk, 32, bob_b64, sizeof bob_b64);
+    decision_key_id(bob_pk, bob_id);
+    const char *both[] = {f->alice_pk_b64, bob_b64};
+    struct bundle_trust trust = {
+        .verifier_key = trusted_key, .approvers = both, .approver_count = 2};
+    json_t *report = json_object();
+    char why[512];
+    if (bundle_verify(f->bundle, &trust, report, why, sizeof why) != 0)
+        fail_msg("%s", why);
+    json_t *alice = json_object_get(report, f->alice_id);
+    assert_string_equal(json_string_value(json_object_get(alice, "owner")), "alice");
+    assert_true(json_is_true(json_object_get(alice, "pinned")));
+    assert_int_equal(json_array_size(json_object_get(alice, "leaves")), LEAVES);
+    json_t *bob = json_object_get(report, bob_id);
+    assert_int_equal(json_array_size(json_object_get(bob, "leaves")), 0);
+    json_decref(report);
+
+    const char *only_bob[] = {bob_b64};
+    trust.approvers = only_bob;
+    trust.approver_count = 1;
+    assert_int_equal(bundle_verify(f->bundle, &trust, NULL, why, sizeof why), 1);
+    char want[256];
+    snprintf(want, sizeof want, "leaf 0: signed by key %s (listed for \"alice\"), which is not",
+             f->alice_id);
+    if (strncmp(why, want, strlen(want)) != 0)
+        fail_msg("failure \"%s\", want \"%s\"", why, want);
+    const char *bad[] = {"not-a-key"};
+    trust.approvers = bad;
+    assert_int_equal(bundle_verify(f->bundle, &trust, NULL, why, sizeof why), 1);
+    assert_non_null(strstr(why, "approver key 1: not the base64"));
 }
 
 struct notices {
@@ -458,6 +543,8 @@ int main(void)
         cmocka_unit_test(test_revoked_key),
         cmocka_unit_test(test_previous_checkpoint),
         cmocka_unit_test(test_recompute),
+        cmocka_unit_test(test_forged_bundle_needs_the_held_key),
+        cmocka_unit_test(test_pinned_approvers),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

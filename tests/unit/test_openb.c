@@ -43,7 +43,7 @@ static int tally_line(const struct linebuf_line *l, void *ctx, struct problems *
     t->by_state[run.state]++;
     t->gpus += run.gpus;
     t->fractional += run.gpus > 0 && run.gpus < 1;
-    t->ls += strcmp(run.workload_class, "LS") == 0;
+    t->ls += strcmp(run.partition, "LS") == 0;
     if (run.has_started)
         t->gpu_hours += run.gpus * (double)(run.ended_at_s - run.started_at_s) / 3600;
     else
@@ -81,10 +81,11 @@ static void test_pod_list(void **state)
      * date -u -d @$((1672531200+12537496)) = 2023-05-26T02:38:16Z,
      * @$((1672531200+427061)) = 2023-01-05T22:37:41Z, @$((1672531200+12902960)) =
      * 2023-05-30T08:09:20Z */
-    const char *rows = "openb-pod-0000\tml\t\\N\tLS\t2023-01-01T00:00:00Z\t2023-01-01T00:00:00Z\t"
-                       "2023-05-26T02:38:16Z\t1\tCANCELLED\t\\N\t\\N\n"
-                       "openb-pod-0001\tml\t\\N\tLS\t2023-01-05T22:37:41Z\t2023-01-05T22:37:41Z\t"
-                       "2023-05-30T08:09:20Z\t0.46\tCANCELLED\t\\N\t\\N\n";
+    const char *rows =
+        "openb-pod-0000\tml\t\\N\t\\N\tLS\t\\N\t2023-01-01T00:00:00Z\t2023-01-01T00:00:00Z\t"
+        "2023-05-26T02:38:16Z\t1\tCANCELLED\t\\N\t\\N\n"
+        "openb-pod-0001\tml\t\\N\t\\N\tLS\t\\N\t2023-01-05T22:37:41Z\t2023-01-05T22:37:41Z\t"
+        "2023-05-30T08:09:20Z\t0.46\tCANCELLED\t\\N\t\\N\n";
     assert_true(pgcopy_ok(&t.copy));
     assert_int_equal(t.copy.len, strlen(rows));
     assert_memory_equal(t.copy.data, rows, t.copy.len);

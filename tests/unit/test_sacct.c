@@ -127,13 +127,15 @@ static void test_fox_gpu_sample(void **state)
     assert_string_equal(t.first.external_id, "1955319");
     assert_string_equal(t.first.team, "ac10004");
     assert_string_equal(t.first.user, "uc-10009");
-    assert_string_equal(t.first.workload_class, "accel");
+    assert_string_equal(t.first.partition, "accel");
+    assert_string_equal(t.first.gpu_model, "a100_80");
+    assert_string_equal(t.first.workload_class, ""); /* classed at upload, not by the reader */
     assert_string_equal(t.first.exit_code, "0:0");
     assert_int_equal(t.first.state, RUN_STATE_TIMEOUT);
     assert_true(t.first.gpus == 1); /* typed and plain keys: counted once */
     assert_true(isnan(t.first.gpu_utilization));
     /* the first COPY row, exactly */
-    const char *row = "1955319\tac10004\tuc-10009\taccel\t2025-09-25T09:05:07Z\t"
+    const char *row = "1955319\tac10004\tuc-10009\t\\N\taccel\ta100_80\t2025-09-25T09:05:07Z\t"
                       "2025-09-25T09:05:15Z\t2025-09-26T08:05:26Z\t1\tTIMEOUT\t0:0\t\\N\n";
     assert_true(t.copy.len > strlen(row));
     assert_memory_equal(t.copy.data, row, strlen(row));
@@ -375,7 +377,7 @@ static void test_time_zones_and_offsets(void **state)
     pgcopy_init(&b);
     run_copy_line(&run, &b);
     assert_true(pgcopy_ok(&b));
-    const char *row = "7\t\\N\t\\N\t\\N\t2025-09-25T07:05:07Z\t2025-09-25T07:05:15Z\t"
+    const char *row = "7\t\\N\t\\N\t\\N\t\\N\t\\N\t2025-09-25T07:05:07Z\t2025-09-25T07:05:15Z\t"
                       "2025-09-26T06:05:26Z\t0\tCOMPLETED\t\\N\t\\N\n";
     assert_int_equal(b.len, strlen(row));
     assert_memory_equal(b.data, row, b.len);
@@ -500,13 +502,13 @@ static void test_bad_lines_are_rejected_with_their_place(void **state)
     assert_int_equal(r.counts.rejected, (long)(sizeof cases / sizeof cases[0]));
     problems_free(&errs);
     problems_init(&errs);
-    /* a state with a suffix, QOS as the class when Partition is empty, an unfinished job */
+    /* a state with a suffix, QOS as the partition when Partition is empty, an unfinished job */
     assert_int_equal(
         feed(&r, "11|CANCELLED by 0|2025-01-01T00:00:00|None|2025-01-01T00:01:00||0:0||high", 40,
              &run, &errs),
         SACCT_RUN);
     assert_int_equal(run.state, RUN_STATE_CANCELLED);
-    assert_string_equal(run.workload_class, "high");
+    assert_string_equal(run.partition, "high");
     assert_int_equal(
         feed(&r, "12|REQUEUED|2025-01-01T00:00:00|None|Unknown||0:0||", 41, &run, &errs),
         SACCT_UNFINISHED);
@@ -516,7 +518,7 @@ static void test_bad_lines_are_rejected_with_their_place(void **state)
              42, &run, &errs),
         SACCT_RUN);
     assert_int_equal(run.state, RUN_STATE_NODE_FAIL);
-    assert_string_equal(run.workload_class, "gpu");
+    assert_string_equal(run.partition, "gpu");
     assert_int_equal(errs.count, 0);
     problems_free(&errs);
 }
@@ -569,7 +571,7 @@ static void test_copy_escaping(void **state)
     pgcopy_init(&b);
     run_copy_line(&run, &b);
     assert_true(pgcopy_ok(&b));
-    const char *row = "a\\\\b\\tc\tline\\nbreak\\r\t\\N\t\\N\t1969-12-31T23:59:59Z\t\\N\t"
+    const char *row = "a\\\\b\\tc\tline\\nbreak\\r\t\\N\t\\N\t\\N\t\\N\t1969-12-31T23:59:59Z\t\\N\t"
                       "1970-01-01T00:00:00Z\t0.25\tDEADLINE\t\\N\t0.63\n";
     assert_int_equal(b.len, strlen(row));
     assert_memory_equal(b.data, row, b.len);

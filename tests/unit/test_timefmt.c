@@ -60,11 +60,30 @@ static void test_format(void **state)
     assert_int_equal(timefmt_days_from_civil(2000, 3, 1), 11017);
 }
 
+/* Calendar dates YYYY-MM-DD: leap years as the Gregorian calendar counts them. */
+static void test_date_valid(void **state)
+{
+    (void)state;
+    const char *good[] = {"2024-02-29", "2000-02-29", "2023-12-31",
+                          "0001-01-01", "9999-12-31", "2023-04-30"};
+    const char *bad[] = {"2023-02-29",  "1900-02-29", "0000-01-01", "2023-04-31", "2023-13-01",
+                         "2023-00-10",  "2023-01-00", "2023-01-32", "2023-1-01",  "2023/01/01",
+                         "2023-01-01T", "20230101",   "",           "2023-0a-01", "+023-01-01"};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
+        if (!timefmt_date_valid(good[i]))
+            fail_msg("%s refused", good[i]);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        if (timefmt_date_valid(bad[i]))
+            fail_msg("%s accepted", bad[i]);
+    assert_false(timefmt_date_valid(NULL));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_forms),
         cmocka_unit_test(test_format),
+        cmocka_unit_test(test_date_valid),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,7 +4,6 @@
 #include "core/cost/cost.h"
 
 #include <math.h>
-#include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -577,19 +576,6 @@ static json_t *overhead_dominates_json(struct builder *b, const struct cost_scen
 
 /* ---- entry points ------------------------------------------------------------------------ */
 
-int cost_input_sha256(const json_t *scenario, char hex[65])
-{
-    size_t len = 0;
-    char *canonical = jcs_serialize(scenario, &len);
-    if (!canonical)
-        return -1;
-    unsigned char digest[crypto_hash_sha256_BYTES];
-    crypto_hash_sha256(digest, (const unsigned char *)canonical, len);
-    free(canonical);
-    sodium_bin2hex(hex, 65, digest, sizeof digest);
-    return 0;
-}
-
 int cost_validate(const json_t *scenario, struct problems *errs)
 {
     struct cost_scenario sc;
@@ -648,7 +634,7 @@ json_t *cost_compare(const json_t *scenario, struct problems *errs)
     if (cost_scenario_parse(scenario, &sc, errs) != 0)
         return NULL;
     char sha[65];
-    if (cost_input_sha256(scenario, sha) != 0) {
+    if (jcs_sha256_hex(scenario, sha) != 0) {
         /* Parsed JSON always canonicalises; only a tree built in memory with bad UTF-8 (or
          * memory running out) gets here. */
         problems_add(errs, "", "the scenario cannot be canonicalised (RFC 8785) for hashing");

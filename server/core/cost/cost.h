@@ -69,11 +69,6 @@ int cost_validate(const json_t *scenario, struct problems *errs)
  * per such reference to p (pointer and id) and returns their number (0: self-contained). */
 int cost_stored_references(const json_t *scenario, struct problems *p);
 
-/* Writes the lower-case hex SHA-256 of the RFC 8785 bytes of scenario into hex (65 bytes with
- * the NUL). Returns 0, or -1 when the document cannot be canonicalised (NaN/Inf, bad UTF-8) or
- * memory runs out. */
-int cost_input_sha256(const json_t *scenario, char hex[65]) __attribute__((warn_unused_result));
-
 /* Renders a comparison document (borrowed) as a terminal table: per option the figures and
  * breakdown, then findings, flags, ranking and break-even. Returns a malloc'd NUL-terminated
  * string the caller frees, or NULL when memory runs out or the document is not a comparison. */

@@ -126,9 +126,9 @@ enum openb_result openb_feed_line(struct openb_reader *r, const char *line, size
         problems_add_line(errs, lineno, r->col[OPENB_NAME] + 1, "/external_id",
                           "longer than %d bytes", RUN_TEXT_MAX - 1);
     const struct openb_field *qos = &f[r->col[OPENB_QOS]];
-    if (!run_set_text(out->workload_class, qos->s, qos->len))
-        problems_add_line(errs, lineno, r->col[OPENB_QOS] + 1, "/workload_class",
-                          "longer than %d bytes", RUN_TEXT_MAX - 1);
+    if (!run_set_text(out->partition, qos->s, qos->len))
+        problems_add_line(errs, lineno, r->col[OPENB_QOS] + 1, "/partition", "longer than %d bytes",
+                          RUN_TEXT_MAX - 1);
     if (r->opt.team && !run_set_text(out->team, r->opt.team, strlen(r->opt.team)))
         problems_add_line(errs, lineno, 0, "/team", "longer than %d bytes", RUN_TEXT_MAX - 1);
 

@@ -3,10 +3,11 @@
  * openb_pod_list_*.csv has one pod per line: name, cpu_milli, memory_mib, num_gpu, gpu_milli,
  * gpu_spec, qos, pod_phase, creation_time, deletion_time, scheduled_time. It fits the run
  * model: name → external_id; num_gpu × gpu_milli / 1000 → gpus (GPU-sharing pods hold a
- * fraction of one GPU: gpu_milli 460 → 0.46); qos (LS, BE, Burstable, Guaranteed) →
- * workload_class; creation/scheduled/deletion → submitted/started/ended, which the trace gives
- * in seconds from its (undisclosed) start, so the caller names the epoch of that start. The
- * trace has no user or team: the team comes from the options.
+ * fraction of one GPU: gpu_milli 460 → 0.46); qos (LS, BE, Burstable, Guaranteed) → the
+ * raw partition (classed at upload, like a Slurm partition, by the cluster's map);
+ * creation/scheduled/deletion → submitted/started/ended, which the trace gives in seconds from its
+ * (undisclosed) start, so the caller names the epoch of that start. The trace has no user or team:
+ * the team comes from the options.
  *
  * pod_phase is the phase when the pod was last seen, and every pod was then deleted:
  * Succeeded → COMPLETED, Failed → FAILED, Running → CANCELLED (deleted while running — for a

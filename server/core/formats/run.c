@@ -116,6 +116,8 @@ static const struct run_json_field {
     RUN_TEXT(team, false, true, RUN_TEXT_MAX),
     RUN_TEXT(user, false, true, RUN_TEXT_MAX),
     RUN_TEXT(workload_class, false, true, RUN_TEXT_MAX),
+    RUN_TEXT(partition, false, true, RUN_TEXT_MAX),
+    RUN_TEXT(gpu_model, false, true, RUN_TEXT_MAX),
     RUN_TIME(submitted_at, has_submitted, true, false),
     RUN_TIME(started_at, has_started, false, true),
     RUN_TIME(ended_at, has_ended, true, false),
@@ -233,6 +235,10 @@ void run_copy_line(const struct run *r, struct pgcopy_buf *out)
     pgcopy_text(out, r->user[0] ? r->user : NULL);
     pgcopy_tab(out);
     pgcopy_text(out, r->workload_class[0] ? r->workload_class : NULL);
+    pgcopy_tab(out);
+    pgcopy_text(out, r->partition[0] ? r->partition : NULL);
+    pgcopy_tab(out);
+    pgcopy_text(out, r->gpu_model[0] ? r->gpu_model : NULL);
     pgcopy_tab(out);
     pgcopy_time_ms(out, r->submitted_at_s * 1000, r->has_submitted);
     pgcopy_tab(out);

@@ -37,8 +37,10 @@ struct run {
     char cluster[RUN_TEXT_MAX];     /* JSON only; a sacct upload names it in ?cluster= */
     char team[RUN_TEXT_MAX];
     char user[RUN_TEXT_MAX];
-    char workload_class[RUN_TEXT_MAX];
-    int64_t submitted_at_s; /* epoch seconds (a fraction in JSON input is dropped) */
+    char workload_class[RUN_TEXT_MAX]; /* "" → classed at upload (?class=, the cluster's map) */
+    char partition[RUN_TEXT_MAX];      /* raw: sacct Partition (else QOS), openb qos */
+    char gpu_model[RUN_TEXT_MAX];      /* sacct typed gres (gres/gpu:a100_80=4 → a100_80) */
+    int64_t submitted_at_s;            /* epoch seconds (a fraction in JSON input is dropped) */
     int64_t started_at_s;
     int64_t ended_at_s;
     bool has_submitted, has_started, has_ended;
@@ -50,8 +52,8 @@ struct run {
 
 /* The COPY column order of run_copy_line. */
 #define RUN_COPY_COLUMNS                                                                           \
-    "external_id, team, \"user\", workload_class, submitted_at, started_at, ended_at, gpus, "      \
-    "state, exit_code, gpu_utilization"
+    "external_id, team, \"user\", workload_class, partition, gpu_model, submitted_at, "            \
+    "started_at, ended_at, gpus, state, exit_code, gpu_utilization"
 
 /* "COMPLETED" …; NULL for RUN_STATE_UNSET. */
 const char *run_state_name(enum run_state s);

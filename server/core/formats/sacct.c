@@ -150,6 +150,25 @@ bool sacct_tres_gpus(const char *tres, size_t len, double *gpus)
     return true;
 }
 
+void sacct_tres_gpu_model(const char *tres, size_t len, char model[RUN_TEXT_MAX])
+{
+    model[0] = '\0';
+    size_t pos = 0, ilen;
+    const char *item;
+    while ((item = sacct_next_item(tres, len, &pos, &ilen))) {
+        const char *eq = memchr(item, '=', ilen);
+        size_t klen = eq ? (size_t)(eq - item) : ilen;
+        if (klen <= 9 || memcmp(item, "gres/gpu:", 9) != 0)
+            continue;
+        if (model[0] && (strlen(model) != klen - 9 || memcmp(model, item + 9, klen - 9) != 0)) {
+            model[0] = '\0'; /* two GPU types in one job: no single model */
+            return;
+        }
+        if (!model[0] && !run_set_text(model, item + 9, klen - 9))
+            model[0] = '\0';
+    }
+}
+
 /* Older AllocGRES: "gpu:2", "gpu:k80:2", "gpu:k80:2(IDX:0-1)", comma-separated. */
 static bool sacct_gres_gpus(const char *gres, size_t len, double *gpus)
 {
@@ -321,9 +340,9 @@ enum sacct_result sacct_feed_line(struct sacct_reader *r, const char *line, size
     if ((c = r->col[SACCT_COL_ACCOUNT]) >= 0)
         (void)sacct_text(account, &f[c], "/team", lineno, c + 1, errs);
     if ((c = r->col[SACCT_COL_PARTITION]) >= 0)
-        (void)sacct_text(partition, &f[c], "/workload_class", lineno, c + 1, errs);
+        (void)sacct_text(partition, &f[c], "/partition", lineno, c + 1, errs);
     if ((c = r->col[SACCT_COL_QOS]) >= 0)
-        (void)sacct_text(qos, &f[c], "/workload_class", lineno, c + 1, errs);
+        (void)sacct_text(qos, &f[c], "/partition", lineno, c + 1, errs);
     if ((c = r->col[SACCT_COL_USER]) >= 0)
         (void)sacct_text(out->user, &f[c], "/user", lineno, c + 1, errs);
 
@@ -335,13 +354,13 @@ enum sacct_result sacct_feed_line(struct sacct_reader *r, const char *line, size
     }
     if (!run_set_text(out->team, team, strlen(team)))
         problems_add_line(errs, lineno, 0, "/team", "team longer than %d bytes", RUN_TEXT_MAX - 1);
-    const char *klass = partition[0] ? partition : qos;
-    if (r->opt.map_class) {
-        const char *mapped = r->opt.map_class(partition, qos, r->opt.map_ctx);
-        if (mapped)
-            klass = mapped;
-    }
-    if (!run_set_text(out->workload_class, klass, strlen(klass)))
+    /* The raw partition is kept; the class comes from the caller's map, else (at upload) from
+     * ?class= or the cluster's partition map. */
+    const char *raw = partition[0] ? partition : qos;
+    if (!run_set_text(out->partition, raw, strlen(raw))) /* same capacity: always fits */
+        out->partition[0] = '\0';
+    const char *klass = r->opt.map_class ? r->opt.map_class(partition, qos, r->opt.map_ctx) : NULL;
+    if (klass && !run_set_text(out->workload_class, klass, strlen(klass)))
         problems_add_line(errs, lineno, 0, "/workload_class", "class longer than %d bytes",
                           RUN_TEXT_MAX - 1);
 
@@ -356,6 +375,7 @@ enum sacct_result sacct_feed_line(struct sacct_reader *r, const char *line, size
     }
 
     if ((c = r->col[SACCT_COL_ALLOCTRES]) >= 0) {
+        sacct_tres_gpu_model(f[c].s, f[c].len, out->gpu_model);
         if (!sacct_tres_gpus(f[c].s, f[c].len, &out->gpus))
             problems_add_line(errs, lineno, c + 1, "/gpus", "bad gres/gpu count in '%.*s'",
                               (int)f[c].len, f[c].s);

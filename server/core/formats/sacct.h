@@ -97,6 +97,9 @@ enum sacct_result sacct_feed_line(struct sacct_reader *r, const char *line, size
                                   struct run *out, struct problems *errs)
     __attribute__((warn_unused_result));
 
+/* The GPU type of an AllocTRES value: "gres/gpu:a100_80=4,gres/gpu=4" → "a100_80"; "" when the
+ * GPUs are untyped or of two types. */
+void sacct_tres_gpu_model(const char *tres, size_t len, char model[RUN_TEXT_MAX]);
 /* GPUs of an AllocTRES value ("billing=28,cpu=24,gres/gpu:a100_80=1,gres/gpu=1,mem=256G").
  * false when a gres/gpu count is not a number. */
 bool sacct_tres_gpus(const char *tres, size_t len, double *gpus)

@@ -22,6 +22,14 @@ static int timefmt_days_in_month(int year, int month)
     return month == 2 && leap ? 29 : days[month - 1];
 }
 
+bool timefmt_date_valid(const char *s)
+{
+    int y, m, d;
+    return s && strlen(s) == 10 && s[4] == '-' && s[7] == '-' && timefmt_digits(s, 4, &y) &&
+           timefmt_digits(s + 5, 2, &m) && timefmt_digits(s + 8, 2, &d) && y >= 1 && m >= 1 &&
+           m <= 12 && d >= 1 && d <= timefmt_days_in_month(y, m);
+}
+
 bool timefmt_parse(const char *s, size_t len, struct timefmt_fields *out)
 {
     struct timefmt_fields f = {0};

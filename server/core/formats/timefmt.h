@@ -33,6 +33,10 @@ typedef int (*timefmt_local_to_utc_fn)(const struct tm *local, void *ctx, int64_
 bool timefmt_parse(const char *s, size_t len, struct timefmt_fields *out)
     __attribute__((warn_unused_result));
 
+/* True when s is a calendar date "YYYY-MM-DD" (year 0001-9999, the day within its month, leap
+ * years counted): the form of a review's started_on and an artifact's due_on. */
+bool timefmt_date_valid(const char *s) __attribute__((warn_unused_result));
+
 /* Days since 1970-01-01 of a proleptic Gregorian date. */
 int64_t timefmt_days_from_civil(int year, int month, int day);
 

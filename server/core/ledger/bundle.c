@@ -29,21 +29,6 @@ __attribute__((format(printf, 3, 4))) static int fail(char *why, size_t why_size
     return 1;
 }
 
-/* SHA-256 of the RFC 8785 bytes of v, as lower-case hex. Returns 0, or -1 when v cannot be
- * canonicalized. */
-static int jcs_sha256_hex(const json_t *v, char hex[65])
-{
-    size_t len;
-    char *bytes = jcs_serialize(v, &len);
-    if (!bytes)
-        return -1;
-    uint8_t digest[crypto_hash_sha256_BYTES];
-    crypto_hash_sha256(digest, (const uint8_t *)bytes, len);
-    free(bytes);
-    codec_hex_encode(digest, sizeof digest, hex);
-    return 0;
-}
-
 /* An RFC 3339 time with an offset, to the nanosecond: epoch milliseconds from timefmt plus the
  * fraction's digits beyond the third, so that PostgreSQL's microseconds still order. */
 struct instant {
@@ -94,7 +79,8 @@ static int open_checkpoint(const char *what, const char *text, const struct note
 
 /* Step 3 for one leaf: its bytes are in leaf[0..len). */
 static int check_leaf(size_t index, const uint8_t *leaf, size_t len, const json_t *signer_keys,
-                      const json_t *comparisons, char *why, size_t why_size)
+                      const json_t *comparisons, size_t pinned, json_t *approvers, char *why,
+                      size_t why_size)
 {
     int rc = 1;
     json_t *doc = jcs_parse((const char *)leaf, len, NULL);
@@ -147,6 +133,21 @@ static int check_leaf(size_t index, const uint8_t *leaf, size_t len, const json_
         fail(why, why_size, "leaf %zu: approver signature does not verify", index);
         goto out;
     }
+    const char *owner = json_string_value(json_object_get(listed, "owner"));
+    json_t *seen = json_object_get(approvers, key_id);
+    if (pinned && !json_is_true(json_object_get(seen, "pinned"))) {
+        fail(why, why_size,
+             "leaf %zu: signed by key %s (listed for \"%s\"), which is not one of the approver "
+             "keys you hold",
+             index, key_id, owner ? owner : "?");
+        goto out;
+    }
+    if (!seen) {
+        seen = json_pack("{s:s, s:b, s:[]}", "public_key", public_key, "pinned", 0, "leaves");
+        json_object_set_new(approvers, key_id, seen);
+    }
+    json_object_set_new(seen, "owner", owner ? json_string(owner) : json_null());
+    json_array_append_new(json_object_get(seen, "leaves"), json_integer((json_int_t)index));
     struct instant received, revoked;
     if (!parse_instant(received_at, &received)) {
         fail(why, why_size, "leaf %zu: received_at is not an RFC 3339 time", index);
@@ -240,7 +241,53 @@ static int check_previous(const char *text, const struct note_verifier *v,
     return 0;
 }
 
-int bundle_verify(const json_t *bundle, const char *previous_checkpoint, char *why, size_t why_size)
+/* Fills approvers with the pinned keys {public_key, pinned: true, owner: null, leaves: []}. */
+static int pin_approvers(const struct bundle_trust *trust, json_t *approvers, char *why,
+                         size_t why_size)
+{
+    for (size_t i = 0; i < trust->approver_count; i++) {
+        const char *b64 = trust->approvers[i];
+        uint8_t pk[crypto_sign_PUBLICKEYBYTES + 1];
+        if (!b64 || codec_b64_decode(b64, strlen(b64), pk, sizeof pk) != crypto_sign_PUBLICKEYBYTES)
+            return fail(why, why_size,
+                        "approver key %zu: not the base64 of a 32-byte Ed25519 public key", i + 1);
+        char key_id[DECISION_KEY_ID_HEX_LEN + 1];
+        decision_key_id(pk, key_id);
+        json_object_set_new(
+            approvers, key_id,
+            json_pack("{s:s, s:b, s:n, s:[]}", "public_key", b64, "pinned", 1, "owner", "leaves"));
+    }
+    return 0;
+}
+
+/* Steps 1–2 up to the checkpoint: the auditor's key, and the bundle's copy compared with it. */
+static int trusted_verifier(const struct bundle_trust *trust, const char *vkey, const char *origin,
+                            struct note_verifier *v, char *why, size_t why_size)
+{
+    if (!trust || !trust->verifier_key)
+        return fail(why, why_size,
+                    "no verifier key to check against: the bundle's own verifier_key proves "
+                    "nothing, since whoever made the bundle chose it");
+    if (note_verifier_parse(trust->verifier_key, v) != NOTE_OK)
+        return fail(why, why_size, "the verifier key you hold: %s",
+                    note_status_message(NOTE_BAD_VERIFIER));
+    struct note_verifier named;
+    if (note_verifier_parse(vkey, &named) != NOTE_OK)
+        return fail(why, why_size, "verifier_key: %s", note_status_message(NOTE_BAD_VERIFIER));
+    if (strcmp(named.name, v->name) != 0 ||
+        memcmp(named.public_key, v->public_key, sizeof named.public_key) != 0)
+        return fail(why, why_size,
+                    "verifier_key: the bundle names %s, not the verifier key you hold (%s): "
+                    "its checkpoint is not your log's",
+                    vkey, trust->verifier_key);
+    if (strcmp(v->name, origin) != 0)
+        return fail(why, why_size, "verifier_key: names \"%s\", not the origin \"%s\"", v->name,
+                    origin);
+    return 0;
+}
+
+int bundle_verify(const json_t *bundle, const struct bundle_trust *trust, json_t *approvers,
+                  char *why, size_t why_size)
 {
     const char *origin = json_string_value(json_object_get(bundle, "origin"));
     const char *vkey = json_string_value(json_object_get(bundle, "verifier_key"));
@@ -256,11 +303,8 @@ int bundle_verify(const json_t *bundle, const char *previous_checkpoint, char *w
 
     /* 1.–2. */
     struct note_verifier v;
-    if (note_verifier_parse(vkey, &v) != NOTE_OK)
-        return fail(why, why_size, "verifier_key: %s", note_status_message(NOTE_BAD_VERIFIER));
-    if (strcmp(v.name, origin) != 0)
-        return fail(why, why_size, "verifier_key: names \"%s\", not the origin \"%s\"", v.name,
-                    origin);
+    if (trusted_verifier(trust, vkey, origin, &v, why, why_size) != 0)
+        return 1;
     struct note_checkpoint cp;
     if (open_checkpoint("checkpoint", checkpoint, &v, &cp, why, why_size) != 0)
         return 1;
@@ -272,10 +316,15 @@ int bundle_verify(const json_t *bundle, const char *previous_checkpoint, char *w
 
     /* 3.–4. */
     int rc = 1;
+    json_t *seen = approvers ? json_incref(approvers) : json_object();
     uint8_t(*hashes)[MERKLE_HASH_BYTES] = n ? malloc(n * sizeof *hashes) : NULL;
     uint8_t *leaf = NULL;
-    if (n && !hashes)
-        return fail(why, why_size, "out of memory");
+    if ((n && !hashes) || !seen) {
+        fail(why, why_size, "out of memory");
+        goto out;
+    }
+    if (pin_approvers(trust, seen, why, why_size) != 0)
+        goto out;
     for (size_t i = 0; i < n; i++) {
         const char *b64 = json_string_value(json_array_get(leaves, i));
         size_t b64_len = b64 ? strlen(b64) : 0;
@@ -286,7 +335,8 @@ int bundle_verify(const json_t *bundle, const char *previous_checkpoint, char *w
             goto out;
         }
         merkle_leaf_hash(leaf, (size_t)len, hashes[i]);
-        if (check_leaf(i, leaf, (size_t)len, signer_keys, comparisons, why, why_size) != 0)
+        if (check_leaf(i, leaf, (size_t)len, signer_keys, comparisons, trust->approver_count, seen,
+                       why, why_size) != 0)
             goto out;
         free(leaf);
         leaf = NULL;
@@ -308,12 +358,13 @@ int bundle_verify(const json_t *bundle, const char *previous_checkpoint, char *w
     }
 
     /* 6. */
-    if (previous_checkpoint &&
-        check_previous(previous_checkpoint, &v, (const uint8_t(*)[MERKLE_HASH_BYTES])hashes, n,
-                       root, why, why_size) != 0)
+    if (trust->previous_checkpoint &&
+        check_previous(trust->previous_checkpoint, &v, (const uint8_t(*)[MERKLE_HASH_BYTES])hashes,
+                       n, root, why, why_size) != 0)
         goto out;
     rc = 0;
 out:
+    json_decref(seen);
     free(leaf);
     free(hashes);
     return rc;

@@ -12,23 +12,40 @@
 #include <jansson.h>
 #include <stddef.h>
 
+/* What the auditor holds out of band (docs/auditors.md, "The trust model"). */
+struct bundle_trust {
+    /* Required: the log's note verifier key text (what GET /api/v1/log/key answers), fetched
+     * and compared with a published copy beforehand. The bundle's own verifier_key is only
+     * compared with it: a forger chooses that one. */
+    const char *verifier_key;
+    /* Optional: an earlier checkpoint (signed note) the auditor kept, or NULL. */
+    const char *previous_checkpoint;
+    /* Optional: the approvers' public keys (standard base64 of the raw 32 bytes) the auditor
+     * collected out of band; when approver_count > 0 every decision must be signed by one. */
+    const char *const *approvers;
+    size_t approver_count;
+};
+
 /* Checks, stopping at the first fault:
- *  1. the verifier key parses and names the bundle's origin;
+ *  1. trust->verifier_key parses; the bundle's verifier_key is that same key and names the
+ *     bundle's origin;
  *  2. the checkpoint is signed by it, for that origin, and covers exactly the bundle's leaves;
  *  3. each leaf is canonical JCS of {record, signature, public_key, received_at}; its record's
  *     signer_key_id is the SHA-256 of its public key and is listed in signer_keys with that
  *     key; the approver signature verifies; the key was not revoked at or before received_at;
- *     every comparison the record cites is in the bundle;
+ *     with pinned approvers, the key is one of them; every comparison the record cites is in
+ *     the bundle;
  *  4. the RFC 9162 root over all leaves equals the checkpoint's root;
  *  5. each comparison's key is the SHA-256 of the RFC 8785 bytes of its result, and the
  *     result's input_sha256 (when present) that of its scenario;
- *  6. with previous_checkpoint (a signed note, or NULL): it is signed by the same key for the
- *     same origin, and a consistency proof built from the leaves shows its tree is a prefix of
- *     the bundle's.
+ *  6. with trust->previous_checkpoint: it is signed by the same key for the same origin, and a
+ *     consistency proof built from the leaves shows its tree is a prefix of the bundle's.
  * Returns 0 when everything verifies; else 1 with the first bad item named in why, e.g.
- * "leaf 17: approver signature does not verify". Borrows bundle. */
-int bundle_verify(const json_t *bundle, const char *previous_checkpoint, char *why, size_t why_size)
-    __attribute__((warn_unused_result));
+ * "leaf 17: approver signature does not verify". When approvers is not NULL (a JSON object)
+ * it receives, per approver key id seen in the leaves or pinned, {owner (or null), public_key,
+ * pinned (bool), leaves: [index…]}. Borrows bundle. */
+int bundle_verify(const json_t *bundle, const struct bundle_trust *trust, json_t *approvers,
+                  char *why, size_t why_size) __attribute__((warn_unused_result));
 
 /* Receives a remark that does not fail verification (an engine_version that differs). */
 typedef void (*bundle_notice_fn)(void *ctx, const char *message);

@@ -7,6 +7,7 @@
 #include <float.h>
 #include <inttypes.h>
 #include <math.h>
+#include <sodium.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -414,6 +415,27 @@ static char *serialize(const json_t *v, size_t *len, bool document_order)
 char *jcs_serialize(const json_t *v, size_t *len)
 {
     return serialize(v, len, false);
+}
+
+char *jcs_serialize_sha256(const json_t *v, size_t *len, char hex[JCS_SHA256_HEX])
+{
+    size_t n = 0;
+    char *bytes = jcs_serialize(v, &n);
+    if (!bytes)
+        return NULL;
+    unsigned char digest[crypto_hash_sha256_BYTES];
+    crypto_hash_sha256(digest, (const unsigned char *)bytes, n);
+    sodium_bin2hex(hex, JCS_SHA256_HEX, digest, sizeof digest);
+    if (len)
+        *len = n;
+    return bytes;
+}
+
+int jcs_sha256_hex(const json_t *v, char hex[JCS_SHA256_HEX])
+{
+    char *bytes = jcs_serialize_sha256(v, NULL, hex);
+    free(bytes);
+    return bytes ? 0 : -1;
 }
 
 char *jcs_dump(const json_t *v, size_t *len)

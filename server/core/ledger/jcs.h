@@ -22,6 +22,17 @@
  * double, as an ECMAScript JSON.parse would make them. Borrows v. */
 char *jcs_serialize(const json_t *v, size_t *len) __attribute__((warn_unused_result));
 
+/* Lower-case hex of a SHA-256 and its NUL. */
+#define JCS_SHA256_HEX 65
+
+/* The canonical bytes of v as jcs_serialize makes them (the caller frees them; their length in
+ * *len, len may be NULL), with the lower-case hex SHA-256 of those bytes written into hex: the
+ * content address of a comparison, a scenario's input_sha256. NULL as for jcs_serialize. */
+char *jcs_serialize_sha256(const json_t *v, size_t *len, char hex[JCS_SHA256_HEX])
+    __attribute__((warn_unused_result));
+/* The hash alone. Returns 0, or -1 when v cannot be canonicalized (or memory runs out). */
+int jcs_sha256_hex(const json_t *v, char hex[JCS_SHA256_HEX]) __attribute__((warn_unused_result));
+
 /* The same compact text with the same number and string forms, but object members in the
  * document's own order: not canonical, for replies people read (an engine result keeps
  * `engine_version` first and demand scenarios in the order the scenario named them). */

@@ -104,9 +104,7 @@ static void alert_get(struct req *r)
     json_t *row = readable_alert(r, r->params[0]);
     if (!row)
         return;
-    char etag[32];
-    review_etag(row, etag, sizeof etag);
-    resp_json_etag(r, 200, row, etag);
+    resp_versioned(r, 200, row);
 }
 
 static void alert_patch(struct req *r)
@@ -130,7 +128,7 @@ static void alert_patch(struct req *r)
     if (p.total)
         goto invalid;
     current = readable_alert(r, r->params[0]);
-    if (!current || review_if_match(r, current, "alert") != 0)
+    if (!current || etag_check(r, current, "alert") != 0)
         goto out;
     /* Absent members keep their value (a merge patch). */
     if (!json_object_get(r->body, "status"))
@@ -150,9 +148,7 @@ static void alert_patch(struct req *r)
         resp_store_error(r, st, "alert");
         goto out;
     }
-    char etag[32];
-    review_etag(out, etag, sizeof etag);
-    resp_json_etag(r, 200, out, etag);
+    resp_versioned(r, 200, out);
     out = NULL;
     goto out;
 invalid:

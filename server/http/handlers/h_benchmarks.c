@@ -406,8 +406,8 @@ static void benchmark_import(struct req *r)
     }
     parsed = loadtest_parse(loadtest_format_from_name(fmt), body, len, &lopt, &p);
     if (!parsed) {
-        if (strcmp(fmt, "vllm") != 0) /* vLLM output is JSON: "" is its root */
-            ev_place_whole_input_faults(&p);
+        if (strcmp(fmt, "vllm") != 0)          /* vLLM output is JSON: "" is its root */
+            problems_place_whole_input(&p, 1); /* where the reader gave up */
         resp_invalid(r, &p, "The load-test output could not be read: see errors.");
         goto out;
     }

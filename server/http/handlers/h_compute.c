@@ -5,7 +5,6 @@
  * id, an option's `offer` or `benchmark` as an id (an option with a benchmark id and no offer
  * takes the benchmark's offer). resolve_scenario() replaces every id by the record's scenario
  * fields; the resolved document is what is validated, computed, hashed and stored. */
-#include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -295,14 +294,7 @@ static void scenario_create(struct req *r)
     if (!p.total && cost_validate(resolved, &p) != 0 && !p.total)
         problems_add(&p, "/document", "is not a valid scenario");
     if (p.total) {
-        /* Pointers are into the document. */
-        for (size_t k = 0; k < p.count; k++) {
-            char *prefixed = NULL;
-            if (asprintf(&prefixed, "/document%s", p.items[k].pointer) >= 0) {
-                free(p.items[k].pointer);
-                p.items[k].pointer = prefixed;
-            }
-        }
+        problems_prefix(&p, 0, "/document"); /* pointers are into the document */
         goto invalid;
     }
     struct audit_actor who;
@@ -396,16 +388,12 @@ static void comparison_create(struct req *r)
     result = compute(r, json_object_get(scenario, "document"), &resolved, &res);
     if (!result)
         goto out; /* answered */
-    size_t len = 0;
-    bytes = jcs_serialize(result, &len);
+    char sha[JCS_SHA256_HEX];
+    bytes = jcs_serialize_sha256(result, NULL, sha);
     if (!bytes) {
         resp_problem(r, 500, "internal", "Internal error", "the result cannot be canonicalised");
         goto out;
     }
-    unsigned char digest[crypto_hash_sha256_BYTES];
-    char sha[65];
-    crypto_hash_sha256(digest, (const unsigned char *)bytes, len);
-    sodium_bin2hex(sha, sizeof sha, digest, sizeof digest);
     struct audit_actor who;
     enum store_status st = store_comparison_put(
         r->app->store, req_actor(r, &who), sha, r->params[0], team,

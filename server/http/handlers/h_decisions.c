@@ -73,6 +73,12 @@ static void decision_create(struct req *r)
                      "signer_key_id names a key that is not yours: sign with your own "
                      "registered key (PUT /api/v1/me/signing-key)");
         break;
+    case LEDGER_INCONSISTENT:
+        resp_problem(r, 503, "log-inconsistent", "The decision log is inconsistent",
+                     "the stored log contradicts itself (see the server log and the alert sent "
+                     "to owners and admins): nothing was appended, and nothing will be until an "
+                     "operator has restored it");
+        break;
     case LEDGER_DUPLICATE:
         resp_problem(r, 409, "conflict", "Conflict",
                      "a decision with id %s is already in the log: choose a new id",

@@ -92,12 +92,13 @@ static void usage_report(struct req *r)
     problems_init(&p);
     struct usage_query q;
     memset(&q, 0, sizeof q);
-    char from[40], to[40], offer_id[40], currency[8] = "";
+    char from[40], to[40], offer_id[40], currency[8] = "", team[128];
     char *teams = NULL, *map_text = NULL;
     json_t *out = NULL;
     int unavailable = 0;
     q.from = ev_query(r, "from", EVQ_TIME, NULL, from, sizeof from, &p);
     q.to = ev_query(r, "to", EVQ_TIME, NULL, to, sizeof to, &p);
+    q.team = ev_query(r, "team", EVQ_TEXT, NULL, team, sizeof team, &p);
     parse_group_by(r, &q, &p);
     json_t *map = parse_pricing(r, &q, offer_id, sizeof offer_id, currency, &unavailable, &p);
     if (unavailable) {
@@ -164,7 +165,7 @@ out:
 
 const struct route report_routes[] = {
     {"GET", "/api/v1/reports/usage", usage_report, ROLES_USERS, 0,
-     "group_by from to offer_id cluster_offers"},
+     "group_by team from to offer_id cluster_offers"},
     {"GET", "/api/v1/reports/idle", idle_report, ROLES_USERS, 0, "team from to"},
     {NULL, NULL, NULL, 0, 0, NULL},
 };

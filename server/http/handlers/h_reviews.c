@@ -12,6 +12,7 @@
 
 #include "core/validate.h"
 #include "core/formats/evfield.h"
+#include "core/formats/timefmt.h"
 #include "http/evidence.h"
 #include "http/handlers/h_reviews.h"
 #include "http/idempotency.h"
@@ -46,28 +47,6 @@ static const char *const REVIEW_STATUSES[] = {"open", "needs decision", "decided
 
 /* ---- shared helpers (h_reviews.h) ---- */
 
-void review_etag(const json_t *row, char *buf, size_t size)
-{
-    snprintf(buf, size, "v%lld", (long long)json_integer_value(json_object_get(row, "version")));
-}
-
-int review_if_match(struct req *r, const json_t *row, const char *what)
-{
-    const char *header = req_header(r, "If-Match");
-    char etag[32];
-    review_etag(row, etag, sizeof etag);
-    if (!header) {
-        resp_problem(r, 428, "precondition-required", "Precondition required",
-                     "send If-Match with the ETag of the %s (now \"%s\")", what, etag);
-        return -1;
-    }
-    if (etag_matches(header, etag))
-        return 0;
-    resp_problem(r, 412, "precondition-failed", "Precondition failed",
-                 "the %s changed since you read it (now ETag \"%s\"); read it again", what, etag);
-    return -1;
-}
-
 int review_query_index(struct req *r, const char *name, long long *out, struct problems *p)
 {
     char buf[32];
@@ -86,26 +65,6 @@ int review_query_index(struct req *r, const char *name, long long *out, struct p
 }
 
 /* ---- validation ---- */
-
-static int is_leap(int y)
-{
-    return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-}
-
-/* A calendar date YYYY-MM-DD. */
-static int date_valid(const char *s)
-{
-    static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    if (!s || strlen(s) != 10 || s[4] != '-' || s[7] != '-')
-        return 0;
-    for (int i = 0; i < 10; i++)
-        if (i != 4 && i != 7 && (s[i] < '0' || s[i] > '9'))
-            return 0;
-    int y = atoi(s), m = atoi(s + 5), d = atoi(s + 8);
-    if (y < 1 || m < 1 || m > 12 || d < 1)
-        return 0;
-    return d <= days[m - 1] + (m == 2 && is_leap(y));
-}
 
 static void check_enum(const json_t *obj, const char *key, const char *prefix,
                        const char *const *values, int required, struct problems *p)
@@ -128,7 +87,7 @@ static void check_date(const json_t *obj, const char *key, int required, struct 
 {
     const char *v = json_want_string(obj, key, "", required, 10, p);
     char ptr[64];
-    if (v && !date_valid(v))
+    if (v && !timefmt_date_valid(v))
         problems_add(p, problems_pointer(ptr, sizeof ptr, "", key), "must be a date YYYY-MM-DD");
 }
 
@@ -371,9 +330,7 @@ static void review_get(struct req *r)
     json_t *row = visible_review(r, r->params[0]);
     if (!row)
         return;
-    char etag[32];
-    review_etag(row, etag, sizeof etag);
-    resp_json_etag(r, 200, row, etag);
+    resp_versioned(r, 200, row);
 }
 
 static void review_patch(struct req *r)
@@ -387,7 +344,7 @@ static void review_patch(struct req *r)
         goto out;
     }
     current = visible_review(r, r->params[0]);
-    if (!current || review_if_match(r, current, "review") != 0)
+    if (!current || etag_check(r, current, "review") != 0)
         goto out;
     check_members(r->body, REVIEW_FIELDS, REVIEW_SERVER_FIELDS, &p);
     json_t *base = project(current, REVIEW_FIELDS);
@@ -411,9 +368,7 @@ static void review_patch(struct req *r)
         reply_review_fault(r, st, &p);
         goto out;
     }
-    char etag[32];
-    review_etag(out, etag, sizeof etag);
-    resp_json_etag(r, 200, out, etag);
+    resp_versioned(r, 200, out);
     out = NULL;
 out:
     json_decref(current);
@@ -571,7 +526,7 @@ static void artifact_patch(struct req *r)
         resp_store_error(r, st, "artifact");
         goto out;
     }
-    if (review_if_match(r, current, "artifact") != 0)
+    if (etag_check(r, current, "artifact") != 0)
         goto out;
     check_members(r->body, ARTIFACT_FIELDS, ARTIFACT_SERVER_FIELDS, &p);
     json_t *base = project(current, ARTIFACT_FIELDS);
@@ -594,9 +549,7 @@ static void artifact_patch(struct req *r)
         reply_review_fault(r, st, &p);
         goto out;
     }
-    char etag[32];
-    review_etag(out, etag, sizeof etag);
-    resp_json_etag(r, 200, out, etag);
+    resp_versioned(r, 200, out);
     out = NULL;
 out:
     json_decref(review);

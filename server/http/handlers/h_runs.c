@@ -14,6 +14,7 @@
 
 #include "core/formats/pgcopy.h"
 #include "core/formats/run.h"
+#include "core/formats/openb.h"
 #include "core/formats/sacct.h"
 #include "core/formats/textnum.h"
 #include "core/jsonlimit.h"
@@ -31,6 +32,8 @@ static const char *const STATES[] = {"COMPLETED", "FAILED",    "CANCELLED",     
                                      "PREEMPTED", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL",
                                      "DEADLINE",  NULL};
 static const char *const TRUE_FALSE[] = {"true", "false", NULL};
+static const char *const CLASSES[] = {"exploratory", "production", NULL};
+static const char *const TEXT_FORMATS[] = {"sacct", "openb", NULL};
 
 /* One upload in progress: where rows go and what came of the lines. */
 struct runs_ingest {
@@ -131,6 +134,38 @@ static int ingest_sacct(struct runs_ingest *in, struct upload_stream *u,
     return 0;
 }
 
+/* The Alibaba GPU trace's pod list (openb_pod_list_*.csv): times relative to ?trace_start=. */
+static int ingest_openb(struct runs_ingest *in, struct upload_stream *u,
+                        const struct openb_options *opt)
+{
+    struct openb_reader rd;
+    openb_reader_init(&rd, opt);
+    struct linebuf_line line;
+    enum linebuf_status ls;
+    struct run run;
+    while (!in->failed && (ls = upload_next_line(u, &line)) != LINEBUF_NEED_MORE) {
+        in->lines++;
+        if (ls != LINEBUF_LINE) {
+            linebuf_report(&u->lb, ls, &line, &in->errs);
+            in->rejected_lines++;
+            continue;
+        }
+        switch (openb_feed_line(&rd, line.text, line.len, line.lineno, &run, &in->errs)) {
+        case OPENB_RUN:
+            accept_run(in, &run, line.lineno, "");
+            break;
+        case OPENB_REJECTED:
+            in->rejected_lines++;
+            break;
+        case OPENB_FATAL:
+            return -1;
+        case OPENB_NOTHING:
+            break;
+        }
+    }
+    return 0;
+}
+
 /* JSON Lines: one run object per line. */
 static void ingest_ndjson(struct runs_ingest *in, struct upload_stream *u)
 {
@@ -164,9 +199,7 @@ static void ingest_ndjson(struct runs_ingest *in, struct upload_stream *u)
         else if (run_from_json(obj, "", &run, &in->errs) == 0)
             accept_run(in, &run, line.lineno, "");
         /* run_from_json's problems carry no line: name it */
-        for (size_t i = before; i < in->errs.count; i++)
-            if (!in->errs.items[i].line)
-                in->errs.items[i].line = line.lineno;
+        problems_default_line(&in->errs, before, line.lineno);
         if (in->errs.total > before)
             in->rejected_lines++;
         json_decref(obj);
@@ -205,8 +238,9 @@ static int ingest_json_array(struct runs_ingest *in, struct idem *idem, char sha
 
 /* The upload's own query parameters, checked (plus upload_params: fields, tz, atomic). */
 struct runs_params {
-    char cluster[128], team[128], steps[8];
-    const char *cluster_p, *team_p;
+    char cluster[128], team[128], steps[8], klass[16], format[8], trace_start[40];
+    const char *cluster_p, *team_p, *class_p, *format_p, *trace_start_p;
+    int64_t trace_start_s;
     int steps_on;
     struct upload_params up;
 };
@@ -220,6 +254,22 @@ static int read_params(struct req *r, struct runs_params *q, struct problems *p)
                   strcmp(q->steps, "true") == 0;
     if (q->team_p && !team_name_valid(q->team))
         problems_add(p, "?team", "query parameter team is not a team name");
+    q->class_p = ev_query(r, "class", EVQ_ENUM, CLASSES, q->klass, sizeof q->klass, p);
+    q->format_p = ev_query(r, "format", EVQ_ENUM, TEXT_FORMATS, q->format, sizeof q->format, p);
+    q->trace_start_p =
+        ev_query(r, "trace_start", EVQ_TIME, NULL, q->trace_start, sizeof q->trace_start, p);
+    struct timefmt_fields tf;
+    int64_t ms = 0;
+    if (q->trace_start_p && timefmt_parse(q->trace_start, strlen(q->trace_start), &tf) &&
+        timefmt_resolve_ms(&tf, NULL, NULL, &ms) == 0)
+        q->trace_start_s = ms / 1000;
+    int openb = q->format_p && strcmp(q->format, "openb") == 0;
+    if (openb && !q->trace_start_p && !p->total)
+        problems_add(p, "?trace_start",
+                     "query parameter trace_start (RFC 3339: the time the trace's second 0 "
+                     "stands for) is required with format=openb");
+    if (!openb && q->trace_start_p)
+        problems_add(p, "?trace_start", "query parameter trace_start goes with format=openb");
     return upload_params_read(r, &q->up, "sacct's -o fields", p);
 }
 
@@ -231,6 +281,10 @@ static json_t *params_json(const struct runs_params *q)
     if (q->team_p)
         json_object_set_new(o, "team", json_string(q->team));
     json_object_set_new(o, "steps", json_boolean(q->steps_on));
+    if (q->class_p)
+        json_object_set_new(o, "class", json_string(q->klass));
+    if (q->trace_start_p)
+        json_object_set_new(o, "trace_start", json_string(q->trace_start));
     upload_params_json(&q->up, o);
     return o;
 }
@@ -270,6 +324,8 @@ static void runs_upload(struct req *r)
     }
     if (is_csv && !q.cluster_p)
         problems_add(&qp, "?cluster", "query parameter cluster is required for sacct output");
+    if (!is_csv && q.format_p)
+        problems_add(&qp, "?format", "query parameter format names a text format: send text/csv");
     if (qp.total) {
         ev_drain_body(r, &idem);
         resp_invalid(r, &qp, NULL);
@@ -301,6 +357,9 @@ static void runs_upload(struct req *r)
         }
         if (is_ndjson) {
             ingest_ndjson(&in, u);
+        } else if (q.format_p && strcmp(q.format, "openb") == 0) {
+            struct openb_options opt = {.trace_start_s = q.trace_start_s, .team = q.team_p};
+            fatal = ingest_openb(&in, u, &opt) != 0;
         } else {
             struct sacct_options opt = {
                 .fields = q.up.fields_p,
@@ -328,7 +387,7 @@ static void runs_upload(struct req *r)
         goto out;
     }
     if (fatal) {
-        resp_invalid(r, &in.errs, "The columns of this sacct output cannot be read: see errors.");
+        resp_invalid(r, &in.errs, "The columns of this output cannot be read: see errors.");
         goto out;
     }
     if (in.errs.total && q.up.atomic_on) {
@@ -350,9 +409,10 @@ static void runs_upload(struct req *r)
     char id[37];
     store_new_uuid(id);
     rec = ev_upload_record(r, id, "runs", q.team_p,
-                           is_json     ? "json"
-                           : is_ndjson ? "ndjson"
-                                       : "sacct",
+                           is_json      ? "json"
+                           : is_ndjson  ? "ndjson"
+                           : q.format_p ? q.format
+                                        : "sacct",
                            bytes, sha);
     if (!rec) {
         resp_problem(r, 503, "unavailable", "Service unavailable", "out of memory");
@@ -363,20 +423,22 @@ static void runs_upload(struct req *r)
     json_object_set_new(rec, "skipped", json_integer(in.skipped));
     json_object_set_new(rec, "rejected_total", json_integer((json_int_t)in.errs.total));
     long staged = 0, inserted = 0, duplicates = 0;
+    json_t *classes = NULL;
     struct audit_actor who;
     struct upload_tx *up = in.up;
     in.up = NULL;
-    st = store_runs_finish(up, req_actor(r, &who), rec, &staged, &inserted, &duplicates);
+    st = store_runs_finish(up, req_actor(r, &who), rec, q.class_p, &staged, &inserted, &duplicates,
+                           &classes);
     if (st != STORE_OK) {
         resp_store_error(r, st, "runs");
         goto out;
     }
-    json_t *reply =
-        json_pack("{s:s, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:I}", "id", id, "inserted",
-                  (json_int_t)inserted, "duplicates", (json_int_t)duplicates, "skipped",
-                  (json_int_t)in.skipped, "steps_skipped", (json_int_t)in.steps, "rejected",
-                  ev_rejected_json(&in.errs), "rejected_total", (json_int_t)in.errs.total,
-                  "rejected_lines", (json_int_t)in.rejected_lines, "lines", (json_int_t)in.lines);
+    json_t *reply = json_pack(
+        "{s:s, s:I, s:I, s:o, s:I, s:I, s:o, s:I, s:I, s:I}", "id", id, "inserted",
+        (json_int_t)inserted, "duplicates", (json_int_t)duplicates, "classes", classes, "skipped",
+        (json_int_t)in.skipped, "steps_skipped", (json_int_t)in.steps, "rejected",
+        ev_rejected_json(&in.errs), "rejected_total", (json_int_t)in.errs.total, "rejected_lines",
+        (json_int_t)in.rejected_lines, "lines", (json_int_t)in.lines);
     idem_reply(r, &idem, 201, reply);
 out:
     store_upload_tx_abort(in.up);
@@ -435,6 +497,6 @@ const struct route run_routes[] = {
     {"GET", "/api/v1/runs", runs_list, ROLES_USERS, 0,
      "limit cursor team class state cluster upload from to"},
     {"POST", "/api/v1/runs", runs_upload, ROLE_OWNER | ROLE_TEAM, ROUTE_STREAM_BODY,
-     "cluster team steps fields tz atomic"},
+     "cluster team class format trace_start steps fields tz atomic"},
     {NULL, NULL, NULL, 0, 0, NULL},
 };

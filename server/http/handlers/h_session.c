@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/ledger/codec.h"
+#include "core/ledger/decision.h"
 #include "core/auth/password.h"
 #include "core/auth/secret.h"
 #include "core/auth/session.h"
@@ -296,10 +297,8 @@ static void signing_key_put(struct req *r)
                      "main subgroup, or of small order)");
     if (p.total)
         goto invalid;
-    unsigned char digest[crypto_hash_sha256_BYTES];
-    char key_id[2 * crypto_hash_sha256_BYTES + 1];
-    crypto_hash_sha256(digest, pk, crypto_sign_PUBLICKEYBYTES);
-    codec_hex_encode(digest, sizeof digest, key_id);
+    char key_id[DECISION_KEY_ID_HEX_LEN + 1];
+    decision_key_id(pk, key_id);
     struct audit_actor who;
     int created = 0;
     enum store_status st = store_signing_key_add(r->app->store, req_actor(r, &who), r->who.user_id,
@@ -336,7 +335,7 @@ static void signing_key_list(struct req *r)
 
 static int key_id_valid(const char *s)
 {
-    uint8_t bin[crypto_hash_sha256_BYTES];
+    uint8_t bin[DECISION_KEY_ID_HEX_LEN / 2];
     return codec_hex_decode_exact(s, bin, sizeof bin) == 0;
 }
 

@@ -48,18 +48,7 @@ out:
 
 static void team_list(struct req *r)
 {
-    char after_buf[256];
-    const char *after = NULL;
-    int limit = req_limit(r);
-    if (limit < 0 || req_cursor(r, after_buf, sizeof after_buf, &after) != 0)
-        return;
-    json_t *items = NULL;
-    enum store_status st = store_team_list(r->app->store, after, limit + 1, &items);
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "teams");
-        return;
-    }
-    resp_page(r, items, limit, "name");
+    resp_keyset_list(r, store_team_list, "teams", "name");
 }
 
 static void team_get(struct req *r)

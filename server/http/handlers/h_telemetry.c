@@ -191,7 +191,7 @@ static void telemetry_upload(struct req *r)
     upload_drain(u);
     if (upload_reply_transport_fault(u))
         goto out;
-    ev_place_whole_input_faults(&errs);
+    problems_place_whole_input(&errs, 1); /* where the reader gave up */
     if (!in.failed)
         (void)flush_copy(&in);
     if (in.failed) {
@@ -234,14 +234,7 @@ static void telemetry_upload(struct req *r)
         resp_store_error(r, st, "telemetry");
         goto out;
     }
-    json_t *rejected = json_array();
-    for (size_t i = 0; i < errs.count; i++) {
-        json_t *e = json_pack("{s:I, s:s, s:s}", "line", (json_int_t)errs.items[i].line, "pointer",
-                              errs.items[i].pointer, "message", errs.items[i].message);
-        if (errs.items[i].column)
-            json_object_set_new(e, "column", json_integer(errs.items[i].column));
-        json_array_append_new(rejected, e);
-    }
+    json_t *rejected = ev_rejected_json(&errs);
     idem_reply(r, &idem, 201,
                json_pack("{s:s, s:s, s:s, s:I, s:O, s:O, s:O, s:O, s:o, s:I}", "id", id,
                          "benchmark_id", r->params[0], "format", telemetry_format_name(format),

@@ -114,11 +114,6 @@ static void reply_store_fault(struct req *r, enum store_status st, const json_t 
         resp_store_error(r, st, "workload");
 }
 
-static void etag_of(const json_t *w, char *buf, size_t size)
-{
-    snprintf(buf, size, "v%lld", (long long)json_integer_value(json_object_get(w, "version")));
-}
-
 static void workload_create(struct req *r)
 {
     struct idem idem;
@@ -179,23 +174,16 @@ static void workload_get(struct req *r)
     json_t *w = readable_workload(r, r->params[0]);
     if (!w)
         return;
-    char etag[32];
-    etag_of(w, etag, sizeof etag);
-    resp_json_etag(r, 200, w, etag);
+    resp_versioned(r, 200, w);
 }
 
-/* If-Match: "v3", W/"v3" is not accepted (a weak tag cannot guard a write), * matches any. */
 static void workload_patch(struct req *r)
 {
     struct problems p;
     problems_init(&p);
     json_t *current = NULL, *merged = NULL, *out = NULL, *base = NULL;
-    const char *if_match = req_header(r, "If-Match");
-    if (!if_match) {
-        resp_problem(r, 428, "precondition-required", "Precondition required",
-                     "send If-Match with the ETag from GET /workloads/%s", r->params[0]);
+    if (etag_required(r, "workload") != 0)
         goto out;
-    }
     if (!json_is_object(r->body)) {
         problems_add(&p, "", "a merge patch must be a JSON object");
         resp_invalid(r, &p, NULL);
@@ -209,14 +197,8 @@ static void workload_patch(struct req *r)
         ev_forbidden_team(r, old_team);
         goto out;
     }
-    char etag[32];
-    etag_of(current, etag, sizeof etag);
-    if (!etag_matches(if_match, etag)) {
-        resp_problem(r, 412, "precondition-failed", "Precondition failed",
-                     "the workload changed since you read it (now ETag \"%s\"); read it again",
-                     etag);
+    if (etag_check(r, current, "workload") != 0)
         goto out;
-    }
     /* Server-set members in the patch are refused by name before merging. */
     base = evfield_project(current, WORKLOAD_FIELDS);
     merged = evfield_merge_patch(base, r->body);
@@ -263,8 +245,7 @@ static void workload_patch(struct req *r)
     json_decref(clean);
     if (st != STORE_OK)
         goto out;
-    etag_of(out, etag, sizeof etag);
-    resp_json_etag(r, 200, out, etag);
+    resp_versioned(r, 200, out);
     out = NULL;
 out:
     json_decref(current);

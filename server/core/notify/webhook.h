@@ -1,0 +1,85 @@
+/* Webhooks, the pure part: which URLs and events are accepted, the signing secret (shown once,
+ * sealed at rest under a key derived from the server's key), the signature receivers check,
+ * the bodies sent (JSON or Slack-compatible text) and the retry schedule.
+ *
+ * Signatures follow the Standard Webhooks scheme (https://www.standardwebhooks.com/): headers
+ * webhook-id (the delivery id, the same on every retry: the receiver's idempotency key),
+ * webhook-timestamp (Unix seconds of this attempt) and webhook-signature "v1,<base64>" where
+ * the value is HMAC-SHA256(key, "<id>.<timestamp>.<body>") and key is the base64 part of the
+ * secret "whsec_<base64 of 32 bytes>". Libraries for many languages verify it as is. */
+#ifndef CAPLEDGER_CORE_WEBHOOK_H
+#define CAPLEDGER_CORE_WEBHOOK_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define WEBHOOK_URL_MAX 2048
+#define WEBHOOK_SECRET_PREFIX "whsec_"
+#define WEBHOOK_KEY_BYTES 32
+#define WEBHOOK_SECRET_LEN (6 + 44)    /* "whsec_" + base64 (padded) of 32 bytes */
+#define WEBHOOK_SIGNATURE_LEN (3 + 44) /* "v1," + base64 of 32 bytes */
+#define WEBHOOK_SEALED_LEN (3 + 96)    /* "v1:" + base64 of nonce, MAC and key */
+#define WEBHOOK_MAX_ATTEMPTS 12        /* then the delivery is given up ("failed") */
+#define WEBHOOK_BACKOFF_CAP_S 3600.0   /* the longest wait between two attempts */
+
+/* The events a webhook may subscribe to: alert kinds. NULL-terminated. */
+extern const char *const WEBHOOK_EVENTS[];
+int webhook_event_valid(const char *event);
+
+/* A URL capledger may post to, split into its parts. */
+struct webhook_url {
+    int https;
+    char host[256];   /* a name or an IP literal (IPv6 without brackets) */
+    int port;         /* 80 or 443 when not given */
+    const char *path; /* points into the checked text: "/…" or "" */
+};
+
+/* Checks an absolute http(s) URL: at most WEBHOOK_URL_MAX bytes of printable ASCII, scheme
+ * http or https (any other scheme refused), a host (name, IPv4 or bracketed IPv6), an optional
+ * port 1–65535, no user:password@ part (a credential in a URL ends up in lists) and no
+ * fragment. Returns NULL when acceptable (and fills *out when not NULL), else why not. */
+const char *webhook_url_check(const char *url, struct webhook_url *out);
+
+/* The URL with everything after the authority replaced by "/…" (for the audit trail: a
+ * Slack-style URL carries its credential in the path). out gets at most size-1 bytes. */
+void webhook_url_redact(const char *url, char *out, size_t size);
+
+/* A new secret "whsec_…" (NUL-terminated) into out[WEBHOOK_SECRET_LEN + 1]. Caller memzeroes. */
+void webhook_secret_new(char out[WEBHOOK_SECRET_LEN + 1]);
+/* The HMAC key of a secret; 0 on success, -1 when the text is not a secret. */
+int webhook_secret_key(const char *secret, unsigned char key[WEBHOOK_KEY_BYTES]);
+
+/* Sealing at rest: the secret's key encrypted and authenticated (XSalsa20-Poly1305) under a
+ * key derived from the server's Ed25519 secret key, as "v1:<base64 nonce‖box>". A database
+ * dump alone does not give the secrets away; the key file does. 0 on success, -1 on failure
+ * (open: a sealed text from another server key, or tampered with). */
+int webhook_seal(const unsigned char server_sk[64], const unsigned char key[WEBHOOK_KEY_BYTES],
+                 char out[WEBHOOK_SEALED_LEN + 1]);
+int webhook_unseal(const unsigned char server_sk[64], const char *sealed,
+                   unsigned char key[WEBHOOK_KEY_BYTES]);
+
+/* "v1,<base64 HMAC-SHA256(key, id.timestamp.body)>" into out[WEBHOOK_SIGNATURE_LEN + 1]. */
+void webhook_sign(const unsigned char *key, size_t key_len, const char *id, long long timestamp,
+                  const char *body, size_t body_len, char out[WEBHOOK_SIGNATURE_LEN + 1]);
+
+/* The body posted for an alert of kind `event`, malloc'd: format "json" gives
+ * {"type": "alert.<event>", "alert": {…the alert…}} ("ping": {"type": "ping", "alert": {id:
+ * the webhook, message}}, a test message); "slack" gives {"text": "…"}, one line a
+ * person reads in a chat channel (Slack, Mattermost and Rocket.Chat incoming webhooks accept
+ * it). NULL when out of memory or the format is unknown. */
+char *webhook_body(const char *format, const char *event, const json_t *alert);
+
+/* Whether the deliverer may connect to an address (family 4 with 4 bytes, or 6 with 16, in
+ * network order): NULL when it may, else why not. Always refused: unspecified, link-local
+ * (169.254.0.0/16 and fe80::/10, where cloud metadata services answer), multicast and
+ * broadcast. With deny_private also loopback, RFC 1918, carrier-grade NAT (100.64.0.0/10) and
+ * unique-local (fc00::/7). IPv4-mapped IPv6 addresses are judged as the IPv4 address. */
+const char *webhook_addr_refused(int family, const unsigned char *addr, int deny_private);
+
+/* Seconds to wait after the attempts-th failed attempt (1-based): exponential from base_s,
+ * doubling, capped at WEBHOOK_BACKOFF_CAP_S, with "equal jitter" — a uniform draw in
+ * [d/2, d) from rnd — so receivers that failed together are not retried together. */
+double webhook_backoff_s(int attempts, double base_s, uint32_t rnd);
+
+#endif

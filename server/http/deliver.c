@@ -1,0 +1,253 @@
+#include "http/deliver.h"
+
+#include <arpa/inet.h>
+#include <curl/curl.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/notify/webhook.h"
+#include "store/webhooks.h"
+
+#define CLAIM_BATCH 8
+#define IDLE_POLL_MS 500
+
+struct deliverer {
+    struct deliver_config cfg;
+    pthread_t thread;
+    volatile sig_atomic_t stop;
+};
+
+/* One attempt's connection guard: what the opensocket callback refused, if anything. */
+struct attempt {
+    struct deliverer *d;
+    char refused[200];
+};
+
+static curl_socket_t open_guarded(void *clientp, curlsocktype purpose, struct curl_sockaddr *a)
+{
+    struct attempt *at = clientp;
+    const char *why = NULL;
+    if (purpose != CURLSOCKTYPE_IPCXN)
+        why = "not an IP connection";
+    else if (a->family == AF_INET)
+        why = webhook_addr_refused(
+            4, (const unsigned char *)&((const struct sockaddr_in *)&a->addr)->sin_addr,
+            at->d->cfg.deny_private);
+    else if (a->family == AF_INET6)
+        why = webhook_addr_refused(
+            6, (const unsigned char *)&((const struct sockaddr_in6 *)&a->addr)->sin6_addr,
+            at->d->cfg.deny_private);
+    else
+        why = "not an IP address";
+    if (why) {
+        snprintf(at->refused, sizeof at->refused, "refused to connect: %s", why);
+        return CURL_SOCKET_BAD;
+    }
+    return socket(a->family, a->socktype, a->protocol);
+}
+
+static size_t discard(char *ptr, size_t size, size_t n, void *userdata)
+{
+    (void)ptr;
+    (void)userdata;
+    return size * n;
+}
+
+/* Abandons the transfer when the server stops. */
+static int progress(void *clientp, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
+{
+    (void)dt, (void)dn, (void)ut, (void)un;
+    return ((struct attempt *)clientp)->d->stop ? 1 : 0;
+}
+
+/* Keeps the text printable ASCII (it is stored and shown) and at most 480 bytes. */
+static void clean_error(char *s)
+{
+    size_t i = 0;
+    for (; s[i] && i < 480; i++)
+        if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] > 0x7e)
+            s[i] = '?';
+    s[i] = '\0';
+}
+
+/* Posts one claimed delivery; returns the HTTP status (0: none) and fills error. */
+static long post_one(struct deliverer *d, const json_t *job, char *error, size_t error_size)
+{
+    const char *id = json_string_value(json_object_get(job, "id"));
+    const char *url = json_string_value(json_object_get(job, "url"));
+    const char *body = json_string_value(json_object_get(job, "body"));
+    unsigned char key[WEBHOOK_KEY_BYTES];
+    error[0] = '\0';
+    if (!id || !url || !body || webhook_url_check(url, NULL)) {
+        snprintf(error, error_size, "the stored delivery is unusable");
+        return 0;
+    }
+    if (webhook_unseal(d->cfg.server_sk, json_string_value(json_object_get(job, "secret_sealed")),
+                       key) != 0) {
+        snprintf(error, error_size,
+                 "the webhook's secret was sealed under another server key: recreate the "
+                 "webhook");
+        return 0;
+    }
+    long long now = (long long)time(NULL);
+    char sig[WEBHOOK_SIGNATURE_LEN + 1], h_id[96], h_ts[64], h_sig[96], h_idem[96], h_ua[96];
+    webhook_sign(key, sizeof key, id, now, body, strlen(body), sig);
+    sodium_memzero(key, sizeof key);
+    snprintf(h_id, sizeof h_id, "webhook-id: %s", id);
+    snprintf(h_ts, sizeof h_ts, "webhook-timestamp: %lld", now);
+    snprintf(h_sig, sizeof h_sig, "webhook-signature: %s", sig);
+    snprintf(h_idem, sizeof h_idem, "Idempotency-Key: %s", id);
+    snprintf(h_ua, sizeof h_ua, "User-Agent: %s", d->cfg.user_agent);
+
+    struct attempt at = {.d = d};
+    char curl_error[CURL_ERROR_SIZE] = "";
+    long status = 0;
+    CURL *h = curl_easy_init();
+    struct curl_slist *hdr = NULL;
+    const char *lines[] = {
+        "Content-Type: application/json", h_id, h_ts, h_sig, h_idem, h_ua, "Expect:"};
+    for (size_t i = 0; i < sizeof lines / sizeof *lines; i++) {
+        struct curl_slist *more = curl_slist_append(hdr, lines[i]);
+        if (!more)
+            break;
+        hdr = more;
+    }
+    if (!h || !hdr) {
+        snprintf(error, error_size, "out of memory");
+        goto out;
+    }
+    long timeout_ms = (long)(d->cfg.timeout_s * 1000);
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(h, CURLOPT_PROXY, ""); /* the address guard must see the receiver */
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);
+    curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, open_guarded);
+    curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, &at);
+    curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, progress);
+    curl_easy_setopt(h, CURLOPT_XFERINFODATA, &at);
+    curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, curl_error);
+    CURLcode rc = curl_easy_perform(h);
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    if (at.refused[0])
+        snprintf(error, error_size, "%s", at.refused);
+    else if (rc == CURLE_ABORTED_BY_CALLBACK)
+        snprintf(error, error_size, "interrupted: the server was stopping");
+    else if (rc != CURLE_OK)
+        snprintf(error, error_size, "%s", curl_error[0] ? curl_error : curl_easy_strerror(rc));
+    else if (status >= 300 && status < 400)
+        snprintf(error, error_size, "HTTP %ld (redirects are not followed)", status);
+    else if (status < 200 || status >= 300)
+        snprintf(error, error_size, "HTTP %ld", status);
+    if (rc != CURLE_OK)
+        status = 0;
+out:
+    curl_slist_free_all(hdr);
+    if (h)
+        curl_easy_cleanup(h);
+    clean_error(error);
+    return status;
+}
+
+static void sleep_ms(struct deliverer *d, int ms)
+{
+    for (; ms > 0 && !d->stop; ms -= 100) {
+        struct timespec ts = {0, (ms < 100 ? ms : 100) * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static void *run(void *arg)
+{
+    struct deliverer *d = arg;
+    double lease_s = d->cfg.timeout_s + 30;
+    while (!d->stop) {
+        json_t *jobs = NULL;
+        enum store_status st = store_webhook_claim(d->cfg.store, lease_s, CLAIM_BATCH, &jobs);
+        if (st != STORE_OK) {
+            if (st != STORE_UNAVAILABLE)
+                fprintf(stderr,
+                        "{\"level\":\"warn\",\"msg\":\"webhook claim failed\",\"status\":\"%s\"}\n",
+                        store_status_name(st));
+            sleep_ms(d, 1000);
+            continue;
+        }
+        size_t n = json_array_size(jobs), i;
+        json_t *job;
+        json_array_foreach(jobs, i, job)
+        {
+            char error[512];
+            long status = post_one(d, job, error, sizeof error);
+            int attempts = (int)json_integer_value(json_object_get(job, "attempts"));
+            int ok = status >= 200 && status < 300;
+            double retry =
+                d->stop ? 0
+                        : webhook_backoff_s(attempts, d->cfg.retry_base_s, randombytes_random());
+            const char *id = json_string_value(json_object_get(job, "id"));
+            st = store_webhook_result(d->cfg.store, id,
+                                      json_string_value(json_object_get(job, "lease")), ok,
+                                      (int)status, ok ? NULL : error, retry, WEBHOOK_MAX_ATTEMPTS);
+            fprintf(stderr,
+                    "{\"level\":\"%s\",\"msg\":\"webhook delivery\",\"delivery\":\"%s\","
+                    "\"attempt\":%d,\"status\":%ld,\"delivered\":%s%s}\n",
+                    ok ? "info" : "warn", id ? id : "", attempts, status, ok ? "true" : "false",
+                    st == STORE_OK ? "" : ",\"recorded\":false");
+        }
+        json_decref(jobs);
+        if (n < CLAIM_BATCH)
+            sleep_ms(d, IDLE_POLL_MS);
+    }
+    return NULL;
+}
+
+struct deliverer *deliver_start(const struct deliver_config *cfg)
+{
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+        fprintf(stderr, "capledger: cannot initialise libcurl for webhooks\n");
+        return NULL;
+    }
+    struct deliverer *d = calloc(1, sizeof *d);
+    if (!d) {
+        curl_global_cleanup();
+        return NULL;
+    }
+    d->cfg = *cfg;
+    if (!(d->cfg.timeout_s > 0))
+        d->cfg.timeout_s = 10;
+    if (!(d->cfg.retry_base_s > 0))
+        d->cfg.retry_base_s = 15;
+    if (!d->cfg.user_agent)
+        d->cfg.user_agent = "capledger";
+    if (pthread_create(&d->thread, NULL, run, d) != 0) {
+        fprintf(stderr, "capledger: cannot start the webhook deliverer\n");
+        free(d);
+        curl_global_cleanup();
+        return NULL;
+    }
+    return d;
+}
+
+void deliver_stop(struct deliverer *d)
+{
+    if (!d)
+        return;
+    d->stop = 1;
+    pthread_join(d->thread, NULL);
+    free(d);
+    curl_global_cleanup();
+}

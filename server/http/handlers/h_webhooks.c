@@ -1,0 +1,239 @@
+/* Webhooks: where alerts reach owners (a chat channel, an incident tool).
+ *
+ * Owners and admins create, list, read and delete webhooks; owners see only their own, admins
+ * every one. The signing secret is generated here, returned once in the reply that creates
+ * the webhook (like API tokens: no Idempotency-Key replay, which would store it) and kept
+ * sealed under a key derived from the server's key. Deliveries are queued in the transaction
+ * that raises an alert (store_webhook_enqueue_tx) and posted by the background deliverer
+ * (http/deliver.c); their state is read here.
+ *
+ * A webhook is an owner-level trust decision: the server will post to the URL an owner gives
+ * (only http and https; see docs/webhooks.md for what is refused at connect time). */
+#include <sodium.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/validate.h"
+#include "core/notify/webhook.h"
+#include "http/evidence.h"
+#include "store/webhooks.h"
+
+/* The caller's own webhooks, or every webhook for admins. */
+static const char *scope(struct req *r)
+{
+    return r->who.role == ROLE_ADMIN ? NULL : r->who.username;
+}
+
+static void webhook_create(struct req *r)
+{
+    static const char *const allowed[] = {"url", "events", "format", "description", NULL};
+    struct problems p;
+    problems_init(&p);
+    json_t *out = NULL;
+    char *events_json = NULL;
+    char secret[WEBHOOK_SECRET_LEN + 1] = "", sealed[WEBHOOK_SEALED_LEN + 1] = "";
+    unsigned char key[WEBHOOK_KEY_BYTES];
+    if (!json_is_object(r->body)) {
+        problems_add(&p, "", "must be a JSON object {url, events, format, description}");
+        goto invalid;
+    }
+    json_check_unknown(r->body, "", allowed, &p);
+    const char *url = json_want_string(r->body, "url", "", 1, WEBHOOK_URL_MAX + 1, &p);
+    const char *why = url ? webhook_url_check(url, NULL) : NULL;
+    if (why)
+        problems_add(&p, "/url", "%s", why);
+    const char *format = json_want_string(r->body, "format", "", 0, 16, &p);
+    if (!format || !json_object_get(r->body, "format"))
+        format = "json";
+    else if (strcmp(format, "json") != 0 && strcmp(format, "slack") != 0)
+        problems_add(&p, "/format", "must be 'json' or 'slack'");
+    const char *description = json_want_string(r->body, "description", "", 0, 200, &p);
+    if (!description)
+        description = "";
+    json_t *events = json_object_get(r->body, "events");
+    if (!json_is_array(events) || json_array_size(events) == 0 || json_array_size(events) > 8) {
+        problems_add(&p, "/events", "must list 1 to 8 events: drift, log_integrity");
+    } else {
+        size_t i;
+        json_t *e;
+        json_array_foreach(events, i, e)
+        {
+            char ptr[32];
+            if (!webhook_event_valid(json_string_value(e)))
+                problems_add(&p, problems_pointer_index(ptr, sizeof ptr, "/events", i),
+                             "must be one of: drift, log_integrity");
+            for (size_t j = 0; j < i && json_is_string(e); j++)
+                if (json_equal(json_array_get(events, j), e))
+                    problems_add(&p, problems_pointer_index(ptr, sizeof ptr, "/events", i),
+                                 "is listed twice");
+        }
+    }
+    if (p.total)
+        goto invalid;
+    events_json = json_dumps(events, JSON_COMPACT);
+    webhook_secret_new(secret);
+    if (!events_json || webhook_secret_key(secret, key) != 0 ||
+        webhook_seal(r->app->cfg->server_sk, key, sealed) != 0) {
+        resp_problem(r, 500, "internal", "Internal error", "could not create the secret");
+        goto out;
+    }
+    struct webhook_new w = {
+        .user_id = r->who.user_id,
+        .owner = r->who.username,
+        .url = url,
+        .events_json = events_json,
+        .format = format,
+        .description = description,
+        .secret_sealed = sealed,
+    };
+    struct audit_actor who;
+    enum store_status st = store_webhook_create(r->app->store, req_actor(r, &who), &w, &out);
+    if (st != STORE_OK) {
+        resp_store_error(r, st, "webhook");
+        goto out;
+    }
+    json_object_set_new(out, "secret", json_string(secret));
+    resp_json(r, 201, out);
+    out = NULL;
+    goto out;
+invalid:
+    resp_invalid(r, &p, NULL);
+out:
+    sodium_memzero(secret, sizeof secret);
+    sodium_memzero(key, sizeof key);
+    sodium_memzero(sealed, sizeof sealed);
+    free(events_json);
+    json_decref(out);
+    problems_free(&p);
+}
+
+static void webhook_list(struct req *r)
+{
+    struct ev_page pg;
+    struct evlist_query page = {0};
+    if (ev_page_begin(r, &pg, &page) != 0)
+        goto out;
+    json_t *items = NULL;
+    enum store_status st = store_webhook_list(r->app->store, scope(r), page.after_at, page.after_id,
+                                              page.limit, &items);
+    if (st != STORE_OK) {
+        resp_store_error(r, st, "webhooks");
+        goto out;
+    }
+    ev_page_reply(r, items, &page, "created_at");
+out:
+    ev_page_end(&pg);
+}
+
+/* The webhook when the caller may see it; else answers 404 and returns NULL. */
+static json_t *readable_webhook(struct req *r)
+{
+    json_t *row = NULL;
+    enum store_status st = uuid_valid(r->params[0])
+                               ? store_webhook_get(r->app->store, r->params[0], scope(r), &row)
+                               : STORE_NOT_FOUND;
+    if (st != STORE_OK) {
+        resp_store_error(r, st, "webhook");
+        return NULL;
+    }
+    return row;
+}
+
+static void webhook_get(struct req *r)
+{
+    json_t *row = readable_webhook(r);
+    if (row)
+        resp_json(r, 200, row);
+}
+
+static void webhook_delete(struct req *r)
+{
+    struct audit_actor who;
+    enum store_status st =
+        uuid_valid(r->params[0])
+            ? store_webhook_delete(r->app->store, req_actor(r, &who), r->params[0], scope(r))
+            : STORE_NOT_FOUND;
+    if (st != STORE_OK) {
+        resp_store_error(r, st, "webhook");
+        return;
+    }
+    resp_bytes(r, 204, NULL, NULL, 0, NULL);
+}
+
+static void webhook_deliveries(struct req *r)
+{
+    struct ev_page pg;
+    struct evlist_query page = {0};
+    json_t *hook = NULL;
+    if (ev_page_begin(r, &pg, &page) != 0)
+        goto out;
+    hook = readable_webhook(r);
+    if (!hook)
+        goto out;
+    json_t *items = NULL;
+    enum store_status st = store_webhook_deliveries(r->app->store, r->params[0], page.after_at,
+                                                    page.after_id, page.limit, &items);
+    if (st != STORE_OK) {
+        resp_store_error(r, st, "deliveries");
+        goto out;
+    }
+    ev_page_reply(r, items, &page, "created_at");
+out:
+    json_decref(hook);
+    ev_page_end(&pg);
+}
+
+/* A test message, delivered like an alert: the way to check a URL and a receiver's
+ * signature check before an alert depends on them. */
+static void webhook_ping(struct req *r)
+{
+    json_t *hook = NULL, *out = NULL, *msg = NULL;
+    char *body = NULL;
+    if (r->body && !(json_is_object(r->body) && json_object_size(r->body) == 0)) {
+        struct problems p;
+        problems_init(&p);
+        problems_add(&p, "", "must be empty or {}");
+        resp_invalid(r, &p, NULL);
+        problems_free(&p);
+        return;
+    }
+    hook = readable_webhook(r);
+    if (!hook)
+        return;
+    char *events = json_dumps(json_object_get(hook, "events"), JSON_COMPACT);
+    msg = json_pack("{s:s, s:s, s:s?}", "id", r->params[0], "message",
+                    "a test message from capledger: this webhook is set up", "events", events);
+    body =
+        msg ? webhook_body(json_string_value(json_object_get(hook, "format")), "ping", msg) : NULL;
+    free(events);
+    if (!body) {
+        resp_problem(r, 500, "internal", "Internal error", "could not build the test message");
+        goto out;
+    }
+    struct audit_actor who;
+    enum store_status st =
+        store_webhook_ping(r->app->store, req_actor(r, &who), r->params[0], body, &out);
+    if (st != STORE_OK) {
+        resp_store_error(r, st, "webhook");
+        goto out;
+    }
+    resp_json(r, 202, out);
+    out = NULL;
+out:
+    free(body);
+    json_decref(msg);
+    json_decref(out);
+    json_decref(hook);
+}
+
+const struct route webhook_routes[] = {
+    {"GET", "/api/v1/webhooks", webhook_list, ROLE_OWNER | ROLE_ADMIN, 0, "limit cursor"},
+    {"POST", "/api/v1/webhooks", webhook_create, ROLE_OWNER | ROLE_ADMIN, ROUTE_JSON_BODY, NULL},
+    {"GET", "/api/v1/webhooks/{id}", webhook_get, ROLE_OWNER | ROLE_ADMIN, 0, NULL},
+    {"DELETE", "/api/v1/webhooks/{id}", webhook_delete, ROLE_OWNER | ROLE_ADMIN, 0, NULL},
+    {"GET", "/api/v1/webhooks/{id}/deliveries", webhook_deliveries, ROLE_OWNER | ROLE_ADMIN, 0,
+     "limit cursor"},
+    {"POST", "/api/v1/webhooks/{id}/ping", webhook_ping, ROLE_OWNER | ROLE_ADMIN,
+     ROUTE_JSON_BODY | ROUTE_OPTIONAL_BODY, NULL},
+    {NULL, NULL, NULL, 0, 0, NULL},
+};

@@ -1,0 +1,197 @@
+/* Webhooks and the delivery outbox. */
+#include "store/webhooks.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/validate.h"
+#include "core/notify/webhook.h"
+
+#define DELIVERY_JSON(d)                                                                           \
+    "json_build_object('id', " d ".id, 'webhook_id', " d ".webhook_id, 'event', " d ".event, "     \
+    "'alert_id', " d ".alert_id, 'status', " d ".status, 'attempts', " d ".attempts, "             \
+    "'next_attempt_at', CASE WHEN " d ".status IN ('pending', 'failing') THEN " d                  \
+    ".next_attempt_at END, 'last_attempt_at', " d ".last_attempt_at, 'last_status', " d            \
+    ".last_status, 'last_error', " d ".last_error, 'delivered_at', " d ".delivered_at, "           \
+    "'created_at', " d ".created_at)"
+
+/* url: the column, or (what the audit trail records) a parameter holding it redacted */
+#define WEBHOOK_JSON_URL(url)                                                                      \
+    "json_build_object('id', w.id, 'owner', w.owner, 'url', " url                                  \
+    ", 'events', to_json(w.events), "                                                              \
+    "'format', w.format, 'description', w.description, 'created_at', w.created_at, "               \
+    "'deliveries', (SELECT json_build_object("                                                     \
+    "'pending', count(*) FILTER (WHERE d.status = 'pending'), "                                    \
+    "'failing', count(*) FILTER (WHERE d.status = 'failing'), "                                    \
+    "'delivered', count(*) FILTER (WHERE d.status = 'delivered'), "                                \
+    "'failed', count(*) FILTER (WHERE d.status = 'failed')) "                                      \
+    "FROM webhook_delivery d WHERE d.webhook_id = w.id), "                                         \
+    "'last_delivery', (SELECT json_build_object('id', d.id, 'event', d.event, 'status', "          \
+    "d.status, 'attempts', d.attempts, 'last_status', d.last_status, 'last_error', "               \
+    "d.last_error, 'last_attempt_at', d.last_attempt_at, 'delivered_at', d.delivered_at) "         \
+    "FROM webhook_delivery d WHERE d.webhook_id = w.id "                                           \
+    "ORDER BY coalesce(d.last_attempt_at, d.created_at) DESC, d.id DESC LIMIT 1))"
+#define WEBHOOK_JSON WEBHOOK_JSON_URL("w.url")
+
+/* The creator must still be an enabled owner or admin; admins' webhooks take every alert,
+ * owners' those addressed to them (or to nobody in particular). Bodies come rendered in both
+ * formats; each webhook takes its own. */
+static const char *SQL_ENQUEUE =
+    "WITH q AS (INSERT INTO webhook_delivery (webhook_id, event, alert_id, body) "
+    "SELECT w.id, $1, $3::uuid, CASE w.format WHEN 'slack' THEN $5 ELSE $4 END "
+    "FROM webhook w JOIN app_user u ON u.id = w.user_id "
+    "WHERE $1 = ANY (w.events) AND u.disabled_at IS NULL AND (u.role = 'admin' OR "
+    "(u.role = 'owner' AND ($2::text IS NULL OR w.owner = $2))) "
+    "ON CONFLICT (webhook_id, event, alert_id) DO NOTHING RETURNING 1) "
+    "SELECT to_json(count(*)) FROM q";
+
+static const char *SQL_CREATE =
+    "INSERT INTO webhook AS w (user_id, owner, url, events, format, description, secret_sealed) "
+    "SELECT $1::uuid, $2, $3, ARRAY(SELECT json_array_elements_text($4::json)), $5, $6, $7 "
+    "RETURNING " WEBHOOK_JSON_URL("$8::text");
+
+static const char *SQL_LIST =
+    "SELECT coalesce(json_agg(j ORDER BY created_at, id), '[]') FROM (SELECT " WEBHOOK_JSON
+    " AS j, w.created_at, w.id FROM webhook w WHERE ($1::text IS NULL OR w.owner = $1) AND "
+    "($2::timestamptz IS NULL OR (w.created_at, w.id) > ($2::timestamptz, $3::uuid)) "
+    "ORDER BY w.created_at, w.id LIMIT $4::integer) t";
+
+static const char *SQL_GET = "SELECT " WEBHOOK_JSON " FROM webhook w WHERE w.id = $1::uuid AND "
+                             "($2::text IS NULL OR w.owner = $2)";
+
+static const char *SQL_DELETE =
+    "DELETE FROM webhook w WHERE w.id = $1::uuid AND ($2::text IS NULL OR w.owner = $2) "
+    "RETURNING json_build_object('id', w.id, 'owner', w.owner, 'events', to_json(w.events), "
+    "'format', w.format)";
+
+static const char *SQL_PING = "INSERT INTO webhook_delivery AS d (webhook_id, event, body) "
+                              "VALUES ($1::uuid, 'ping', $2) RETURNING " DELIVERY_JSON("d");
+
+static const char *SQL_DELIVERIES =
+    "SELECT coalesce(json_agg(j ORDER BY created_at DESC, id DESC), '[]') FROM "
+    "(SELECT " DELIVERY_JSON("d") " AS j, d.created_at, d.id FROM webhook_delivery d "
+                                  "WHERE d.webhook_id = $1::uuid AND ($2::timestamptz IS NULL OR "
+                                  "(d.created_at, d.id) < ($2::timestamptz, $3::uuid)) "
+                                  "ORDER BY d.created_at DESC, d.id DESC LIMIT $4::integer) t";
+
+static const char *SQL_CLAIM =
+    "WITH due AS (SELECT d.id FROM webhook_delivery d WHERE d.status IN ('pending', 'failing') "
+    "AND d.next_attempt_at <= now() ORDER BY d.next_attempt_at LIMIT $2::integer "
+    "FOR UPDATE SKIP LOCKED), "
+    "c AS (UPDATE webhook_delivery d SET lease = gen_random_uuid(), attempts = d.attempts + 1, "
+    "last_attempt_at = now(), next_attempt_at = now() + make_interval(secs => $1::float8) "
+    "FROM due WHERE d.id = due.id RETURNING d.id, d.lease, d.attempts, d.webhook_id, d.body) "
+    "SELECT coalesce(json_agg(json_build_object('id', c.id, 'lease', c.lease, 'attempts', "
+    "c.attempts, 'url', w.url, 'secret_sealed', w.secret_sealed, 'body', c.body)), '[]') "
+    "FROM c JOIN webhook w ON w.id = c.webhook_id";
+
+static const char *SQL_RESULT =
+    "UPDATE webhook_delivery SET lease = NULL, last_status = $4::integer, last_error = $5, "
+    "status = CASE WHEN $3::boolean THEN 'delivered' WHEN attempts >= $7::integer THEN 'failed' "
+    "ELSE 'failing' END, delivered_at = CASE WHEN $3::boolean THEN now() END, "
+    "next_attempt_at = now() + make_interval(secs => $6::float8) "
+    "WHERE id = $1::uuid AND lease = $2::uuid";
+
+enum store_status store_webhook_enqueue_tx(struct store_conn *c, const char *event,
+                                           const char *owner, const json_t *alert, int *queued)
+{
+    if (queued)
+        *queued = 0;
+    char *json_body = webhook_body("json", event, alert);
+    char *slack_body = webhook_body("slack", event, alert);
+    const char *alert_id = json_string_value(json_object_get(alert, "id"));
+    enum store_status st = STORE_ERROR;
+    if (json_body && slack_body) {
+        const char *p[] = {event, owner, alert_id && uuid_valid(alert_id) ? alert_id : NULL,
+                           json_body, slack_body};
+        json_t *n = NULL;
+        st = store_json(c, SQL_ENQUEUE, 5, p, &n);
+        if (st == STORE_OK && queued)
+            *queued = (int)json_integer_value(n);
+        json_decref(n);
+    }
+    free(json_body);
+    free(slack_body);
+    return st;
+}
+
+enum store_status store_webhook_create(struct store *s, const struct audit_actor *who,
+                                       const struct webhook_new *w, json_t **out)
+{
+    /* The audit trail records the URL without its path (a Slack-style URL carries its
+     * credential there); the caller gets it whole. */
+    char redacted[300];
+    webhook_url_redact(w->url, redacted, sizeof redacted);
+    const char *p[] = {w->user_id, w->owner,       w->url,           w->events_json,
+                       w->format,  w->description, w->secret_sealed, redacted};
+    enum store_status st = store_write_audited(s, who, "webhook.create", SQL_CREATE, 8, p, out);
+    if (st == STORE_OK)
+        json_object_set_new(*out, "url", json_string(w->url));
+    return st;
+}
+
+enum store_status store_webhook_list(struct store *s, const char *owner, const char *after_at,
+                                     const char *after_id, int limit, json_t **out)
+{
+    char lim[16];
+    snprintf(lim, sizeof lim, "%d", limit);
+    const char *p[] = {owner, after_at, after_id, lim};
+    return store_json1(s, SQL_LIST, 4, p, out);
+}
+
+enum store_status store_webhook_get(struct store *s, const char *id, const char *owner,
+                                    json_t **out)
+{
+    const char *p[] = {id, owner};
+    return store_json1(s, SQL_GET, 2, p, out);
+}
+
+enum store_status store_webhook_delete(struct store *s, const struct audit_actor *who,
+                                       const char *id, const char *owner)
+{
+    const char *p[] = {id, owner};
+    json_t *row = NULL;
+    enum store_status st = store_write_audited(s, who, "webhook.delete", SQL_DELETE, 2, p, &row);
+    json_decref(row);
+    return st;
+}
+
+enum store_status store_webhook_ping(struct store *s, const struct audit_actor *who, const char *id,
+                                     const char *body, json_t **out)
+{
+    const char *p[] = {id, body};
+    return store_write_audited(s, who, "webhook.ping", SQL_PING, 2, p, out);
+}
+
+enum store_status store_webhook_deliveries(struct store *s, const char *webhook_id,
+                                           const char *before_at, const char *before_id, int limit,
+                                           json_t **out)
+{
+    char lim[16];
+    snprintf(lim, sizeof lim, "%d", limit);
+    const char *p[] = {webhook_id, before_at, before_id, lim};
+    return store_json1(s, SQL_DELIVERIES, 4, p, out);
+}
+
+enum store_status store_webhook_claim(struct store *s, double lease_s, int max, json_t **out)
+{
+    char lease[32], lim[16];
+    snprintf(lease, sizeof lease, "%.3f", lease_s);
+    snprintf(lim, sizeof lim, "%d", max);
+    const char *p[] = {lease, lim};
+    return store_json1(s, SQL_CLAIM, 2, p, out);
+}
+
+enum store_status store_webhook_result(struct store *s, const char *id, const char *lease,
+                                       int delivered, int http_status, const char *error,
+                                       double retry_s, int max_attempts)
+{
+    char status[16], retry[32], max[16];
+    snprintf(status, sizeof status, "%d", http_status);
+    snprintf(retry, sizeof retry, "%.3f", retry_s);
+    snprintf(max, sizeof max, "%d", max_attempts);
+    const char *p[] = {
+        id, lease, delivered ? "true" : "false", http_status ? status : NULL, error, retry, max};
+    return store_exec1(s, SQL_RESULT, 7, p, NULL);
+}

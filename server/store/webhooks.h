@@ -1,0 +1,67 @@
+/* Webhooks and their delivery outbox (db/migrations/0040_webhooks.sql).
+ *
+ * To deliver an alert, call store_webhook_enqueue_tx inside the transaction that raises it:
+ * the alert and its deliveries then commit (or roll back) together, and the background
+ * deliverer (http/deliver.c) posts them later, never in the request that raised the alert. */
+#ifndef CAPLEDGER_STORE_WEBHOOKS_H
+#define CAPLEDGER_STORE_WEBHOOKS_H
+
+#include "store/audit.h"
+#include "store/store.h"
+
+/* Queues one delivery of `alert` (its JSON row; "id" is used as the alert id when it is a
+ * UUID) for every webhook subscribed to `event` (an alert kind: "drift", "log_integrity")
+ * whose creator may see the alert: admins' webhooks always, owners' webhooks when `owner` is
+ * their username or NULL (an alert addressed to nobody in particular, e.g. log integrity,
+ * reaches every subscribed webhook). Disabled users' webhooks get nothing. Queuing the same
+ * alert twice for a webhook is a no-op. *queued (may be NULL) counts new deliveries.
+ * Must run inside the caller's transaction on c. */
+enum store_status store_webhook_enqueue_tx(struct store_conn *c, const char *event,
+                                           const char *owner, const json_t *alert,
+                                           int *queued) STORE_MUSTCHECK;
+
+/* Webhooks: {id, owner, url, events, format, description, created_at,
+ *            deliveries: {pending, failing, delivered, failed},
+ *            last_delivery: null | {id, event, status, attempts, last_status, last_error,
+ *                                   last_attempt_at, delivered_at}}. */
+struct webhook_new {
+    const char *user_id, *owner; /* the creator */
+    const char *url, *events_json, *format, *description, *secret_sealed;
+};
+enum store_status store_webhook_create(struct store *s, const struct audit_actor *who,
+                                       const struct webhook_new *w, json_t **out) STORE_MUSTCHECK;
+/* owner NULL: every webhook (admins), else that user's. Keyset on (created_at, id). */
+enum store_status store_webhook_list(struct store *s, const char *owner, const char *after_at,
+                                     const char *after_id, int limit, json_t **out) STORE_MUSTCHECK;
+/* STORE_NOT_FOUND also when owner is given and the webhook is someone else's. */
+enum store_status store_webhook_get(struct store *s, const char *id, const char *owner,
+                                    json_t **out) STORE_MUSTCHECK;
+/* Deletes the webhook and its deliveries (pending ones are never posted). */
+enum store_status store_webhook_delete(struct store *s, const struct audit_actor *who,
+                                       const char *id, const char *owner) STORE_MUSTCHECK;
+/* A test delivery ("ping") of body to the webhook, audited; *out: the delivery. */
+enum store_status store_webhook_ping(struct store *s, const struct audit_actor *who, const char *id,
+                                     const char *body, json_t **out) STORE_MUSTCHECK;
+
+/* Deliveries of a webhook, newest first: {id, webhook_id, event, alert_id, status, attempts,
+ * next_attempt_at (null once delivered or failed), last_attempt_at, last_status, last_error,
+ * delivered_at, created_at}. Keyset on (created_at, id) descending. */
+enum store_status store_webhook_deliveries(struct store *s, const char *webhook_id,
+                                           const char *before_at, const char *before_id, int limit,
+                                           json_t **out) STORE_MUSTCHECK;
+
+/* The deliverer's side. Claims up to max due deliveries (pending or failing, next attempt
+ * reached) with FOR UPDATE SKIP LOCKED, so concurrent instances never claim the same row:
+ * each gets a new lease, one more attempt counted, and its next attempt moved lease_s ahead
+ * (so a crashed instance's claim is retried then: at least once). *out: [{id, lease,
+ * attempts, url, secret_sealed, body}]. */
+enum store_status store_webhook_claim(struct store *s, double lease_s, int max,
+                                      json_t **out) STORE_MUSTCHECK;
+/* Records an attempt's outcome when the lease is still the claimer's: delivered, or failing
+ * with the next attempt retry_s ahead — or failed for good when attempts reached
+ * max_attempts. http_status 0: no reply came. error may be NULL. */
+enum store_status store_webhook_result(struct store *s, const char *id, const char *lease,
+                                       int delivered, int http_status, const char *error,
+                                       double retry_s, int max_attempts) STORE_MUSTCHECK;
+
+#endif
