@@ -37,6 +37,12 @@ void http_stop(struct http_server *srv);
 /* The stack size Civetweb's worker threads really got (the smallest seen; 0 before any). */
 size_t http_worker_stack_bytes(void);
 
+/* For the request-path fuzz target (fuzz/fuzz_request.c): a server that never listens, and
+ * one request through it on a connection the caller's mg_* functions understand. */
+struct mg_connection;
+struct http_server *http_server_detached(const struct http_config *cfg, struct store *store);
+int http_server_handle(struct http_server *srv, struct mg_connection *conn);
+
 /* Route table introspection (for the OpenAPI and role-matrix tests): prints one line per route,
  * "METHOD PATTERN role,role,…" ("none" when a route declares no role and so never serves). */
 /* Prints "METHOD PATTERN roles" per route; with_query adds the query parameters it takes

@@ -46,6 +46,7 @@ struct app {
     struct store *read_store; /* reports: a replica when configured, else the same as store */
     const struct http_config *cfg;
     struct metrics *metrics;
+    struct conns *conns; /* the slow-client guard (http/conns.h); NULL when not listening */
 };
 
 struct req;
@@ -187,7 +188,9 @@ const char *json_want_string(const json_t *obj, const char *key, const char *pre
 struct metrics *metrics_new(size_t nroutes);
 void metrics_free(struct metrics *m);
 void metrics_observe(struct metrics *m, size_t route_index, int status, double seconds);
-char *metrics_render(struct metrics *m, struct store *store); /* malloc'd Prometheus text */
+struct conns_counts;
+/* malloc'd Prometheus text; conns may be NULL (no guard). */
+char *metrics_render(struct metrics *m, struct store *store, const struct conns_counts *conns);
 
 /* ----- router ----- */
 size_t router_route_count(void);

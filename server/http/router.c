@@ -33,13 +33,12 @@ struct http_server {
     struct mg_context *ctx;
     struct app app;
     struct http_config cfg;
-    struct conns *conns; /* set once the listening port is known */
 };
 
 static struct conns *server_conns(const struct mg_connection *conn)
 {
     struct http_server *srv = mg_get_user_data(mg_get_context(conn));
-    return srv ? __atomic_load_n(&srv->conns, __ATOMIC_ACQUIRE) : NULL;
+    return srv ? __atomic_load_n(&srv->app.conns, __ATOMIC_ACQUIRE) : NULL;
 }
 
 static int init_connection(const struct mg_connection *conn, void **conn_data)
@@ -442,7 +441,7 @@ static int handle(struct mg_connection *conn, void *cbdata)
     r.query = r.ri->query_string;
     r.who.role = ROLE_ANON;
     set_request_id(&r);
-    struct conns *guard = __atomic_load_n(&srv->conns, __ATOMIC_ACQUIRE);
+    struct conns *guard = __atomic_load_n(&srv->app.conns, __ATOMIC_ACQUIRE);
     conns_request_begins(guard, r.ri->remote_addr, r.ri->remote_port);
     size_t route_index = 0;
     dispatch(&r, &route_index);
@@ -496,19 +495,32 @@ static int log_message(const struct mg_connection *conn, const char *message)
     return 1;
 }
 
-struct http_server *http_start(const struct http_config *cfg, struct store *store, char *why,
-                               size_t why_size)
+struct http_server *http_server_detached(const struct http_config *cfg, struct store *store)
 {
     struct http_server *srv = calloc(1, sizeof *srv);
-    if (!srv) {
-        snprintf(why, why_size, "out of memory");
+    if (!srv)
         return NULL;
-    }
     srv->cfg = *cfg;
     srv->app.store = store;
     srv->app.read_store = cfg->read_store ? cfg->read_store : store;
     srv->app.cfg = &srv->cfg;
     srv->app.metrics = metrics_new(router_route_count() + 1);
+    return srv;
+}
+
+int http_server_handle(struct http_server *srv, struct mg_connection *conn)
+{
+    return handle(conn, srv);
+}
+
+struct http_server *http_start(const struct http_config *cfg, struct store *store, char *why,
+                               size_t why_size)
+{
+    struct http_server *srv = http_server_detached(cfg, store);
+    if (!srv) {
+        snprintf(why, why_size, "out of memory");
+        return NULL;
+    }
     char threads[16];
     snprintf(threads, sizeof threads, "%d", cfg->threads > 0 ? cfg->threads : 32);
     /* No document_root: static files go through static.c, so Civetweb itself never lists
@@ -556,7 +568,7 @@ struct http_server *http_start(const struct http_config *cfg, struct store *stor
         http_stop(srv);
         return NULL;
     }
-    __atomic_store_n(&srv->conns, conns, __ATOMIC_RELEASE);
+    __atomic_store_n(&srv->app.conns, conns, __ATOMIC_RELEASE); /* set once the port is known */
     for (int waited = 0; waited < 100 && !http_worker_stack_bytes(); waited++) {
         struct timespec pause = {0, 10 * 1000 * 1000}; /* the workers measure as they start */
         nanosleep(&pause, NULL);
@@ -569,7 +581,7 @@ void http_stop(struct http_server *srv)
     if (!srv)
         return;
     mg_stop(srv->ctx); /* closes the listener, then waits for worker threads to finish */
-    conns_stop(srv->conns);
+    conns_stop(srv->app.conns);
     metrics_free(srv->app.metrics);
     free(srv);
 }
