@@ -31,6 +31,8 @@ static const struct command commands[] = {
      "create a user (password from standard input)"},
     {"compare", cmd_compare, "compare FILE.json [--format json|table]",
      "compare capacity options by cost per useful outcome (offline)"},
+    {"config", cmd_config, "config [--help]",
+     "print the CAPLEDGER_* settings; --help: each one's type, range, default"},
     {"import", cmd_import, "import KIND FILE [--param k=v]...",
      "send a tool's output (sacct, nvidia-smi, vLLM, …) to a server"},
 };

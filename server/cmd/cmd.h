@@ -15,5 +15,6 @@ int cmd_team(int argc, char **argv);
 int cmd_routes(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_import(int argc, char **argv);
+int cmd_config(int argc, char **argv);
 
 #endif

@@ -1,5 +1,5 @@
 /* capledger compare FILE.json [--format json|table] — the cost engine offline: a scenario in,
- * its comparison out (COST_MODEL.md), so a platform owner can answer "what does one completed
+ * its comparison out (docs/cost-model.md), so a platform owner can answer "what does one completed
  * result really cost" from a file kept in git, without a server. */
 #include <stdbool.h>
 #include <stdio.h>

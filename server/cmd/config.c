@@ -1,27 +1,15 @@
+/* Configuration: one table of every environment variable (name, type, range, default, doc)
+ * in the style of PgBouncer's; `capledger config --help` prints it. */
 #include "cmd/config.h"
 
+#include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-static const char *env_or(const char *name, const char *fallback)
-{
-    const char *v = getenv(name);
-    return v && *v ? v : fallback;
-}
-
-/* An integer variable within [lo, hi]; anything else (unset, not a number, out of range) is
- * the default. */
-static int env_int(const char *name, int fallback, int lo, int hi)
-{
-    const char *v = getenv(name);
-    char *end = NULL;
-    long n = v && *v ? strtol(v, &end, 10) : fallback;
-    if (v && *v && (*end || n < lo || n > hi))
-        n = fallback;
-    return (int)n;
-}
+#include "cmd/cmd.h"
 
 /* Where CAPLEDGER_DATABASE_URL came from, for the message when it does not answer. */
 static char env_file_path[4096];
@@ -57,7 +45,7 @@ static int shell_word(const char *s, char *out, size_t size)
 
 void config_env_file_apply(void)
 {
-    const char *dir = env_or("CAPLEDGER_VAR_DIR", "var");
+    const char *dir = config_env("CAPLEDGER_VAR_DIR") ? config_env("CAPLEDGER_VAR_DIR") : "var";
     snprintf(env_file_path, sizeof env_file_path, "%s/capledger.env", dir);
     FILE *f = fopen(env_file_path, "r");
     if (!f)
@@ -73,7 +61,7 @@ void config_env_file_apply(void)
         *eq = '\0';
         if (strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != strlen(s))
             continue;
-        const char *now = getenv(s);
+        const char *now = getenv(s); /* any CAPLEDGER_* the file names, known or not */
         if ((now && *now) || shell_word(eq + 1, value, sizeof value) != 0 || !value[0])
             continue; /* the environment wins over the file */
         if (setenv(s, value, 1) == 0 && strcmp(s, "CAPLEDGER_DATABASE_URL") == 0)
@@ -82,38 +70,259 @@ void config_env_file_apply(void)
     fclose(f);
 }
 
-void config_load(struct config *cfg)
+/* ---- the table: every environment variable capledger reads ---- */
+
+enum config_type {
+    CONFIG_TEXT,     /* any non-empty text */
+    CONFIG_SECRET,   /* text never printed (config shows only whether it is set) */
+    CONFIG_CONNINFO, /* a libpq conninfo or URL: printed with its password masked */
+    CONFIG_INT,      /* a decimal integer within [min, max] */
+    CONFIG_REAL,     /* a decimal number within [min, max] */
+    CONFIG_FLAG,     /* 0 or 1 */
+};
+
+struct config_var {
+    const char *name;
+    enum config_type type;
+    double min, max;      /* CONFIG_INT, CONFIG_REAL */
+    const char *fallback; /* the default as text; NULL: unset */
+    size_t offset;        /* where config_load puts it in struct config; NO_FIELD: read by a
+                             command itself through config_env */
+    const char *doc;
+};
+
+#define NO_FIELD ((size_t)-1)
+#define FIELD(member) offsetof(struct config, member)
+
+static const struct config_var VARS[] = {
+    {"CAPLEDGER_DATABASE_URL", CONFIG_CONNINFO, 0, 0, "dbname=capledger", FIELD(database_url),
+     "libpq conninfo or URL of the database (else what $CAPLEDGER_VAR_DIR/capledger.env says)"},
+    {"CAPLEDGER_READ_DATABASE_URL", CONFIG_CONNINFO, 0, 0, NULL, FIELD(read_database_url),
+     "optional read replica for the usage and idle reports"},
+    {"CAPLEDGER_VAR_DIR", CONFIG_TEXT, 0, 0, "var", NO_FIELD,
+     "where scripts/run keeps its cluster, key and capledger.env (read by every command)"},
+    {"CAPLEDGER_LISTEN", CONFIG_TEXT, 0, 0, "127.0.0.1:8080", FIELD(listen),
+     "serve: address and port (--listen)"},
+    {"CAPLEDGER_STATIC_DIR", CONFIG_TEXT, 0, 0, "static", FIELD(static_dir),
+     "serve: the UI files (--static-dir)"},
+    {"CAPLEDGER_MIGRATIONS_DIR", CONFIG_TEXT, 0, 0, "db/migrations", FIELD(migrations_dir),
+     "the migration files"},
+    {"CAPLEDGER_OPENAPI", CONFIG_TEXT, 0, 0, "api/openapi.yaml", FIELD(openapi_path),
+     "serve: the file served at /api/v1/openapi.yaml"},
+    {"CAPLEDGER_KEY_FILE", CONFIG_TEXT, 0, 0, "var/server.key", FIELD(key_file),
+     "serve: the log's Ed25519 key (created with mode 0600 on first start)"},
+    {"CAPLEDGER_LOG_ORIGIN", CONFIG_TEXT, 0, 0, "localhost/capledger", FIELD(log_origin),
+     "serve: the log's origin line (kept from the first start)"},
+    {"CAPLEDGER_ADMIN_PASSWORD", CONFIG_SECRET, 0, 0, NULL, NO_FIELD,
+     "serve, first start only: creates the user admin when there is no user"},
+    {"CAPLEDGER_DB_POOL", CONFIG_INT, 1, 256, "16", FIELD(pool_size),
+     "maximum PostgreSQL connections per process"},
+    {"CAPLEDGER_THREADS", CONFIG_INT, 8, 1024, "256", FIELD(threads),
+     "serve: worker threads, one per open connection"},
+    {"CAPLEDGER_THREAD_STACK_KB", CONFIG_INT, 256, 65536, "1024", FIELD(thread_stack_kb),
+     "serve: stack of every thread, Civetweb's workers included, KiB"},
+    {"CAPLEDGER_HEADER_TIMEOUT_MS", CONFIG_INT, 500, 600000, "10000", FIELD(header_timeout_ms),
+     "serve: a request's line and headers must arrive within this, ms (else 408)"},
+    {"CAPLEDGER_BODY_MIN_RATE", CONFIG_INT, 0, 1073741824, "4096", FIELD(body_min_bytes_per_s),
+     "serve: bytes/s a body must average after its first 10 s (0: no floor)"},
+    {"CAPLEDGER_MAX_CONNS_PER_ADDRESS", CONFIG_INT, 0, 1024, "64", FIELD(max_conns_per_address),
+     "serve: open connections per client address (0: no bound, e.g. behind a proxy)"},
+    {"CAPLEDGER_CONN_RESERVE", CONFIG_INT, 1, 512, "32", FIELD(conn_reserve),
+     "serve: workers kept free by closing clients slow to send headers (at most threads/2)"},
+    {"CAPLEDGER_PUBLIC_ORIGIN", CONFIG_TEXT, 0, 0, NULL, FIELD(public_origin),
+     "serve: https://host[:port] as browsers reach it behind a TLS proxy (same-origin check)"},
+    {"CAPLEDGER_CORS_ORIGINS", CONFIG_TEXT, 0, 0, NULL, FIELD(cors_origins),
+     "serve: space-separated origins allowed cross-origin (none when unset)"},
+    {"CAPLEDGER_SESSION_IDLE_S", CONFIG_INT, 1, 86400, "1800", FIELD(session_idle_s),
+     "serve: browser session idle expiry, seconds"},
+    {"CAPLEDGER_DRIFT_SWEEP_S", CONFIG_INT, 0, 86400, "60", FIELD(drift_sweep_s),
+     "serve: seconds between background drift checks (0: none)"},
+    {"CAPLEDGER_WEBHOOK_TIMEOUT_S", CONFIG_REAL, 0.1, 300, "10", FIELD(webhook_timeout_s),
+     "serve: one webhook delivery attempt, connecting included, seconds"},
+    {"CAPLEDGER_WEBHOOK_RETRY_BASE_S", CONFIG_REAL, 0.01, 3600, "15", FIELD(webhook_retry_base_s),
+     "serve: the first wait after a failed delivery (it doubles), seconds"},
+    {"CAPLEDGER_WEBHOOK_DENY_PRIVATE", CONFIG_FLAG, 0, 1, "0", FIELD(webhook_deny_private),
+     "serve: 1 = webhooks may not reach loopback or private addresses either"},
+    {"CAPLEDGER_URL", CONFIG_TEXT, 0, 0, "http://127.0.0.1:8080", NO_FIELD,
+     "import: the server to send to (else what capledger.env says)"},
+    {"CAPLEDGER_TOKEN", CONFIG_SECRET, 0, 0, NULL, NO_FIELD,
+     "import: the API token (or --token-file)"},
+    {"CAPLEDGER_VERIFIER_KEY", CONFIG_TEXT, 0, 0, NULL, NO_FIELD,
+     "verify: the log's verifier key (or --key)"},
+};
+#define VAR_COUNT (sizeof VARS / sizeof VARS[0])
+
+static const struct config_var *config_var(const char *name)
 {
-    cfg->database_url = env_or("CAPLEDGER_DATABASE_URL", "dbname=capledger");
-    cfg->database_url_source =
-        database_url_from_file ? env_file_path
-        : getenv("CAPLEDGER_DATABASE_URL") && *getenv("CAPLEDGER_DATABASE_URL")
-            ? "the environment"
-            : "the default: CAPLEDGER_DATABASE_URL is not set";
-    cfg->read_database_url = env_or("CAPLEDGER_READ_DATABASE_URL", NULL);
-    cfg->listen = env_or("CAPLEDGER_LISTEN", "127.0.0.1:8080");
-    cfg->static_dir = env_or("CAPLEDGER_STATIC_DIR", "static");
-    cfg->migrations_dir = env_or("CAPLEDGER_MIGRATIONS_DIR", "db/migrations");
-    cfg->openapi_path = env_or("CAPLEDGER_OPENAPI", "api/openapi.yaml");
-    cfg->key_file = env_or("CAPLEDGER_KEY_FILE", "var/server.key");
-    cfg->log_origin = env_or("CAPLEDGER_LOG_ORIGIN", "localhost/capledger");
-    cfg->pool_size = env_int("CAPLEDGER_DB_POOL", 16, 1, 256);
-    cfg->threads = env_int("CAPLEDGER_THREADS", 256, 8, 1024);
-    cfg->thread_stack_kb = env_int("CAPLEDGER_THREAD_STACK_KB", 1024, 256, 65536);
-    cfg->conn_reserve = env_int("CAPLEDGER_CONN_RESERVE", cfg->threads / 8, 1, cfg->threads / 2);
-    cfg->max_conns_per_address = env_int("CAPLEDGER_MAX_CONNS_PER_ADDRESS", 64, 0, 1024);
-    cfg->header_timeout_ms = env_int("CAPLEDGER_HEADER_TIMEOUT_MS", 10000, 500, 600000);
-    cfg->body_min_bytes_per_s = env_int("CAPLEDGER_BODY_MIN_RATE", 4096, 0, 1 << 30);
-    cfg->public_origin = env_or("CAPLEDGER_PUBLIC_ORIGIN", NULL);
-    cfg->cors_origins = env_or("CAPLEDGER_CORS_ORIGINS", NULL);
-    cfg->drift_sweep_s = env_int("CAPLEDGER_DRIFT_SWEEP_S", 60, 0, 86400);
-    cfg->webhook_timeout_s = atof(env_or("CAPLEDGER_WEBHOOK_TIMEOUT_S", "10"));
-    if (!(cfg->webhook_timeout_s >= 0.1 && cfg->webhook_timeout_s <= 300))
-        cfg->webhook_timeout_s = 10;
-    cfg->webhook_retry_base_s = atof(env_or("CAPLEDGER_WEBHOOK_RETRY_BASE_S", "15"));
-    if (!(cfg->webhook_retry_base_s >= 0.01 && cfg->webhook_retry_base_s <= 3600))
-        cfg->webhook_retry_base_s = 15;
-    cfg->webhook_deny_private = strcmp(env_or("CAPLEDGER_WEBHOOK_DENY_PRIVATE", "0"), "1") == 0;
+    for (size_t i = 0; i < VAR_COUNT; i++)
+        if (strcmp(VARS[i].name, name) == 0)
+            return &VARS[i];
+    return NULL;
+}
+
+char *config_env(const char *name)
+{
+    if (!config_var(name)) {
+        fprintf(stderr, "capledger: internal error: %s is not in the configuration table\n", name);
+        abort();
+    }
+    char *v = getenv(name);
+    return v && *v ? v : NULL;
+}
+
+static const char *type_name(const struct config_var *v)
+{
+    static const char *const names[] = {"text", "secret", "conninfo", "integer", "number", "0|1"};
+    return names[v->type];
+}
+
+/* The range as text ("1..256"), "" for text. */
+static const char *range_text(const struct config_var *v, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    if (v->type == CONFIG_INT || v->type == CONFIG_REAL)
+        snprintf(buf, size, "%g..%g", v->min, v->max);
+    return buf;
+}
+
+/* Parses text as v's type into the field at dst. Returns 0, or -1 with why written. */
+static int parse_value(const struct config_var *v, const char *text, void *dst, char *why,
+                       size_t why_size)
+{
+    char range[64];
+    char *end = NULL;
+    errno = 0;
+    int numeric = v->type == CONFIG_INT || v->type == CONFIG_REAL || v->type == CONFIG_FLAG;
+    if (numeric && !(text[0] >= '0' && text[0] <= '9') && text[0] != '-' && text[0] != '.') {
+        snprintf(why, why_size, "must be %s",
+                 v->type == CONFIG_FLAG ? "0 or 1" : "a decimal number");
+        return -1;
+    }
+    switch (v->type) {
+    case CONFIG_TEXT:
+    case CONFIG_SECRET:
+    case CONFIG_CONNINFO:
+        *(const char **)dst = text;
+        return 0;
+    case CONFIG_INT: {
+        long n = strtol(text, &end, 10);
+        if (errno || end == text || *end || n < v->min || n > v->max) {
+            snprintf(why, why_size, "must be an integer in %s", range_text(v, range, sizeof range));
+            return -1;
+        }
+        *(int *)dst = (int)n;
+        return 0;
+    }
+    case CONFIG_REAL: {
+        double d = strtod(text, &end);
+        if (errno || end == text || *end || !(d >= v->min && d <= v->max)) {
+            snprintf(why, why_size, "must be a number in %s", range_text(v, range, sizeof range));
+            return -1;
+        }
+        *(double *)dst = d;
+        return 0;
+    }
+    case CONFIG_FLAG:
+        if (strcmp(text, "0") != 0 && strcmp(text, "1") != 0) {
+            snprintf(why, why_size, "must be 0 or 1");
+            return -1;
+        }
+        *(int *)dst = text[0] == '1';
+        return 0;
+    }
+    return -1;
+}
+
+int config_load(struct config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    int bad = 0;
+    for (size_t i = 0; i < VAR_COUNT; i++) {
+        const struct config_var *v = &VARS[i];
+        if (v->offset == NO_FIELD)
+            continue;
+        const char *set = config_env(v->name);
+        const char *text = set ? set : v->fallback;
+        if (!text)
+            continue; /* an optional value left unset: NULL */
+        char why[128];
+        if (parse_value(v, text, (char *)cfg + v->offset, why, sizeof why) != 0) {
+            /* Defaults always parse: only a value from the environment can be refused. */
+            fprintf(stderr, "capledger: %s='%s' is refused: it %s (default %s)\n", v->name, text,
+                    why, v->fallback ? v->fallback : "unset");
+            bad = 1;
+        }
+    }
+    cfg->database_url_source = database_url_from_file ? env_file_path
+                               : config_env("CAPLEDGER_DATABASE_URL")
+                                   ? "the environment"
+                                   : "the default: CAPLEDGER_DATABASE_URL is not set";
+    return bad ? -1 : 0;
+}
+
+/* A conninfo as printed: the password of "postgresql://user:PASSWORD@host" or of
+ * "password=PASSWORD" replaced by "***". */
+static void print_conninfo(const char *name, const char *text)
+{
+    char out[4096]; /* each mask grows the text by 3 bytes at most: room is left for both */
+    if (strlen(text) > 3000) {
+        printf("%s=(set, %zu bytes: too long to show)\n", name, strlen(text));
+        return;
+    }
+    snprintf(out, sizeof out, "%s", text);
+    char *scheme = strstr(out, "://");
+    char *at = scheme ? strchr(scheme, '@') : NULL;
+    char *colon = at ? memchr(scheme + 3, ':', (size_t)(at - scheme - 3)) : NULL;
+    if (colon) {
+        memmove(colon + 4, at, strlen(at) + 1);
+        memcpy(colon + 1, "***", 3);
+    }
+    char *pw = strstr(out, "password=");
+    if (pw) {
+        char *value = pw + 9, *end = value + strcspn(value, " &");
+        memmove(value + 3, end, strlen(end) + 1);
+        memcpy(value, "***", 3);
+    }
+    printf("%s=%s\n", name, out);
+}
+
+static void config_help(FILE *out)
+{
+    fprintf(out, "capledger reads these environment variables (an empty value is unset). Commands\n"
+                 "refuse to start when one is set to a value outside its type or range.\n\n");
+    for (size_t i = 0; i < VAR_COUNT; i++) {
+        const struct config_var *v = &VARS[i];
+        char range[64];
+        fprintf(out, "%-32s %-8s %-12s default %s\n    %s\n", v->name, type_name(v),
+                range_text(v, range, sizeof range), v->fallback ? v->fallback : "unset", v->doc);
+    }
+}
+
+int cmd_config(int argc, char **argv)
+{
+    if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        config_help(stdout);
+        return 0;
+    }
+    if (argc != 1) {
+        fprintf(stderr, "usage: capledger config [--help]\n");
+        return 2;
+    }
+    struct config cfg;
+    int rc = config_load(&cfg) == 0 ? 0 : 2;
+    for (size_t i = 0; i < VAR_COUNT; i++) {
+        const struct config_var *v = &VARS[i];
+        const char *set = config_env(v->name);
+        if (set && v->type == CONFIG_CONNINFO)
+            print_conninfo(v->name, set);
+        else if (set)
+            printf("%s=%s\n", v->name, v->type == CONFIG_SECRET ? "(secret, set)" : set);
+        else if (v->fallback)
+            printf("%s=%s  # default\n", v->name, v->fallback);
+        else
+            printf("# %s is unset\n", v->name);
+    }
+    return rc;
 }
 
 struct store *config_open_store(const struct config *cfg, int migrate)

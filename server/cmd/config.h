@@ -1,4 +1,5 @@
-/* Configuration from the environment, shared by the subcommands. */
+/* Configuration from the environment, shared by the subcommands: one table (config.c) of
+ * every CAPLEDGER_* variable with its type, range, default and meaning. */
 #ifndef CAPLEDGER_CMD_CONFIG_H
 #define CAPLEDGER_CMD_CONFIG_H
 
@@ -23,6 +24,7 @@ struct config {
     int body_min_bytes_per_s;
     const char *public_origin;   /* NULL: the request's scheme and Host */
     const char *cors_origins;    /* NULL: no cross-origin access */
+    int session_idle_s;          /* browser session idle expiry */
     int drift_sweep_s;           /* 0: no background drift check */
     double webhook_timeout_s;    /* one delivery attempt */
     double webhook_retry_base_s; /* the first backoff step */
@@ -34,7 +36,14 @@ struct config {
  * CAPLEDGER_* variable it names that the environment does not already set: so commands run
  * from the project directory reach the same database and server as scripts/run. */
 void config_env_file_apply(void);
-void config_load(struct config *cfg);
+/* Fills cfg from the environment through the table in config.c (defaults for what is unset).
+ * Returns 0, or -1 after naming on stderr each variable set to a value outside its type or
+ * range: commands then refuse to start (exit 2) rather than run on a value nobody chose. */
+int config_load(struct config *cfg) __attribute__((warn_unused_result));
+/* A variable of the table that a command reads itself (CAPLEDGER_URL, CAPLEDGER_TOKEN, ...):
+ * getenv's value, NULL when unset or empty. Asking for a name not in the table aborts, so every
+ * variable is declared there and listed by `capledger config --help`. */
+char *config_env(const char *name);
 /* Opens the store and applies migrations; NULL (message printed) on failure. */
 struct store *config_open_store(const struct config *cfg, int migrate);
 /* The end of a command that creates a record: prints it (compact JSON) and returns 0 on

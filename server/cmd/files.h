@@ -1,7 +1,7 @@
 /* File helpers for the offline subcommands (jcs, keygen, sign, verify) and for the server's
- * signing key: whole-file reads with a size cap, and the Ed25519 key file format of LEDGER.md
- * (the 32-byte seed as 64 hex characters and a newline, mode 0600, next to FILE.pub holding the
- * raw public key in base64). */
+ * signing key: whole-file reads with a size cap, and the Ed25519 key file format of
+ * docs/ledger-format.md (the 32-byte seed as 64 hex characters and a newline, mode 0600, next to
+ * FILE.pub holding the raw public key in base64). */
 #ifndef CAPLEDGER_CMD_FILES_H
 #define CAPLEDGER_CMD_FILES_H
 

@@ -27,6 +27,7 @@
 #include <sodium.h>
 
 #include "cmd/cmd.h"
+#include "cmd/config.h"
 #include "cmd/files.h"
 #include "core/jsonlimit.h"
 
@@ -185,8 +186,8 @@ static int parse_args(int argc, char **argv, struct import_args *a)
     }
     a->file = positional[1];
     if (!a->url) {
-        const char *env = getenv("CAPLEDGER_URL");
-        a->url = env && env[0] ? env : IMPORT_DEFAULT_URL;
+        const char *env = config_env("CAPLEDGER_URL");
+        a->url = env ? env : IMPORT_DEFAULT_URL;
     }
     if (a->idem_key) {
         size_t n = strlen(a->idem_key);
@@ -352,8 +353,8 @@ static int read_token(const char *token_file, char token[IMPORT_TOKEN_MAX + 1])
             return 1;
         src = text;
     } else {
-        src = getenv("CAPLEDGER_TOKEN");
-        if (!src || !src[0]) {
+        src = config_env("CAPLEDGER_TOKEN");
+        if (!src) {
             fprintf(stderr, "capledger import: no API token: set CAPLEDGER_TOKEN or pass "
                             "--token-file F (capledger token create USER mints one)\n");
             return 2;

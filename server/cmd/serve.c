@@ -53,8 +53,8 @@ static int load_or_create_key(const char *path, unsigned char sk[crypto_sign_SEC
  * admin with it, once. The variable is removed from the environment after use. */
 static int bootstrap_admin(struct store *s)
 {
-    char *pw = getenv("CAPLEDGER_ADMIN_PASSWORD");
-    if (!pw || !*pw)
+    char *pw = config_env("CAPLEDGER_ADMIN_PASSWORD");
+    if (!pw)
         return 0;
     int rc = 0;
     size_t len = strlen(pw);
@@ -126,7 +126,8 @@ static void *sweeper_run(void *arg)
 int cmd_serve(int argc, char **argv)
 {
     struct config cfg;
-    config_load(&cfg);
+    if (config_load(&cfg) != 0)
+        return 2;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--listen") == 0 && i + 1 < argc)
             cfg.listen = argv[++i];
@@ -146,6 +147,8 @@ int cmd_serve(int argc, char **argv)
         return 2;
     }
     threadstack_set_min((size_t)cfg.thread_stack_kb << 10);
+    if (cfg.conn_reserve > cfg.threads / 2)
+        cfg.conn_reserve = cfg.threads / 2;
     /* Block the stop signals before any thread starts, so only sigwait below sees them. */
     sigset_t stop;
     sigemptyset(&stop);
@@ -186,6 +189,7 @@ int cmd_serve(int argc, char **argv)
         .body_min_bytes_per_s = cfg.body_min_bytes_per_s,
         .public_origin = cfg.public_origin,
         .cors_origins = cfg.cors_origins,
+        .session_idle_s = cfg.session_idle_s,
     };
     /* Reports may read from a replica; it is never migrated (it follows the primary). */
     struct store *replica =
@@ -242,7 +246,8 @@ int cmd_migrate(int argc, char **argv)
     if (sodium_init() < 0)
         return 1;
     struct config cfg;
-    config_load(&cfg);
+    if (config_load(&cfg) != 0)
+        return 2;
     struct store *s = config_open_store(&cfg, 1);
     if (!s)
         return 1;

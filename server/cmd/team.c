@@ -22,7 +22,8 @@ int cmd_team(int argc, char **argv)
         return 2;
     }
     struct config cfg;
-    config_load(&cfg);
+    if (config_load(&cfg) != 0)
+        return 2;
     struct store *s = config_open_store(&cfg, 1);
     if (!s)
         return 1;

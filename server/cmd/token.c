@@ -33,7 +33,8 @@ int cmd_token(int argc, char **argv)
     if (sodium_init() < 0)
         return 1;
     struct config cfg;
-    config_load(&cfg);
+    if (config_load(&cfg) != 0)
+        return 2;
     struct store *s = config_open_store(&cfg, 1);
     if (!s)
         return 1;

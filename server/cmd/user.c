@@ -80,7 +80,8 @@ int cmd_user(int argc, char **argv)
         goto out;
     }
     struct config cfg;
-    config_load(&cfg);
+    if (config_load(&cfg) != 0)
+        return 2;
     s = config_open_store(&cfg, 1);
     if (!s)
         goto out;

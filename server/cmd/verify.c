@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "cmd/config.h"
 #include "cmd/files.h"
 #include "core/ledger/bundle.h"
 #include "core/ledger/jcs.h"
@@ -17,7 +18,7 @@
 #define KEY_FILE_MAX_BYTES (1u << 12)
 #define APPROVERS_MAX_BYTES (1u << 20)
 #define APPROVERS_MAX 10000
-#define RECOMPUTE_REL_TOL 1e-9 /* LEDGER.md */
+#define RECOMPUTE_REL_TOL 1e-9 /* docs/ledger-format.md */
 
 static int usage(void)
 {
@@ -127,8 +128,8 @@ int cmd_verify(int argc, char **argv)
     }
     if (!bundle_path)
         return usage();
-    const char *env_key = getenv("CAPLEDGER_VERIFIER_KEY");
-    if (!key_path && (!env_key || !*env_key))
+    const char *env_key = config_env("CAPLEDGER_VERIFIER_KEY");
+    if (!key_path && !env_key)
         return no_key();
     if (sodium_init() < 0) {
         fprintf(stderr, "capledger: libsodium failed to initialise\n");

@@ -9,7 +9,6 @@
  * prove it comes from our page: X-CSRF-Token (derived from the session id, see core/auth/session.h)
  * and an Origin (or Referer) naming this server's Host. Tokens are never sent on their own,
  * so token requests need neither. */
-#include <pthread.h>
 #include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,28 +19,7 @@
 #include "store/sessions.h"
 #include "store/users.h"
 
-#define SESSION_IDLE_DEFAULT_S 1800
-#define SESSION_IDLE_MAX_S 86400
 #define SESSION_TOUCH_MAX_S 60.0 /* last use is written at most this often per session */
-
-static pthread_once_t idle_once = PTHREAD_ONCE_INIT;
-static int idle_s = SESSION_IDLE_DEFAULT_S;
-
-/* Read once: the environment does not change while serving. */
-static void idle_load(void)
-{
-    const char *v = getenv("CAPLEDGER_SESSION_IDLE_S");
-    char *end = NULL;
-    long n = v ? strtol(v, &end, 10) : 0;
-    if (v && *v && end && !*end && n >= 1 && n <= SESSION_IDLE_MAX_S)
-        idle_s = (int)n;
-}
-
-int auth_session_idle_s(void)
-{
-    pthread_once(&idle_once, idle_load);
-    return idle_s;
-}
 
 int auth_session_cookie(struct req *r, char *buf, size_t size)
 {
@@ -171,7 +149,7 @@ static int resolve_session(struct req *r, const char *session_id)
 {
     char hash[65];
     secret_sha256_hex(session_id, strlen(session_id), hash);
-    int idle = auth_session_idle_s();
+    int idle = r->app->cfg->session_idle_s;
     double touch = idle / 4.0 < SESSION_TOUCH_MAX_S ? idle / 4.0 : SESSION_TOUCH_MAX_S;
     json_t *row = NULL;
     enum store_status st = store_session_resolve(r->app->store, hash, idle, touch, &row);

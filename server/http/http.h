@@ -23,6 +23,7 @@ struct http_config {
     const char *public_origin; /* "https://host[:port]" browsers use, behind a TLS proxy; NULL:
                                   the request's own scheme and Host */
     const char *cors_origins;  /* space-separated origins allowed cross-origin; NULL: none */
+    int session_idle_s;        /* browser sessions end after this many seconds unused */
     struct store *read_store;  /* optional replica for reports (NULL: the primary) */
 };
 

@@ -1,5 +1,5 @@
-/* Idempotency-Key for POST handlers (API.md: same key + same body → the first reply again;
- * a different body → 409).
+/* Idempotency-Key for POST handlers (docs/api-rules.md: same key + same body → the first reply
+ * again; a different body → 409).
  *
  * A handler declares `struct idem idem;` and, before doing any work, calls idem_begin (routes
  * with ROUTE_JSON_BODY: the body is already parsed) or idem_begin_stream (ROUTE_STREAM_BODY:

@@ -209,9 +209,8 @@ int auth_resolve(struct req *r);
 int req_same_origin(struct req *r, const char *url);
 /* 1 when origin is one of CAPLEDGER_CORS_ORIGINS (exact match); never without it. */
 int req_cors_allowed(struct req *r, const char *origin);
-/* Session lifetimes: absolute 12 h; idle from CAPLEDGER_SESSION_IDLE_S (default 1800 s). */
+/* Session lifetimes: absolute 12 h; idle: http_config.session_idle_s (CAPLEDGER_SESSION_IDLE_S). */
 #define AUTH_SESSION_ABSOLUTE_S (12 * 3600)
-int auth_session_idle_s(void);
 /* Copies a well-formed session cookie value into buf (SESSION_ID_TEXT_LEN + 1 bytes); returns
  * 1 when there is one. The caller sodium_memzero()s buf. */
 int auth_session_cookie(struct req *r, char *buf, size_t size);

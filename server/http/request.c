@@ -1,6 +1,6 @@
 /* Request and response helpers. Every reply is assembled in memory and written with a single
  * mg_write: with keep-alive, a reply written in pieces waits for the client's delayed ACK
- * (PITFALLS.md: 716 vs ~15,000 req/s). */
+ * (measured: 716 vs ~15,000 req/s). */
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>

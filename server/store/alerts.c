@@ -73,11 +73,14 @@ static const char *SQL_RAISE =
     "$9::integer, $10::jsonb, $11) ON CONFLICT (decision_id, metric) DO NOTHING "
     "RETURNING " ALERT_JSON;
 
-/* One alert per enabled owner and admin; the same evidence again raises nothing new. */
+/* One alert per enabled owner and admin; the same evidence again raises nothing new. Returns
+ * the new alerts, for their webhooks. */
 static const char *SQL_RAISE_LOG_INTEGRITY =
-    "INSERT INTO alert (kind, owner, message, evidence) SELECT 'log_integrity', u.username, $1, "
+    "WITH n AS (INSERT INTO alert AS a (kind, owner, message, evidence) "
+    "SELECT 'log_integrity', u.username, $1, "
     "'[]'::jsonb FROM app_user u WHERE u.role IN ('owner', 'admin') AND u.disabled_at IS NULL "
-    "ON CONFLICT (owner, md5(message)) WHERE kind = 'log_integrity' DO NOTHING";
+    "ON CONFLICT (owner, md5(message)) WHERE kind = 'log_integrity' DO NOTHING "
+    "RETURNING " ALERT_JSON " AS j) SELECT coalesce(json_agg(j), '[]') FROM n";
 
 /* Only while the decision that drifted is still the review's latest. */
 static const char *SQL_NEEDS_DECISION =
@@ -254,7 +257,7 @@ static enum store_status raise_alert(struct store *s, const struct audit_actor *
     /* the owner's webhooks learn of it once this commits, never before */
     if (st == STORE_OK)
         st = store_webhook_enqueue_tx(c, "drift", json_string_value(json_object_get(row, "owner")),
-                                      row, NULL);
+                                      1, row, NULL);
     if (st == STORE_OK)
         st = store_audit_record_tx(c, who, "alert.raise",
                                    json_string_value(json_object_get(row, "id")), row);
@@ -359,5 +362,28 @@ enum store_status store_alert_log_integrity(struct store *s, const char *evidenc
              "anything else.",
              evidence);
     const char *p[] = {message};
-    return store_exec1(s, SQL_RAISE_LOG_INTEGRITY, 1, p, NULL);
+    struct store_conn *c = store_acquire(s, 2000);
+    if (!c)
+        return STORE_UNAVAILABLE;
+    json_t *rows = NULL;
+    enum store_status st = store_begin(c);
+    if (st == STORE_OK)
+        st = store_json(c, SQL_RAISE_LOG_INTEGRITY, 1, p, &rows);
+    /* each owner's and admin's own alert goes to their own webhooks, in this transaction */
+    size_t i;
+    json_t *row;
+    json_array_foreach(rows, i, row)
+    {
+        if (st != STORE_OK)
+            break;
+        st = store_webhook_enqueue_tx(
+            c, "log_integrity", json_string_value(json_object_get(row, "owner")), 0, row, NULL);
+    }
+    if (st == STORE_OK)
+        st = store_commit(c);
+    else
+        store_rollback(c);
+    store_release(s, c);
+    json_decref(rows);
+    return st;
 }

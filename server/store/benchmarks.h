@@ -1,5 +1,5 @@
 /* Benchmarks: measured runs of a workload on an offer's instance type (the scenario
- * `benchmark` of COST_MODEL.md plus workload_id, offer_id, team, measured_at, repetitions,
+ * `benchmark` of docs/cost-model.md plus workload_id, offer_id, team, measured_at, repetitions,
  * outcome, failure_reason, ran_by, supersedes). Immutable: a correction is a new benchmark
  * whose `supersedes` names the old one; both stay readable and the old one shows
  * `superseded_by`. Figures derived later from telemetry are shown under `derived`. */

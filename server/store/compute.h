@@ -1,5 +1,5 @@
 /* Scenarios and stored comparisons, and the resolution of stored offers and benchmarks into
- * the scenario fields of COST_MODEL.md. */
+ * the scenario fields of docs/cost-model.md. */
 #ifndef CAPLEDGER_STORE_COMPUTE_H
 #define CAPLEDGER_STORE_COMPUTE_H
 
@@ -8,15 +8,15 @@
 
 /* Every id argument below is a UUID the caller has checked (core/validate.h uuid_valid). */
 
-/* An offer as the scenario `offer` object (only COST_MODEL fields, nulls dropped). */
+/* An offer as the scenario `offer` object (only cost-model fields, nulls dropped). */
 enum store_status store_offer_as_scenario(struct store *s, const char *id,
                                           json_t **out) STORE_MUSTCHECK;
-/* A benchmark as {team, offer_id, workload_id, capacity_usable, benchmark: {COST_MODEL fields}}:
+/* A benchmark as {team, offer_id, workload_id, capacity_usable, benchmark: {cost-model fields}}:
  * the duty cycle and memory peak fall back to those derived from telemetry; load points keep
  * only numeric members. */
 enum store_status store_benchmark_as_scenario(struct store *s, const char *id,
                                               json_t **out) STORE_MUSTCHECK;
-/* A workload as {team, workload: {COST_MODEL workload fields}}. */
+/* A workload as {team, workload: {cost-model workload fields}}. */
 enum store_status store_workload_as_scenario(struct store *s, const char *id,
                                              json_t **out) STORE_MUSTCHECK;
 

@@ -1,4 +1,4 @@
-/* The signed decision log. See ledger.h for the append protocol; spec/LEDGER.md for formats.
+/* The signed decision log. See ledger.h for the append protocol; docs/ledger-format.md for formats.
  *
  * The head row keeps the tree's compact range (struct merkle_frontier, core/ledger/merkle.h), so
  * an append costs O(log n) hashes whatever the log's size. The old frontier, reversed, is also
@@ -22,7 +22,8 @@
 
 #define UTC_MICROS(expr)                                                                           \
     "to_char((" expr ") AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
-/* PostgreSQL's base64 breaks lines every 76 characters; LEDGER.md's has no line breaks. */
+/* PostgreSQL's base64 breaks lines every 76 characters; docs/ledger-format.md's has no line breaks.
+ */
 #define B64(expr) "translate(encode(" expr ", 'base64'), E'\\n', '')"
 
 static const char *SQL_INIT_HEAD =

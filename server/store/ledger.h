@@ -1,5 +1,5 @@
-/* The signed decision log (spec/LEDGER.md): decisions appended as RFC 9162 leaves, one signed
- * C2SP checkpoint per tree size, proofs, and the audit bundle.
+/* The signed decision log (docs/ledger-format.md): decisions appended as RFC 9162 leaves, one
+ * signed C2SP checkpoint per tree size, proofs, and the audit bundle.
  *
  * Appends from any number of server instances serialise on the log_head row (SELECT … FOR
  * UPDATE) inside one transaction: index = size, insert the leaf, insert the decision, update
@@ -81,9 +81,9 @@ enum store_status store_log_inclusion(struct store *s, long long index, long lon
 enum store_status store_log_consistency(struct store *s, long long first, long long second,
                                         json_t **out) STORE_MUSTCHECK;
 
-/* The LEDGER.md audit bundle of the latest checkpoint: {origin, verifier_key, checkpoint,
- * leaves, signer_keys, comparisons}. Key ids and cited comparisons are read from the leaves
- * themselves, not from the decision index. */
+/* The docs/ledger-format.md audit bundle of the latest checkpoint: {origin, verifier_key,
+ * checkpoint, leaves, signer_keys, comparisons}. Key ids and cited comparisons are read from the
+ * leaves themselves, not from the decision index. */
 enum store_status store_audit_bundle(struct store *s, json_t **out) STORE_MUSTCHECK;
 
 #endif

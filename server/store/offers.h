@@ -1,4 +1,4 @@
-/* Capacity offers: the scenario `offer` of COST_MODEL.md plus provider, region,
+/* Capacity offers: the scenario `offer` of docs/cost-model.md plus provider, region,
  * instance_type, term and an optional name. A shared catalogue (not team data), append-only:
  * a price change is a new offer, so a comparison citing an offer id stays reproducible. */
 #ifndef CAPLEDGER_STORE_OFFERS_H

@@ -1,7 +1,7 @@
 /* Reports. The usage report groups by any of team, workload_class, cluster and state with
  * one parameterised query: a dimension not asked for is grouped as the constant NULL and
  * left out of the group's keys. Percentiles are PostgreSQL's percentile_cont (linear
- * interpolation), as API.md specifies. */
+ * interpolation), as docs/evidence.md specifies. */
 #include "store/reports.h"
 
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* Reports over the evidence: job-accounting usage by group (API.md "The usage report") and
+/* Reports over the evidence: job-accounting usage by group (docs/evidence.md "Reports") and
  * idle time from telemetry summaries. Read-only. */
 #ifndef CAPLEDGER_STORE_REPORTS_H
 #define CAPLEDGER_STORE_REPORTS_H

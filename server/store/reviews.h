@@ -1,5 +1,5 @@
-/* 90-day reviews, their artifacts, and the seven-item evidence checklist (DESIGN.md "Decisions
- * and the signed log") that the decision gate applies. */
+/* 90-day reviews, their artifacts, and the seven-item evidence checklist (docs/reviews.md)
+ * that the decision gate applies. */
 #ifndef CAPLEDGER_STORE_REVIEWS_H
 #define CAPLEDGER_STORE_REVIEWS_H
 
@@ -65,7 +65,7 @@ enum store_status store_evidence_check(struct store_conn *c, const json_t *ids, 
  * the one the decision rests on). cited NULL: the latest stored comparison of the review's
  * workloads, if any. *out: {review_id, comparison_sha256 (the first cited, or null), covered
  * (all seven), items: [{item, covered, evidence: [ids], missing: [sentences]}]} in the
- * DESIGN.md order, decided by checklist_decide (core/ledger/checklist.h) from the facts this
+ * docs/reviews.md order, decided by checklist_decide (core/ledger/checklist.h) from the facts this
  * gathers. teams_json: the caller's team filter (NULL or "null": every team): only the
  * workloads, comparisons, benchmarks and runs of those teams count, so a team member's checklist
  * never rests on, or names, another team's evidence. Runs on c. STORE_NOT_FOUND when the

@@ -41,8 +41,8 @@ static const char *SQL_ENQUEUE =
     "WITH q AS (INSERT INTO webhook_delivery (webhook_id, event, alert_id, body) "
     "SELECT w.id, $1, $3::uuid, CASE w.format WHEN 'slack' THEN $5 ELSE $4 END "
     "FROM webhook w JOIN app_user u ON u.id = w.user_id "
-    "WHERE $1 = ANY (w.events) AND u.disabled_at IS NULL AND (u.role = 'admin' OR "
-    "(u.role = 'owner' AND ($2::text IS NULL OR w.owner = $2))) "
+    "WHERE $1 = ANY (w.events) AND u.disabled_at IS NULL AND u.role IN ('owner', 'admin') AND "
+    "($2::text IS NULL OR w.owner = $2 OR ($6::boolean AND u.role = 'admin')) "
     "ON CONFLICT (webhook_id, event, alert_id) DO NOTHING RETURNING 1) "
     "SELECT to_json(count(*)) FROM q";
 
@@ -94,7 +94,8 @@ static const char *SQL_RESULT =
     "WHERE id = $1::uuid AND lease = $2::uuid";
 
 enum store_status store_webhook_enqueue_tx(struct store_conn *c, const char *event,
-                                           const char *owner, const json_t *alert, int *queued)
+                                           const char *owner, int admins_too, const json_t *alert,
+                                           int *queued)
 {
     if (queued)
         *queued = 0;
@@ -103,10 +104,11 @@ enum store_status store_webhook_enqueue_tx(struct store_conn *c, const char *eve
     const char *alert_id = json_string_value(json_object_get(alert, "id"));
     enum store_status st = STORE_ERROR;
     if (json_body && slack_body) {
-        const char *p[] = {event, owner, alert_id && uuid_valid(alert_id) ? alert_id : NULL,
-                           json_body, slack_body};
+        const char *p[] = {
+            event,     owner,      alert_id && uuid_valid(alert_id) ? alert_id : NULL,
+            json_body, slack_body, admins_too ? "true" : "false"};
         json_t *n = NULL;
-        st = store_json(c, SQL_ENQUEUE, 5, p, &n);
+        st = store_json(c, SQL_ENQUEUE, 6, p, &n);
         if (st == STORE_OK && queued)
             *queued = (int)json_integer_value(n);
         json_decref(n);

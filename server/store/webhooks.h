@@ -11,13 +11,13 @@
 
 /* Queues one delivery of `alert` (its JSON row; "id" is used as the alert id when it is a
  * UUID) for every webhook subscribed to `event` (an alert kind: "drift", "log_integrity")
- * whose creator may see the alert: admins' webhooks always, owners' webhooks when `owner` is
- * their username or NULL (an alert addressed to nobody in particular, e.g. log integrity,
- * reaches every subscribed webhook). Disabled users' webhooks get nothing. Queuing the same
- * alert twice for a webhook is a no-op. *queued (may be NULL) counts new deliveries.
- * Must run inside the caller's transaction on c. */
+ * of an enabled owner or admin who is to hear of it: the webhooks of `owner` (the username
+ * the alert is addressed to), and with admins_too every admin's webhooks as well (admins see
+ * every alert; pass 0 when each admin gets an alert row of their own). owner NULL: every
+ * subscribed webhook. Queuing the same alert twice for a webhook is a no-op. *queued (may be
+ * NULL) counts new deliveries. Must run inside the caller's transaction on c. */
 enum store_status store_webhook_enqueue_tx(struct store_conn *c, const char *event,
-                                           const char *owner, const json_t *alert,
+                                           const char *owner, int admins_too, const json_t *alert,
                                            int *queued) STORE_MUSTCHECK;
 
 /* Webhooks: {id, owner, url, events, format, description, created_at,

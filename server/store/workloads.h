@@ -1,5 +1,5 @@
-/* Workload profiles: the scenario `workload` of COST_MODEL.md plus the rest of the profile
- * (DESIGN.md). Documents are validated by the HTTP layer (h_workloads.c) and stored as typed
+/* Workload profiles: the scenario `workload` of docs/cost-model.md plus the rest of the profile
+ * (docs/evidence.md). Documents are validated by the HTTP layer (h_workloads.c) and stored as typed
  * columns named like the JSON fields; rows come back as that JSON, with id, version,
  * created_by, created_at and updated_at. */
 #ifndef CAPLEDGER_STORE_WORKLOADS_H

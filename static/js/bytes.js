@@ -1,5 +1,5 @@
 // Byte helpers shared by signing and log verification: standard base64 with padding (the form
-// LEDGER.md uses for keys, signatures and leaves), lower-case hex, SHA-256 through WebCrypto.
+// docs/ledger-format.md uses for keys, signatures and leaves), lower-case hex, SHA-256 through WebCrypto.
 
 export function toBase64(bytes) {
   let s = '';

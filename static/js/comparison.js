@@ -1,4 +1,4 @@
-// Renders a comparison document (COST_MODEL.md) so the hourly-price trap is impossible to miss:
+// Renders a comparison document (docs/cost-model.md) so the hourly-price trap is impossible to miss:
 // flags first, then each option's cost per outcome with a stacked bar of where the money goes,
 // then the sentences that say what would change the winner. Used by the Compare page and to
 // show a stored comparison cited by a review.

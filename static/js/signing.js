@@ -47,7 +47,7 @@ export function forgetKey(username) {
 }
 
 // A new key pair whose private half cannot be exported, with its raw public key (base64) and
-// key id (lower-case hex SHA-256 of the raw 32 bytes, as LEDGER.md defines signer_key_id).
+// key id (lower-case hex SHA-256 of the raw 32 bytes, as docs/ledger-format.md defines signer_key_id).
 export async function generateKey() {
   const keyPair = await crypto.subtle.generateKey({ name: 'Ed25519' }, false, ['sign', 'verify']);
   const raw = new Uint8Array(await crypto.subtle.exportKey('raw', keyPair.publicKey));

@@ -1,4 +1,4 @@
-// The Compare page on the two worked examples of COST_MODEL.md: the hourly-price trap is
+// The Compare page on the two worked examples of docs/cost-model.md: the hourly-price trap is
 // flagged with its ratio, the winner and ranking match the engine, each option's stacked bar
 // is made of segments that sum to its expected cost per outcome, infeasible options say why,
 // and the break-even list reads as sentences. Screenshots go to test-results/ for a human look.

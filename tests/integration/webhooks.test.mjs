@@ -5,9 +5,11 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import http from 'node:http';
-import { api, startServer } from './lib/harness.mjs';
+import { api, psql, startServer } from './lib/harness.mjs';
 import { mintToken } from './lib/cli.mjs';
-import { addOwner, addUser, buildEvidence, createReview, postDecision, record, runsOf, startTwin } from './ledger.lib.mjs';
+import {
+  addOwner, addUser, buildEvidence, createReview, leafHash, merkleRoot, postDecision, record, runsOf, startTwin,
+} from './ledger.lib.mjs';
 
 let srv;
 let admin;
@@ -264,5 +266,50 @@ test('two server instances share the outbox and post each delivery once', async 
   } finally {
     const s = await twin.stop();
     assert.equal(s.code, 0);
+  }
+});
+
+test('a log-integrity alert reaches each owner\'s and admin\'s own webhook once, in the alert\'s transaction', async () => {
+  receiver.failFirst = 0;
+  const t = await startServer({ env: { CAPLEDGER_WEBHOOK_RETRY_BASE_S: '0.2' } });
+  try {
+    const tAdmin = { name: 'admin', token: mintToken(t, 'admin') };
+    const tOlga = await addOwner(t, 'olga');
+    const tPavel = await addOwner(t, 'pavel');
+    const hook = async (who, p, events) => {
+      const r = await api(t.url, 'POST', '/api/v1/webhooks', { token: who.token, body: { url: `${receiver.url}${p}`, events } });
+      assert.equal(r.status, 201, r.text);
+      return r.json;
+    };
+    await hook(tAdmin, '/li-admin', ['log_integrity']);
+    await hook(tOlga, '/li-olga', ['log_integrity']);
+    await hook(tPavel, '/li-pavel-drift-only', ['drift']);
+    const review = await createReview(t.url, tOlga, []);
+    for (let i = 0; i < 2; i++) assert.equal((await postDecision(t.url, tOlga, record(tOlga, review.id))).status, 201);
+    // As the database superuser: drop the last leaf and rewind the head (issue #10's attack).
+    const sql = (q) => psql(q, { database: t.db });
+    const leaves = sql("SELECT string_agg(encode(leaf, 'base64'), ',' ORDER BY leaf_index) FROM log_leaf")
+      .replace(/\n/g, '').split(',').map((b) => Buffer.from(b, 'base64'));
+    const first = leafHash(leaves[0]);
+    sql(`SET session_replication_role = replica; DELETE FROM decision WHERE leaf_index = 1; DELETE FROM log_leaf WHERE leaf_index = 1; ` +
+      `UPDATE log_head SET size = 1, root = '\\x${merkleRoot([first]).toString('hex')}', frontier = '\\x${first.toString('hex')}'`);
+    assert.equal((await postDecision(t.url, tOlga, record(tOlga, review.id))).status, 503);
+
+    const got = await until('log-integrity deliveries', () => {
+      const at = (p) => receiver.requests.filter((q) => q.path === p && q.status === 200);
+      return at('/li-admin').length && at('/li-olga').length ? { admin: at('/li-admin'), olga: at('/li-olga') } : null;
+    });
+    await sleep(500);
+    assert.equal(receiver.requests.filter((q) => q.path === '/li-admin').length, 1, 'the admin hears once, not once per owner');
+    assert.equal(receiver.requests.filter((q) => q.path === '/li-olga').length, 1);
+    assert.equal(receiver.requests.filter((q) => q.path === '/li-pavel-drift-only').length, 0);
+    const adminDoc = JSON.parse(got.admin[0].body);
+    const olgaDoc = JSON.parse(got.olga[0].body);
+    assert.equal(adminDoc.type, 'alert.log_integrity');
+    assert.equal(adminDoc.alert.owner, 'admin');
+    assert.equal(olgaDoc.alert.owner, 'olga');
+    assert.match(olgaDoc.alert.message, /decision log is inconsistent/);
+  } finally {
+    await t.stop();
   }
 });

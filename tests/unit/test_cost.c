@@ -1,4 +1,4 @@
-/* The cost engine against its contract (../shared/spec/COST_MODEL.md): the two worked examples
+/* The cost engine against its contract (docs/cost-model.md): the two worked examples
  * to 1e-9, then properties a platform owner relies on — the breakdown adds up, cost moves the
  * right way with price and throughput, limits of λ and q, infeasible options never win, the
  * reported break-even values really flip the winner, the Monte Carlo agrees with the closed

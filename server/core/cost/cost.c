@@ -1,6 +1,6 @@
 /* The comparison: validates the scenario, evaluates every option (closed form, then Monte
  * Carlo or demand scenarios), decides feasibility, ranks, raises the flags, searches the
- * break-even points and writes the comparison document of COST_MODEL.md. */
+ * break-even points and writes the comparison document of docs/cost-model.md. */
 #include "core/cost/cost.h"
 
 #include <math.h>
@@ -136,7 +136,7 @@ struct be_spec {
     bool fraction;       /* searched over [x, 0.99] instead of [x, 10x] */
 };
 
-/* The order COST_MODEL.md lists them in: options, their fields, then the assumptions. */
+/* The order docs/cost-model.md lists them in: options, their fields, then the assumptions. */
 static const struct be_spec option_inputs[] = {
     {BE_PRICE, "offer/price_per_hour", false},
     {BE_THROUGHPUT, "benchmark/throughput_units_per_s", false},
@@ -249,7 +249,7 @@ static int be_winner(const struct be_context *ctx, const struct be_spec *spec, s
     return lowest(ctx->cost, ctx->feasible, sc->option_count);
 }
 
-/* Bisection of COST_MODEL.md: [x, 10x] (fractions [x, 0.99]) first, then [x/10, x]. Returns
+/* Bisection of docs/cost-model.md: [x, 10x] (fractions [x, 0.99]) first, then [x/10, x]. Returns
  * the new winner (flips_at set) or NO_WINNER when the input never changes it there. */
 static int be_search(const struct be_context *ctx, const struct be_spec *spec, size_t option,
                      double x, int current, double *flips_at)

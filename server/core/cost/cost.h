@@ -1,5 +1,5 @@
 /* The cost-per-outcome engine: a scenario document in, a comparison document out, exactly as
- * ../shared/spec/COST_MODEL.md defines them (that file is the contract; this header only says
+ * docs/cost-model.md defines them (that file is the contract; this header only says
  * how to call the engine).
  *
  * Pure and thread-safe: no I/O, no global mutable state; every call allocates what it needs
@@ -34,7 +34,7 @@
 /* Recorded in every comparison; changes whenever a figure for the same input could change. */
 #define COST_ENGINE_VERSION "capledger-cost/1.0.0"
 
-/* Limits of COST_MODEL.md; beyond them the scenario is refused (422). */
+/* Limits of docs/cost-model.md; beyond them the scenario is refused (422). */
 #define COST_MAX_OPTIONS 64
 #define COST_MAX_LOAD_POINTS 1000
 #define COST_MAX_TRIALS 1000000

@@ -1,5 +1,5 @@
 /* Closed form for batch kinds (training, fine_tuning, evaluation): the expected billed time and
- * cost of one completed result, item by item, exactly as COST_MODEL.md "Batch kinds" states.
+ * cost of one completed result, item by item, exactly as docs/cost-model.md "Batch kinds" states.
  * Checkpointing and interruptions follow Daly (2006): an interrupted segment is lost and
  * redone after a restart that can itself be interrupted. */
 #include "core/cost/cost_private.h"

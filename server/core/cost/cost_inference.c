@@ -1,6 +1,6 @@
 /* Closed form for inference: capacity per replica from the load points against the SLO, then
  * replica-hours hour by hour over the demand profile for each arrangement, then the cost of an
- * accepted request (COST_MODEL.md "Inference, per option"). */
+ * accepted request (docs/cost-model.md "Inference, per option"). */
 #include "core/cost/cost_private.h"
 
 #include <math.h>

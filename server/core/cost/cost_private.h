@@ -163,7 +163,7 @@ enum cost_batch_item {
 };
 extern const char *const cost_batch_item_names[COST_B_ITEMS];
 
-/* λ·(τ+δ) or λ·R beyond this: the run cannot finish between interruptions (COST_MODEL.md). */
+/* λ·(τ+δ) or λ·R beyond this: the run cannot finish between interruptions (docs/cost-model.md). */
 #define COST_INTERRUPTION_EXPONENT_LIMIT 20.0
 
 struct cost_batch_result {

@@ -172,7 +172,7 @@ static const struct field offer_table[] = {
     NUM(struct cost_offer, storage_price_gb_month, K_BOTH, 0, GE0, 0),
     NUM(struct cost_offer, egress_price_gb, K_BOTH, 0, GE0, 0),
     NUM(struct cost_offer, orchestration_overhead, K_BOTH, 0, GE0, 0),
-    /* Descriptive fields of a stored offer record (API.md); they change no figure. */
+    /* Descriptive fields of a stored offer record (docs/evidence.md); they change no figure. */
     IGNORED("id"),
     IGNORED("provider"),
     IGNORED("region"),
@@ -198,7 +198,7 @@ static const struct field benchmark_table[] = {
     NUMG(struct cost_benchmark, failure_probability, K_BATCH, 0, FRACTION_LT1, 0,
          failure_probability_given),
     SPECIAL("load_points", F_ARRAY, K_INFER, K_INFER),
-    /* Descriptive fields of a stored benchmark record (API.md). */
+    /* Descriptive fields of a stored benchmark record (docs/evidence.md). */
     IGNORED("id"),
     IGNORED("workload_id"),
     IGNORED("offer_id"),

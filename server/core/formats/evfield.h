@@ -4,9 +4,9 @@
  * and that one table drives validation of a JSON body (every fault named by JSON Pointer), the
  * conversion of a CSV price-sheet cell into the same JSON value (so CSV and JSON share one
  * validator, and a CSV fault is named by line and column), and the list of fields a PATCH may
- * touch. The field names are the public ones of spec/COST_MODEL.md and API.md; the database
- * columns carry the same names, so a validated object goes to PostgreSQL as one JSON parameter
- * (jsonb_populate_record) without a per-field binding to drift out of step. */
+ * touch. The field names are the public ones of docs/cost-model.md and docs/evidence.md; the
+ * database columns carry the same names, so a validated object goes to PostgreSQL as one JSON
+ * parameter (jsonb_populate_record) without a per-field binding to drift out of step. */
 #ifndef CAPLEDGER_CORE_EVFIELD_H
 #define CAPLEDGER_CORE_EVFIELD_H
 

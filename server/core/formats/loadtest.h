@@ -1,4 +1,4 @@
-/* Inference load-test results → the load points of COST_MODEL.md.
+/* Inference load-test results → the load points of docs/cost-model.md.
  *
  * Reads each tool's own output, whole (these files are small: one result per load level):
  *   - vLLM `benchmark_serving.py --save-result` / `vllm bench serve --save-result`: one result
@@ -37,7 +37,7 @@
 
 #include "core/problems.h"
 
-#define LOADTEST_MAX_POINTS 1000 /* COST_MODEL.md's limit per option */
+#define LOADTEST_MAX_POINTS 1000 /* docs/cost-model.md's limit per option */
 
 enum loadtest_format {
     LOADTEST_UNKNOWN = 0,

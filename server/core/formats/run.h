@@ -1,4 +1,5 @@
-/* A run: one job accounting record (API.md "A run"), as stored in the runs table.
+/* A run: one job accounting record (docs/evidence.md "Job accounting"), as stored in the runs
+ * table.
  *
  * Readers of job accounting outputs (core/formats/sacct.c) and the JSON body of POST /runs both
  * produce this plain struct; run_check holds the validation they share, and run_copy_line renders a
@@ -74,11 +75,16 @@ bool run_set_text(char dst[RUN_TEXT_MAX], const char *s, size_t len)
 size_t run_check(const struct run *r, const char *pointer_prefix, long lineno,
                  struct problems *errs);
 
-/* Validates one element of a POST /runs JSON array: the fields of API.md's run, unknown fields
- * rejected, times RFC 3339 with an offset. obj is borrowed. Returns 0 when valid (out filled),
- * -1 when problems were added (each named "<pointer_prefix>/<field>"). */
+/* Validates one element of a POST /runs JSON array: the fields of docs/evidence.md's run, unknown
+ * fields rejected, times RFC 3339 with an offset. obj is borrowed. Returns 0 when valid (out
+ * filled), -1 when problems were added (each named "<pointer_prefix>/<field>"). */
 int run_from_json(const json_t *obj, const char *pointer_prefix, struct run *out,
                   struct problems *errs) __attribute__((warn_unused_result));
+
+/* The warnings of a runs upload (new reference, an array of {code, message}) from the runs
+ * stored per class ({"production": 3, "unclassified": 2}): runs left without a class count
+ * toward no class's evidence, and the warning says how to class them. cluster may be NULL. */
+json_t *run_upload_warnings(const json_t *classes, const char *cluster);
 
 /* Appends one COPY text row in RUN_COPY_COLUMNS order (times RFC 3339 UTC, \N for null).
  * Check pgcopy_ok(out) once after the rows. */

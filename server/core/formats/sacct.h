@@ -5,8 +5,9 @@
  * in constant memory and each run can go straight into COPY. The header line (or, for
  * `--noheader`, the `-o` field list given in the options) fixes the columns.
  *
- * Mapping (API.md "A run"): JobIDRaw, else JobID → external_id; Account → team unless a team
- * is given or mapped; User; Partition (else QOS) → workload_class unless mapped; Submit, Start
+ * Mapping (docs/evidence.md "Job accounting"): JobIDRaw, else JobID → external_id; Account → team
+ * unless a team is given or mapped; User; Partition (else QOS) → workload_class unless mapped;
+ * Submit, Start
  * (`Unknown`/`None` → null), End; State normalised (`CANCELLED by 1234` → CANCELLED, a
  * truncation '+' dropped); ExitCode; GPUs from AllocTRES (`gres/gpu=8`, `gres/gpu:h100=8`;
  * when typed and plain keys both appear the plain one is the total, else typed counts add up;
@@ -63,7 +64,7 @@ enum sacct_column {
 struct sacct_counts {
     long runs;       /* finished jobs returned as SACCT_RUN */
     long steps;      /* job steps skipped (include_steps false) */
-    long unfinished; /* jobs not finished: API.md's `skipped` */
+    long unfinished; /* jobs not finished: docs/evidence.md's `skipped` */
     long rejected;   /* lines with problems */
 };
 

@@ -1,4 +1,4 @@
-/* Offline verification of an audit bundle (LEDGER.md, GET /api/v1/audit/bundle):
+/* Offline verification of an audit bundle (docs/ledger-format.md, GET /api/v1/audit/bundle):
  *
  *   {origin, verifier_key, checkpoint, leaves: [base64 leaf bytes in index order],
  *    signer_keys: {key_id: {public_key, owner, revoked_at}},
@@ -51,8 +51,8 @@ int bundle_verify(const json_t *bundle, const struct bundle_trust *trust, json_t
 typedef void (*bundle_notice_fn)(void *ctx, const char *message);
 
 /* `capledger verify --recompute`: runs the cost engine on each comparison's scenario and
- * compares every figure with the stored result to relative rel_tol (LEDGER.md: 1e-9). A stored
- * result from another engine_version is compared all the same and reported through notice
+ * compares every figure with the stored result to relative rel_tol (docs/ledger-format.md: 1e-9). A
+ * stored result from another engine_version is compared all the same and reported through notice
  * (may be NULL). Returns 0 when all agree; else 1 with the comparison and the JSON Pointer of
  * the first difference in why. Call it after bundle_verify, which checks the hashes. */
 int bundle_recompute(const json_t *bundle, double rel_tol, bundle_notice_fn notice, void *ctx,

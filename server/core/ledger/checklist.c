@@ -288,7 +288,7 @@ static void item_cost(const struct basis *f, struct item *it)
     }
 }
 
-/* DESIGN.md's table, in its order. per_workload: the item needs the review's workloads. */
+/* docs/reviews.md's table, in its order. per_workload: the item needs the review's workloads. */
 static const struct {
     const char *name;
     void (*decide)(const struct basis *, struct item *);

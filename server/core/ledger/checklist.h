@@ -1,4 +1,4 @@
-/* The seven-item evidence checklist of a review (DESIGN.md "Decisions and the signed log"),
+/* The seven-item evidence checklist of a review (docs/reviews.md),
  * decided from facts the store gathers: pure, so every item and every sentence it can write is
  * unit-tested without a database (tests/unit/test_checklist.c).
  *
@@ -42,7 +42,7 @@ struct checklist_facts {
 const json_t *checklist_compared(const json_t *cited);
 
 /* {covered (all seven), items: [{item, covered, evidence: [ids], missing: [sentences]}]} in the
- * DESIGN.md order; NULL only when out of memory. */
+ * docs/reviews.md order; NULL only when out of memory. */
 json_t *checklist_decide(const struct checklist_facts *facts);
 
 #endif

@@ -1,5 +1,5 @@
-/* Decision records (LEDGER.md): the bytes an approver signs, their Ed25519 check, the log leaf
- * a verified decision becomes, and field validation for POST /decisions.
+/* Decision records (docs/ledger-format.md): the bytes an approver signs, their Ed25519 check, the
+ * log leaf a verified decision becomes, and field validation for POST /decisions.
  *
  *   signed message = "capledger-decision-v1\n" ‖ JCS(record)
  *   signer_key_id  = lower-case hex SHA-256 of the raw 32-byte public key
@@ -48,10 +48,10 @@ int decision_verify(const json_t *record, const char *signature_b64, const char 
 char *decision_leaf(const json_t *record, const char *signature_b64, const char *public_key_b64,
                     const char *received_at, size_t *len) __attribute__((warn_unused_result));
 
-/* Checks record against LEDGER.md — only strings, booleans, null, integers within ±(2^53 − 1),
- * arrays and objects; the known fields with their types; required fields; `decision` one of
- * advance|revise|stop; UUID `id` and `supersedes`; RFC 3339 UTC `created_at`; 64 lower-case hex
- * `signer_key_id` and comparison hashes — appending one problem per fault with a JSON Pointer
+/* Checks record against docs/ledger-format.md — only strings, booleans, null, integers within
+ * ±(2^53 − 1), arrays and objects; the known fields with their types; required fields; `decision`
+ * one of advance|revise|stop; UUID `id` and `supersedes`; RFC 3339 UTC `created_at`; 64 lower-case
+ * hex `signer_key_id` and comparison hashes — appending one problem per fault with a JSON Pointer
  * under prefix (e.g. "/record"; NULL or "" for the root). Returns how many it appended. The
  * gate conditions (checklist, owner named, chosen option the winner) are not checked here. */
 size_t decision_validate(const json_t *record, const char *prefix, struct problems *errs);

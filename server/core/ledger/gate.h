@@ -1,4 +1,4 @@
-/* The advance gate (DESIGN.md "Decisions and the signed log"): the conditions a decision
+/* The advance gate (docs/reviews.md): the conditions a decision
  * "advance" must meet before the log accepts it. Pure: the store gathers the facts (the
  * checklist over the record's citations, the first cited comparison) and appends the record
  * only when gate_check added no problem; tests/unit/test_gate.c covers every condition.

@@ -248,7 +248,7 @@ static void scenario_create(struct req *r)
     const char *team = json_want_string(r->body, "team", "", 1, 64, &p);
     json_t *doc = json_object_get(r->body, "document");
     if (!json_is_object(doc))
-        problems_add(&p, "/document", "is required: the scenario document (COST_MODEL.md)");
+        problems_add(&p, "/document", "is required: the scenario document (docs/cost-model.md)");
     json_t *given_ids = json_object_get(r->body, "workload_ids");
     if (given_ids && !json_is_array(given_ids))
         problems_add(&p, "/workload_ids", "must be an array of workload ids");

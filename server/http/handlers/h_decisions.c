@@ -31,7 +31,7 @@ static void decision_create(struct req *r)
     json_check_unknown(r->body, "", allowed, &p);
     json_t *record = json_object_get(r->body, "record");
     if (!json_is_object(record))
-        problems_add(&p, "/record", "is required: the decision record (LEDGER.md)");
+        problems_add(&p, "/record", "is required: the decision record (docs/ledger-format.md)");
     else
         decision_validate(record, "/record", &p);
     const char *sig = json_want_string(r->body, "signature", "", 1, 200, &p);

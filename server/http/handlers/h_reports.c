@@ -13,7 +13,7 @@
 
 #define USAGE_MAX_PRICED_CLUSTERS 64
 
-/* ?group_by=team,workload_class: each name once, from the four API.md names. */
+/* ?group_by=team,workload_class: each name once, from the four names of docs/evidence.md. */
 static void parse_group_by(struct req *r, struct usage_query *q, struct problems *p)
 {
     char raw[256];

@@ -160,7 +160,7 @@ static void start_session(struct req *r, const json_t *user, const char *account
     set_cookie_header(r, session_id, AUTH_SESSION_ABSOLUTE_S, cookie, sizeof cookie);
     json_t *body = json_pack("{s:o, s:s, s:O?, s:i}", "user", user_view(user), "csrf_token", csrf,
                              "expires_at", json_object_get(session, "expires_at"), "idle_timeout_s",
-                             auth_session_idle_s());
+                             r->app->cfg->session_idle_s);
     reply_json_with(r, 201, "application/json", body, cookie);
     sodium_memzero(cookie, sizeof cookie);
     sodium_memzero(csrf, sizeof csrf);

@@ -8,7 +8,7 @@ import { problemList } from '../problems.js';
 
 export async function renderCompare(root, ctx) {
   const source = field('Scenario JSON', h('textarea', { rows: 14, spellcheck: 'false', class: 'code', placeholder: '{"workload": {...}, "assumptions": {...}, "options": [...]}' }),
-    { name: 'scenario', hint: 'A scenario document as COST_MODEL.md defines it; offers and benchmarks may be ids of stored records.' });
+    { name: 'scenario', hint: 'A scenario document as docs/cost-model.md defines it; offers and benchmarks may be ids of stored records.' });
   const file = field('…or load a file', h('input', { type: 'file', accept: '.json,application/json' }), { name: 'scenario-file' });
   const stored = h('select', null, h('option', { value: '' }, 'Loading stored scenarios…'));
   const storedField = field('…or start from a stored scenario', stored, { name: 'stored-scenario' });

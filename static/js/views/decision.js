@@ -1,4 +1,4 @@
-// The decision form: the fields of LEDGER.md's record, signed in this browser with the owner's
+// The decision form: the fields of docs/ledger-format.md's record, signed in this browser with the owner's
 // non-extractable Ed25519 key and sent as {record, signature}. The server applies the gate;
 // its 422 errors (JSON Pointers into the record) are shown next to the fields they name.
 import { h, field, alertBox, notice, busy, showFieldError, uid } from '../dom.js';
@@ -10,7 +10,7 @@ import { loadKey, saveKey, generateKey, signRecord } from '../signing.js';
 import { checkLeaf } from '../inclusion.js';
 import { money, splitLines as lines } from '../format.js';
 
-// Optional text fields go into the record as null when empty (LEDGER.md allows either).
+// Optional text fields go into the record as null when empty (docs/ledger-format.md allows either).
 const orNull = (text) => (text.trim() === '' ? null : text.trim());
 
 // RFC 3339 UTC to the second, as the record wants.
