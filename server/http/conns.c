@@ -3,7 +3,10 @@
 
 #include <arpa/inet.h>
 #include <dirent.h>
+#include <stddef.h>
+#include <linux/tcp.h>
 #include <netinet/in.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,18 +17,21 @@
 
 #define CONNS_TICK_MS 200
 #define CONNS_PRESSURE_MIN_WAIT_S 1.0
+#define CONNS_BODY_GRACE_S 10.0 /* a body's rate is judged after this long */
 
 /* One client socket on the listening port, as last seen by the guard's scan. */
 struct sock {
     int fd;
     char addr[64];
     int port;
-    double first_seen; /* monotonic seconds */
-    double idle_since; /* first_seen, or the end of its last request */
-    int requests;      /* requests begun on it */
-    int busy;          /* in a request handler now */
-    int seen;          /* mark for the scan */
-    int shut;          /* already shut down */
+    double first_seen;      /* monotonic seconds */
+    double idle_since;      /* first_seen, or the end of its last request */
+    int requests;           /* requests begun on it */
+    int busy;               /* in a request handler now */
+    double busy_since;      /* when the guard saw the current request */
+    uint64_t bytes_at_busy; /* bytes received on the socket then */
+    int seen;               /* mark for the scan */
+    int shut;               /* already shut down */
 };
 
 /* A request in progress or just finished, reported by the handler before the scan sees it. */
@@ -33,8 +39,9 @@ struct mark {
     char addr[64];
     int port;
     int busy;
-    int begun; /* requests begun */
-    double at; /* when the last one began or ended */
+    int begun;   /* requests begun */
+    int reading; /* the handler is waiting for body bytes */
+    double at;   /* when the last one began or ended */
 };
 
 struct conns {
@@ -134,6 +141,29 @@ void conns_request_ends(struct conns *g, const char *addr, int port)
         set_mark(g, addr, port, 0);
 }
 
+void conns_body_reading(struct conns *g, const char *addr, int port, int reading)
+{
+    if (!g)
+        return;
+    pthread_mutex_lock(&g->lock);
+    struct mark *m = find_mark(g, addr, port);
+    if (m)
+        m->reading = reading;
+    pthread_mutex_unlock(&g->lock);
+}
+
+/* Bytes received on a TCP socket since it opened (0 when unknown). */
+static uint64_t bytes_received(int fd)
+{
+    struct tcp_info info;
+    socklen_t len = sizeof info;
+    memset(&info, 0, sizeof info);
+    if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) != 0 ||
+        len < offsetof(struct tcp_info, tcpi_bytes_received) + sizeof info.tcpi_bytes_received)
+        return 0;
+    return info.tcpi_bytes_received;
+}
+
 void conns_opened(struct conns *g)
 {
     if (!g)
@@ -215,6 +245,10 @@ static void scan(struct conns *g, double now)
         s->seen = 1;
         struct mark *m = find_mark(g, addr, port);
         if (m) {
+            if (m->busy && (!s->busy || m->begun != s->requests)) { /* a new request */
+                s->busy_since = now;
+                s->bytes_at_busy = bytes_received(s->fd);
+            }
             s->requests = m->begun;
             s->busy = m->busy;
             if (!m->busy)
@@ -245,7 +279,7 @@ struct canned {
     char text[512];
     size_t len;
 };
-static struct canned reply_408, reply_503;
+static struct canned reply_408, reply_503, reply_408_body;
 
 static void canned_set(struct canned *c, const char *status_line, const char *extra, int status,
                        const char *slug, const char *title, const char *detail)
@@ -264,14 +298,14 @@ static void canned_set(struct canned *c, const char *status_line, const char *ex
 
 /* Ends a socket: an optional reply, then shutdown (Civetweb's read returns at once and the
  * worker closes it). The peer is checked again first. Called with the lock held. */
-static void shed(struct conns *g, struct sock *s, const struct canned *reply)
+static void shed(struct conns *g, struct sock *s, const struct canned *reply, int always)
 {
     char addr[64];
     int port;
     if (s->shut || our_peer(g, s->fd, addr, sizeof addr, &port) != 0 || port != s->port ||
         strcmp(addr, s->addr) != 0)
         return;
-    if (reply && !s->requests && reply->len)
+    if (reply && (always || !s->requests) && reply->len)
         (void)send(s->fd, reply->text, reply->len, MSG_NOSIGNAL | MSG_DONTWAIT);
     shutdown(s->fd, SHUT_RDWR);
     s->shut = 1;
@@ -293,10 +327,20 @@ static void enforce(struct conns *g, double now)
     size_t nwaiting = 0;
     for (size_t i = 0; i < g->nsocks; i++) {
         struct sock *s = &g->socks[i];
+        if (s->busy && !s->shut && g->cfg.body_min_bytes_per_s > 0) {
+            struct mark *m = find_mark(g, s->addr, s->port);
+            double took = now - s->busy_since;
+            if (m && m->reading && took > CONNS_BODY_GRACE_S &&
+                (double)(bytes_received(s->fd) - s->bytes_at_busy) <
+                    took * g->cfg.body_min_bytes_per_s) {
+                shed(g, s, &reply_408_body, 1); /* the handler's read fails: it answers no more */
+                g->counts.shed_slow_body++;
+            }
+        }
         if (s->busy || s->shut)
             continue;
         if (now - s->idle_since > timeout) {
-            shed(g, s, &reply_408);
+            shed(g, s, &reply_408, 0);
             g->counts.shed_timeout++;
             continue;
         }
@@ -311,7 +355,7 @@ static void enforce(struct conns *g, double now)
             for (size_t j = 0; j < g->nsocks; j++)
                 same += !g->socks[j].shut && strcmp(g->socks[j].addr, s->addr) == 0;
             if (same > g->cfg.max_per_address) {
-                shed(g, s, &reply_503);
+                shed(g, s, &reply_503, 0);
                 g->counts.shed_address++;
             }
         }
@@ -326,7 +370,7 @@ static void enforce(struct conns *g, double now)
         struct sock *s = waiting[i];
         if (s->shut || now - s->idle_since < CONNS_PRESSURE_MIN_WAIT_S)
             continue;
-        shed(g, s, &reply_408);
+        shed(g, s, &reply_408, 0);
         g->counts.shed_pressure++;
         in_use--;
     }
@@ -361,6 +405,11 @@ struct conns *conns_start(const struct conns_config *cfg)
     g->cfg = *cfg;
     canned_set(&reply_408, "408 Request Timeout", "", 408, "request-timeout", "Request timeout",
                "the request headers did not arrive in time");
+    char slow[160];
+    snprintf(slow, sizeof slow, "the body arrived slower than %d bytes per second",
+             cfg->body_min_bytes_per_s);
+    canned_set(&reply_408_body, "408 Request Timeout", "", 408, "request-timeout",
+               "Request timeout", slow);
     canned_set(&reply_503, "503 Service Unavailable", "Retry-After: 5\r\n", 503,
                "too-many-connections", "Too many connections",
                "this address holds too many connections");

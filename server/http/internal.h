@@ -83,9 +83,8 @@ struct req {
     int status; /* status sent, 0 until a response is written */
     int close;  /* the connection ends after the reply (framing fault, unread or broken body) */
     size_t bytes_out;
-    double started;    /* seconds, monotonic */
-    size_t body_read;  /* body bytes read so far */
-    int body_too_slow; /* req_read stopped: the body arrived slower than the configured rate */
+    double started;   /* seconds, monotonic */
+    size_t body_read; /* body bytes read so far */
 };
 
 /* Route tables of each handler file, joined by router.c. Terminated by a {NULL} entry. */
@@ -125,8 +124,8 @@ json_t *req_parse_json(struct req *r, const char *buf, size_t len);
  * else "malformed-json" with jansson's message. line, when not 0, replaces err's line (a line
  * of an upload). */
 void resp_json_error(struct req *r, const json_error_t *err, long line);
-/* After req_read failed: 408 when the body came too slowly, else 400 (it ended before its
- * declared length, or its chunked framing is malformed). The connection ends after it. */
+/* After req_read failed: 400 (the body ended before its declared length, its chunked framing
+ * is malformed, or the guard cut a trickled body off). The connection ends after it. */
 void resp_body_unreadable(struct req *r);
 /* 422 with every problem of the list as errors[{pointer, message[, line, column]}]. */
 void resp_invalid(struct req *r, const struct problems *p, const char *detail);

@@ -6,11 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "core/cursor.h"
 #include "core/ledger/jcs.h"
 #include "core/jsonlimit.h"
+#include "http/conns.h"
 #include "http/internal.h"
 
 /* A strict policy: the UI is same-origin files only, no inline script or style. */
@@ -178,15 +178,10 @@ void resp_json_error(struct req *r, const json_error_t *err, long line)
 void resp_body_unreadable(struct req *r)
 {
     r->close = 1;
-    if (r->body_too_slow)
-        resp_problem(r, 408, "request-timeout", "Request timeout",
-                     "the body arrived slower than %d bytes per second (after %zu bytes)",
-                     r->app->cfg->body_min_bytes_per_s, r->body_read);
-    else
-        resp_problem(r, 400, "body-unreadable", "Body unreadable",
-                     "the request body ended before its declared length or its chunked framing "
-                     "is malformed (after %zu bytes)",
-                     r->body_read);
+    resp_problem(r, 400, "body-unreadable", "Body unreadable",
+                 "the request body ended before its declared length, its chunked framing is "
+                 "malformed, or it came too slowly (after %zu bytes)",
+                 r->body_read);
 }
 
 json_t *req_parse_json(struct req *r, const char *buf, size_t len)
@@ -283,29 +278,19 @@ int req_limit(struct req *r)
     return (int)v;
 }
 
-/* The grace period before a body's average rate is checked. */
-#define BODY_RATE_GRACE_S 10.0
-
 long req_read(struct req *r, char *buf, size_t size)
 {
-    if (r->body_too_slow)
-        return -1;
+    /* While the handler waits here the guard measures the body's rate (http/conns.h): a body
+     * trickled in is cut off there, and this read then fails. */
+    struct conns *guard = __atomic_load_n(&r->app->conns, __ATOMIC_ACQUIRE);
+    conns_body_reading(guard, r->ri->remote_addr, r->ri->remote_port, 1);
     int n = mg_read(r->conn, buf, size);
+    conns_body_reading(guard, r->ri->remote_addr, r->ri->remote_port, 0);
     if (n < 0) {
         r->close = 1; /* a broken chunk or a dropped connection: nothing more to read here */
         return -1;
     }
     r->body_read += (size_t)n;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    double elapsed = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 - r->started;
-    int min_rate = r->app->cfg->body_min_bytes_per_s;
-    if (n > 0 && min_rate > 0 && elapsed > BODY_RATE_GRACE_S &&
-        (double)r->body_read < elapsed * min_rate) {
-        r->body_too_slow = 1; /* a slow body holds a worker: stop reading, end the connection */
-        r->close = 1;
-        return -1;
-    }
     return n;
 }
 

@@ -207,11 +207,34 @@ describe('slow clients', () => {
     }
   });
 
+  test('a body trickled slower than 4 KiB/s is cut off with 408 once its first 10 s are over', async () => {
+    const { hostname, port } = new URL(slow.url);
+    const t0 = performance.now();
+    const reply = await new Promise((resolve) => {
+      const sock = net.connect({ host: hostname, port: Number(port), localAddress: '127.0.0.50' });
+      const chunks = [];
+      let timer;
+      sock.on('connect', () => {
+        sock.write('POST /api/v1/session HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{');
+        timer = setInterval(() => sock.write(' '), 500);
+      });
+      sock.on('data', (c) => chunks.push(c));
+      sock.on('error', () => {});
+      sock.on('close', () => { clearInterval(timer); resolve(Buffer.concat(chunks).toString('latin1')); });
+      setTimeout(() => sock.destroy(), 25_000);
+    });
+    const s = (performance.now() - t0) / 1000;
+    console.log(`# slow body cut off after ${s.toFixed(1)} s`);
+    assert.match(reply, /^HTTP\/1\.1 408 [\s\S]*request-timeout/, reply);
+    assert.ok(s >= 9 && s < 16, `${s} s`);
+  });
+
   test('/metrics counts the connections the guard ended, by reason', async () => {
     const m = await api(slow.url, 'GET', '/metrics');
     const count = (reason) => Number(m.text.match(new RegExp(`capledger_http_connections_shed_total\\{reason="${reason}"\\} (\\d+)`))?.[1]);
     assert.ok(count('per_address') >= 36, m.text);
     assert.ok(count('header_timeout') >= 1, m.text);
+    assert.ok(count('slow_body') >= 1, m.text);
     assert.match(m.text, /capledger_http_workers_in_use \d+/);
   });
 });
