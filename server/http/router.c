@@ -12,10 +12,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/ledger/jcs.h"
-#include "http/evidence.h"
 #include "core/httpframe.h"
+#include "core/ledger/jcs.h"
 #include "http/conns.h"
+#include "http/evidence.h"
 #include "http/internal.h"
 
 /* Every handler file's table, in matching order. */
@@ -25,8 +25,8 @@ static const struct route *const route_tables[] = {
     upload_routes,    session_routes,   user_routes,    audit_routes,    review_routes,
     decision_routes,  log_routes,       alert_routes,   webhook_routes};
 
-/* Civetweb's request_timeout_ms bounds each wait for bytes (the headers, each read of a body);
- * the guard (conns.c) and req_read bound the totals. */
+/* Civetweb's request_timeout_ms: how long it waits for the headers, and within a body read for
+ * the next bytes. The guard (http/conns.h) bounds the totals: header deadline, body rate. */
 #define REQUEST_TIMEOUT_MS "10000"
 
 struct http_server {

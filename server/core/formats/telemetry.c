@@ -106,7 +106,7 @@ struct dcgm_labels {
     char uuid[TELEMETRY_GPU_MAX];
     char gpu[16];
     char hostname[TELEMETRY_GPU_MAX];
-    char instance[16]; /* GPU_I_ID: a MIG instance */
+    char instance[16];               /* GPU_I_ID: a MIG instance */
     char model[TELEMETRY_MODEL_MAX]; /* modelName */
 };
 
