@@ -3,6 +3,7 @@
 import { h, alertBox, busy, table } from '../dom.js';
 import { request, listAll } from '../api.js';
 import { dateTime, number } from '../format.js';
+import { webhooksSection } from '../webhooks.js';
 
 export async function renderAlerts(root, ctx) {
   root.append(h('h2', null, 'Alerts'),
@@ -43,4 +44,5 @@ export async function renderAlerts(root, ctx) {
   } catch (e) {
     box.replaceChildren(alertBox(`Alerts unavailable: ${e.message}`));
   }
+  if (!ctx.stale()) root.append(webhooksSection());
 }
