@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core/formats/run.h"
 #include "store/uploads.h"
 
 static const char *SQL_STAGE =
@@ -90,6 +91,10 @@ enum store_status store_runs_finish(struct upload_tx *tx, const struct audit_act
     *duplicates = *staged - *inserted;
     *classes = json_incref(json_object_get(counts, "classes"));
     json_decref(counts);
+    json_object_set_new(
+        rec, "warnings",
+        run_upload_warnings(*classes, json_string_value(json_object_get(
+                                          json_object_get(rec, "params"), "cluster"))));
     json_object_set_new(rec, "inserted", json_integer(*inserted));
     json_object_set_new(rec, "duplicates", json_integer(*duplicates));
     json_t *change = json_pack("{s:s, s:I, s:I}", "upload_id", upload_id, "inserted",

@@ -23,7 +23,8 @@ enum store_status store_runs_begin(struct store *s, struct upload_tx **out) STOR
  * class, else none) — sets rec's "inserted" and "duplicates", inserts the upload record rec
  * (borrowed, updated), audits and commits; then releases everything (u is freed whatever the
  * result). *staged, *inserted and *duplicates receive the counts, *classes (new reference)
- * the runs stored per class ({"production": 12, "unclassified": 3}). */
+ * the runs stored per class ({"production": 12, "unclassified": 3}); rec's "warnings" are set
+ * from them (core/formats/run.h run_upload_warnings) and stored with the record. */
 enum store_status store_runs_finish(struct upload_tx *u, const struct audit_actor *who, json_t *rec,
                                     const char *klass, long *staged, long *inserted,
                                     long *duplicates, json_t **classes) STORE_MUSTCHECK;

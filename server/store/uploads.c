@@ -10,7 +10,7 @@
 static const char *SQL_INSERT =
     "INSERT INTO upload SELECT * FROM jsonb_populate_record(NULL::upload, "
     "'{\"lines\": 0, \"inserted\": 0, \"duplicates\": 0, \"skipped\": 0, "
-    "\"rejected_total\": 0, \"params\": {}}'::jsonb || $1::jsonb || "
+    "\"rejected_total\": 0, \"params\": {}, \"warnings\": []}'::jsonb || $1::jsonb || "
     "jsonb_build_object('created_at', now())) RETURNING to_jsonb(upload)";
 
 static const char *SQL_GET = "SELECT to_jsonb(u) FROM upload u WHERE u.id = $1::uuid";

@@ -48,12 +48,28 @@ test('a sacct upload reports inserted, skipped and, on the second upload, duplic
   // Jobs still RUNNING or PENDING are not stored: 100 + 31 in this file, less their steps.
   assert.ok(Number(await count('skipped')) > 0);
   assert.equal(await count('rejected'), '0');
+  // No cluster map and no ?class=: the runs are unclassified, and the result says so.
+  assert.match(await form.getByTestId('upload-warnings').textContent(), /unclassified: \d+ runs have no workload class/);
 
   await form.getByRole('button', { name: 'Upload' }).click();
   await page.waitForFunction(() => document.querySelectorAll('[data-testid=upload-result]').length === 1 &&
     document.querySelector('[data-count=duplicates]').textContent !== '0');
   assert.equal(Number(await count('duplicates')), inserted);
   assert.equal(await count('inserted'), '0');
+
+  // The same file for another cluster, classed in the form: no warning.
+  await form.getByLabel('Cluster').fill('fox2');
+  await form.getByLabel('Workload class').selectOption('production');
+  await form.getByRole('button', { name: 'Upload' }).click();
+  await page.waitForFunction((n) => document.querySelector('[data-count=inserted]')?.textContent === n, String(inserted));
+  assert.equal(await form.getByTestId('upload-warnings').count(), 0);
+
+  // The uploads tab lists the uploads, each with its warnings (stored with the upload).
+  await page.goto(`${srv.url}/#/evidence/uploads`);
+  await page.locator('.list-results[data-loads="1"]').waitFor();
+  assert.equal(await page.locator('.list-results tbody tr').count(), 3);
+  assert.equal(await page.locator('[data-testid=upload-warnings] li[data-code=unclassified]').count(), 1,
+    'only the first upload stored runs without a class');
 
   // The runs are listed, and the state filter narrows them.
   await page.goto(`${srv.url}/#/evidence/runs`);
@@ -65,12 +81,14 @@ test('a sacct upload reports inserted, skipped and, on the second upload, duplic
   const states = await page.locator('.list-results tbody td .state').allTextContents();
   assert.ok(states.length > 0 && states.every((s) => s === 'FAILED'), states.join(','));
 
-  // The usage report groups them by team and class, with GPU-hours and failure rates.
+  // The usage report groups them by team and class, with GPU-hours and failure rates: the
+  // classed copy under production, the first upload's runs without a class.
   await page.goto(`${srv.url}/#/evidence/usage`);
   await page.locator('.list-results[data-loads="1"]').waitFor();
   const usage = await page.locator('.list-results table').innerText();
   assert.match(usage, /team\s+class\s+Runs\s+GPU-hours\s+Failure rate/);
-  assert.match(usage, /vision\s+autotekst\s+43\s+1\.7\s+0%/);
+  assert.match(usage, /vision\s+production\s+59\s+30\.66\s+9%/);
+  assert.match(usage, /vision\s+59\s+30\.66\s+9%/);
   assert.deepEqual(problems, []);
   await context.close();
 });
@@ -123,11 +141,18 @@ test('a vLLM sweep imports as a benchmark and nvidia-smi telemetry attaches to i
   await tel.getByLabel('Benchmark id').fill(benchmarkId);
   await tel.getByLabel('Telemetry file').setInputFiles(path.join(dataDir, 'samples/nvidia-smi/nesi_a100_nounits_l5_timeseries.csv'));
   await tel.getByRole('button', { name: 'Upload' }).click();
+  // An 80 GB A100's samples for a benchmark on a 48 GB L40S offer: refused, with the reason.
+  const refused = tel.getByRole('alert').filter({ hasText: 'Upload refused (HTTP 422)' });
+  await refused.waitFor();
+  assert.match(await refused.innerText(), /memory_mismatch: the GPUs report 80\.0 GiB/);
+  await tel.getByLabel('Store even if it does not fit the offer').check();
+  await tel.getByRole('button', { name: 'Upload' }).click();
   const summary = tel.getByTestId('telemetry-summary');
   await summary.waitFor();
   assert.equal(await tel.locator('[data-count="samples"]').textContent(), '7');
   assert.match(await summary.innerText(), /Duty cycle\s+mean 17%/);
   assert.match(await summary.innerText(), /Memory peak\s+78\.38 GB of 80 GB/);
+  assert.match(await tel.getByTestId('upload-warnings').innerText(), /memory mismatch: .*stored because force was asked/);
   assert.deepEqual(problems, []);
   await context.close();
 });

@@ -250,7 +250,10 @@ static void test_genai_perf_json_streaming(void **state)
     assert_string_equal(str(doc, "model"), "ensemble");
     json_t *w = json_object_get(doc, "warnings");
     assert_int_equal(json_array_size(w), 2);
-    assert_non_null(strstr(json_string_value(json_array_get(w, 0)), "5.1x the 500 requested"));
+    assert_string_equal(json_string_value(json_object_get(json_array_get(w, 0), "code")),
+                        "output_length");
+    assert_non_null(strstr(json_string_value(json_object_get(json_array_get(w, 0), "message")),
+                           "5.1x the 500 requested"));
     json_decref(doc);
     problems_free(&errs);
 }
@@ -270,7 +273,8 @@ static void test_genai_perf_json_non_streaming(void **state)
     assert_near(num(p, "e2e_p99_ms"), 6156.11159006);
     assert_null(json_object_get(p, "ttft_p99_ms"));
     assert_null(json_object_get(p, "tpot_p99_ms"));
-    assert_string_equal(json_string_value(json_array_get(json_object_get(doc, "warnings"), 0)),
+    assert_string_equal(json_string_value(json_object_get(
+                            json_array_get(json_object_get(doc, "warnings"), 0), "message")),
                         "not streaming: time to first token is the whole response and is not "
                         "kept");
     json_decref(doc);
@@ -335,6 +339,10 @@ static void test_mlperf_amd_and_dell(void **state)
     r = json_array_get(json_object_get(doc, "results"), 0);
     assert_int_equal(json_integer_value(json_object_get(r, "warnings")), 9);
     assert_near(num(json_object_get(r, "constraints"), "latency_ms"), 15);
+    /* "9 warnings encountered" is said, not only counted */
+    json_t *w = json_array_get(json_object_get(doc, "warnings"), 0);
+    assert_string_equal(json_string_value(json_object_get(w, "code")), "mlperf_warnings");
+    assert_non_null(strstr(json_string_value(json_object_get(w, "message")), "9 warnings"));
     json_decref(doc);
     problems_free(&errs);
 }

@@ -61,15 +61,17 @@ static void lt_doc_free(struct lt_doc *d)
     json_decref(d->model);
 }
 
-static void lt_warn(struct lt_doc *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void lt_warn(struct lt_doc *d, const char *fmt, ...)
+/* A warning {code, message}: the code for programs and tests, the message for people. */
+static void lt_warn(struct lt_doc *d, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void lt_warn(struct lt_doc *d, const char *code, const char *fmt, ...)
 {
     char buf[512];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    json_array_append_new(d->warnings, json_string(buf));
+    json_array_append_new(d->warnings, json_pack("{s:s, s:s}", "code", code, "message", buf));
 }
 
 static void lt_note_model(struct lt_doc *d, const char *model)
@@ -168,7 +170,7 @@ static json_t *lt_finish(struct lt_doc *d)
         for (run = 1; i + run < n && order[i + run].offered == order[i].offered; run++)
             ;
         if (run > 1)
-            lt_warn(d,
+            lt_warn(d, "repeated_offered_rps",
                     "offered_rps %g appears %zu times: the results are of different "
                     "configurations (choose one with where_key/where_value) or repeats",
                     order[i].offered, run);
@@ -481,15 +483,21 @@ static json_t *genai_finish(struct lt_doc *d, json_t *point, json_t *result, dou
             if (strncmp(key, "ttft_", 5) == 0)
                 json_object_del(ordered, key);
         }
-        lt_warn(d, "not streaming: time to first token is the whole response and is not kept");
+        lt_warn(d, "not_streaming",
+                "not streaming: time to first token is the whole response and is not kept");
     }
     double osl = json_number_value(json_object_get(result, "output_tokens_per_request_mean"));
     if (osl_requested > 0 && osl > 2 * osl_requested)
-        lt_warn(d,
+        lt_warn(d, "output_length",
                 "output sequence length averages %g tokens, %.1fx the %g requested (the GenAI-Perf "
                 "24.11-24.12 streaming bug): token throughputs are suspect",
                 osl, osl / osl_requested, osl_requested);
-    lt_warn(d, "GenAI-Perf exports no error count: error_rate is not known");
+    else if (osl_requested > 0 && osl < 0.5 * osl_requested)
+        lt_warn(d, "output_length",
+                "output sequence length averages %g tokens, %.2fx the %g requested (responses "
+                "stopped early): per-request figures do not describe the requested workload",
+                osl, osl / osl_requested, osl_requested);
+    lt_warn(d, "no_error_count", "GenAI-Perf exports no error count: error_rate is not known");
     json_object_set_new(result, "source_index", json_integer(0));
     json_object_set_new(result, "offered_rps_source", json_string(source));
     json_object_set_new(result, "saturated", json_false());
@@ -939,12 +947,18 @@ static json_t *mlperf_parse(const char *buf, size_t len, struct problems *errs)
         json_object_set_new(result, "scenario", json_string(scenario));
         json_object_set_new(result, "result", json_string(verdict));
         json_object_set(result, "constraints", constraints);
+        json_int_t nwarn = json_integer_value(json_object_get(result, "warnings"));
+        if (nwarn > 0)
+            lt_warn(&d, "mlperf_warnings",
+                    "loadgen reported %lld warnings (mlperf_log_detail.txt lists them): the run "
+                    "may not have met its settings, so check them before using its figures",
+                    (long long)nwarn);
         if (d.valid) {
             lt_add(&d, ordered, result);
         } else {
             json_object_set_new(result, "load_point", ordered);
             json_array_append_new(d.rejected, result);
-            lt_warn(&d,
+            lt_warn(&d, "mlperf_invalid",
                     "the result is %s: its figures are kept in rejected_load_points and are "
                     "never capacity",
                     verdict);

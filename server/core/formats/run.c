@@ -1,6 +1,7 @@
 #include "core/formats/run.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -254,4 +255,22 @@ void run_copy_line(const struct run *r, struct pgcopy_buf *out)
     pgcopy_tab(out);
     pgcopy_double(out, r->gpu_utilization);
     pgcopy_end_row(out);
+}
+
+json_t *run_upload_warnings(const json_t *classes, const char *cluster)
+{
+    json_t *list = json_array();
+    json_int_t n = json_integer_value(json_object_get(classes, "unclassified"));
+    if (list && n > 0) {
+        char msg[400];
+        snprintf(msg, sizeof msg,
+                 "%lld run%s have no workload class and count toward no class's evidence: give "
+                 "?class= (--param class= with capledger import), or map the partitions of "
+                 "cluster '%s' (PUT /api/v1/clusters/%s) before uploading",
+                 (long long)n, n == 1 ? "" : "s", cluster ? cluster : "(per run)",
+                 cluster ? cluster : "NAME");
+        json_array_append_new(list,
+                              json_pack("{s:s, s:s}", "code", "unclassified", "message", msg));
+    }
+    return list;
 }

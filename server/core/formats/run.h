@@ -81,6 +81,11 @@ size_t run_check(const struct run *r, const char *pointer_prefix, long lineno,
 int run_from_json(const json_t *obj, const char *pointer_prefix, struct run *out,
                   struct problems *errs) __attribute__((warn_unused_result));
 
+/* The warnings of a runs upload (new reference, an array of {code, message}) from the runs
+ * stored per class ({"production": 3, "unclassified": 2}): runs left without a class count
+ * toward no class's evidence, and the warning says how to class them. cluster may be NULL. */
+json_t *run_upload_warnings(const json_t *classes, const char *cluster);
+
 /* Appends one COPY text row in RUN_COPY_COLUMNS order (times RFC 3339 UTC, \N for null).
  * Check pgcopy_ok(out) once after the rows. */
 void run_copy_line(const struct run *r, struct pgcopy_buf *out);

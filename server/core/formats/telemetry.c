@@ -28,6 +28,7 @@ enum smi_column {
     SMI_POWER,
     SMI_POWER_AVG,
     SMI_POWER_INSTANT,
+    SMI_MIG_MODE,
     SMI_COUNT
 };
 
@@ -48,6 +49,7 @@ static const struct smi_column_def {
     [SMI_POWER] = {"power.draw", NULL, UNIT_W},
     [SMI_POWER_AVG] = {"power.draw.average", NULL, UNIT_W},
     [SMI_POWER_INSTANT] = {"power.draw.instant", NULL, UNIT_W},
+    [SMI_MIG_MODE] = {"mig.mode.current", NULL, UNIT_NONE},
 };
 
 /* ---- nvidia-smi dmon ----------------------------------------------------------------------- */
@@ -83,6 +85,8 @@ static const struct dcgm_metric_def {
 
 struct telemetry_dcgm_gpu {
     char key[TELEMETRY_GPU_MAX];
+    char model[TELEMETRY_MODEL_MAX];
+    bool mig;
     double value[DCGM_METRIC_COUNT];
     unsigned seen; /* bit per metric */
 };
@@ -93,6 +97,7 @@ struct dcgm_labels {
     char gpu[16];
     char hostname[TELEMETRY_GPU_MAX];
     char instance[16]; /* GPU_I_ID: a MIG instance */
+    char model[TELEMETRY_MODEL_MAX]; /* modelName */
 };
 
 /* ---- shared ------------------------------------------------------------------------------- */
@@ -366,6 +371,13 @@ static int smi_feed(struct telemetry_reader *r, const char *line, size_t len, lo
     }
     if (!have_id)
         strcpy(s.gpu, "0"); /* no identity column: a single GPU */
+    if ((c = r->col[SMI_NAME]) >= 0 && f[c].len > 0 && f[c].s[0] != '[' &&
+        f[c].len < sizeof s.model) {
+        memcpy(s.model, f[c].s, f[c].len);
+        s.model[f[c].len] = '\0';
+    }
+    if ((c = r->col[SMI_MIG_MODE]) >= 0)
+        s.mig = textnum_equals_word(f[c].s, f[c].len, "Enabled");
     if (!ok) {
         r->rejected++;
         return 0;
@@ -548,6 +560,8 @@ static long dcgm_parse(const char *s, size_t len, struct telemetry_field *name,
                 dst = labels->hostname, cap = sizeof labels->hostname;
             else if (klen == 8 && memcmp(s + k, "GPU_I_ID", 8) == 0)
                 dst = labels->instance, cap = sizeof labels->instance;
+            else if (klen == 9 && memcmp(s + k, "modelName", 9) == 0)
+                dst = labels->model, cap = sizeof labels->model;
             if (!dcgm_label_value(s, len, &i, dst, cap, too_long))
                 return (long)i + 1;
         }
@@ -576,6 +590,8 @@ static int dcgm_flush(struct telemetry_reader *r)
         struct telemetry_sample s;
         telemetry_sample_clear(&s);
         memcpy(s.gpu, p->key, sizeof s.gpu);
+        memcpy(s.model, p->model, sizeof s.model);
+        s.mig = p->mig;
         s.has_ts = r->dcgm_has_ts;
         s.ts_ms = r->dcgm_ts_ms;
 #define DCGM_HAS(m) (p->seen & (1u << (m)) && !isnan(p->value[m]))
@@ -685,6 +701,8 @@ static int dcgm_feed(struct telemetry_reader *r, const char *line, size_t len, l
         p = &r->pending[r->npending++];
         memset(p, 0, sizeof *p);
         memcpy(p->key, key, (size_t)klen + 1);
+        memcpy(p->model, labels.model, sizeof p->model);
+        p->mig = labels.instance[0] != '\0';
         r->dcgm_has_ts = has_ts;
         r->dcgm_ts_ms = ts_ms;
     }

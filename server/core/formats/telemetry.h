@@ -36,6 +36,7 @@
 #include "core/formats/timefmt.h"
 
 #define TELEMETRY_GPU_MAX 128              /* bytes of a GPU identity, with the NUL */
+#define TELEMETRY_MODEL_MAX 64             /* bytes of a GPU model name, with the NUL */
 #define TELEMETRY_MAX_COLUMNS 512          /* nvidia-smi can print 212 query fields */
 #define TELEMETRY_MAX_GPUS_PER_SCRAPE 1024 /* DCGM: GPUs gathered before a scrape ends */
 #define TELEMETRY_SUMMARY_MAX_GPUS 65536
@@ -67,6 +68,8 @@ struct telemetry_sample {
     double memory_used_gb;  /* GiB */
     double memory_total_gb; /* GiB */
     double power_w;
+    char model[TELEMETRY_MODEL_MAX]; /* nvidia-smi name, DCGM modelName; "" when not printed */
+    bool mig;                        /* a MIG instance, or a GPU in MIG mode */
 };
 
 /* The COPY column order of telemetry_copy_line (the caller adds its benchmark id). */

@@ -431,6 +431,8 @@ static void benchmark_import(struct req *r)
         json_integer((json_int_t)json_array_size(json_object_get(parsed, "rejected_load_points"))));
     json_object_set_new(rec, "params",
                         json_pack("{s:s, s:s}", "workload_id", wid, "offer_id", oid));
+    json_t *warnings = json_object_get(parsed, "warnings");
+    json_object_set(rec, "warnings", warnings ? warnings : json_array());
     struct audit_actor who;
     enum store_status st =
         store_benchmark_import(r->app->store, req_actor(r, &who), doc, refs.team, rec, &out);
@@ -438,6 +440,7 @@ static void benchmark_import(struct req *r)
         reply_create_fault(r, st);
         goto out;
     }
+    json_object_set(out, "warnings", json_object_get(rec, "warnings"));
     idem_reply(r, &idem, 201, out);
     out = NULL;
 out:

@@ -421,12 +421,13 @@ static void runs_upload(struct req *r)
         resp_store_error(r, st, "runs");
         goto out;
     }
-    json_t *reply = json_pack(
-        "{s:s, s:I, s:I, s:o, s:I, s:I, s:o, s:I, s:I, s:I}", "id", id, "inserted",
-        (json_int_t)inserted, "duplicates", (json_int_t)duplicates, "classes", classes, "skipped",
-        (json_int_t)in.skipped, "steps_skipped", (json_int_t)in.steps, "rejected",
-        ev_rejected_json(&in.errs), "rejected_total", (json_int_t)in.errs.total, "rejected_lines",
-        (json_int_t)in.rejected_lines, "lines", (json_int_t)in.lines);
+    json_t *reply =
+        json_pack("{s:s, s:I, s:I, s:o, s:o, s:I, s:I, s:o, s:I, s:I, s:I}", "id", id, "inserted",
+                  (json_int_t)inserted, "duplicates", (json_int_t)duplicates, "classes", classes,
+                  "warnings", json_incref(json_object_get(rec, "warnings")), "skipped",
+                  (json_int_t)in.skipped, "steps_skipped", (json_int_t)in.steps, "rejected",
+                  ev_rejected_json(&in.errs), "rejected_total", (json_int_t)in.errs.total,
+                  "rejected_lines", (json_int_t)in.rejected_lines, "lines", (json_int_t)in.lines);
     idem_reply(r, &idem, 201, reply);
 out:
     store_upload_tx_abort(in.up);

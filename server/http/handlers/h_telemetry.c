@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/formats/pgcopy.h"
+#include "core/formats/plausible.h"
 #include "core/formats/telemetry.h"
 #include "core/formats/textnum.h"
 #include "core/validate.h"
@@ -19,6 +20,7 @@
 #include "http/idempotency.h"
 #include "http/upload.h"
 #include "store/benchmarks.h"
+#include "store/offers.h"
 #include "store/telemetry.h"
 #include "store/uploads.h"
 
@@ -31,6 +33,7 @@ struct tele_ingest {
     struct upload_tx *up;
     struct pgcopy_buf copy;
     struct telemetry_summary summary;
+    struct plausible_telemetry plaus;
     char upload_id[37], benchmark_id[37]; /* the first two columns of every COPY row */
     long samples;
     int failed; /* the store or memory failed: stop */
@@ -55,6 +58,7 @@ static int on_sample(const struct telemetry_sample *s, void *ctx)
         in->failed = 1;
         return -1;
     }
+    plausible_telemetry_add(&in->plaus, s);
     pgcopy_text(&in->copy, in->upload_id);
     pgcopy_tab(&in->copy);
     pgcopy_text(&in->copy, in->benchmark_id);
@@ -67,8 +71,9 @@ static int on_sample(const struct telemetry_sample *s, void *ctx)
 }
 
 struct tele_params {
-    char format[16], idle[32];
+    char format[16], idle[32], force[8];
     const char *format_p;
+    int force_on;
     double idle_below;
     struct upload_params up;
 };
@@ -77,12 +82,43 @@ struct tele_params {
 static int read_params(struct req *r, struct tele_params *q, struct problems *p)
 {
     q->format_p = ev_query(r, "format", EVQ_ENUM, FORMATS, q->format, sizeof q->format, p);
+    q->force_on = ev_query(r, "force", EVQ_BOOL, NULL, q->force, sizeof q->force, p) &&
+                  strcmp(q->force, "true") == 0;
     q->idle_below = TELEMETRY_DEFAULT_IDLE_BELOW;
     if (ev_query(r, "idle_below", EVQ_TEXT, NULL, q->idle, sizeof q->idle, p) &&
         (!textnum_parse_double(q->idle, strlen(q->idle), &q->idle_below) ||
          !(q->idle_below > 0 && q->idle_below <= 1)))
         problems_add(p, "?idle_below", "query parameter idle_below is a duty cycle in (0, 1]");
     return upload_params_read(r, &q->up, "the --query-gpu fields", p);
+}
+
+/* The plausibility warnings of the upload against the benchmark's offer (new reference); with
+ * force, the refusing ones are marked overridden. NULL after answering 503. */
+static json_t *telemetry_warnings(struct req *r, const json_t *bench,
+                                  const struct plausible_telemetry *plaus, int force)
+{
+    json_t *offer = NULL;
+    const char *offer_id = json_string_value(json_object_get(bench, "offer_id"));
+    enum store_status st =
+        offer_id ? store_offer_get(r->app->store, offer_id, &offer) : STORE_NOT_FOUND;
+    if (st != STORE_OK && st != STORE_NOT_FOUND) {
+        resp_store_error(r, st, "offer");
+        return NULL;
+    }
+    json_t *mem = json_object_get(offer, "gpu_memory_gb");
+    json_t *list =
+        plausible_telemetry_warnings(plaus, json_string_value(json_object_get(offer, "gpu_model")),
+                                     json_is_number(mem) ? json_number_value(mem) : NAN);
+    json_decref(offer);
+    if (!list) {
+        resp_problem(r, 503, "unavailable", "Service unavailable", "out of memory");
+        return NULL;
+    }
+    size_t i;
+    json_t *w;
+    json_array_foreach(list, i, w) if (force && json_is_true(json_object_get(w, "refuses")))
+        json_object_set_new(w, "overridden", json_true());
+    return list;
 }
 
 static void telemetry_upload(struct req *r)
@@ -98,7 +134,7 @@ static void telemetry_upload(struct req *r)
     int summary_ready = 0, reader_ready = 0;
     struct telemetry_reader rd;
     struct upload_stream *u = NULL;
-    json_t *bench = NULL, *rec = NULL, *derived = NULL, *summary = NULL;
+    json_t *bench = NULL, *rec = NULL, *derived = NULL, *summary = NULL, *warnings = NULL;
     char ct[96];
     if (idem_begin_stream(r, &idem) == IDEM_ANSWERED)
         goto out;
@@ -137,6 +173,7 @@ static void telemetry_upload(struct req *r)
         goto out;
     }
     summary_ready = 1;
+    plausible_telemetry_init(&in.plaus);
     enum telemetry_format format = TELEMETRY_UNKNOWN;
     if (q.format_p) {
         format = telemetry_format_from_name(q.format_p);
@@ -211,6 +248,24 @@ static void telemetry_upload(struct req *r)
         resp_invalid(r, &errs, NULL);
         goto out;
     }
+    warnings = telemetry_warnings(r, bench, &in.plaus, q.force_on);
+    if (!warnings)
+        goto out; /* answered */
+    if (plausible_refuses(warnings) && !q.force_on) {
+        struct problems refused;
+        problems_init(&refused);
+        size_t wi;
+        json_t *w;
+        json_array_foreach(warnings, wi, w) if (json_is_true(json_object_get(w, "refuses")))
+            problems_add(&refused, "", "%s: %s", json_string_value(json_object_get(w, "code")),
+                         json_string_value(json_object_get(w, "message")));
+        resp_invalid(r, &refused,
+                     "The telemetry does not fit the benchmark's offer: see errors. Nothing was "
+                     "stored. If it is right all the same, send it again with ?force=true (the "
+                     "override is recorded with the upload).");
+        problems_free(&refused);
+        goto out;
+    }
     summary = telemetry_summary_json(&in.summary);
     char sha[65];
     upload_digest_hex(u, sha);
@@ -223,7 +278,8 @@ static void telemetry_upload(struct req *r)
     json_object_set_new(rec, "lines", json_integer(u->lb.lineno));
     json_object_set_new(rec, "rejected_total", json_integer((json_int_t)errs.total));
     json_object_set_new(rec, "summary", json_incref(summary));
-    json_t *params = json_pack("{s:f}", "idle_below", q.idle_below);
+    json_object_set_new(rec, "warnings", json_incref(warnings));
+    json_t *params = json_pack("{s:f, s:b}", "idle_below", q.idle_below, "force", q.force_on);
     upload_params_json(&q.up, params);
     json_object_set_new(rec, "params", params);
     struct audit_actor who;
@@ -236,12 +292,13 @@ static void telemetry_upload(struct req *r)
     }
     json_t *rejected = ev_rejected_json(&errs);
     idem_reply(r, &idem, 201,
-               json_pack("{s:s, s:s, s:s, s:I, s:O, s:O, s:O, s:O, s:o, s:I}", "id", id,
+               json_pack("{s:s, s:s, s:s, s:I, s:O, s:O, s:O, s:O, s:O, s:o, s:I}", "id", id,
                          "benchmark_id", r->params[0], "format", telemetry_format_name(format),
                          "samples", (json_int_t)in.samples, "inserted",
                          json_object_get(rec, "inserted"), "duplicates",
-                         json_object_get(rec, "duplicates"), "summary", summary, "derived", derived,
-                         "rejected", rejected, "rejected_total", (json_int_t)errs.total));
+                         json_object_get(rec, "duplicates"), "warnings", warnings, "summary",
+                         summary, "derived", derived, "rejected", rejected, "rejected_total",
+                         (json_int_t)errs.total));
 out:
     store_upload_tx_abort(in.up);
     if (reader_ready)
@@ -254,6 +311,7 @@ out:
     json_decref(rec);
     json_decref(derived);
     json_decref(summary);
+    json_decref(warnings);
     pgcopy_free(&in.copy);
     problems_free(&p);
     problems_free(&errs);
@@ -273,6 +331,6 @@ const struct route telemetry_routes[] = {
     {"GET", "/api/v1/benchmarks/{id}/telemetry", telemetry_list, ROLES_USERS, 0,
      "limit cursor from to"},
     {"POST", "/api/v1/benchmarks/{id}/telemetry", telemetry_upload, ROLE_OWNER | ROLE_TEAM,
-     ROUTE_STREAM_BODY, "format idle_below fields tz atomic"},
+     ROUTE_STREAM_BODY, "format idle_below fields tz atomic force"},
     {NULL, NULL, NULL, 0, 0, NULL},
 };

@@ -14,8 +14,38 @@ const TABS = [
   ['benchmarks', 'Benchmarks'],
   ['runs', 'Job accounting'],
   ['usage', 'Usage'],
+  ['uploads', 'Uploads'],
   ['upload', 'Upload'],
 ];
+
+// An upload's plausibility warnings ({code, message, refuses, overridden}) in words.
+function warningList(warnings) {
+  if (!warnings || !warnings.length) return null;
+  return h('ul', { class: 'warnings', 'data-testid': 'upload-warnings' }, warnings.map((w) =>
+    h('li', { 'data-code': w.code }, h('strong', null, w.code.replace(/_/g, ' ')), ': ', w.message,
+      w.overridden ? h('em', null, ' (would have been refused; stored because force was asked, and recorded)') : null)));
+}
+
+// Every upload the caller may see: what it brought and what was odd about it.
+function uploadsList() {
+  return listing({
+    path: '/uploads',
+    title: 'Uploads',
+    filters: [
+      { name: 'kind', label: 'Kind', control: () => select([['', 'any'], ['runs', 'job accounting'], ['telemetry', 'telemetry'], ['benchmark_import', 'load test'], ['offers', 'offers']]) },
+      { name: 'team', label: 'Team', control: text },
+    ],
+    columns: [
+      { label: 'When', value: (r) => dateTime(r.created_at) },
+      { label: 'Kind / format', value: (r) => `${r.kind}${r.format ? ` (${r.format})` : ''}` },
+      { label: 'By', value: (r) => r.created_by_name },
+      { label: 'Stored / duplicates / rejected', class: 'num', value: (r) => `${number(r.inserted, 0)} / ${number(r.duplicates, 0)} / ${number(r.rejected_total, 0)}` },
+      { label: 'Warnings', value: (r) => warningList(r.warnings) || '' },
+      { label: 'Id', value: idCell },
+    ],
+    empty: 'No uploads visible to you.',
+  });
+}
 
 const text = () => h('input', { type: 'text' });
 const date = () => h('input', { type: 'date' });
@@ -134,6 +164,7 @@ function uploadResult(data) {
     notice(h('span', null, 'Uploaded. Cite it as evidence with id ', h('code', { class: 'hash' }, data.id || (data.benchmark && data.benchmark.id) || '?'), '.'), 'success'),
     counts.length ? h('dl', { class: 'counts' }, counts.map(([k, v]) => h('div', null, h('dt', null, k), h('dd', { 'data-count': k }, number(v, 0))))) : null,
     (data.flags || []).length ? h('p', null, 'Flags: ', data.flags.join(', ')) : null,
+    warningList(data.warnings),
     data.summary ? telemetrySummary(data.summary) : null,
     rejected.length ? h('div', { class: 'rejected' },
       h('h4', null, `Rejected lines${rejectedTotal > rejected.length ? ` (first ${rejected.length} of ${rejectedTotal})` : ''}`),
@@ -188,10 +219,12 @@ function uploads(ctx) {
   const runsCluster = field('Cluster', h('input', { type: 'text', required: true }), { name: 'cluster' });
   const runsTeam = team();
   const runsTz = field('Time zone of the times', h('input', { type: 'text', value: 'UTC' }), { name: 'tz', hint: 'IANA name, e.g. Europe/Berlin' });
+  const runsClass = field('Workload class', select([['', 'from the cluster map'], ['production', 'production'], ['exploratory', 'exploratory']]), { name: 'class', hint: 'every run of the file; else the cluster\'s partition map classes them' });
   const runsFields = field('Columns (files without a header line)', h('input', { type: 'text', spellcheck: 'false' }), { name: 'fields', hint: "sacct's own -o list, e.g. JobID,State,Submit,Start,End,AllocTRES" });
   const teleBench = field('Benchmark id', h('input', { type: 'text', required: true }), { name: 'benchmark_id' });
   const teleFormat = field('Format', select([['', 'detect from content'], ['nvidia-smi', 'nvidia-smi --query-gpu … --format=csv'], ['dmon', 'nvidia-smi dmon'], ['dcgm', 'DCGM exporter text']]), { name: 'format' });
   const teleIdle = field('Idle below duty cycle', h('input', { type: 'number', min: 0, max: 1, step: 0.01, value: '0.05' }), { name: 'idle_below' });
+  const teleForce = field('Store even if it does not fit the offer', h('input', { type: 'checkbox' }), { name: 'force', hint: 'telemetry of another GPU model or memory size is refused unless this is ticked; the override is recorded' });
   const teleFields = field('Columns (files without a header line)', h('input', { type: 'text', spellcheck: 'false' }), { name: 'fields', hint: 'the --query-gpu list, e.g. timestamp,uuid,utilization.gpu,memory.used' });
   const ltFormat = field('Tool', select([['vllm', 'vLLM benchmark_serving'], ['genai-perf', 'GenAI-Perf'], ['mlperf', 'MLPerf Inference']]), { name: 'format' });
   const ltWorkload = field('Workload id', h('input', { type: 'text', required: true }), { name: 'workload_id' });
@@ -202,25 +235,25 @@ function uploads(ctx) {
   const runsForm = uploadForm({
     title: 'Job accounting (Slurm sacct)',
     description: 'sacct --parsable2 output with its header line (or a JSON array of runs). Re-uploads count as duplicates.',
-    fields: [runsCluster, runsTeam, runsTz, runsFields],
+    fields: [runsCluster, runsTeam, runsClass, runsTz, runsFields],
     fileLabel: 'sacct file',
     accept: '.txt,.csv,.psv,.json,text/plain,text/csv,application/json',
     send: (f) => request('POST', '/runs', {
       body: f,
       contentType: contentTypeFor(f.name, 'text/csv'),
-      query: { cluster: val(runsCluster), team: val(runsTeam), tz: val(runsTz) === 'UTC' ? '' : val(runsTz), fields: val(runsFields) },
+      query: { cluster: val(runsCluster), team: val(runsTeam), class: val(runsClass), tz: val(runsTz) === 'UTC' ? '' : val(runsTz), fields: val(runsFields) },
     }),
   });
   const teleForm = uploadForm({
     title: 'GPU telemetry (nvidia-smi, dmon, DCGM)',
     description: 'Samples attached to a benchmark; summarised into duty cycle, memory peak and idle stretches.',
-    fields: [teleBench, teleFormat, teleIdle, teleFields],
+    fields: [teleBench, teleFormat, teleIdle, teleFields, teleForce],
     fileLabel: 'Telemetry file',
     accept: '.csv,.txt,.log,.prom,text/csv,text/plain',
     send: (f) => request('POST', `/benchmarks/${encodeURIComponent(val(teleBench))}/telemetry`, {
       body: f,
       contentType: val(teleFormat) === 'nvidia-smi' || f.name.toLowerCase().endsWith('.csv') ? 'text/csv' : 'text/plain',
-      query: { format: val(teleFormat), idle_below: val(teleIdle) === '0.05' ? '' : val(teleIdle), fields: val(teleFields) },
+      query: { format: val(teleFormat), idle_below: val(teleIdle) === '0.05' ? '' : val(teleIdle), fields: val(teleFields), force: teleForce.control.checked ? 'true' : '' },
     }),
   });
   const ltForm = uploadForm({
@@ -329,7 +362,7 @@ export async function renderEvidence(root, ctx) {
     root.append(uploads(ctx));
     return;
   }
-  const list = { workloads, offers, benchmarks, runs, usage }[tab]();
+  const list = { workloads, offers, benchmarks, runs, usage, uploads: uploadsList }[tab]();
   root.append(list.el);
   await list.load();
 }
