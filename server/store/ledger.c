@@ -508,8 +508,9 @@ static enum store_status check_gate(struct store_conn *c, const json_t *record, 
                                     struct problems *p)
 {
     json_t *checklist = NULL;
-    enum store_status st = store_review_checklist(
-        c, text_of(record, "review_id"), json_object_get(record, "comparison_sha256"), &checklist);
+    enum store_status st =
+        store_review_checklist(c, text_of(record, "review_id"),
+                               json_object_get(record, "comparison_sha256"), NULL, &checklist);
     if (st != STORE_OK)
         return st;
     struct gate_facts g = {

@@ -7,6 +7,7 @@
 #include "core/ledger/codec.h"
 #include "core/ledger/jcs.h"
 #include "core/formats/timefmt.h"
+#include "core/jsonlimit.h"
 #include "core/validate.h"
 
 uint8_t *decision_message(const json_t *record, size_t *len)
@@ -126,10 +127,14 @@ static const struct {
 
 /* Anywhere in the record: no reals (amounts are decimal strings), integers JavaScript can hold
  * exactly — a browser signs what JSON.parse gave it. */
-static void check_values(const json_t *v, const char *ptr, struct problems *errs, size_t *added)
+static void check_values(const json_t *v, const char *ptr, int depth, struct problems *errs,
+                         size_t *added)
 {
     char child[POINTER_MAX];
-    if (json_is_real(v)) {
+    if (depth > JSON_NEST_MAX) {
+        problems_add(errs, ptr, "nested deeper than %d levels", JSON_NEST_MAX);
+        (*added)++;
+    } else if (json_is_real(v)) {
         problems_add(errs, ptr, "floating-point numbers are not allowed (use a decimal string)");
         (*added)++;
     } else if (json_is_integer(v)) {
@@ -141,12 +146,12 @@ static void check_values(const json_t *v, const char *ptr, struct problems *errs
     } else if (json_is_array(v)) {
         for (size_t i = 0; i < json_array_size(v); i++)
             check_values(json_array_get(v, i), problems_pointer_index(child, sizeof child, ptr, i),
-                         errs, added);
+                         depth + 1, errs, added);
     } else if (json_is_object(v)) {
         const char *key;
         json_t *member;
-        json_object_foreach((json_t *)v, key, member)
-            check_values(member, problems_pointer(child, sizeof child, ptr, key), errs, added);
+        json_object_foreach((json_t *)v, key, member) check_values(
+            member, problems_pointer(child, sizeof child, ptr, key), depth + 1, errs, added);
     }
 }
 
@@ -342,6 +347,6 @@ size_t decision_validate(const json_t *record, const char *prefix, struct proble
         }
         check_field(v, fields[f].kind, ptr, errs, &added);
     }
-    check_values(record, root, errs, &added);
+    check_values(record, root, 0, errs, &added);
     return added;
 }

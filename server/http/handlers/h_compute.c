@@ -115,11 +115,12 @@ static json_t *resolve_scenario(struct req *r, const json_t *doc, struct resolut
     return out;
 }
 
-/* The engine is CPU-bound (a comparison at the limits — 64 options × 1,000,000 trials — runs
- * for seconds): at most as many at once as there are cores, so a burst of large comparisons
- * cannot take every worker thread; the rest wait a little, then answer 503. */
+/* The engine is CPU-bound (a comparison at its work limit, COST_MAX_OPTION_TRIALS, runs for
+ * about a second and a half): at most as many at once as there are cores, one per user. A
+ * request that finds the engine busy is answered at once — 503, or 429 when its user already
+ * has one running — with Retry-After: waiting would hold a worker thread. */
 #define ENGINE_SLOTS 2
-#define ENGINE_WAIT_MS 10000
+#define ENGINE_PER_USER 1
 static struct gate engine_gate =
     GATE_INIT(ENGINE_SLOTS, "the cost engine is busy with other comparisons; retry shortly");
 
@@ -143,13 +144,17 @@ static json_t *compute(struct req *r, const json_t *doc, json_t **resolved_out,
         goto out;
     }
     if (!p.total) {
-        if (gate_enter(&engine_gate, ENGINE_WAIT_MS) != 0) {
-            gate_reply_busy(r, &engine_gate);
+        int got = gate_try_enter_as(&engine_gate, r->who.user_id, ENGINE_PER_USER);
+        if (got != 0) {
+            if (got == -2)
+                gate_reply_own_limit(r, ENGINE_PER_USER);
+            else
+                gate_reply_busy(r, &engine_gate);
             json_decref(resolved);
             goto out;
         }
         result = cost_compare(resolved, &p);
-        gate_leave(&engine_gate);
+        gate_leave_as(&engine_gate, r->who.user_id);
     }
     if (!result) {
         resp_invalid(r, &p,
