@@ -37,9 +37,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (host && session_csrf_ok(value, host) && strcmp(host, csrf) != 0)
             abort();
     }
-    /* Only http and https origins can match. */
-    int same = session_origin_matches(text, host ? host : "");
-    if (same && host && strncasecmp(text, "http", 4) != 0)
+    /* Only http and https origins can match, and only the scheme asked for. */
+    int same = session_origin_matches(text, host ? host : "", "http");
+    int same_tls = session_origin_matches(text, host ? host : "", "https");
+    if (same && host && strncasecmp(text, "http://", 7) != 0)
+        abort();
+    if (same_tls && host && strncasecmp(text, "https://", 8) != 0)
         abort();
     free(text);
     return 0;

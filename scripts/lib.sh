@@ -24,12 +24,13 @@ BASE_PACKAGES=(build-essential cmake pkg-config libcivetweb-dev libpq-dev libjan
   libjs-chart.js)
 TEST_PACKAGES=(chromium clang-format curl jq)
 OPTIONAL_TEST_PACKAGES=(docker-compose)
+DEMO_PACKAGES=(curl jq) # scripts/run --demo: scripts/demo talks to the API with them
 
 package_installed() {
   [ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" = installed ]
 }
 
-# ensure_packages [test] — apt-get install whatever is missing; a ready machine pays one
+# ensure_packages [test|demo] — apt-get install whatever is missing; a ready machine pays one
 # dpkg-query per package and never runs apt-get.
 ensure_packages() {
   command -v dpkg-query >/dev/null ||
@@ -38,6 +39,9 @@ ensure_packages() {
   if [ "${1:-}" = test ]; then
     wanted+=("${TEST_PACKAGES[@]}")
     optional+=("${OPTIONAL_TEST_PACKAGES[@]}")
+  fi
+  if [ "${1:-}" = demo ]; then
+    wanted+=("${DEMO_PACKAGES[@]}")
   fi
   for p in "${wanted[@]}"; do package_installed "$p" || missing+=("$p"); done
   for p in "${optional[@]}"; do package_installed "$p" || missing_optional+=("$p"); done

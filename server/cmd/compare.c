@@ -10,6 +10,7 @@
 #include "cmd/files.h"
 #include "core/cost/cost.h"
 #include "core/ledger/jcs.h"
+#include "core/jsonlimit.h"
 
 /* Scenarios are hand-written or exported documents; 64 options × 1,000 load points fit well. */
 #define COMPARE_MAX_INPUT_BYTES (32u << 20)
@@ -125,7 +126,7 @@ int cmd_compare(int argc, char **argv)
         return 1;
     json_error_t error;
     /* NaN, Infinity and numbers beyond a double are not JSON: jansson refuses them here. */
-    json_t *scenario = json_loadb(text, len, JSON_REJECT_DUPLICATES, &error);
+    json_t *scenario = json_load_bounded(text, len, JSON_REJECT_DUPLICATES, &error);
     free(text);
     if (!scenario) {
         fprintf(stderr, "capledger: %s:%d:%d: %s\n", path, error.line, error.column, error.text);

@@ -17,11 +17,21 @@ struct config {
     const char *log_origin;
     int pool_size;
     int threads;
+    int thread_stack_kb; /* every thread's stack, Civetweb's workers included */
+    int conn_reserve;    /* http_config's namesakes */
+    int max_conns_per_address;
+    int header_timeout_ms;
+    int body_min_bytes_per_s;
+    const char *public_origin;   /* NULL: the request's scheme and Host */
+    const char *cors_origins;    /* NULL: no cross-origin access */
     int session_idle_s;          /* browser session idle expiry */
     int drift_sweep_s;           /* 0: no background drift check */
     double webhook_timeout_s;    /* one delivery attempt */
     double webhook_retry_base_s; /* the first backoff step */
     int webhook_deny_private;    /* refuse loopback and private addresses too */
+    const char *witnesses;       /* "VKEY URL, …": witnesses the log asks to cosign */
+    double witness_timeout_s;    /* one add-checkpoint request */
+    double witness_retry_max_s;  /* the longest wait between attempts */
 };
 
 /* Reads $CAPLEDGER_VAR_DIR/capledger.env (default var/capledger.env), which scripts/run writes

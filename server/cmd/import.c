@@ -29,6 +29,7 @@
 #include "cmd/cmd.h"
 #include "cmd/config.h"
 #include "cmd/files.h"
+#include "core/jsonlimit.h"
 
 /* Bytes read from the file per write: large enough that framing and syscalls cost nothing next
  * to the server's parsing, small enough to keep the client's memory flat. */
@@ -586,7 +587,7 @@ static int report_reply(const struct mg_response_info *ri, const char *body, siz
         if (strcasecmp(ri->http_headers[i].name, "Idempotency-Replayed") == 0)
             fprintf(stderr, "capledger import: the server replayed its first reply to this "
                             "Idempotency-Key (nothing stored twice)\n");
-    json_t *doc = json_loadb(body, len, 0, NULL);
+    json_t *doc = json_load_bounded(body, len, 0, NULL);
     int ok = ri->status_code >= 200 && ri->status_code < 300;
     if (ok) {
         const json_t *rejected = json_object_get(doc, "rejected");

@@ -14,7 +14,9 @@
 #include "cmd/cmd.h"
 #include "cmd/config.h"
 #include "cmd/files.h"
+#include "cmd/threadstack.h"
 #include "core/auth/password.h"
+#include "http/cosign.h"
 #include "http/deliver.h"
 #include "http/http.h"
 #include "store/alerts.h"
@@ -139,6 +141,15 @@ int cmd_serve(int argc, char **argv)
     }
     if (sodium_init() < 0)
         return 1;
+    if (cfg.public_origin && strncmp(cfg.public_origin, "http://", 7) != 0 &&
+        strncmp(cfg.public_origin, "https://", 8) != 0) {
+        fprintf(stderr, "capledger: CAPLEDGER_PUBLIC_ORIGIN must be http://HOST[:PORT] or "
+                        "https://HOST[:PORT]\n");
+        return 2;
+    }
+    threadstack_set_min((size_t)cfg.thread_stack_kb << 10);
+    if (cfg.conn_reserve > cfg.threads / 2)
+        cfg.conn_reserve = cfg.threads / 2;
     /* Block the stop signals before any thread starts, so only sigwait below sees them. */
     sigset_t stop;
     sigemptyset(&stop);
@@ -173,6 +184,12 @@ int cmd_serve(int argc, char **argv)
         .max_body_bytes = 1u << 20,
         .max_upload_bytes = (size_t)1 << 30,
         .threads = cfg.threads,
+        .conn_reserve = cfg.conn_reserve,
+        .max_conns_per_address = cfg.max_conns_per_address,
+        .header_timeout_ms = cfg.header_timeout_ms,
+        .body_min_bytes_per_s = cfg.body_min_bytes_per_s,
+        .public_origin = cfg.public_origin,
+        .cors_origins = cfg.cors_origins,
         .session_idle_s = cfg.session_idle_s,
     };
     /* Reports may read from a replica; it is never migrated (it follows the primary). */
@@ -189,8 +206,9 @@ int cmd_serve(int argc, char **argv)
         return 1;
     }
     fprintf(stderr,
-            "{\"level\":\"info\",\"msg\":\"listening\",\"listen\":\"%s\",\"version\":\"%s\"}\n",
-            cfg.listen, CAPLEDGER_VERSION);
+            "{\"level\":\"info\",\"msg\":\"listening\",\"listen\":\"%s\",\"version\":\"%s\","
+            "\"threads\":%d,\"worker_stack_bytes\":%zu}\n",
+            cfg.listen, CAPLEDGER_VERSION, cfg.threads, http_worker_stack_bytes());
     struct sweeper sw = {.store = store, .interval_s = cfg.drift_sweep_s};
     int sweeping = sw.interval_s > 0 && pthread_create(&sw.thread, NULL, sweeper_run, &sw) == 0;
     struct deliver_config dc = {
@@ -202,8 +220,18 @@ int cmd_serve(int argc, char **argv)
         .user_agent = "capledger/" CAPLEDGER_VERSION " (webhooks)",
     };
     struct deliverer *deliverer = deliver_start(&dc);
+    struct cosign_config cc = {.store = store,
+                               .witnesses = cfg.witnesses,
+                               .timeout_s = cfg.witness_timeout_s,
+                               .retry_max_s = cfg.witness_retry_max_s};
+    char cosign_why[256];
+    struct cosigner *cosigner = cosign_start(&cc, cosign_why, sizeof cosign_why);
+    if (!cosigner && cosign_why[0])
+        fprintf(stderr, "{\"level\":\"error\",\"msg\":\"no witnesses\",\"why\":\"%s\"}\n",
+                cosign_why);
     int sig = 0;
     sigwait(&stop, &sig);
+    cosign_stop(cosigner);
     deliver_stop(deliverer);
     if (sweeping) {
         sw.stop = 1;

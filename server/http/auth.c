@@ -106,6 +106,32 @@ static int is_unsafe(const char *method)
            strcmp(method, "OPTIONS") != 0;
 }
 
+int req_same_origin(struct req *r, const char *url)
+{
+    const char *pub = r->app->cfg->public_origin;
+    if (!pub)
+        return session_origin_matches(url, req_header(r, "Host"), r->ri->is_ssl ? "https" : "http");
+    int tls = strncmp(pub, "https://", 8) == 0;
+    char host[256];
+    snprintf(host, sizeof host, "%s", pub + (tls ? 8 : 7));
+    host[strcspn(host, "/")] = '\0';
+    return session_origin_matches(url, host, tls ? "https" : "http");
+}
+
+int req_cors_allowed(struct req *r, const char *origin)
+{
+    const char *list = r->app->cfg->cors_origins;
+    size_t len = origin ? strlen(origin) : 0;
+    for (const char *s = list; s && *s && len;) {
+        s += strspn(s, " ");
+        size_t n = strcspn(s, " ");
+        if (n == len && strncmp(s, origin, len) == 0)
+            return 1;
+        s += n;
+    }
+    return 0;
+}
+
 /* Same-origin proof for cookie-authenticated unsafe requests (see the top of the file). */
 static int csrf_check(struct req *r, const char *session_id)
 {
@@ -114,7 +140,7 @@ static int csrf_check(struct req *r, const char *session_id)
                             "GET /api/v1/me");
     const char *origin = req_header(r, "Origin");
     const char *from = origin ? origin : req_header(r, "Referer");
-    if (!session_origin_matches(from, req_header(r, "Host")))
+    if (!req_same_origin(r, from))
         return forbidden(r, "the request's Origin (or Referer) is not this server");
     return 0;
 }

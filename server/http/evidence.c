@@ -203,17 +203,12 @@ json_t *ev_read_json_body(struct req *r, size_t max_bytes, struct idem *idem, ch
     if (bytes)
         *bytes = len;
     if (n < 0) {
-        resp_problem(r, 400, "body-unreadable", "Body unreadable", "the request body ended early");
+        resp_body_unreadable(r);
     } else if (len > max_bytes) {
         resp_problem(r, 413, "too-large", "Body too large", "the limit for JSON is %zu bytes",
                      max_bytes);
     } else {
-        json_error_t err;
-        doc = json_loadb(buf, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &err);
-        if (!doc)
-            resp_problem(r, 400, "malformed-json", "Malformed JSON",
-                         "the body is not valid JSON: %s at line %d, column %d", err.text, err.line,
-                         err.column);
+        doc = req_parse_json(r, buf, len);
     }
     free(buf);
     return doc;

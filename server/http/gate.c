@@ -1,6 +1,7 @@
 #include "http/gate.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -34,6 +35,56 @@ void gate_leave(struct gate *g)
     g->in_use--;
     pthread_cond_signal(&g->cv);
     pthread_mutex_unlock(&g->mu);
+}
+
+int gate_try_enter_as(struct gate *g, const char *holder, int per_holder)
+{
+    int rc = -1, mine = 0, free_slot = -1;
+    pthread_mutex_lock(&g->mu);
+    for (int i = 0; i < g->slots && i < GATE_MAX_SLOTS; i++) {
+        if (!g->holders[i][0])
+            free_slot = free_slot < 0 ? i : free_slot;
+        else
+            mine += strcmp(g->holders[i], holder) == 0;
+    }
+    if (mine >= per_holder)
+        rc = -2;
+    else if (free_slot >= 0 && g->in_use < g->slots) {
+        snprintf(g->holders[free_slot], sizeof g->holders[free_slot], "%s", holder);
+        g->in_use++;
+        rc = 0;
+    }
+    pthread_mutex_unlock(&g->mu);
+    return rc;
+}
+
+void gate_leave_as(struct gate *g, const char *holder)
+{
+    pthread_mutex_lock(&g->mu);
+    for (int i = 0; i < g->slots && i < GATE_MAX_SLOTS; i++)
+        if (strcmp(g->holders[i], holder) == 0) {
+            g->holders[i][0] = '\0';
+            g->in_use--;
+            break;
+        }
+    pthread_cond_signal(&g->cv);
+    pthread_mutex_unlock(&g->mu);
+}
+
+void gate_reply_own_limit(struct req *r, int per_holder)
+{
+    char detail[160];
+    snprintf(detail, sizeof detail,
+             "you already have %d comparison%s running; send this one when %s finished", per_holder,
+             per_holder == 1 ? "" : "s", per_holder == 1 ? "it has" : "one has");
+    json_t *p = json_pack("{s:s, s:s, s:i, s:s}", "type",
+                          "https://capledger.dev/problems/too-many-requests", "title",
+                          "Too many requests", "status", 429, "detail", detail);
+    char *text = p ? json_dumps(p, JSON_COMPACT) : NULL;
+    if (text)
+        resp_bytes(r, 429, "application/problem+json", text, strlen(text), "Retry-After: 1\r\n");
+    free(text);
+    json_decref(p);
 }
 
 void gate_reply_busy(struct req *r, const struct gate *g)

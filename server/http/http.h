@@ -16,8 +16,15 @@ struct http_config {
     size_t max_body_bytes;          /* JSON bodies */
     size_t max_upload_bytes;        /* streamed uploads */
     int threads;
-    int session_idle_s;       /* browser sessions end after this many seconds unused */
-    struct store *read_store; /* optional replica for reports (NULL: the primary) */
+    int conn_reserve;          /* workers kept free by shedding slow clients (http/conns.h) */
+    int max_conns_per_address; /* 0: no bound */
+    int header_timeout_ms;     /* the request line and headers must arrive within this */
+    int body_min_bytes_per_s;  /* after the first 10 s a body must average at least this */
+    const char *public_origin; /* "https://host[:port]" browsers use, behind a TLS proxy; NULL:
+                                  the request's own scheme and Host */
+    const char *cors_origins;  /* space-separated origins allowed cross-origin; NULL: none */
+    int session_idle_s;        /* browser sessions end after this many seconds unused */
+    struct store *read_store;  /* optional replica for reports (NULL: the primary) */
 };
 
 struct http_server;
@@ -27,6 +34,15 @@ struct http_server *http_start(const struct http_config *cfg, struct store *stor
                                size_t why_size) __attribute__((warn_unused_result));
 /* Stops accepting, waits for in-flight requests, frees the server. */
 void http_stop(struct http_server *srv);
+
+/* The stack size Civetweb's worker threads really got (the smallest seen; 0 before any). */
+size_t http_worker_stack_bytes(void);
+
+/* For the request-path fuzz target (fuzz/fuzz_request.c): a server that never listens, and
+ * one request through it on a connection the caller's mg_* functions understand. */
+struct mg_connection;
+struct http_server *http_server_detached(const struct http_config *cfg, struct store *store);
+int http_server_handle(struct http_server *srv, struct mg_connection *conn);
 
 /* Route table introspection (for the OpenAPI and role-matrix tests): prints one line per route,
  * "METHOD PATTERN role,role,…" ("none" when a route declares no role and so never serves). */

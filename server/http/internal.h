@@ -46,6 +46,7 @@ struct app {
     struct store *read_store; /* reports: a replica when configured, else the same as store */
     const struct http_config *cfg;
     struct metrics *metrics;
+    struct conns *conns; /* the slow-client guard (http/conns.h); NULL when not listening */
 };
 
 struct req;
@@ -80,8 +81,10 @@ struct req {
     json_t *body; /* parsed JSON body (owned) when ROUTE_JSON_BODY */
     struct principal who;
     int status; /* status sent, 0 until a response is written */
+    int close;  /* the connection ends after the reply (framing fault, unread or broken body) */
     size_t bytes_out;
-    double started; /* seconds, monotonic */
+    double started;   /* seconds, monotonic */
+    size_t body_read; /* body bytes read so far */
 };
 
 /* Route tables of each handler file, joined by router.c. Terminated by a {NULL} entry. */
@@ -117,6 +120,17 @@ void resp_problem(struct req *r, int status, const char *type_slug, const char *
 void resp_problem_with(struct req *r, int status, const char *type_slug, const char *title,
                        json_t *members_stolen, const char *detail_fmt, ...)
     __attribute__((format(printf, 6, 7)));
+/* Parses a JSON body (duplicate keys refused, any value at the top): nested past
+ * JSON_NEST_MAX → 400 too-deep, malformed → 400, a number beyond ±(2^53 − 1) → 422 naming its
+ * pointer. Returns the document, or NULL after answering. */
+json_t *req_parse_json(struct req *r, const char *buf, size_t len);
+/* 400 for JSON that failed to parse (json_load_bounded): "too-deep" naming the nesting limit,
+ * else "malformed-json" with jansson's message. line, when not 0, replaces err's line (a line
+ * of an upload). */
+void resp_json_error(struct req *r, const json_error_t *err, long line);
+/* After req_read failed: 400 (the body ended before its declared length, its chunked framing
+ * is malformed, or the guard cut a trickled body off). The connection ends after it. */
+void resp_body_unreadable(struct req *r);
 /* 422 with every problem of the list as errors[{pointer, message[, line, column]}]. */
 void resp_invalid(struct req *r, const struct problems *p, const char *detail);
 /* errors[{pointer, message[, line, column]}] of the list, as resp_invalid writes them. */
@@ -179,7 +193,9 @@ const char *json_want_string(const json_t *obj, const char *key, const char *pre
 struct metrics *metrics_new(size_t nroutes);
 void metrics_free(struct metrics *m);
 void metrics_observe(struct metrics *m, size_t route_index, int status, double seconds);
-char *metrics_render(struct metrics *m, struct store *store); /* malloc'd Prometheus text */
+struct conns_counts;
+/* malloc'd Prometheus text; conns may be NULL (no guard). */
+char *metrics_render(struct metrics *m, struct store *store, const struct conns_counts *conns);
 
 /* ----- router ----- */
 size_t router_route_count(void);
@@ -193,6 +209,11 @@ int static_serve(struct req *r);
 /* Fills r->who from the bearer token or session cookie. Returns 0 when the request may go on
  * (anonymous included), or -1 after answering (401 for bad credentials, 403 for CSRF). */
 int auth_resolve(struct req *r);
+/* 1 when url (an Origin or Referer) is this server's origin: scheme, host and port equal to
+ * CAPLEDGER_PUBLIC_ORIGIN when set, else to the request's own scheme and Host. */
+int req_same_origin(struct req *r, const char *url);
+/* 1 when origin is one of CAPLEDGER_CORS_ORIGINS (exact match); never without it. */
+int req_cors_allowed(struct req *r, const char *origin);
 /* Session lifetimes: absolute 12 h; idle: http_config.session_idle_s (CAPLEDGER_SESSION_IDLE_S). */
 #define AUTH_SESSION_ABSOLUTE_S (12 * 3600)
 /* Copies a well-formed session cookie value into buf (SESSION_ID_TEXT_LEN + 1 bytes); returns

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "http/conns.h"
 #include "http/internal.h"
 
 static const double BUCKETS[] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
@@ -84,7 +85,7 @@ static const char *route_label(size_t i, size_t nroutes, char *buf, size_t size)
     return buf;
 }
 
-char *metrics_render(struct metrics *m, struct store *store)
+char *metrics_render(struct metrics *m, struct store *store, const struct conns_counts *conns)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -141,6 +142,21 @@ char *metrics_render(struct metrics *m, struct store *store)
             "capledger_db_connects_total %llu\n",
             st.in_use, st.idle, st.size, (unsigned long long)st.db_errors,
             (unsigned long long)st.reconnects);
+    if (conns)
+        fprintf(out,
+                "# HELP capledger_http_workers_in_use Connections a worker thread holds now.\n"
+                "# TYPE capledger_http_workers_in_use gauge\n"
+                "capledger_http_workers_in_use %ld\n"
+                "# HELP capledger_http_connections_shed_total Connections the server ended: "
+                "headers not sent in time, workers short, an address over its bound, a body "
+                "trickled in.\n"
+                "# TYPE capledger_http_connections_shed_total counter\n"
+                "capledger_http_connections_shed_total{reason=\"header_timeout\"} %ld\n"
+                "capledger_http_connections_shed_total{reason=\"worker_reserve\"} %ld\n"
+                "capledger_http_connections_shed_total{reason=\"per_address\"} %ld\n"
+                "capledger_http_connections_shed_total{reason=\"slow_body\"} %ld\n",
+                conns->workers_in_use, conns->shed_timeout, conns->shed_pressure,
+                conns->shed_address, conns->shed_slow_body);
     fclose(out);
     return buf;
 }

@@ -9,6 +9,8 @@
 
 #include "core/cursor.h"
 #include "core/ledger/jcs.h"
+#include "core/jsonlimit.h"
+#include "http/conns.h"
 #include "http/internal.h"
 
 /* A strict policy: the UI is same-origin files only, no inline script or style. */
@@ -42,6 +44,8 @@ static const char *reason_phrase(int status)
         return "Not Found";
     case 405:
         return "Method Not Allowed";
+    case 408:
+        return "Request Timeout";
     case 409:
         return "Conflict";
     case 412:
@@ -85,6 +89,15 @@ void resp_bytes(struct req *r, int status, const char *content_type, const char 
         fputs("Cache-Control: no-store\r\n", out);
     if (extra_headers)
         fputs(extra_headers, out);
+    const char *origin = req_header(r, "Origin");
+    if (origin && req_cors_allowed(r, origin)) /* only configured origins, exactly */
+        fprintf(out, "Access-Control-Allow-Origin: %s\r\nVary: Origin\r\n", origin);
+    if (status == 413) /* the unread body must not be parsed as a request */
+        r->close = 1;
+    if (r->close) {
+        fputs("Connection: close\r\n", out);
+        mg_disable_connection_keep_alive(r->conn);
+    }
     fputs("\r\n", out);
     if (!head_only && len)
         fwrite(body, 1, len, out);
@@ -145,10 +158,49 @@ static void resp_problem_v(struct req *r, int status, const char *type_slug, con
     if (members)
         json_object_update(p, members);
     json_decref(members);
-    const char *extra = NULL;
-    if (status == 413)
-        extra = "Connection: close\r\n"; /* the unread body must not be parsed as a request */
-    resp_json_headers(r, status, p, "application/problem+json", extra);
+    resp_json_headers(r, status, p, "application/problem+json", NULL);
+}
+
+void resp_json_error(struct req *r, const json_error_t *err, long line)
+{
+    long at_line = line ? line : err->line;
+    if (json_error_code(err) == json_error_stack_overflow)
+        resp_problem(r, 400, "too-deep", "JSON nested too deeply",
+                     "arrays and objects may nest at most %d levels; line %ld, column %d goes "
+                     "deeper",
+                     JSON_NEST_MAX, at_line, err->column);
+    else
+        resp_problem(r, 400, "malformed-json", "Malformed JSON",
+                     "the body is not valid JSON: %s at line %ld, column %d", err->text, at_line,
+                     err->column);
+}
+
+void resp_body_unreadable(struct req *r)
+{
+    r->close = 1;
+    resp_problem(r, 400, "body-unreadable", "Body unreadable",
+                 "the request body ended before its declared length, its chunked framing is "
+                 "malformed, or it came too slowly (after %zu bytes)",
+                 r->body_read);
+}
+
+json_t *req_parse_json(struct req *r, const char *buf, size_t len)
+{
+    json_error_t err;
+    json_t *doc = json_load_bounded(buf, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &err);
+    if (!doc) {
+        resp_json_error(r, &err, 0);
+        return NULL;
+    }
+    struct problems p;
+    problems_init(&p);
+    if (json_numbers_check(doc, "", &p)) {
+        resp_invalid(r, &p, "A number is beyond ±(2^53 − 1): see errors.");
+        json_decref(doc);
+        doc = NULL;
+    }
+    problems_free(&p);
+    return doc;
 }
 
 void resp_problem(struct req *r, int status, const char *type_slug, const char *title,
@@ -251,8 +303,18 @@ int req_limit(struct req *r)
 
 long req_read(struct req *r, char *buf, size_t size)
 {
+    /* While the handler waits here the guard measures the body's rate (http/conns.h): a body
+     * trickled in is cut off there, and this read then fails. */
+    struct conns *guard = __atomic_load_n(&r->app->conns, __ATOMIC_ACQUIRE);
+    conns_body_reading(guard, r->ri->remote_addr, r->ri->remote_port, 1);
     int n = mg_read(r->conn, buf, size);
-    return n < 0 ? -1 : n;
+    conns_body_reading(guard, r->ri->remote_addr, r->ri->remote_port, 0);
+    if (n < 0) {
+        r->close = 1; /* a broken chunk or a dropped connection: nothing more to read here */
+        return -1;
+    }
+    r->body_read += (size_t)n;
+    return n;
 }
 
 const char *req_content_type(struct req *r, char *buf, size_t size)

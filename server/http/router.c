@@ -5,13 +5,16 @@
  * resolves who is asking, checks the route's declared roles (deny by default), reads and
  * parses a JSON body within the size limit, runs the handler, and writes one JSON access-log
  * line. Paths outside /api/ that match no route are static UI files. */
+#include <pthread.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "core/httpframe.h"
 #include "core/ledger/jcs.h"
+#include "http/conns.h"
 #include "http/evidence.h"
 #include "http/internal.h"
 
@@ -22,11 +25,33 @@ static const struct route *const route_tables[] = {
     upload_routes,    session_routes,   user_routes,    audit_routes,    review_routes,
     decision_routes,  log_routes,       alert_routes,   webhook_routes};
 
+/* Civetweb's request_timeout_ms: how long it waits for the headers, and within a body read for
+ * the next bytes. The guard (http/conns.h) bounds the totals: header deadline, body rate. */
+#define REQUEST_TIMEOUT_MS "10000"
+
 struct http_server {
     struct mg_context *ctx;
     struct app app;
     struct http_config cfg;
 };
+
+static struct conns *server_conns(const struct mg_connection *conn)
+{
+    struct http_server *srv = mg_get_user_data(mg_get_context(conn));
+    return srv ? __atomic_load_n(&srv->app.conns, __ATOMIC_ACQUIRE) : NULL;
+}
+
+static int init_connection(const struct mg_connection *conn, void **conn_data)
+{
+    *conn_data = NULL;
+    conns_opened(server_conns(conn));
+    return 0;
+}
+
+static void connection_close(const struct mg_connection *conn)
+{
+    conns_closing(server_conns(conn));
+}
 
 static double monotonic_s(void)
 {
@@ -168,6 +193,11 @@ static int read_json_body(struct req *r)
     long n;
     while (len <= limit && (n = req_read(r, buf + len, limit + 1 - len)) > 0)
         len += (size_t)n;
+    if (n < 0) {
+        free(buf);
+        resp_body_unreadable(r);
+        return -1;
+    }
     if (len > limit) {
         free(buf);
         resp_problem(r, 413, "too-large", "Body too large", "the limit is %zu bytes", limit);
@@ -177,15 +207,10 @@ static int read_json_body(struct req *r)
         free(buf);
         return 0;
     }
-    json_error_t err;
-    r->body = json_loadb(buf, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &err);
+    r->body = req_parse_json(r, buf, len);
     free(buf);
-    if (!r->body) {
-        resp_problem(r, 400, "malformed-json", "Malformed JSON",
-                     "the body is not valid JSON: %s at line %d, column %d", err.text, err.line,
-                     err.column);
+    if (!r->body)
         return -1;
-    }
     return 0;
 }
 
@@ -234,6 +259,42 @@ static int uri_ok(struct req *r)
     int ok = n >= 0 && text_ok(decoded, (size_t)n);
     free(decoded);
     return ok;
+}
+
+/* A CORS preflight from a configured origin (CAPLEDGER_CORS_ORIGINS): 204 naming the path's
+ * methods and the request headers the API reads. Returns 0 (nothing sent) for any other
+ * OPTIONS request, which then gets the 405 of a method the path does not have. */
+static int cors_preflight(struct req *r, const char *allow)
+{
+    const char *origin = req_header(r, "Origin");
+    if (!origin || !req_header(r, "Access-Control-Request-Method") || !req_cors_allowed(r, origin))
+        return 0;
+    char extra[512];
+    snprintf(extra, sizeof extra,
+             "Access-Control-Allow-Methods: %s\r\n"
+             "Access-Control-Allow-Headers: Authorization, Content-Type, If-Match, "
+             "Idempotency-Key, X-Request-Id\r\nAccess-Control-Max-Age: 600\r\n",
+             allow);
+    resp_bytes(r, 204, NULL, NULL, 0, extra);
+    return 1;
+}
+
+/* Refuses ambiguous framing (request smuggling) with 400, and ends the connection: what
+ * follows the headers cannot be trusted to be this request's body or the next request. */
+static int framing_ok(struct req *r)
+{
+    struct httpframe_header headers[64];
+    size_t n = 0;
+    for (int i = 0; i < r->ri->num_headers && n < sizeof headers / sizeof headers[0]; i++, n++) {
+        headers[n].name = r->ri->http_headers[i].name;
+        headers[n].value = r->ri->http_headers[i].value;
+    }
+    const char *why = httpframe_refusal(headers, n);
+    if (!why)
+        return 1;
+    r->close = 1;
+    resp_problem(r, 400, "bad-framing", "Ambiguous message framing", "%s", why);
+    return 0;
 }
 
 /* 1 when name (len bytes) is one of the space-separated names of list. */
@@ -293,6 +354,8 @@ static void dispatch(struct req *r, size_t *route_index)
     char allow[128] = "";
     size_t total = router_route_count();
     *route_index = total; /* "no route" slot */
+    if (!framing_ok(r))
+        return;
     if (!uri_ok(r)) {
         resp_problem(r, 400, "bad-uri", "Bad request",
                      "the path and query must be UTF-8 text without control characters");
@@ -322,6 +385,8 @@ static void dispatch(struct req *r, size_t *route_index)
         r->nparams = np;
         break;
     }
+    if (!r->route && allow[0] && strcmp(r->method, "OPTIONS") == 0 && cors_preflight(r, allow))
+        return;
     if (!r->route) {
         if (allow[0]) {
             char extra[160];
@@ -376,14 +441,45 @@ static int handle(struct mg_connection *conn, void *cbdata)
     r.query = r.ri->query_string;
     r.who.role = ROLE_ANON;
     set_request_id(&r);
+    struct conns *guard = __atomic_load_n(&srv->app.conns, __ATOMIC_ACQUIRE);
+    conns_request_begins(guard, r.ri->remote_addr, r.ri->remote_port);
     size_t route_index = 0;
     dispatch(&r, &route_index);
     access_log(&r, route_index);
+    conns_request_ends(guard, r.ri->remote_addr, r.ri->remote_port);
     for (int i = 0; i < r.nparams; i++)
         free(r.params[i]);
     json_decref(r.body);
     principal_clear(&r.who);
     return r.status ? r.status : 500;
+}
+
+/* The smallest worker stack seen, measured in each worker as it starts (logged at start). */
+static size_t worker_stack_min;
+static pthread_mutex_t worker_stack_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *init_thread(const struct mg_context *ctx, int thread_type)
+{
+    (void)ctx;
+    pthread_attr_t attr;
+    size_t size = 0;
+    if (thread_type == 1 && pthread_getattr_np(pthread_self(), &attr) == 0) {
+        pthread_attr_getstacksize(&attr, &size);
+        pthread_attr_destroy(&attr);
+        pthread_mutex_lock(&worker_stack_lock);
+        if (!worker_stack_min || size < worker_stack_min)
+            worker_stack_min = size;
+        pthread_mutex_unlock(&worker_stack_lock);
+    }
+    return NULL;
+}
+
+size_t http_worker_stack_bytes(void)
+{
+    pthread_mutex_lock(&worker_stack_lock);
+    size_t v = worker_stack_min;
+    pthread_mutex_unlock(&worker_stack_lock);
+    return v;
 }
 
 static int log_message(const struct mg_connection *conn, const char *message)
@@ -399,43 +495,50 @@ static int log_message(const struct mg_connection *conn, const char *message)
     return 1;
 }
 
-struct http_server *http_start(const struct http_config *cfg, struct store *store, char *why,
-                               size_t why_size)
+struct http_server *http_server_detached(const struct http_config *cfg, struct store *store)
 {
     struct http_server *srv = calloc(1, sizeof *srv);
-    if (!srv) {
-        snprintf(why, why_size, "out of memory");
+    if (!srv)
         return NULL;
-    }
     srv->cfg = *cfg;
     srv->app.store = store;
     srv->app.read_store = cfg->read_store ? cfg->read_store : store;
     srv->app.cfg = &srv->cfg;
     srv->app.metrics = metrics_new(router_route_count() + 1);
+    return srv;
+}
+
+int http_server_handle(struct http_server *srv, struct mg_connection *conn)
+{
+    return handle(conn, srv);
+}
+
+struct http_server *http_start(const struct http_config *cfg, struct store *store, char *why,
+                               size_t why_size)
+{
+    struct http_server *srv = http_server_detached(cfg, store);
+    if (!srv) {
+        snprintf(why, why_size, "out of memory");
+        return NULL;
+    }
     char threads[16];
     snprintf(threads, sizeof threads, "%d", cfg->threads > 0 ? cfg->threads : 32);
     /* No document_root: static files go through static.c, so Civetweb itself never lists
      * directories, runs CGI or serves anything we did not route. */
-    const char *options[] = {"listening_ports",
-                             cfg->listen,
-                             "num_threads",
-                             threads,
-                             "tcp_nodelay",
-                             "1",
-                             "enable_keep_alive",
-                             "yes",
-                             "keep_alive_timeout_ms",
-                             "5000",
-                             "request_timeout_ms",
-                             "30000",
-                             "enable_directory_listing",
+    const char *options[] = {"listening_ports", cfg->listen, "num_threads", threads, "tcp_nodelay",
+                             "1", "enable_keep_alive", "yes", "keep_alive_timeout_ms", "5000",
+                             "request_timeout_ms", REQUEST_TIMEOUT_MS, "enable_directory_listing",
                              "no",
-                             "max_request_size",
-                             "16384",
-                             NULL};
+                             /* no CORS unless configured: Civetweb would otherwise answer
+                              * every preflight itself with "*" (http/router.c: cors) */
+                             "access_control_allow_origin", "", "access_control_allow_methods", "",
+                             "access_control_allow_headers", "", "max_request_size", "16384", NULL};
     struct mg_callbacks callbacks;
     memset(&callbacks, 0, sizeof callbacks);
     callbacks.log_message = log_message;
+    callbacks.init_thread = init_thread;
+    callbacks.init_connection = init_connection;
+    callbacks.connection_close = connection_close;
     struct mg_init_data init = {
         .callbacks = &callbacks, .user_data = srv, .configuration_options = options};
     struct mg_error_data err = {.text = why, .text_buffer_size = why_size};
@@ -446,6 +549,31 @@ struct http_server *http_start(const struct http_config *cfg, struct store *stor
         return NULL;
     }
     mg_set_request_handler(srv->ctx, "/", handle, srv);
+    struct mg_server_port port;
+    if (mg_get_server_ports(srv->ctx, 1, &port) != 1) {
+        snprintf(why, why_size, "cannot read the listening port");
+        http_stop(srv);
+        return NULL;
+    }
+    struct conns_config guard = {
+        .threads = cfg->threads,
+        .reserve = cfg->conn_reserve,
+        .max_per_address = cfg->max_conns_per_address,
+        .header_timeout_ms = cfg->header_timeout_ms,
+        .body_min_bytes_per_s = cfg->body_min_bytes_per_s,
+        .listen_port = port.port,
+    };
+    struct conns *conns = conns_start(&guard);
+    if (!conns) {
+        snprintf(why, why_size, "cannot start the connection guard");
+        http_stop(srv);
+        return NULL;
+    }
+    __atomic_store_n(&srv->app.conns, conns, __ATOMIC_RELEASE); /* set once the port is known */
+    for (int waited = 0; waited < 100 && !http_worker_stack_bytes(); waited++) {
+        struct timespec pause = {0, 10 * 1000 * 1000}; /* the workers measure as they start */
+        nanosleep(&pause, NULL);
+    }
     return srv;
 }
 
@@ -454,6 +582,7 @@ void http_stop(struct http_server *srv)
     if (!srv)
         return;
     mg_stop(srv->ctx); /* closes the listener, then waits for worker threads to finish */
+    conns_stop(srv->app.conns);
     metrics_free(srv->app.metrics);
     free(srv);
 }

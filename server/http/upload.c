@@ -107,9 +107,7 @@ int upload_reply_transport_fault(struct upload_stream *u)
         resp_problem(u->r, 413, "too-large", "Body too large", "the upload limit is %zu bytes",
                      u->limit);
     else if (u->read_failed)
-        resp_problem(u->r, 400, "body-unreadable", "Body unreadable",
-                     "the request body ended before its declared length (after %zu bytes)",
-                     u->bytes);
+        resp_body_unreadable(u->r);
     else if (u->oom)
         resp_problem(u->r, 503, "unavailable", "Service unavailable", "out of memory");
     else

@@ -376,8 +376,14 @@ enum store_status store_json(struct store_conn *c, const char *sql, int nparams,
             return STORE_NOT_FOUND;
         }
         json_error_t err;
-        *out = json_loadb(PQgetvalue(r, 0, 0), (size_t)PQgetlength(r, 0, 0),
-                          JSON_DECODE_ANY | JSON_ALLOW_NUL, &err);
+        const char *text = PQgetvalue(r, 0, 0);
+        size_t len = (size_t)PQgetlength(r, 0, 0);
+        *out = json_loadb(text, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &err);
+        /* jsonb prints a large double (a comparison's 1.2e22) as an integer of 23 digits,
+         * which jansson cannot hold as an integer: read that document's numbers as doubles. */
+        if (!*out && json_error_code(&err) == json_error_numeric_overflow)
+            *out = json_loadb(text, len, JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL,
+                              &err);
         if (!*out) {
             snprintf(c->error, sizeof c->error, "result is not JSON: %s", err.text);
             st = STORE_ERROR;

@@ -39,6 +39,12 @@
     "WHERE w.id = ANY (r.workload_ids) AND w.team IN "                                             \
     "(SELECT jsonb_array_elements_text(" param "::jsonb))))"
 
+/* A record of team `team` is visible under the caller's team filter (a JSON array, or JSON null
+ * for every team). */
+#define TEAM_SEES(param, team)                                                                     \
+    "(" param "::jsonb = 'null'::jsonb OR " team " IN "                                            \
+    "(SELECT jsonb_array_elements_text(" param "::jsonb)))"
+
 /* A scenario document's reference as a uuid, or NULL for text that is not one: CASE keeps the
  * cast from seeing it, and comparing uuids (not text) lets the primary key index serve. */
 #define UUID_OR_NULL(expr)                                                                         \
@@ -185,8 +191,9 @@ static const char *SQL_FACTS_REVIEW =
     "'benchmarks', (SELECT coalesce(json_agg(b.id ORDER BY b.created_at, b.id), '[]') "
     "  FROM benchmark b WHERE b.workload_id = w.id)) "
     "ORDER BY array_position(r.workload_ids, w.id)) "
-    "FROM workload w WHERE w.id = ANY (r.workload_ids)), '[]')) "
-    "FROM review r WHERE r.id = $1::uuid";
+    "FROM workload w WHERE w.id = ANY (r.workload_ids) AND " TEAM_SEES(
+        "$2", "w.team") "), '[]')) "
+                        "FROM review r WHERE r.id = $1::uuid";
 
 /* The workloads a comparison answers for: over every scenario that asked for it (its links),
  * the workloads listed and the scenario's workload when that was a stored workload's id. */
@@ -201,7 +208,9 @@ static const char *SQL_FACTS_REVIEW =
 static const char *SQL_FACTS_LATEST =
     "SELECT to_json(c.sha256) FROM review r, comparison c WHERE r.id = $1::uuid "
     "AND " COMPARISON_WORKLOADS " ?| r.workload_ids::text[] "
-    "ORDER BY c.created_at DESC, c.sha256 LIMIT 1";
+    "AND EXISTS (SELECT 1 FROM comparison_link l WHERE l.sha256 = c.sha256 AND " TEAM_SEES(
+        "$2", "l.team") ") "
+                        "ORDER BY c.created_at DESC, c.sha256 LIMIT 1";
 
 static const char *SQL_FACTS_CITED =
     "SELECT coalesce(json_agg(json_build_object('sha256', e.h, 'stored', c.sha256 IS NOT NULL, "
@@ -223,21 +232,53 @@ static const char *SQL_FACTS_OPTIONS =
     "  FROM upload u WHERE b.id IS NOT NULL AND u.kind = 'telemetry' AND u.benchmark_id = b.id), "
     "'offer_name', f.name, "
     "'cluster_runs', (SELECT count(*) FROM run x WHERE x.cluster IN (o.opt->>'name', f.name) "
-    "  AND x.started_at IS NOT NULL AND x.gpus > 0), "
-    "'cluster_run_uploads', (SELECT coalesce(json_agg(t.u), '[]') FROM (SELECT DISTINCT "
-    "  x.upload_id AS u FROM run x WHERE x.cluster IN (o.opt->>'name', f.name) "
-    "  AND x.started_at IS NOT NULL AND x.gpus > 0 ORDER BY 1 LIMIT 20) t)) "
-    "ORDER BY o.i), '[]') "
-    "FROM comparison c LEFT JOIN scenario s ON s.id = c.scenario_id "
-    "CROSS JOIN LATERAL jsonb_array_elements(c.resolved->'options') WITH ORDINALITY AS o(opt, i) "
-    "LEFT JOIN LATERAL (SELECT s.document->'options'->(o.i::int - 1) AS doc) d ON true "
-    "LEFT JOIN benchmark b ON jsonb_typeof(d.doc->'benchmark') = 'string' "
-    "  AND b.id = " UUID_OR_NULL(
-        "d.doc->>'benchmark'") " "
-                               "LEFT JOIN offer f ON f.id = coalesce(CASE WHEN "
-                               "jsonb_typeof(d.doc->'offer') = 'string' "
-                               "  THEN " UUID_OR_NULL("d.doc->>'offer'") " END, b.offer_id) "
-                                                                         "WHERE c.sha256 = $1";
+    "  AND x.started_at IS NOT NULL AND x.gpus > 0 AND " TEAM_SEES(
+        "$2",
+        "x.team") "), "
+                  "'cluster_run_uploads', (SELECT coalesce(json_agg(t.u), '[]') FROM (SELECT "
+                  "DISTINCT "
+                  "  x.upload_id AS u FROM run x WHERE x.cluster IN (o.opt->>'name', f.name) "
+                  "  AND x.started_at IS NOT NULL AND x.gpus > 0 AND " TEAM_SEES(
+                      "$2",
+                      "x.team") " "
+                                "  ORDER BY 1 LIMIT 20) t)) "
+                                "ORDER BY o.i), '[]') "
+                                "FROM comparison c LEFT JOIN scenario s ON s.id = c.scenario_id "
+                                "CROSS JOIN LATERAL jsonb_array_elements(c.resolved->'options') "
+                                "WITH ORDINALITY AS o(opt, i) "
+                                "LEFT JOIN LATERAL (SELECT s.document->'options'->(o.i::int - 1) "
+                                "AS doc) d ON true "
+                                "LEFT JOIN benchmark b ON jsonb_typeof(d.doc->'benchmark') = "
+                                "'string' "
+                                "  AND b.id = " UUID_OR_NULL(
+                                    "d.doc->>'benchmark'") " AND EXISTS (SELECT 1 FROM workload bw "
+                                                           "  WHERE bw.id = b.workload_id "
+                                                           "AND " TEAM_SEES(
+                                                               "$2", "bw.team") ") "
+                                                                                "LEFT JOIN offer f "
+                                                                                "ON f.id = "
+                                                                                "coalesce(CASE "
+                                                                                "WHEN "
+                                                                                "jsonb_typeof(d."
+                                                                                "doc->'offer') = "
+                                                                                "'string' "
+                                                                                "  "
+                                                                                "THEN"
+                                                                                " " UUID_OR_NULL(
+                                                                                    "d.doc->>'"
+                                                                                    "offer'") " END"
+                                                                                              ", "
+                                                                                              "b."
+                                                                                              "offe"
+                                                                                              "r_"
+                                                                                              "id) "
+                                                                                              "WHER"
+                                                                                              "E "
+                                                                                              "c."
+                                                                                              "sha2"
+                                                                                              "56 "
+                                                                                              "= "
+                                                                                              "$1";
 
 /* ---- references ---- */
 
@@ -429,18 +470,18 @@ enum store_status store_artifact_update(struct store *s, const struct audit_acto
 }
 
 enum store_status store_review_checklist(struct store_conn *c, const char *review_id,
-                                         const json_t *cited, json_t **out)
+                                         const json_t *cited, const char *teams_json, json_t **out)
 {
     *out = NULL;
     json_t *review = NULL, *latest = NULL, *cited_rows = NULL, *options = NULL, *list = NULL;
-    const char *p1[] = {review_id};
-    enum store_status st = store_json(c, SQL_FACTS_REVIEW, 1, p1, &review);
+    const char *p1[] = {review_id, teams_json ? teams_json : "null"};
+    enum store_status st = store_json(c, SQL_FACTS_REVIEW, 2, p1, &review);
     if (st != STORE_OK)
         goto out;
     if (cited) {
         list = json_incref((json_t *)cited);
     } else {
-        st = store_json(c, SQL_FACTS_LATEST, 1, p1, &latest);
+        st = store_json(c, SQL_FACTS_LATEST, 2, p1, &latest);
         if (st != STORE_OK && st != STORE_NOT_FOUND)
             goto out;
         list = json_array();
@@ -459,8 +500,8 @@ enum store_status store_review_checklist(struct store_conn *c, const char *revie
         goto out;
     const json_t *compared = checklist_compared(cited_rows);
     if (compared) {
-        const char *p3[] = {json_string_value(json_object_get(compared, "sha256"))};
-        st = store_json(c, SQL_FACTS_OPTIONS, 1, p3, &options);
+        const char *p3[] = {json_string_value(json_object_get(compared, "sha256")), p1[1]};
+        st = store_json(c, SQL_FACTS_OPTIONS, 2, p3, &options);
         if (st != STORE_OK)
             goto out;
     }
@@ -489,12 +530,12 @@ out:
 }
 
 enum store_status store_review_checklist1(struct store *s, const char *review_id,
-                                          const json_t *cited, json_t **out)
+                                          const json_t *cited, const char *teams_json, json_t **out)
 {
     struct store_conn *c = store_acquire(s, 2000);
     if (!c)
         return STORE_UNAVAILABLE;
-    enum store_status st = store_review_checklist(c, review_id, cited, out);
+    enum store_status st = store_review_checklist(c, review_id, cited, teams_json, out);
     store_release(s, c);
     return st;
 }

@@ -66,11 +66,16 @@ enum store_status store_evidence_check(struct store_conn *c, const json_t *ids, 
  * workloads, if any. *out: {review_id, comparison_sha256 (the first cited, or null), covered
  * (all seven), items: [{item, covered, evidence: [ids], missing: [sentences]}]} in the
  * docs/reviews.md order, decided by checklist_decide (core/ledger/checklist.h) from the facts this
- * gathers. Runs on c. STORE_NOT_FOUND when the review does not exist. */
+ * gathers. teams_json: the caller's team filter (NULL or "null": every team): only the
+ * workloads, comparisons, benchmarks and runs of those teams count, so a team member's checklist
+ * never rests on, or names, another team's evidence. Runs on c. STORE_NOT_FOUND when the
+ * review does not exist. */
 enum store_status store_review_checklist(struct store_conn *c, const char *review_id,
-                                         const json_t *cited, json_t **out) STORE_MUSTCHECK;
+                                         const json_t *cited, const char *teams_json,
+                                         json_t **out) STORE_MUSTCHECK;
 /* The same on a pooled connection. */
 enum store_status store_review_checklist1(struct store *s, const char *review_id,
-                                          const json_t *cited, json_t **out) STORE_MUSTCHECK;
+                                          const json_t *cited, const char *teams_json,
+                                          json_t **out) STORE_MUSTCHECK;
 
 #endif

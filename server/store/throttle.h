@@ -11,18 +11,24 @@ struct login_throttle_policy {
     int window_s;         /* counting window, and how long a lock lasts */
 };
 
-/* *retry_after_s: 0 when neither key is locked, else the seconds until both locks end. */
-enum store_status store_login_throttle_check(struct store *s, const char *account_sha256,
-                                             const char *address_sha256,
-                                             long *retry_after_s) STORE_MUSTCHECK;
-/* Counts a failure against both keys; locks a key that reaches its limit for window_s. */
-enum store_status store_login_throttle_failed(struct store *s,
-                                              const struct login_throttle_policy *policy,
-                                              const char *account_sha256,
-                                              const char *address_sha256) STORE_MUSTCHECK;
-/* A successful sign-in clears the account's counter (the address keeps its own). */
-enum store_status store_login_throttle_succeeded(struct store *s,
-                                                 const char *account_sha256) STORE_MUSTCHECK;
+/* Counts this attempt against both keys before any password is checked: one statement takes
+ * both row locks, so N attempts sent at once count as N and only the first `limit` of them
+ * may go on. *retry_after_s: 0 when the attempt may go on (check the password), else the
+ * seconds until the keys' locks end (answer 429). A key that reaches its limit is locked for
+ * window_s. */
+enum store_status store_login_throttle_reserve(struct store *s,
+                                               const struct login_throttle_policy *policy,
+                                               const char *account_sha256,
+                                               const char *address_sha256,
+                                               long *retry_after_s) STORE_MUSTCHECK;
+/* The attempt was not a failure. signed_in: the account's counter is cleared; else (the
+ * password was never checked, e.g. the hashing gate was full) the account's reservation is
+ * given back. The address's reservation is given back either way. */
+enum store_status store_login_throttle_release(struct store *s,
+                                               const struct login_throttle_policy *policy,
+                                               const char *account_sha256,
+                                               const char *address_sha256,
+                                               int signed_in) STORE_MUSTCHECK;
 /* Deletes counters whose window and lock are long over. */
 enum store_status
 store_login_throttle_purge(struct store *s,

@@ -29,7 +29,8 @@ test('config --help lists exactly the variables of README.md', () => {
 for (const [name, value, words] of [
   ['CAPLEDGER_DB_POOL', 'abc', 'must be a decimal number'],
   ['CAPLEDGER_DB_POOL', '0', 'must be an integer in 1..256'],
-  ['CAPLEDGER_THREADS', '16x', 'must be an integer in 2..1024'],
+  ['CAPLEDGER_THREADS', '16x', 'must be an integer in 8..1024'],
+  ['CAPLEDGER_HEADER_TIMEOUT_MS', '100', 'must be an integer in 500..600000'],
   ['CAPLEDGER_SESSION_IDLE_S', '86401', 'must be an integer in 1..86400'],
   ['CAPLEDGER_DRIFT_SWEEP_S', '-1', 'must be an integer in 0..86400'],
   ['CAPLEDGER_WEBHOOK_TIMEOUT_S', 'nan', 'must be a decimal number'],
@@ -59,5 +60,5 @@ test('config prints the settings without their secrets', () => {
   assert.match(r.stdout, /^CAPLEDGER_READ_DATABASE_URL=host=replica user=ana password=\*\*\* dbname=capledger$/m);
   assert.match(r.stdout, /^CAPLEDGER_ADMIN_PASSWORD=\(secret, set\)$/m);
   assert.match(r.stdout, /^CAPLEDGER_DB_POOL=8$/m);
-  assert.match(r.stdout, /^CAPLEDGER_THREADS=32 {2}# default$/m);
+  assert.match(r.stdout, /^CAPLEDGER_THREADS=256 {2}# default$/m);
 });

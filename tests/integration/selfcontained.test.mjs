@@ -3,10 +3,14 @@
 // relative or absolute path, or through the old CMake variable; see SHARED) — except the
 // README's note on the optional fresh-machine check. (2) Every relative link in README.md, docs/*.md and tests/data/README.md
 // names a file of the repository, and a link with #anchor names a heading of that file.
+// (3) tests/data holds exactly the files of tests/data/SHA256SUMS, byte for byte: published
+// vectors and real tool outputs are never "fixed" (an editor trimming the trailing spaces of a
+// dmon sample would change what the readers are tested on).
 // No database, no binary: it reads files only.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { projectDir } from './lib/harness.mjs';
@@ -131,6 +135,41 @@ test('every relative link of README.md, docs/*.md and tests/data/README.md resol
   for (const need of ['docs/cost-model.md', 'docs/ledger-format.md', 'docs/api-rules.md']) {
     assert.ok(readme.includes(`](${need}`), `README.md does not link ${need}`);
   }
+});
+
+test('tests/data holds exactly the files of its SHA256SUMS, byte for byte', () => {
+  const dataDir = path.join(projectDir, 'tests', 'data');
+  const listed = new Map();
+  for (const line of fs.readFileSync(path.join(dataDir, 'SHA256SUMS'), 'utf8').split('\n')) {
+    if (!line) continue;
+    const m = line.match(/^([0-9a-f]{64}) [ *](.+)$/);
+    assert.ok(m, `SHA256SUMS: not "<sha256>  <file>": ${line}`);
+    listed.set(m[2], m[1]);
+  }
+  assert.ok(listed.size > 500, `only ${listed.size} files listed`);
+  const present = [];
+  const walk = (rel) => {
+    for (const e of fs.readdirSync(path.join(dataDir, rel), { withFileTypes: true })) {
+      const r = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isDirectory()) walk(r);
+      else present.push(r);
+    }
+  };
+  walk('');
+  const problems = [];
+  for (const rel of present) {
+    if (rel === 'SHA256SUMS' || rel === 'README.md') continue;
+    const want = listed.get(rel);
+    if (!want) {
+      problems.push(`${rel}: not in SHA256SUMS (add it with its provenance)`);
+      continue;
+    }
+    const got = createHash('sha256').update(fs.readFileSync(path.join(dataDir, rel))).digest('hex');
+    if (got !== want) problems.push(`${rel}: changed (SHA-256 ${got})`);
+    listed.delete(rel);
+  }
+  for (const rel of listed.keys()) problems.push(`${rel}: listed but missing`);
+  assert.deepEqual(problems, []);
 });
 
 // The checks themselves catch what they are for (on made-up files, so this cannot pass vacuously).

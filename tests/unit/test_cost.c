@@ -594,8 +594,8 @@ static void test_spot_that_cannot_finish_is_infeasible(void **state)
     free(canonical);
     json_decref(result);
 
-    /* Huge but representable inputs: still no Infinity anywhere. */
-    set_at(scenario, "/workload/target_units", json_real(1e300));
+    /* The largest inputs taken (COST_MAX_VALUE): still no Infinity anywhere. */
+    set_at(scenario, "/workload/target_units", json_real(COST_MAX_VALUE));
     set_at(scenario, "/options/1/benchmark/throughput_units_per_s", json_real(1e-300));
     result = compare_ok(scenario);
     assert_no_nonfinite(result);
@@ -722,6 +722,20 @@ static void test_limits(void **state)
                                         "achieved_rps", 0.1 * (i + 1), "ttft_p99_ms", 100.0 + i));
     set_at(scenario, "/options/0/benchmark/load_points", points);
     expect_refused(scenario, "/options/0/benchmark/load_points");
+    json_decref(scenario);
+
+    /* issue 9: the work of one comparison (options × trials) and every unbounded number */
+    scenario = load(TRAINING);
+    size_t n = json_array_size(json_object_get(scenario, "options"));
+    set_at(scenario, "/assumptions/trials",
+           json_integer(COST_MAX_OPTION_TRIALS / (json_int_t)n + 1));
+    expect_refused(scenario, "/assumptions/trials");
+    set_at(scenario, "/assumptions/trials", json_integer(COST_MAX_OPTION_TRIALS / (json_int_t)n));
+    json_t *fine = compare_ok(scenario);
+    json_decref(fine);
+    set_at(scenario, "/assumptions/trials", json_integer(2000));
+    set_at(scenario, "/options/1/offer/price_per_hour", json_real(COST_MAX_VALUE * 2));
+    expect_refused(scenario, "/options/1/offer/price_per_hour");
     json_decref(scenario);
 }
 

@@ -86,27 +86,35 @@ static void test_cookie_find(void **state)
 static void test_origin_matches(void **state)
 {
     (void)state;
-    assert_true(session_origin_matches("http://127.0.0.1:8080", "127.0.0.1:8080"));
-    assert_true(session_origin_matches("http://127.0.0.1:8080/ui/page?x=1", "127.0.0.1:8080"));
-    assert_true(session_origin_matches("https://Capledger.Example", "capledger.example"));
-    assert_true(session_origin_matches("https://capledger.example", "capledger.example:443"));
-    assert_true(session_origin_matches("http://capledger.example:80", "capledger.example"));
-    assert_true(session_origin_matches("http://[::1]:8080", "[::1]:8080"));
-    assert_false(session_origin_matches("http://127.0.0.1:8081", "127.0.0.1:8080"));
-    assert_false(session_origin_matches("http://evil.example", "capledger.example"));
-    assert_false(session_origin_matches("https://capledger.example", "capledger.example:80"));
+    assert_true(session_origin_matches("http://127.0.0.1:8080", "127.0.0.1:8080", "http"));
+    assert_true(
+        session_origin_matches("http://127.0.0.1:8080/ui/page?x=1", "127.0.0.1:8080", "http"));
+    assert_true(session_origin_matches("https://Capledger.Example", "capledger.example", "https"));
+    assert_true(
+        session_origin_matches("https://capledger.example", "capledger.example:443", "https"));
+    assert_true(session_origin_matches("http://capledger.example:80", "capledger.example", "http"));
+    assert_true(session_origin_matches("http://[::1]:8080", "[::1]:8080", "http"));
+    assert_false(session_origin_matches("http://127.0.0.1:8081", "127.0.0.1:8080", "http"));
+    assert_false(session_origin_matches("http://evil.example", "capledger.example", "http"));
     assert_false(
-        session_origin_matches("http://capledger.example.evil.example", "capledger.example"));
+        session_origin_matches("https://capledger.example", "capledger.example:80", "https"));
+    assert_false(session_origin_matches("http://capledger.example.evil.example",
+                                        "capledger.example", "http"));
+    assert_false(session_origin_matches("http://capledger.example@evil.example",
+                                        "capledger.example", "http"));
+    assert_false(session_origin_matches("null", "capledger.example", "http"));
+    assert_false(session_origin_matches("ftp://capledger.example", "capledger.example", "http"));
+    assert_false(session_origin_matches("http://", "", "http"));
+    assert_false(session_origin_matches("http://a:99999", "a:99999", "http"));
+    assert_false(session_origin_matches("http://a:8x", "a:8x", "http"));
+    assert_false(session_origin_matches(NULL, "a", "http"));
+    assert_false(session_origin_matches("http://a", NULL, "http"));
+    /* the scheme counts: an http page may not write to the https server, nor the reverse */
+    assert_false(session_origin_matches("http://capledger.example", "capledger.example", "https"));
     assert_false(
-        session_origin_matches("http://capledger.example@evil.example", "capledger.example"));
-    assert_false(session_origin_matches("null", "capledger.example"));
-    assert_false(session_origin_matches("ftp://capledger.example", "capledger.example"));
-    assert_false(session_origin_matches("http://", ""));
-    assert_false(session_origin_matches("http://a:99999", "a:99999"));
-    assert_false(session_origin_matches("http://a:8x", "a:8x"));
-    assert_false(session_origin_matches(NULL, "a"));
-    assert_false(session_origin_matches("http://a", NULL));
-    assert_false(session_origin_matches("http://[::1", "[::1"));
+        session_origin_matches("https://capledger.example:80", "capledger.example:80", "http"));
+    assert_false(session_origin_matches("http://a", "a", NULL));
+    assert_false(session_origin_matches("http://[::1", "[::1", "http"));
 }
 
 int main(void)

@@ -548,8 +548,26 @@ static void test_malformed_corpus(void **state)
     assert_int_equal(errs.items[0].column, 2);
     assert_string_equal(errs.items[0].message, "memory.used: unit 'GiB', expected 'MiB'");
     assert_int_equal(errs.items[1].line, 3);
-    assert_string_equal(errs.items[1].message, "utilization.gpu: '150 %' is not a valid value");
+    assert_string_equal(errs.items[1].message,
+                        "utilization.gpu: '150 %' is not a valid value (0 to 100 %)");
     assert_near(figure(&c, "samples"), 1); /* the good line is kept */
+    collected_free(&c);
+
+    /* readings no GPU gives (issue 9: 2e23 W, 1e308 W summed to infinity) are refused */
+    run_text(
+        "power.draw [W], memory.used [MiB]\n2e23 W, 10 MiB\n1e308 W, 10 MiB\n300 W, 1e300 MiB\n"
+        "700 W, 80000 MiB\n",
+        TELEMETRY_NVIDIA_SMI, &opt, &errs, &c);
+    assert_int_equal(errs.count, 3);
+    assert_int_equal(errs.items[0].line, 2);
+    assert_int_equal(errs.items[0].column, 1);
+    assert_int_equal(errs.items[2].line, 4);
+    assert_int_equal(errs.items[2].column, 2);
+    assert_near(figure(&c, "samples"), 1);
+    collected_free(&c);
+    run_text("DCGM_FI_DEV_POWER_USAGE{gpu=\"0\",UUID=\"GPU-1\"} 2e23\n", TELEMETRY_DCGM, &opt,
+             &errs, &c);
+    assert_int_equal(errs.count, 1);
     collected_free(&c);
 
     /* wrong delimiter: a semicolon "CSV" has no known column */
@@ -575,7 +593,7 @@ static void test_malformed_corpus(void **state)
     assert_string_equal(errs.items[0].message, "data before the '# gpu …' header line");
     assert_int_equal(errs.items[1].line, 4);
     assert_int_equal(errs.items[1].column, 3);
-    assert_string_equal(errs.items[1].message, "sm: 'x' is not a valid value");
+    assert_string_equal(errs.items[1].message, "sm: 'x' is not a valid value (0 to 100)");
     assert_string_equal(errs.items[2].message, "4 fields where the header has 3");
     assert_near(figure(&c, "samples"), 1);
     collected_free(&c);

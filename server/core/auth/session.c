@@ -128,16 +128,16 @@ static int split_authority(const char *s, size_t len, const char **host, size_t 
     return 0;
 }
 
-int session_origin_matches(const char *url, const char *host_header)
+int session_origin_matches(const char *url, const char *host_header, const char *scheme)
 {
     long default_port;
     const char *rest;
-    if (!url || !host_header)
+    if (!url || !host_header || !scheme)
         return 0;
-    if (strncasecmp(url, "http://", 7) == 0) {
+    if (strncasecmp(url, "http://", 7) == 0 && strcmp(scheme, "http") == 0) {
         default_port = 80;
         rest = url + 7;
-    } else if (strncasecmp(url, "https://", 8) == 0) {
+    } else if (strncasecmp(url, "https://", 8) == 0 && strcmp(scheme, "https") == 0) {
         default_port = 443;
         rest = url + 8;
     } else {

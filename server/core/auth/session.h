@@ -28,9 +28,10 @@ int session_csrf_ok(const char *session_id, const char *given);
  * when found and it fits (out_size includes the NUL), else 0. */
 int session_cookie_find(const char *cookie_header, const char *name, char *out, size_t out_size);
 
-/* 1 when url (an Origin or Referer value: scheme://host[:port][/…]) names the same host and
- * port as host_header (the request's Host: host[:port]). Missing ports are the scheme's
- * default (http 80, https 443). "null", other schemes and user-info are never the same. */
-int session_origin_matches(const char *url, const char *host_header);
+/* 1 when url (an Origin or Referer value: scheme://host[:port][/…]) is the same origin as
+ * scheme ("http" or "https") with host_header (host[:port], as a Host header): same scheme,
+ * host and port, a missing port being the scheme's default (http 80, https 443). "null",
+ * other schemes and user-info are never the same. */
+int session_origin_matches(const char *url, const char *host_header, const char *scheme);
 
 #endif

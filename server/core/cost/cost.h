@@ -40,6 +40,12 @@
 #define COST_MAX_TRIALS 1000000
 #define COST_MAX_HORIZON_HOURS 8784
 #define COST_MAX_DEMAND_SCENARIOS 64
+/* The work one comparison may ask for: options × Monte Carlo trials (about 1.5 s of one core,
+ * break-even included). Beyond it the scenario is refused at /assumptions/trials. */
+#define COST_MAX_OPTION_TRIALS 2000000
+/* Every number of a scenario without a narrower upper bound is at most this: far beyond any
+ * real price, size or rate, and small enough that the engine's products stay finite. */
+#define COST_MAX_VALUE 1e15
 
 /* Sums of more i.i.d. terms than this are drawn as one normal variate (see above). */
 #define COST_MC_EXACT_TERMS 8

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/jsonlimit.h"
 #include "core/problems.h"
 
 #define DIFF_POINTER_MAX 1024
@@ -56,7 +57,7 @@ static int walk(const json_t *a, const json_t *b, double rel_tol, const char *po
         return numbers_agree(json_number_value(a), json_number_value(b), rel_tol)
                    ? 0
                    : report(pointer, a, b, where, where_size);
-    if (!a || !b || json_typeof(a) != json_typeof(b))
+    if (!a || !b || json_typeof(a) != json_typeof(b) || depth > JSON_NEST_MAX)
         return report(pointer, a, b, where, where_size);
     char child[DIFF_POINTER_MAX];
     switch (json_typeof(a)) {

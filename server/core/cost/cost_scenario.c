@@ -293,6 +293,8 @@ static void describe_bounds(const struct field *f, char *buf, size_t size)
         snprintf(lo, sizeof lo, "%s %.17g", f->bounds & B_LO ? "≥" : ">", f->lo);
     if (f->bounds & (B_HI | B_HI_EXCL))
         snprintf(hi, sizeof hi, "%s %.17g", f->bounds & B_HI ? "≤" : "<", f->hi);
+    else
+        snprintf(hi, sizeof hi, "≤ %g", COST_MAX_VALUE);
     snprintf(buf, size, "must be %s%s%s", lo, lo[0] && hi[0] ? " and " : "", hi);
 }
 
@@ -305,6 +307,8 @@ static bool within_bounds(const struct field *f, double x)
     if ((f->bounds & B_HI) && !(x <= f->hi))
         return false;
     if ((f->bounds & B_HI_EXCL) && !(x < f->hi))
+        return false;
+    if (!(f->bounds & (B_HI | B_HI_EXCL)) && !(x <= COST_MAX_VALUE))
         return false;
     return true;
 }
@@ -442,8 +446,10 @@ static int parse_demand_profile(const json_t *arr, struct cost_service *svc, str
         const json_t *v = json_array_get(arr, i);
         char item[96];
         problems_pointer_index(item, sizeof item, ptr, i);
-        if (!json_is_number(v) || !(json_number_value(v) >= 0) || !isfinite(json_number_value(v))) {
-            problems_add(errs, item, "must be a number ≥ 0 (requests per second)");
+        if (!json_is_number(v) || !(json_number_value(v) >= 0) ||
+            !(json_number_value(v) <= COST_MAX_VALUE)) {
+            problems_add(errs, item, "must be a number ≥ 0 and ≤ %g (requests per second)",
+                         COST_MAX_VALUE);
             ok = false;
             continue;
         }
@@ -487,8 +493,12 @@ static int parse_demand_scenarios(const json_t *obj, struct cost_service *svc,
     {
         char item[512];
         problems_pointer(item, sizeof item, ptr, key);
-        if (!json_is_number(v) || !(json_number_value(v) > 0) || !isfinite(json_number_value(v)))
-            problems_add(errs, item, "must be a number > 0 (a multiplier of the demand profile)");
+        if (!json_is_number(v) || !(json_number_value(v) > 0) ||
+            !(json_number_value(v) <= COST_MAX_VALUE))
+            problems_add(errs, item,
+                         "must be a number > 0 and ≤ %g (a multiplier of the demand "
+                         "profile)",
+                         COST_MAX_VALUE);
         else
             svc->demand_scenarios[i] = (struct cost_demand_scenario){key, json_number_value(v)};
         i++;
@@ -759,6 +769,11 @@ int cost_scenario_parse(const json_t *doc, struct cost_scenario *sc, struct prob
                 if (parse_option(json_array_get(options, i), i, sc, kinds, errs) != 0)
                     goto oom;
             check_options_together(sc, errs);
+            if (sc->trials > 0 && n * sc->trials > COST_MAX_OPTION_TRIALS)
+                problems_add(errs, "/assumptions/trials",
+                             "options × trials may be at most %d per comparison (%zu × %zu = "
+                             "%zu): ask for fewer trials or compare fewer options",
+                             COST_MAX_OPTION_TRIALS, n, sc->trials, n * sc->trials);
         }
     }
     if (errs->total != before) {

@@ -54,7 +54,7 @@ static void describe_range(char *buf, size_t size, const struct evfield *f)
 {
     const char *lo = (f->flags & EVF_MIN_EXCLUSIVE) ? "(" : "[";
     if (f->max >= EVF_NO_MAX)
-        snprintf(buf, size, "%s %s%g", (f->flags & EVF_MIN_EXCLUSIVE) ? ">" : ">=", "", f->min);
+        snprintf(buf, size, "in %s%g, %g]", lo, f->min, EVF_CEILING);
     else
         snprintf(buf, size, "in %s%g, %g%s", lo, f->min, f->max,
                  (f->flags & EVF_MAX_EXCLUSIVE) ? ")" : "]");
@@ -65,7 +65,7 @@ static int in_range(const struct evfield *f, double v)
     if ((f->flags & EVF_MIN_EXCLUSIVE) ? !(v > f->min) : !(v >= f->min))
         return 0;
     if (f->max >= EVF_NO_MAX)
-        return 1;
+        return v <= EVF_CEILING;
     return (f->flags & EVF_MAX_EXCLUSIVE) ? v < f->max : v <= f->max;
 }
 
@@ -89,8 +89,10 @@ static void check_object(const json_t *obj, const struct evfield *fields, unsign
         if (f && (f->flags & EVF_SERVER)) {
             problems_add_line(p, line, 0, ptr, "is set by the server and may not be given");
         } else if (!f && (flags & EVF_EXTRA_MS) && is_ms_name(key)) {
-            if (!json_is_number(value) || json_number_value(value) < 0)
-                problems_add_line(p, line, 0, ptr, "a latency in ms must be a number >= 0");
+            if (!json_is_number(value) || !(json_number_value(value) >= 0) ||
+                json_number_value(value) > EVF_CEILING)
+                problems_add_line(p, line, 0, ptr, "a latency in ms must be a number in [0, %g]",
+                                  EVF_CEILING);
         } else if (!f) {
             problems_add_line(p, line, 0, ptr, "unknown field");
         }

@@ -37,7 +37,11 @@ enum evfield_flag {
     EVF_SERVER = 1u << 4,        /* set by the server: shown, never accepted from a client */
 };
 
+/* A number field with no narrower bound above (EVF_NO_MAX) is still at most EVF_CEILING: far
+ * beyond any real price, size or rate, exact as a double, and printed by PostgreSQL as a
+ * number every JSON reader here takes back (1e20 came back as a 21-digit integer). */
 #define EVF_NO_MAX 1e300
+#define EVF_CEILING 1e15
 
 struct evfield {
     const char *name;

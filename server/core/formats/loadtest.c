@@ -11,6 +11,7 @@
 
 #include "core/formats/linebuf.h"
 #include "core/formats/textnum.h"
+#include "core/jsonlimit.h"
 
 #define LT_KEY_MAX 64
 
@@ -202,6 +203,14 @@ static double lt_json_number(const json_t *obj, const char *key, const char *pre
         *ok = false;
         return NAN;
     }
+    if (!(fabs(json_number_value(v)) <= JSON_NUMBER_MAX_ABS)) {
+        char ptr[256];
+        problems_add_line(errs, line, 0, problems_pointer(ptr, sizeof ptr, prefix, key),
+                          "%s must be between -%.0f and %.0f", key, JSON_NUMBER_MAX_ABS,
+                          JSON_NUMBER_MAX_ABS);
+        *ok = false;
+        return NAN;
+    }
     return json_number_value(v);
 }
 
@@ -356,8 +365,8 @@ static json_t *vllm_parse(const char *buf, size_t len, const struct loadtest_opt
         if (off == len)
             break;
         json_error_t e;
-        json_t *v =
-            json_loadb(buf + off, len - off, JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES, &e);
+        json_t *v = json_load_bounded(buf + off, len - off,
+                                      JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES, &e);
         if (!v) {
             problems_add_line(errs, line + e.line - 1, e.line == 1 ? 0 : e.column, "",
                               "not JSON: %s", e.text);
@@ -660,6 +669,9 @@ static json_t *genai_csv_parse(const char *buf, size_t len, struct problems *err
         for (int i = 1; i < n; i++) {
             if (!genai_number(cells[i].text, &values[i]))
                 problems_add_line(errs, at, i + 1, "", "'%s' is not a number", cells[i].text);
+            else if (!(fabs(values[i]) <= JSON_NUMBER_MAX_ABS))
+                problems_add_line(errs, at, i + 1, "", "'%s' is beyond ±%.0f", cells[i].text,
+                                  JSON_NUMBER_MAX_ABS);
         }
         if (errs->total != before)
             break;
@@ -700,7 +712,7 @@ static json_t *genai_csv_parse(const char *buf, size_t len, struct problems *err
 static json_t *genai_json_parse(const char *buf, size_t len, struct problems *errs)
 {
     json_error_t e;
-    json_t *doc = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &e);
+    json_t *doc = json_load_bounded(buf, len, JSON_REJECT_DUPLICATES, &e);
     if (!json_is_object(doc)) {
         problems_add_line(errs, doc ? 1 : e.line, doc ? 0 : e.column, "",
                           doc ? "a GenAI-Perf export must be a JSON object" : "not JSON: %s",

@@ -12,6 +12,16 @@ struct telemetry_field {
 };
 
 enum telemetry_unit { UNIT_NONE, UNIT_PERCENT, UNIT_MIB, UNIT_W };
+
+/* The largest values a reading may have: above them it is not a GPU reading (a GPU draws at
+ * most a few kW and holds at most a few hundred GiB), and sums of many of them stay finite. */
+#define TELEMETRY_MAX_POWER_W 10000.0
+#define TELEMETRY_MAX_MEMORY_MIB 16777216.0 /* 16 TiB */
+
+static const double unit_max[] = {[UNIT_NONE] = 0,
+                                  [UNIT_PERCENT] = 100,
+                                  [UNIT_MIB] = TELEMETRY_MAX_MEMORY_MIB,
+                                  [UNIT_W] = TELEMETRY_MAX_POWER_W};
 static const char *const telemetry_unit_names[] = {"", "%", "MiB", "W"};
 
 /* ---- nvidia-smi --query-gpu ---------------------------------------------------------------- */
@@ -77,10 +87,10 @@ static const struct dcgm_metric_def {
     [DCGM_GR_ENGINE_ACTIVE] = {"DCGM_FI_PROF_GR_ENGINE_ACTIVE", 1},
     [DCGM_SM_ACTIVE] = {"DCGM_FI_PROF_SM_ACTIVE", 1},
     [DCGM_GPU_UTIL] = {"DCGM_FI_DEV_GPU_UTIL", 100},
-    [DCGM_FB_USED] = {"DCGM_FI_DEV_FB_USED", INFINITY},
-    [DCGM_FB_FREE] = {"DCGM_FI_DEV_FB_FREE", INFINITY},
-    [DCGM_FB_RESERVED] = {"DCGM_FI_DEV_FB_RESERVED", INFINITY},
-    [DCGM_POWER] = {"DCGM_FI_DEV_POWER_USAGE", INFINITY},
+    [DCGM_FB_USED] = {"DCGM_FI_DEV_FB_USED", TELEMETRY_MAX_MEMORY_MIB},
+    [DCGM_FB_FREE] = {"DCGM_FI_DEV_FB_FREE", TELEMETRY_MAX_MEMORY_MIB},
+    [DCGM_FB_RESERVED] = {"DCGM_FI_DEV_FB_RESERVED", TELEMETRY_MAX_MEMORY_MIB},
+    [DCGM_POWER] = {"DCGM_FI_DEV_POWER_USAGE", TELEMETRY_MAX_POWER_W},
 };
 
 struct telemetry_dcgm_gpu {
@@ -96,7 +106,7 @@ struct dcgm_labels {
     char uuid[TELEMETRY_GPU_MAX];
     char gpu[16];
     char hostname[TELEMETRY_GPU_MAX];
-    char instance[16]; /* GPU_I_ID: a MIG instance */
+    char instance[16];               /* GPU_I_ID: a MIG instance */
     char model[TELEMETRY_MODEL_MAX]; /* modelName */
 };
 
@@ -311,10 +321,10 @@ static bool smi_value(const struct telemetry_reader *r, int c, const struct tele
         return false;
     }
     double v;
-    if (!textnum_parse_double(s, len, &v) || v < 0 ||
-        (smi_columns[c].unit == UNIT_PERCENT && v > 100)) {
-        problems_add_line(errs, lineno, r->col[c] + 1, NULL, "%s: '%.*s' is not a valid value",
-                          smi_columns[c].name, (int)f->len, f->s);
+    if (!textnum_parse_double(s, len, &v) || v < 0 || v > unit_max[smi_columns[c].unit]) {
+        problems_add_line(errs, lineno, r->col[c] + 1, NULL,
+                          "%s: '%.*s' is not a valid value (0 to %g %s)", smi_columns[c].name,
+                          (int)f->len, f->s, unit_max[smi_columns[c].unit], expected);
         return false;
     }
     *out = v;
@@ -436,7 +446,8 @@ static int dmon_feed(struct telemetry_reader *r, const char *line, size_t len, l
     struct telemetry_sample s;
     telemetry_sample_clear(&s);
     double v[DMON_COUNT];
-    static const double dmon_max[DMON_COUNT] = {0, 0, 0, INFINITY, 100, INFINITY};
+    static const double dmon_max[DMON_COUNT] = {
+        0, 0, 0, TELEMETRY_MAX_POWER_W, 100, TELEMETRY_MAX_MEMORY_MIB};
     bool ok = true;
     for (int c = DMON_PWR; c < DMON_COUNT; c++) {
         v[c] = NAN;
@@ -444,8 +455,9 @@ static int dmon_feed(struct telemetry_reader *r, const char *line, size_t len, l
         if (i < 0 || (f[i].len == 1 && f[i].s[0] == '-'))
             continue;
         if (!textnum_parse_double(f[i].s, f[i].len, &v[c]) || v[c] < 0 || v[c] > dmon_max[c]) {
-            problems_add_line(errs, lineno, i + 1, NULL, "%s: '%.*s' is not a valid value",
-                              dmon_columns[c], (int)f[i].len, f[i].s);
+            problems_add_line(errs, lineno, i + 1, NULL,
+                              "%s: '%.*s' is not a valid value (0 to %g)", dmon_columns[c],
+                              (int)f[i].len, f[i].s, dmon_max[c]);
             ok = false;
         }
     }

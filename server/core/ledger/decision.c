@@ -1,5 +1,6 @@
 #include "core/ledger/decision.h"
 
+#include <ctype.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 #include "core/ledger/codec.h"
 #include "core/ledger/jcs.h"
 #include "core/formats/timefmt.h"
+#include "core/jsonlimit.h"
 #include "core/validate.h"
 
 uint8_t *decision_message(const json_t *record, size_t *len)
@@ -126,10 +128,14 @@ static const struct {
 
 /* Anywhere in the record: no reals (amounts are decimal strings), integers JavaScript can hold
  * exactly — a browser signs what JSON.parse gave it. */
-static void check_values(const json_t *v, const char *ptr, struct problems *errs, size_t *added)
+static void check_values(const json_t *v, const char *ptr, int depth, struct problems *errs,
+                         size_t *added)
 {
     char child[POINTER_MAX];
-    if (json_is_real(v)) {
+    if (depth > JSON_NEST_MAX) {
+        problems_add(errs, ptr, "nested deeper than %d levels", JSON_NEST_MAX);
+        (*added)++;
+    } else if (json_is_real(v)) {
         problems_add(errs, ptr, "floating-point numbers are not allowed (use a decimal string)");
         (*added)++;
     } else if (json_is_integer(v)) {
@@ -141,12 +147,12 @@ static void check_values(const json_t *v, const char *ptr, struct problems *errs
     } else if (json_is_array(v)) {
         for (size_t i = 0; i < json_array_size(v); i++)
             check_values(json_array_get(v, i), problems_pointer_index(child, sizeof child, ptr, i),
-                         errs, added);
+                         depth + 1, errs, added);
     } else if (json_is_object(v)) {
         const char *key;
         json_t *member;
-        json_object_foreach((json_t *)v, key, member)
-            check_values(member, problems_pointer(child, sizeof child, ptr, key), errs, added);
+        json_object_foreach((json_t *)v, key, member) check_values(
+            member, problems_pointer(child, sizeof child, ptr, key), depth + 1, errs, added);
     }
 }
 
@@ -342,6 +348,63 @@ size_t decision_validate(const json_t *record, const char *prefix, struct proble
         }
         check_field(v, fields[f].kind, ptr, errs, &added);
     }
-    check_values(record, root, errs, &added);
+    check_values(record, root, 0, errs, &added);
     return added;
+}
+
+/* ---- the API's view, from the leaf ------------------------------------------------------ */
+
+/* A UUID member in its canonical lower-case text (as PostgreSQL prints uuid); others as are. */
+static void lower_uuid(json_t *view, const char *member)
+{
+    const char *s = json_string_value(json_object_get(view, member));
+    if (!s || !uuid_valid(s))
+        return;
+    char lower[37];
+    for (size_t i = 0; i < 36; i++)
+        lower[i] = (char)tolower((unsigned char)s[i]);
+    lower[36] = '\0';
+    json_object_set_new(view, member, json_string(lower));
+}
+
+json_t *decision_view(const uint8_t *leaf, size_t len)
+{
+    json_t *doc = jcs_parse((const char *)leaf, len, NULL);
+    const json_t *record = json_object_get(doc, "record");
+    const json_t *signature = json_object_get(doc, "signature");
+    const json_t *received_at = json_object_get(doc, "received_at");
+    json_t *view = NULL;
+    if (json_is_object(record) && json_is_string(signature) && json_is_string(received_at) &&
+        !json_object_get(doc, "kind")) {
+        const json_t *chosen = json_object_get(record, "chosen_option");
+        const json_t *supersedes = json_object_get(record, "supersedes");
+        view = json_pack("{s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O}", "id",
+                         json_object_get(record, "id"), "review_id",
+                         json_object_get(record, "review_id"), "decision",
+                         json_object_get(record, "decision"), "chosen_option",
+                         chosen ? chosen : json_null(), "comparison_sha256",
+                         json_object_get(record, "comparison_sha256"), "supersedes",
+                         supersedes ? supersedes : json_null(), "signer_key_id",
+                         json_object_get(record, "signer_key_id"), "received_at", received_at,
+                         "record", record, "signature", signature);
+        lower_uuid(view, "id");
+        lower_uuid(view, "review_id");
+        lower_uuid(view, "supersedes");
+    }
+    json_decref(doc);
+    return view;
+}
+
+const char *decision_view_mismatch(const json_t *row, const json_t *view)
+{
+    static const char *const members[] = {
+        "id",         "review_id",     "decision",    "chosen_option", "comparison_sha256",
+        "supersedes", "signer_key_id", "received_at", "record",        "signature",
+    };
+    for (size_t i = 0; i < sizeof members / sizeof members[0]; i++) {
+        const json_t *a = json_object_get(row, members[i]), *b = json_object_get(view, members[i]);
+        if (!a || !b || !json_equal(a, b))
+            return members[i];
+    }
+    return NULL;
 }

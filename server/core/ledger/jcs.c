@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/jsonlimit.h"
+
 /* ---- numbers ------------------------------------------------------------------------------ */
 
 /* Integers up to 2^53 are exact doubles, so printing them as integers is their ES form too. */
@@ -128,6 +130,7 @@ struct jcs_buf {
     size_t len, cap;
     bool failed;         /* out of memory: every later append is a no-op */
     bool document_order; /* jcs_dump: members as the document holds them, not sorted */
+    int depth;           /* arrays and objects open: refused past JSON_NEST_MAX */
 };
 
 static void buf_append(struct jcs_buf *b, const char *s, size_t n)
@@ -366,6 +369,9 @@ static bool append_value(struct jcs_buf *b, const json_t *v)
     case JSON_STRING:
         return append_string(b, json_string_value(v), json_string_length(v));
     case JSON_ARRAY: {
+        if (b->depth >= JSON_NEST_MAX)
+            return false;
+        b->depth++;
         buf_append(b, "[", 1);
         for (size_t i = 0; i < json_array_size(v); i++) {
             if (i)
@@ -374,10 +380,17 @@ static bool append_value(struct jcs_buf *b, const json_t *v)
                 return false;
         }
         buf_append(b, "]", 1);
+        b->depth--;
         return true;
     }
-    case JSON_OBJECT:
-        return append_object(b, v);
+    case JSON_OBJECT: {
+        if (b->depth >= JSON_NEST_MAX)
+            return false;
+        b->depth++;
+        bool ok = append_object(b, v);
+        b->depth--;
+        return ok;
+    }
     }
     return false;
 }
@@ -435,17 +448,25 @@ char *jcs_dump(const json_t *v, size_t *len)
 json_t *jcs_parse(const char *buf, size_t len, struct problems *errs)
 {
     json_error_t error;
-    const size_t flags = JSON_REJECT_DUPLICATES | JSON_DECODE_ANY;
-    json_t *v = json_loadb(buf, len, flags, &error);
+    /* U+0000 is an I-JSON character like any other: RFC 8785 canonicalizes it (as \u0000).
+     * Strings are handled with their lengths throughout, never as C strings. */
+    const size_t flags = JSON_REJECT_DUPLICATES | JSON_DECODE_ANY | JSON_ALLOW_NUL;
+    json_t *v = json_load_bounded(buf, len, flags, &error);
     if (!v && json_error_code(&error) == json_error_numeric_overflow) {
         /* An integer literal beyond long long: read every number as a double, which is what
          * RFC 8785 does; a real overflow (1e400) still fails below. */
         json_error_t again;
-        v = json_loadb(buf, len, flags | JSON_DECODE_INT_AS_REAL, &again);
+        v = json_load_bounded(buf, len, flags | JSON_DECODE_INT_AS_REAL, &again);
         if (!v)
             error = again;
     }
     if (!v && errs)
         problems_add_line(errs, error.line, error.column, "", "invalid JSON: %s", error.text);
     return v;
+}
+
+const char *jcs_text(const json_t *v)
+{
+    const char *s = json_string_value(v);
+    return s && strlen(s) == json_string_length(v) ? s : NULL;
 }

@@ -11,6 +11,7 @@
 
 #include "core/formats/loadtest.h"
 #include "core/formats/timefmt.h"
+#include "core/jsonlimit.h"
 #include "core/validate.h"
 #include "core/formats/evfield.h"
 #include "http/evidence.h"
@@ -383,13 +384,24 @@ static void benchmark_import(struct req *r)
         len += (size_t)n;
     }
     if (n < 0) {
-        resp_problem(r, 400, "body-unreadable", "Body unreadable", "the request body ended early");
+        resp_body_unreadable(r);
         goto out;
     }
     if (len > IMPORT_MAX_BYTES) {
         ev_drain_body(r, NULL);
         resp_problem(r, 413, "too-large", "Body too large",
                      "a load-test output is at most %zu bytes", IMPORT_MAX_BYTES);
+        goto out;
+    }
+    size_t lead = 0;
+    while (lead < len && strchr(" \t\r\n", body[lead]) && body[lead])
+        lead++;
+    struct json_nest_at deep;
+    if (lead < len && (body[lead] == '[' || body[lead] == '{') &&
+        !json_nest_ok(body, len, JSON_NEST_MAX, false, &deep)) {
+        json_error_t err = {.line = (int)deep.line, .column = (int)deep.column};
+        err.text[JSON_ERROR_TEXT_LENGTH - 1] = (char)json_error_stack_overflow;
+        resp_json_error(r, &err, 0);
         goto out;
     }
     parsed = loadtest_parse(loadtest_format_from_name(fmt), body, len, &lopt, &p);
@@ -399,6 +411,7 @@ static void benchmark_import(struct req *r)
         resp_invalid(r, &p, "The load-test output could not be read: see errors.");
         goto out;
     }
+    json_numbers_check(parsed, "", &p); /* what the readers pass on is stored as it is */
     check_duplicate_points(json_object_get(parsed, "load_points"),
                            ": the results mix configurations; choose one with ?where=key=value "
                            "(a --metadata key, e.g. where=deployment=base)",

@@ -116,15 +116,30 @@ static json_t *resolve_scenario(struct req *r, const json_t *doc, struct resolut
     return out;
 }
 
-/* The engine is CPU-bound (a comparison at the limits — 64 options × 1,000,000 trials — runs
- * for seconds): at most as many at once as there are cores, so a burst of large comparisons
- * cannot take every worker thread; the rest wait a little, then answer 503. */
+/* The engine is CPU-bound (a comparison at its work limit, COST_MAX_OPTION_TRIALS, runs for
+ * about a second and a half): at most as many at once as there are cores, one per user. A
+ * request that finds the engine busy is answered at once — 503, or 429 when its user already
+ * has one running — with Retry-After: waiting would hold a worker thread. */
 #define ENGINE_SLOTS 2
-#define ENGINE_WAIT_MS 10000
+#define ENGINE_PER_USER 1
 static struct gate engine_gate =
     GATE_INIT(ENGINE_SLOTS, "the cost engine is busy with other comparisons; retry shortly");
 
 typedef json_t *(*engine_fn)(const json_t *scenario, struct problems *errs);
+
+/* A slot of the engine for the caller (gate_leave_as gives it back); else answers 429 (the
+ * caller's own limit) or 503 (every slot busy) and returns -1. */
+static int engine_enter(struct req *r)
+{
+    int got = gate_try_enter_as(&engine_gate, r->who.user_id, ENGINE_PER_USER);
+    if (got == 0)
+        return 0;
+    if (got == -2)
+        gate_reply_own_limit(r, ENGINE_PER_USER);
+    else
+        gate_reply_busy(r, &engine_gate);
+    return -1;
+}
 
 /* Resolves and computes with engine (cost_compare, or cost_charts). Answers on failure
  * (returns NULL); on success *resolved_out gets the resolved scenario (new reference) when
@@ -147,13 +162,12 @@ static json_t *compute(struct req *r, const json_t *doc, engine_fn engine, json_
         goto out;
     }
     if (!p.total) {
-        if (gate_enter(&engine_gate, ENGINE_WAIT_MS) != 0) {
-            gate_reply_busy(r, &engine_gate);
+        if (engine_enter(r) != 0) {
             json_decref(resolved);
             goto out;
         }
         result = engine(resolved, &p);
-        gate_leave(&engine_gate);
+        gate_leave_as(&engine_gate, r->who.user_id);
     }
     if (!result) {
         resp_invalid(r, &p,
@@ -477,12 +491,10 @@ static void comparison_charts(struct req *r)
     }
     struct problems p;
     problems_init(&p);
-    if (gate_enter(&engine_gate, ENGINE_WAIT_MS) != 0) {
-        gate_reply_busy(r, &engine_gate);
+    if (engine_enter(r) != 0)
         goto out;
-    }
     charts = cost_charts(json_object_get(stored, "scenario"), &p);
-    gate_leave(&engine_gate);
+    gate_leave_as(&engine_gate, r->who.user_id);
     if (!charts) { /* a stored scenario the engine took once and refuses now: not the caller's */
         resp_problem(r, 500, "internal", "Internal error",
                      "the stored comparison's scenario cannot be recomputed");

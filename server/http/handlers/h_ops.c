@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "http/conns.h"
 #include "http/internal.h"
 
 static void healthz(struct req *r)
@@ -24,7 +25,9 @@ static void readyz(struct req *r)
 
 static void metrics(struct req *r)
 {
-    char *text = metrics_render(r->app->metrics, r->app->store);
+    struct conns_counts conns;
+    conns_counts(__atomic_load_n(&r->app->conns, __ATOMIC_ACQUIRE), &conns);
+    char *text = metrics_render(r->app->metrics, r->app->store, &conns);
     if (!text) {
         resp_problem(r, 503, "unavailable", "Service unavailable", "out of memory");
         return;

@@ -407,8 +407,13 @@ static void review_checklist(struct req *r)
         }
         cited = json_pack("[s]", sha);
     }
-    enum store_status st = store_review_checklist1(
-        r->app->store, json_string_value(json_object_get(review, "id")), cited, &out);
+    char *teams = principal_team_filter(&r->who);
+    enum store_status st =
+        teams ? store_review_checklist1(r->app->store,
+                                        json_string_value(json_object_get(review, "id")), cited,
+                                        teams, &out)
+              : STORE_UNAVAILABLE;
+    free(teams);
     if (st != STORE_OK) {
         resp_store_error(r, st, "review");
         goto out;

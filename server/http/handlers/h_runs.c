@@ -17,6 +17,7 @@
 #include "core/formats/openb.h"
 #include "core/formats/sacct.h"
 #include "core/formats/textnum.h"
+#include "core/jsonlimit.h"
 #include "core/validate.h"
 #include "http/evidence.h"
 #include "http/idempotency.h"
@@ -42,11 +43,13 @@ struct runs_ingest {
     struct problems errs;
     const char *cluster; /* ?cluster= (JSON runs may name their own) */
     long rejected_lines;
-    long skipped;  /* jobs not finished */
-    long steps;    /* job steps skipped */
-    long lines;    /* input lines (or JSON array items) seen */
-    long accepted; /* rows sent to COPY */
-    int failed;    /* the store failed: stop */
+    long skipped;   /* jobs not finished */
+    long steps;     /* job steps skipped */
+    long lines;     /* input lines (or JSON array items) seen */
+    long accepted;  /* rows sent to COPY */
+    int failed;     /* the store failed: stop */
+    long deep_line; /* a JSON line nested past JSON_NEST_MAX: the upload is refused (400) */
+    json_error_t deep_err;
 };
 
 static int flush_copy(struct runs_ingest *in)
@@ -183,7 +186,12 @@ static void ingest_ndjson(struct runs_ingest *in, struct upload_stream *u)
             continue;
         in->lines++;
         json_error_t err;
-        json_t *obj = json_loadb(text, len, JSON_REJECT_DUPLICATES, &err);
+        json_t *obj = json_load_bounded(text, len, JSON_REJECT_DUPLICATES, &err);
+        if (!obj && json_error_code(&err) == json_error_stack_overflow) {
+            in->deep_line = line.lineno;
+            in->deep_err = err;
+            return;
+        }
         size_t before = in->errs.total;
         if (!obj)
             problems_add_line(&in->errs, line.lineno, err.column, "", "not a JSON object: %s",
@@ -367,6 +375,10 @@ static void runs_upload(struct req *r)
             goto out;
         upload_digest_hex(u, sha);
         bytes = u->bytes;
+    }
+    if (in.deep_line) { /* an attack rather than a faulty line: nothing is kept */
+        resp_json_error(r, &in.deep_err, in.deep_line);
+        goto out;
     }
     if (!in.failed)
         (void)flush_copy(&in);

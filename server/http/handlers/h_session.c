@@ -2,8 +2,10 @@
  *
  * POST /api/v1/session answers the same 401, after the same argon2id work, for an unknown
  * user and for a wrong password, so neither the answer nor its time tells which names exist.
- * Failures are counted per account and per client address in PostgreSQL (store/throttle.h);
- * a locked key answers 429 with Retry-After before any password is checked. */
+ * Attempts are counted per account and per client address in PostgreSQL (store/throttle.h)
+ * before any password is checked — a reservation taken in one statement, so a burst of N
+ * attempts counts as N — and given back when the password was right (or never checked); an
+ * attempt beyond the limit answers 429 with Retry-After without hashing anything. */
 #include <ctype.h>
 #include <sodium.h>
 #include <stdio.h>
@@ -81,16 +83,14 @@ static json_t *user_view(const json_t *row)
 }
 
 /* The password check proper, inside the hashing gate. *new_hash is filled when the stored
- * hash uses old parameters. Returns -1 when the gate stayed full (503 already sent). */
-static int check_password(struct req *r, const char *stored, const char *password,
-                          enum password_check *result, char new_hash[PASSWORD_HASH_BYTES])
+ * hash uses old parameters. Returns -1 when the gate stayed full (503 to send). */
+static int check_password(const char *stored, const char *password, enum password_check *result,
+                          char new_hash[PASSWORD_HASH_BYTES])
 {
     size_t len = strlen(password);
     new_hash[0] = '\0';
-    if (hashgate_enter(HASHGATE_WAIT_MS) != 0) {
-        hashgate_reply_busy(r);
+    if (hashgate_enter(HASHGATE_WAIT_MS) != 0)
         return -1;
-    }
     *result = password_verify(stored, password, len);
     if (*result == PASSWORD_OK_REHASH && password_hash(password, len, new_hash) != 0)
         new_hash[0] = '\0'; /* out of memory: keep the old hash, sign in anyway */
@@ -98,13 +98,13 @@ static int check_password(struct req *r, const char *stored, const char *passwor
     return 0;
 }
 
-/* Answers 429 (or the store's error) and returns -1 when the account or the address is
- * locked; 0 to go on. */
+/* Reserves this attempt; answers 429 (or the store's error) and returns -1 when the account
+ * or the address is past its limit; 0 to go on. */
 static int throttled(struct req *r, const char *account_key, const char *address_key)
 {
     long retry_after_s = 0;
-    enum store_status st =
-        store_login_throttle_check(r->app->store, account_key, address_key, &retry_after_s);
+    enum store_status st = store_login_throttle_reserve(r->app->store, &THROTTLE, account_key,
+                                                        address_key, &retry_after_s);
     if (st != STORE_OK) {
         resp_store_error(r, st, "sign-in");
         return -1;
@@ -129,7 +129,7 @@ static void log_warning(struct req *r, const char *msg)
 /* After a right password: stores the upgraded hash (when new_hash is not empty), starts the
  * session, clears the account's failures and answers 201 with the cookie. */
 static void start_session(struct req *r, const json_t *user, const char *account_key,
-                          const char *new_hash)
+                          const char *address_key, const char *new_hash)
 {
     const char *user_id = json_string_value(json_object_get(user, "id"));
     struct audit_actor who = {.user_id = user_id,
@@ -150,7 +150,8 @@ static void start_session(struct req *r, const json_t *user, const char *account
         goto out;
     }
     /* Housekeeping on the success path only: failures must not buy an attacker extra work. */
-    if (store_login_throttle_succeeded(r->app->store, account_key) != STORE_OK ||
+    if (store_login_throttle_release(r->app->store, &THROTTLE, account_key, address_key, 1) !=
+            STORE_OK ||
         store_login_throttle_purge(r->app->store, &THROTTLE) != STORE_OK ||
         store_session_purge(r->app->store) != STORE_OK)
         log_warning(r, "sign-in housekeeping failed");
@@ -186,7 +187,7 @@ static void session_create(struct req *r)
         goto invalid;
     /* A page elsewhere must not sign a browser into an account of its choosing. */
     const char *origin = req_header(r, "Origin");
-    if (origin && !session_origin_matches(origin, req_header(r, "Host"))) {
+    if (origin && !req_same_origin(r, origin)) {
         resp_problem(r, 403, "csrf", "Forbidden", "the request's Origin is not this server");
         goto out;
     }
@@ -202,18 +203,21 @@ static void session_create(struct req *r)
     /* An unknown user is checked against the dummy hash (stored NULL): same work, same 401. */
     const char *stored = json_string_value(json_object_get(user, "password_hash"));
     enum password_check result = PASSWORD_WRONG;
-    if (check_password(r, stored, password, &result, new_hash) != 0)
-        goto out;
-    if (result != PASSWORD_WRONG) {
-        start_session(r, user, account_key, new_hash);
+    if (check_password(stored, password, &result, new_hash) != 0) {
+        /* never checked: not a failure */
+        if (store_login_throttle_release(r->app->store, &THROTTLE, account_key, address_key, 0) !=
+            STORE_OK)
+            log_warning(r, "sign-in reservation not released");
+        hashgate_reply_busy(r);
         goto out;
     }
-    st = store_login_throttle_failed(r->app->store, &THROTTLE, account_key, address_key);
-    if (st != STORE_OK)
-        resp_store_error(r, st, "sign-in");
-    else
-        resp_problem(r, 401, "unauthenticated", "Authentication failed",
-                     "the username or password is wrong");
+    if (result != PASSWORD_WRONG) {
+        start_session(r, user, account_key, address_key, new_hash);
+        goto out;
+    }
+    /* A wrong password: its reservation stands as the failure. */
+    resp_problem(r, 401, "unauthenticated", "Authentication failed",
+                 "the username or password is wrong");
     goto out;
 invalid:
     resp_invalid(r, &p, NULL);
@@ -297,8 +301,9 @@ static void signing_key_put(struct req *r)
     decision_key_id(pk, key_id);
     struct audit_actor who;
     int created = 0;
-    enum store_status st = store_signing_key_add(r->app->store, req_actor(r, &who), r->who.user_id,
-                                                 key_id, b64, &out, &created);
+    enum store_status st =
+        store_signing_key_add(r->app->store, req_actor(r, &who), r->who.user_id, key_id, b64,
+                              r->app->cfg->server_sk, &out, &created);
     if (st == STORE_CONFLICT) {
         resp_problem(r, 409, "conflict", "Conflict",
                      "this key is registered to another user, or was revoked");
@@ -343,8 +348,9 @@ static void signing_key_delete(struct req *r)
         return;
     }
     struct audit_actor who;
-    enum store_status st = store_signing_key_revoke(r->app->store, req_actor(r, &who),
-                                                    r->who.user_id, r->params[0], &out);
+    enum store_status st =
+        store_signing_key_revoke(r->app->store, req_actor(r, &who), r->who.user_id, r->params[0],
+                                 r->app->cfg->server_sk, &out);
     if (st == STORE_NOT_FOUND) {
         resp_problem(r, 404, "not-found", "Not found", "you have no signing key with this id");
         return;

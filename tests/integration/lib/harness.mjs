@@ -215,9 +215,10 @@ export async function startServer({ env = {}, args = [] } = {}) {
 
 // One HTTP request, no keep-alive. `body`: an object or array is sent as JSON (with
 // Content-Type application/json unless headers say otherwise); a string or Buffer is sent as
-// is. `token` adds "Authorization: Bearer", `cookie` a Cookie header. Resolves to
+// is. `token` adds "Authorization: Bearer", `cookie` a Cookie header; `localAddress` picks the
+// client's source address (any 127.0.0.0/8 address works on Linux). Resolves to
 // { status, headers (lower-case names), text, json (null when the body is not JSON) }.
-export function api(baseUrl, method, urlPath, { body, headers = {}, token, cookie, timeoutMs = 10_000 } = {}) {
+export function api(baseUrl, method, urlPath, { body, headers = {}, token, cookie, timeoutMs = 10_000, localAddress } = {}) {
   const target = new URL(urlPath, baseUrl);
   const h = {};
   for (const [k, v] of Object.entries(headers)) h[k.toLowerCase()] = v;
@@ -235,7 +236,7 @@ export function api(baseUrl, method, urlPath, { body, headers = {}, token, cooki
   if (cookie) h.cookie = cookie;
 
   return new Promise((resolve, reject) => {
-    const req = http.request(target, { method, headers: h, agent: false, timeout: timeoutMs }, (res) => {
+    const req = http.request(target, { method, headers: h, agent: false, timeout: timeoutMs, localAddress }, (res) => {
       const chunks = [];
       res.on('data', (c) => chunks.push(c));
       res.on('error', reject);

@@ -1,0 +1,175 @@
+/* Fuzz target for the request path: a request (request line, headers, body) goes through the
+ * real router and handlers — framing checks, path and query checks, route matching, roles,
+ * credentials, body reading and JSON parsing (nesting scan, numbers), the handler — as
+ * Civetweb would hand it over, but without a socket: the few mg_* functions the HTTP layer
+ * calls on a connection are defined here over the input, and they take precedence over
+ * libcivetweb's. The store points at a database that does not exist, so what needs one
+ * answers 503. Checked: exactly one well-formed reply is written, never a 500 (an internal
+ * error is a bug whatever the input), and a 4xx/5xx reply is problem+json.
+ *
+ * Input: "METHOD TARGET\n", then "Name: value\n" header lines, an empty line, then the body. */
+#include <civetweb.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http/http.h"
+#include "store/store.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define MAX_HEADERS MG_MAX_HEADERS
+
+struct mg_connection {
+    struct mg_request_info ri;
+    char *text; /* the input, split in place */
+    const char *body;
+    size_t body_len, body_pos;
+    int chunk; /* mg_read hands out at most this much at once */
+    int writes;
+    char status_line[16];
+    int problem_json;
+};
+
+const struct mg_request_info *mg_get_request_info(const struct mg_connection *conn)
+{
+    return &conn->ri;
+}
+
+const char *mg_get_header(const struct mg_connection *conn, const char *name)
+{
+    for (int i = 0; i < conn->ri.num_headers; i++)
+        if (strcasecmp(conn->ri.http_headers[i].name, name) == 0)
+            return conn->ri.http_headers[i].value;
+    return NULL;
+}
+
+int mg_read(struct mg_connection *conn, void *buf, size_t len)
+{
+    size_t left = conn->body_len - conn->body_pos;
+    size_t n = left < len ? left : len;
+    if (n > (size_t)conn->chunk)
+        n = (size_t)conn->chunk;
+    memcpy(buf, conn->body + conn->body_pos, n);
+    conn->body_pos += n;
+    return (int)n;
+}
+
+int mg_write(struct mg_connection *conn, const void *buf, size_t len)
+{
+    conn->writes++;
+    const char *s = buf;
+    if (len < 12 || memcmp(s, "HTTP/1.1 ", 9) != 0)
+        abort(); /* every reply is written whole, status line first */
+    memcpy(conn->status_line, s, 12);
+    conn->status_line[12] = '\0';
+    conn->problem_json = memmem(s, len, "application/problem+json", 24) != NULL;
+    return (int)len;
+}
+
+void mg_disable_connection_keep_alive(struct mg_connection *conn)
+{
+    (void)conn;
+}
+
+static struct http_server *server(void)
+{
+    static struct http_server *srv;
+    if (srv)
+        return srv;
+    static unsigned char sk[64];
+    static struct http_config cfg = {
+        .listen = "127.0.0.1:0",
+        .static_dir = "/nonexistent",
+        .migrations_dir = "/nonexistent",
+        .openapi_path = "/nonexistent/openapi.yaml",
+        .log_origin = "fuzz/capledger",
+        .server_sk = sk,
+        .max_body_bytes = 1u << 20,
+        .max_upload_bytes = 1u << 20,
+        .threads = 8,
+        .body_min_bytes_per_s = 0,
+        .cors_origins = "https://ui.example",
+    };
+    struct store *store = store_open("host=/nonexistent dbname=none connect_timeout=1", 1);
+    if (!store)
+        abort();
+    srv = http_server_detached(&cfg, store);
+    if (!srv)
+        abort();
+    return srv;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static int quiet;
+    if (!quiet) { /* the access log would drown the fuzzer's own output */
+        quiet = 1;
+        if (!getenv("FUZZ_REQUEST_LOG"))
+            (void)!freopen("/dev/null", "w", stderr);
+    }
+    struct mg_connection conn;
+    memset(&conn, 0, sizeof conn);
+    conn.text = malloc(size + 1);
+    if (!conn.text)
+        return 0;
+    memcpy(conn.text, data, size);
+    conn.text[size] = '\0';
+    conn.chunk = size ? 1 + data[0] % 97 * 700 : 1;
+    char *line = conn.text, *end = conn.text + size;
+    char *nl = memchr(line, '\n', (size_t)(end - line));
+    if (!nl)
+        goto out;
+    *nl = '\0';
+    char *space = strchr(line, ' ');
+    if (!space || space == line)
+        goto out;
+    *space = '\0';
+    conn.ri.request_method = line;
+    char *target = space + 1;
+    char *q = strchr(target, '?');
+    if (q)
+        *q++ = '\0';
+    conn.ri.local_uri = target[0] == '/' ? target : "/";
+    conn.ri.request_uri = conn.ri.local_uri;
+    conn.ri.query_string = q;
+    conn.ri.http_version = "1.1";
+    conn.ri.content_length = -1;
+    snprintf(conn.ri.remote_addr, sizeof conn.ri.remote_addr, "127.0.0.1");
+    conn.ri.remote_port = 40000;
+    line = nl + 1;
+    while (line < end && conn.ri.num_headers < MAX_HEADERS) {
+        nl = memchr(line, '\n', (size_t)(end - line));
+        if (!nl)
+            nl = end;
+        *nl = '\0';
+        if (!*line) {
+            line = nl + 1;
+            break;
+        }
+        char *colon = strchr(line, ':');
+        if (colon) {
+            *colon = '\0';
+            char *value = colon + 1;
+            while (*value == ' ')
+                value++;
+            conn.ri.http_headers[conn.ri.num_headers].name = line;
+            conn.ri.http_headers[conn.ri.num_headers].value = value;
+            if (strcasecmp(line, "Content-Length") == 0)
+                conn.ri.content_length = strtoll(value, NULL, 10);
+            conn.ri.num_headers++;
+        }
+        line = nl + 1;
+    }
+    conn.body = line < end ? line : end;
+    conn.body_len = (size_t)(end - conn.body);
+    int status = http_server_handle(server(), &conn);
+    if (conn.writes != 1 || status == 500 || strncmp(conn.status_line, "HTTP/1.1 500", 12) == 0)
+        abort();
+    if (status >= 400 && !conn.problem_json)
+        abort();
+out:
+    free(conn.text);
+    return 0;
+}

@@ -1,0 +1,19 @@
+/* Message framing checks of an HTTP/1.1 request (RFC 9112 §6): the headers that decide where a
+ * body ends must be unambiguous, or a proxy in front and this server could disagree about it
+ * and a request hidden in a body would be executed (request smuggling). */
+#ifndef CAPLEDGER_CORE_HTTPFRAME_H
+#define CAPLEDGER_CORE_HTTPFRAME_H
+
+#include <stddef.h>
+
+struct httpframe_header {
+    const char *name;
+    const char *value;
+};
+
+/* NULL when the request's framing is unambiguous; else why not (a static string). Refused:
+ * Content-Length together with Transfer-Encoding, Content-Length repeated (even with equal
+ * values) or not 1–18 decimal digits, Transfer-Encoding repeated or other than "chunked". */
+const char *httpframe_refusal(const struct httpframe_header *headers, size_t count);
+
+#endif

@@ -1,0 +1,134 @@
+// scripts/demo against a test server: every main list of the API has something in it, the
+// story is the design's (the hourly-price trap, a review in its second phase, a signed revise
+// decision, a drift alert), the printed passwords sign in, and a second run adds nothing.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { api, projectDir, psql, startServer, withDatabase } from './lib/harness.mjs';
+import { bin, mintToken } from './lib/cli.mjs';
+
+let srv;
+let dir;
+let admin;
+
+function runDemo() {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('CAPLEDGER_')));
+  const r = spawnSync(path.join(projectDir, 'scripts', 'demo'), [], {
+    cwd: projectDir,
+    encoding: 'utf8',
+    timeout: 240_000,
+    env: {
+      ...env,
+      CAPLEDGER_URL: srv.url,
+      CAPLEDGER_DATABASE_URL: withDatabase(process.env.CAPLEDGER_TEST_DATABASE_URL, srv.db),
+      CAPLEDGER_VAR_DIR: path.join(dir, 'no-var'),
+      CAPLEDGER_DEMO_DIR: path.join(dir, 'state'),
+      CAPLEDGER_BIN: bin,
+    },
+  });
+  if (r.error) throw r.error;
+  assert.equal(r.status, 0, `scripts/demo failed:\n${r.stdout}\n${r.stderr}`);
+  return r.stdout;
+}
+
+// Rows in every table of the database (what "adds nothing" means).
+function rowCounts() {
+  const tables = psql("SELECT string_agg(table_name, ' ' ORDER BY table_name) FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'", { database: srv.db }).split(' ');
+  const counts = {};
+  for (const t of tables) counts[t] = Number(psql(`SELECT count(*) FROM "${t}"`, { database: srv.db }));
+  return counts;
+}
+
+before(async () => {
+  srv = await startServer({ env: { CAPLEDGER_DRIFT_SWEEP_S: '0' } });
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'capledger-demo-'));
+  admin = mintToken(srv, 'admin', 'demo-test');
+});
+after(async () => {
+  await srv?.stop();
+  if (dir) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test('the demo fills every main list, tells the design\'s story, and a second run adds nothing', async () => {
+  const out = runDemo();
+  const passwords = Object.fromEntries([...out.matchAll(/^\s+(demo-\w+)\s+\(\w+\)\s+password (\S+)$/gm)].map((m) => [m[1], m[2]]));
+  assert.deepEqual(Object.keys(passwords).sort(), ['demo-auditor', 'demo-member', 'demo-owner']);
+  for (const [username, password] of Object.entries(passwords)) {
+    const s = await api(srv.url, 'POST', '/api/v1/session', { body: { username, password } });
+    assert.ok(s.status === 200 || s.status === 201, `${username} signs in with the printed password: ${s.status} ${s.text}`);
+  }
+  const token = (name) => fs.readFileSync(path.join(dir, 'state', `${name}.token`), 'utf8');
+  const state = fs.statSync(path.join(dir, 'state', 'demo-owner.password'));
+  assert.equal(state.mode & 0o077, 0, 'the credentials are readable by their owner only');
+  const owner = token('demo-owner');
+  const auditor = token('demo-auditor');
+  const get = async (p, t = owner) => {
+    const r = await api(srv.url, 'GET', `/api/v1${p}`, { token: t });
+    assert.equal(r.status, 200, `${p}: ${r.text}`);
+    return r.json;
+  };
+
+  // Every main list has something to show.
+  const lists = {
+    '/teams': admin, '/users': admin, '/tokens': admin, '/audit/events': auditor, '/offers': owner, '/workloads': owner,
+    '/benchmarks': owner, '/runs': owner, '/uploads': owner, '/scenarios': owner, '/reviews': owner,
+    '/decisions': owner, '/alerts': owner, '/log/entries?start=0&end=1': auditor, '/me/signing-keys': owner,
+  };
+  for (const [p, t] of Object.entries(lists)) {
+    const body = await get(p, t);
+    const items = body.items ?? body.entries ?? body.leaves ?? body;
+    assert.ok(Array.isArray(items) ? items.length > 0 : Object.keys(items).length > 0, `${p} is empty: ${JSON.stringify(body).slice(0, 300)}`);
+  }
+
+  // The story: two offers, the cheaper per hour loses per completed evaluation.
+  const scenario = (await get('/scenarios')).items.find((s) => /A100 streamed vs H100/.test(s.name));
+  assert.ok(scenario);
+  const cmpList = await get(`/scenarios/${scenario.id}/comparisons`);
+  assert.equal(cmpList.items.length, 1);
+  const cmp = await get(`/comparisons/${cmpList.items[0].sha256}`);
+  assert.equal(cmp.result.winner, 'h100-nvme-cache');
+  const trap = cmp.result.flags?.hourly_price_trap ?? cmp.result.hourly_price_trap;
+  assert.equal(trap.cheapest_hourly, 'a100-streamed');
+  assert.ok(trap.ratio > 1.5, JSON.stringify(trap));
+  // Telemetry (real captures) on both benchmarks; the Slurm jobs of a real cluster.
+  const benches = (await get('/benchmarks')).items;
+  assert.equal(benches.length, 3);
+  for (const b of benches.filter((x) => !/after the decision/.test(x.notes))) {
+    assert.equal((await get(`/benchmarks/${b.id}/telemetry`)).items.length, 1, b.notes);
+  }
+  assert.ok((await get('/runs?cluster=fox&limit=100')).items.length >= 20);
+
+  // The review: second phase, four artifacts, a signed revise decision, a drift alert.
+  const review = (await get('/reviews')).items.find((r) => /13B regression suite/.test(r.title));
+  assert.equal(review.day, 41);
+  assert.equal(review.current_phase, 'smallest_complete_workflow');
+  assert.equal(review.status, 'needs decision');
+  assert.equal((await get(`/reviews/${review.id}/artifacts`)).items.length, 4);
+  const decisions = (await get(`/decisions?review=${review.id}`)).items;
+  assert.equal(decisions.length, 1);
+  const decision = await get(`/decisions/${decisions[0].id}`);
+  const record = decision.record ?? decision;
+  assert.equal(record.decision, 'revise');
+  assert.equal(record.chosen_option, 'h100-nvme-cache');
+  assert.deepEqual(record.comparison_sha256, [cmp.sha256]);
+  const alerts = (await get(`/alerts?review=${review.id}`)).items;
+  assert.ok(alerts.some((a) => a.kind === 'drift' && a.metric === 'throughput_units_per_s'), JSON.stringify(alerts));
+  // The auditor's offline check of everything the demo signed.
+  const bundle = await api(srv.url, 'GET', '/api/v1/audit/bundle', { token: auditor });
+  const key = await api(srv.url, 'GET', '/api/v1/log/key', { token: auditor });
+  fs.writeFileSync(path.join(dir, 'bundle.json'), bundle.text);
+  fs.writeFileSync(path.join(dir, 'server.vkey'), key.text);
+  const verify = spawnSync(bin, ['verify', path.join(dir, 'bundle.json'), '--key', path.join(dir, 'server.vkey'), '--recompute'], { encoding: 'utf8' });
+  assert.equal(verify.status, 0, verify.stdout + verify.stderr);
+
+  // Again: nothing new anywhere, and the same passwords printed.
+  const before = rowCounts();
+  const again = runDemo();
+  assert.match(again, /— 0 new records this run/);
+  for (const [name, pw] of Object.entries(passwords)) assert.ok(again.includes(pw), name);
+  const afterCounts = rowCounts();
+  assert.deepEqual(afterCounts, before);
+});
