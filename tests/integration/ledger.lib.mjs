@@ -17,6 +17,7 @@ import { bin, cli, mintToken } from './lib/cli.mjs';
 // objects): JSON.stringify already writes ECMAScript strings and numbers, and the default sort
 // compares UTF-16 code units, which is JCS's key order.
 export function jcs(v) {
+  if (typeof v === 'symbol') throw new Error('a record to sign names its supersedes: resolve SUPERSEDE_CURRENT first (postDecision does)');
   if (v === null || typeof v !== 'object') return JSON.stringify(v);
   if (Array.isArray(v)) return `[${v.map(jcs).join(',')}]`;
   return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${jcs(v[k])}`).join(',')}}`;

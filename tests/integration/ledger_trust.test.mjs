@@ -150,7 +150,7 @@ test('a revocation cleared in the database does not let the key sign again: the 
     assert.deepEqual(Object.keys(events[1]), ['at', 'key_id', 'kind']);
     assert.equal(verifyBundle(bundle, t.key).status, 0);
     // Had the server appended her decision anyway (and signed for it), verify --key says so.
-    const rec = record(rita, t.review.id);
+    const rec = record(rita, t.review.id, { supersedes: null });
     const forgedLeaf = Buffer.from(jcs({ record: rec, signature: signRecord(rita, rec), public_key: rita.publicKeyB64, received_at: new Date().toISOString() }));
     const forged = { ...bundle, leaves: [...bundle.leaves, forgedLeaf.toString('base64')] };
     forged.checkpoint = signWithServerKey(t.srv.keyFile, bundle.origin, leaves.length + 1, merkleRoot([...leaves, forgedLeaf].map(leafHash)));
@@ -187,7 +187,7 @@ test('a log begun before key events were logged: its keys are enrolled at start,
     const lena = { ...addUser(srv, 'lena', 'owner'), ...newKeyPair() };
     const review = await createReview(srv.url, lena, []);
     const userId = sql("SELECT id FROM app_user WHERE username = 'lena'");
-    const rec = record(lena, review.id);
+    const rec = record(lena, review.id, { supersedes: null });
     const receivedAt = '2024-05-01T09:00:00.000001Z';
     const leaf = Buffer.from(jcs({ record: rec, signature: signRecord(lena, rec), public_key: lena.publicKeyB64, received_at: receivedAt }));
     const hash = leafHash(leaf).toString('hex');
@@ -208,7 +208,7 @@ test('a log begun before key events were logged: its keys are enrolled at start,
     assert.equal(enrol.kind, 'key_enrol');
     assert.equal(enrol.key_id, lena.keyId);
     assert.equal(enrol.at, '2024-04-01T00:00:00.000000Z');
-    const r = await postDecision(twin.url, lena, record(lena, review.id));
+    const r = await postDecision(twin.url, lena, record(lena, review.id, { supersedes: rec.id }));
     assert.equal(r.status, 201, r.text);
     assert.equal(r.json.leaf_index, 2);
     // A restart does not enrol it twice.
@@ -230,9 +230,10 @@ test('a log begun before key events were logged: its keys are enrolled at start,
 });
 
 test('a decision row edited in place is never served: the API answers from the leaf or not at all', async () => {
-  const t = await setUp(2);
+  // One line of decisions (a review has one current decision): first ← second ← third.
+  const t = await setUp(3);
   try {
-    const [first, second] = t.decisions;
+    const [first, second, third] = t.decisions;
     const before = await t.get(`/api/v1/decisions/${first.rec.id}`);
     assert.equal(before.status, 200, before.text);
     assert.equal(before.json.decision, 'revise');
@@ -255,10 +256,11 @@ test('a decision row edited in place is never served: the API answers from the l
     const renamed = await t.get(`/api/v1/decisions/${first.rec.id}`);
     assert.equal(renamed.status, 500, renamed.text);
     assert.match(renamed.json.detail, /signer is not the owner the log enrolled its key for/);
-    t.asSuperuser(`UPDATE decision SET signer = 'olga' WHERE id = '${first.rec.id}'; UPDATE decision SET supersedes = '${first.rec.id}' WHERE id = '${second.rec.id}'`);
+    // third's row claims first, whose real successor (second) is unlinked: its leaf supersedes second.
+    t.asSuperuser(`UPDATE decision SET signer = 'olga' WHERE id = '${first.rec.id}'; UPDATE decision SET supersedes = NULL WHERE id = '${second.rec.id}'; UPDATE decision SET supersedes = '${first.rec.id}' WHERE id = '${third.rec.id}'`);
     const claimed = await t.get(`/api/v1/decisions/${first.rec.id}`);
     assert.equal(claimed.status, 500, claimed.text);
-    t.asSuperuser(`UPDATE decision SET supersedes = NULL WHERE id = '${second.rec.id}'`);
+    t.asSuperuser(`UPDATE decision SET supersedes = '${second.rec.id}' WHERE id = '${third.rec.id}'; UPDATE decision SET supersedes = '${first.rec.id}' WHERE id = '${second.rec.id}'`);
     assert.equal((await t.get(`/api/v1/decisions/${first.rec.id}`)).status, 200);
     // The log itself was never touched: the bundle verifies.
     assert.equal(verifyBundle((await t.get('/api/v1/audit/bundle')).json, t.key).status, 0);

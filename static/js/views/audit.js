@@ -93,14 +93,19 @@ export async function renderAudit(root, ctx) {
     rows.push(...page);
     end = start;
     more.hidden = end === 0;
+    // A leaf is a decision ({record, …}) or a key event ({kind: key_enrol|key_revoke, key_id,
+    // owner, at}); one that does not decode is shown as unreadable.
+    const rec = (r) => (r.leaf && r.leaf.record) || null;
+    const KIND = { key_enrol: 'key enrolled', key_revoke: 'key revoked' };
     tableBox.replaceChildren(table([
       { label: 'Leaf', class: 'num', value: (r) => String(r.index) },
-      { label: 'Decision', value: (r) => (r.leaf ? h('span', { class: `decision decision-${r.leaf.record.decision}` }, r.leaf.record.decision) : 'unreadable') },
-      { label: 'Chosen option', value: (r) => (r.leaf && r.leaf.record.chosen_option) || '—' },
-      { label: 'Review', value: (r) => (r.leaf ? [h('a', { href: `#/reviews/${encodeURIComponent(r.leaf.record.review_id)}` }, titles.get(r.leaf.record.review_id) || shortId(r.leaf.record.review_id)), ' ', h('code', { class: 'sub', title: r.leaf.record.review_id }, shortId(r.leaf.record.review_id))] : '') },
-      { label: 'Owner', value: (r) => (r.leaf ? r.leaf.record.owner : '') },
-      { label: 'Received', value: (r) => (r.leaf ? dateTime(r.leaf.received_at) : '') },
-      { label: 'Record', value: (r) => (r.leaf ? h('a', { href: `#/decisions/${encodeURIComponent(r.leaf.record.id)}` }, 'full record') : '') },
+      { label: 'Entry', value: (r) => (rec(r) ? h('span', { class: `decision decision-${rec(r).decision}` }, rec(r).decision)
+        : r.leaf && r.leaf.kind ? h('span', { title: r.leaf.key_id }, KIND[r.leaf.kind] || r.leaf.kind) : 'unreadable') },
+      { label: 'Chosen option', value: (r) => (rec(r) && rec(r).chosen_option) || '—' },
+      { label: 'Review', value: (r) => (rec(r) ? [h('a', { href: `#/reviews/${encodeURIComponent(rec(r).review_id)}` }, titles.get(rec(r).review_id) || shortId(rec(r).review_id)), ' ', h('code', { class: 'sub', title: rec(r).review_id }, shortId(rec(r).review_id))] : '') },
+      { label: 'Owner', value: (r) => (rec(r) ? rec(r).owner : (r.leaf && r.leaf.owner) || '') },
+      { label: 'Received', value: (r) => (rec(r) ? dateTime(r.leaf.received_at) : r.leaf && r.leaf.at ? dateTime(r.leaf.at) : '') },
+      { label: 'Record', value: (r) => (rec(r) ? h('a', { href: `#/decisions/${encodeURIComponent(rec(r).id)}` }, 'full record') : '') },
       { label: 'Check', value: (r) => h('button', { type: 'button', class: 'link', onclick: () => { idx.control.value = String(r.index); checkForm.requestSubmit(); } }, `check leaf ${r.index}`) },
     ], rows, { caption: `Newest first, ${rows.length} of ${size}` }));
   }
