@@ -8,8 +8,9 @@
 #include <string.h>
 
 #include "core/cursor.h"
-#include "core/ledger/jcs.h"
+#include "core/formats/linebuf.h"
 #include "core/jsonlimit.h"
+#include "core/ledger/jcs.h"
 #include "http/conns.h"
 #include "http/internal.h"
 
@@ -157,6 +158,11 @@ void resp_problem(struct req *r, int status, const char *type_slug, const char *
     va_start(ap, detail_fmt);
     vsnprintf(detail, sizeof detail, detail_fmt, ap);
     va_end(ap);
+    /* A detail may quote the request (a Content-Type, a path): bytes that are not UTF-8 become
+     * '?', or no JSON string could hold it (fuzz_request: a 0xA4 in Content-Type gave 500). */
+    size_t len = strlen(detail);
+    for (size_t at = 0; (at += linebuf_utf8_check((unsigned char *)detail + at, len - at)) < len;)
+        detail[at++] = '?';
     json_t *p = problem_new(status, type_slug, title, detail);
     resp_json_headers(r, status, p, "application/problem+json", NULL);
 }
