@@ -93,11 +93,13 @@ void resp_bytes(struct req *r, int status, const char *content_type, const char 
     const char *origin = req_header(r, "Origin");
     if (origin && req_cors_allowed(r, origin)) /* only configured origins, exactly */
         fprintf(out, "Access-Control-Allow-Origin: %s\r\nVary: Origin\r\n", origin);
-    if (status == 413) /* the unread body must not be parsed as a request */
-        r->close = 1;
-    if (r->close) {
+    if (r->close) { /* what follows cannot be trusted to be the next request */
         fputs("Connection: close\r\n", out);
         mg_disable_connection_keep_alive(r->conn);
+    } else if (status == 413) {
+        /* Civetweb reads and drops the rest of a framed body (a client still sending it gets
+         * the reply instead of a reset); the guard ends that after CAPLEDGER_HEADER_TIMEOUT_MS. */
+        fputs("Connection: close\r\n", out);
     }
     fputs("\r\n", out);
     if (!head_only && len)
