@@ -29,6 +29,7 @@ struct deliverer {
 struct attempt {
     struct deliverer *d;
     char refused[200];
+    size_t received; /* bytes of the reply's body */
 };
 
 static curl_socket_t open_guarded(void *clientp, curlsocktype purpose, struct curl_sockaddr *a)
@@ -54,11 +55,16 @@ static curl_socket_t open_guarded(void *clientp, curlsocktype purpose, struct cu
     return socket(a->family, a->socktype, a->protocol);
 }
 
+#define REPLY_MAX_BYTES 65536
+
+/* The reply is read and dropped (never stored or shown); past REPLY_MAX_BYTES the transfer is
+ * cut (the status is known by then). */
 static size_t discard(char *ptr, size_t size, size_t n, void *userdata)
 {
     (void)ptr;
-    (void)userdata;
-    return size * n;
+    struct attempt *at = userdata;
+    at->received += size * n;
+    return at->received > REPLY_MAX_BYTES ? 0 : size * n;
 }
 
 /* Abandons the transfer when the server stops. */
@@ -136,6 +142,7 @@ static long post_one(struct deliverer *d, const json_t *job, char *error, size_t
     curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
     curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &at);
     curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, open_guarded);
     curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, &at);
     curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, progress);
@@ -144,6 +151,8 @@ static long post_one(struct deliverer *d, const json_t *job, char *error, size_t
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, curl_error);
     CURLcode rc = curl_easy_perform(h);
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    if (rc == CURLE_WRITE_ERROR && at.received > REPLY_MAX_BYTES)
+        rc = CURLE_OK; /* a long reply, cut: its status stands */
     if (at.refused[0])
         snprintf(error, error_size, "%s", at.refused);
     else if (rc == CURLE_ABORTED_BY_CALLBACK)

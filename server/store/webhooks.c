@@ -49,6 +49,7 @@ static const char *SQL_ENQUEUE =
 static const char *SQL_CREATE =
     "INSERT INTO webhook AS w (user_id, owner, url, events, format, description, secret_sealed) "
     "SELECT $1::uuid, $2, $3, ARRAY(SELECT json_array_elements_text($4::json)), $5, $6, $7 "
+    "WHERE (SELECT count(*) FROM webhook x WHERE x.user_id = $1::uuid) < $9::integer "
     "RETURNING " WEBHOOK_JSON_URL("$8::text");
 
 static const char *SQL_LIST =
@@ -65,8 +66,10 @@ static const char *SQL_DELETE =
     "RETURNING json_build_object('id', w.id, 'owner', w.owner, 'events', to_json(w.events), "
     "'format', w.format)";
 
-static const char *SQL_PING = "INSERT INTO webhook_delivery AS d (webhook_id, event, body) "
-                              "VALUES ($1::uuid, 'ping', $2) RETURNING " DELIVERY_JSON("d");
+static const char *SQL_PING =
+    "INSERT INTO webhook_delivery AS d (webhook_id, event, body) SELECT $1::uuid, 'ping', $2 "
+    "WHERE (SELECT count(*) FROM webhook_delivery x WHERE x.webhook_id = $1::uuid AND x.event = "
+    "'ping' AND x.status IN ('pending', 'failing')) < $3::integer RETURNING " DELIVERY_JSON("d");
 
 static const char *SQL_DELIVERIES =
     "SELECT coalesce(json_agg(j ORDER BY created_at DESC, id DESC), '[]') FROM "
@@ -125,9 +128,12 @@ enum store_status store_webhook_create(struct store *s, const struct audit_actor
      * credential there); the caller gets it whole. */
     char redacted[300];
     webhook_url_redact(w->url, redacted, sizeof redacted);
-    const char *p[] = {w->user_id, w->owner,       w->url,           w->events_json,
-                       w->format,  w->description, w->secret_sealed, redacted};
-    enum store_status st = store_write_audited(s, who, "webhook.create", SQL_CREATE, 8, p, out);
+    char max[16];
+    snprintf(max, sizeof max, "%d", WEBHOOKS_PER_USER);
+    const char *p[] = {w->user_id,       w->owner,  w->url,
+                       w->events_json,   w->format, w->description,
+                       w->secret_sealed, redacted,  max};
+    enum store_status st = store_write_audited(s, who, "webhook.create", SQL_CREATE, 9, p, out);
     if (st == STORE_OK)
         json_object_set_new(*out, "url", json_string(w->url));
     return st;
@@ -162,8 +168,10 @@ enum store_status store_webhook_delete(struct store *s, const struct audit_actor
 enum store_status store_webhook_ping(struct store *s, const struct audit_actor *who, const char *id,
                                      const char *body, json_t **out)
 {
-    const char *p[] = {id, body};
-    return store_write_audited(s, who, "webhook.ping", SQL_PING, 2, p, out);
+    char max[16];
+    snprintf(max, sizeof max, "%d", WEBHOOK_PINGS_WAITING);
+    const char *p[] = {id, body, max};
+    return store_write_audited(s, who, "webhook.ping", SQL_PING, 3, p, out);
 }
 
 enum store_status store_webhook_deliveries(struct store *s, const char *webhook_id,

@@ -20,6 +20,9 @@ enum store_status store_webhook_enqueue_tx(struct store_conn *c, const char *eve
                                            const char *owner, int admins_too, const json_t *alert,
                                            int *queued) STORE_MUSTCHECK;
 
+#define WEBHOOKS_PER_USER 25     /* a user's webhooks, at most */
+#define WEBHOOK_PINGS_WAITING 50 /* test messages not yet delivered to one webhook, at most */
+
 /* Webhooks: {id, owner, url, events, format, description, created_at,
  *            deliveries: {pending, failing, delivered, failed},
  *            last_delivery: null | {id, event, status, attempts, last_status, last_error,
@@ -28,6 +31,7 @@ struct webhook_new {
     const char *user_id, *owner; /* the creator */
     const char *url, *events_json, *format, *description, *secret_sealed;
 };
+/* STORE_NOT_FOUND (nothing written) when the user has WEBHOOKS_PER_USER already. */
 enum store_status store_webhook_create(struct store *s, const struct audit_actor *who,
                                        const struct webhook_new *w, json_t **out) STORE_MUSTCHECK;
 /* owner NULL: every webhook (admins), else that user's. Keyset on (created_at, id). */
@@ -39,7 +43,8 @@ enum store_status store_webhook_get(struct store *s, const char *id, const char 
 /* Deletes the webhook and its deliveries (pending ones are never posted). */
 enum store_status store_webhook_delete(struct store *s, const struct audit_actor *who,
                                        const char *id, const char *owner) STORE_MUSTCHECK;
-/* A test delivery ("ping") of body to the webhook, audited; *out: the delivery. */
+/* A test delivery ("ping") of body to the webhook, audited; *out: the delivery.
+ * STORE_NOT_FOUND when WEBHOOK_PINGS_WAITING test messages are still waiting. */
 enum store_status store_webhook_ping(struct store *s, const struct audit_actor *who, const char *id,
                                      const char *body, json_t **out) STORE_MUSTCHECK;
 

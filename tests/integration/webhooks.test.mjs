@@ -35,9 +35,15 @@ function startReceiver({ failFirst = 2 } = {}) {
       const id = req.headers['webhook-id'];
       const n = (seen.get(id) || 0) + 1;
       seen.set(id, n);
-      const status = n <= receiver.failFirst ? 500 : 200;
+      let status = n <= receiver.failFirst ? 500 : 200;
+      if (req.url === '/redirect') status = 302;
       requests.push({ path: req.url, headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), status, at: Date.now() });
-      res.writeHead(status, { 'content-type': 'text/plain' });
+      if (req.url === '/big') { // a 2xx with a long reply: the deliverer cuts it, the 200 stands
+        res.writeHead(200, { 'content-type': 'application/octet-stream' });
+        res.end(Buffer.alloc(4 << 20, 120));
+        return;
+      }
+      res.writeHead(status, { 'content-type': 'text/plain', ...(status === 302 ? { location: `${receiver.url}/olga?channel=capacity` } : {}) });
       res.end(status === 200 ? 'ok' : 'try again');
     });
   });
@@ -218,6 +224,13 @@ test('a drift alert is queued with the alert and reaches its owner\'s and the ad
   assert.deepEqual((await call('GET', '/api/v1/webhooks', pavel)).json.items.map((w) => w.id), [slack.json.id]);
   assert.ok((await call('GET', '/api/v1/webhooks', admin)).json.items.length >= 4);
   assert.equal((await call('GET', '/api/v1/webhooks/not-a-uuid', olga)).status, 404);
+  // 25 webhooks per user at most.
+  for (let i = (await call('GET', '/api/v1/webhooks', pavel)).json.items.length; i < 25; i++) {
+    assert.equal((await call('POST', '/api/v1/webhooks', pavel, { url: `https://example.com/${i}`, events: ['log_integrity'] })).status, 201);
+  }
+  const over = await call('POST', '/api/v1/webhooks', pavel, { url: 'https://example.com/26', events: ['drift'] });
+  assert.equal(over.status, 409, over.text);
+  assert.match(over.json.detail, /25 webhooks/);
 
   // Deleting a webhook removes it and its deliveries.
   assert.equal((await call('DELETE', `/api/v1/webhooks/${olgaSlack.json.id}`, olga)).status, 204);
@@ -246,6 +259,25 @@ test('an unreachable receiver shows as failing with the error; link-local addres
   const listed = (await call('GET', `/api/v1/webhooks/${down.id}`, olga)).json;
   assert.equal(listed.deliveries.failing, 1);
   assert.equal(listed.last_delivery.status, 'failing');
+  // Redirects are not followed; a long 2xx reply is cut and counts as delivered.
+  receiver.failFirst = 0;
+  const redirect = (await call('POST', '/api/v1/webhooks', olga, { url: `${receiver.url}/redirect`, events: ['drift'] })).json;
+  const big = (await call('POST', '/api/v1/webhooks', olga, { url: `${receiver.url}/big`, events: ['drift'] })).json;
+  const p3 = (await call('POST', `/api/v1/webhooks/${redirect.id}/ping`, olga)).json;
+  const p4 = (await call('POST', `/api/v1/webhooks/${big.id}/ping`, olga)).json;
+  const d3 = await failing(redirect, p3.id);
+  assert.equal(d3.last_status, 302);
+  assert.equal(d3.last_error, 'HTTP 302 (redirects are not followed)');
+  await until('the long reply to count as delivered', async () => (await call('GET', `/api/v1/webhooks/${big.id}/deliveries`, olga)).json.items.find((x) => x.id === p4.id)?.status === 'delivered');
+  assert.equal(receiver.requests.filter((q) => q.path === '/olga?channel=capacity' && q.headers['webhook-id'] === p3.id).length, 0);
+  // At most 50 test messages wait per webhook.
+  const waiting = [];
+  for (let i = 0; i < 52; i++) waiting.push(await call('POST', `/api/v1/webhooks/${down.id}/ping`, olga));
+  const statuses = waiting.map((w) => w.status);
+  assert.deepEqual(statuses.slice(0, 49), Array(49).fill(202)); // with the one already waiting: 50
+  assert.deepEqual(statuses.slice(49), [409, 409, 409]);
+  assert.match(waiting.find((w) => w.status === 409).json.detail, /50 test messages/);
+  for (const w of [redirect, big]) assert.equal((await call('DELETE', `/api/v1/webhooks/${w.id}`, olga)).status, 204);
   // Delete them so their retries stop.
   assert.equal((await call('DELETE', `/api/v1/webhooks/${down.id}`, olga)).status, 204);
   assert.equal((await call('DELETE', `/api/v1/webhooks/${meta.id}`, olga)).status, 204);

@@ -88,6 +88,11 @@ static void webhook_create(struct req *r)
     };
     struct audit_actor who;
     enum store_status st = store_webhook_create(r->app->store, req_actor(r, &who), &w, &out);
+    if (st == STORE_NOT_FOUND) {
+        resp_problem(r, 409, "too-many-webhooks", "Too many webhooks",
+                     "you have %d webhooks already: delete one first", WEBHOOKS_PER_USER);
+        goto out;
+    }
     if (st != STORE_OK) {
         resp_store_error(r, st, "webhook");
         goto out;
@@ -213,6 +218,12 @@ static void webhook_ping(struct req *r)
     struct audit_actor who;
     enum store_status st =
         store_webhook_ping(r->app->store, req_actor(r, &who), r->params[0], body, &out);
+    if (st == STORE_NOT_FOUND) {
+        resp_problem(r, 409, "too-many-pings", "Too many test messages",
+                     "%d test messages to this webhook are still waiting to be delivered",
+                     WEBHOOK_PINGS_WAITING);
+        goto out;
+    }
     if (st != STORE_OK) {
         resp_store_error(r, st, "webhook");
         goto out;
