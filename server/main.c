@@ -20,8 +20,12 @@ static const struct command commands[] = {
     {"sign", cmd_sign, "sign --key FILE record.json",
      "sign a decision record: {record, signature}"},
     {"verify", cmd_verify,
-     "verify BUNDLE.json --key VKEY [--approvers F] [--previous-checkpoint F] [--recompute]",
+     "verify BUNDLE.json --key VKEY [--approvers F] [--witness VKEY]... [--quorum N] "
+     "[--previous-checkpoint F] [--recompute]",
      "audit a bundle offline; exit 0 only when everything verifies"},
+    {"witness", cmd_witness,
+     "witness key|serve --name NAME --key FILE [--log VKEY]... [--state FILE] [--listen ADDR]",
+     "a C2SP tlog-witness: cosigns the log's checkpoints after a consistency proof"},
     {"routes", cmd_routes, "routes [--query]",
      "list the HTTP routes, the roles and query parameters of each"},
     {"token", cmd_token, "token create USERNAME [--label L] [--expires-in-days N]",

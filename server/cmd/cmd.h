@@ -16,5 +16,6 @@ int cmd_routes(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_config(int argc, char **argv);
+int cmd_witness(int argc, char **argv);
 
 #endif

@@ -29,6 +29,9 @@ struct config {
     double webhook_timeout_s;    /* one delivery attempt */
     double webhook_retry_base_s; /* the first backoff step */
     int webhook_deny_private;    /* refuse loopback and private addresses too */
+    const char *witnesses;       /* "VKEY URL, …": witnesses the log asks to cosign */
+    double witness_timeout_s;    /* one add-checkpoint request */
+    double witness_retry_max_s;  /* the longest wait between attempts */
 };
 
 /* Reads $CAPLEDGER_VAR_DIR/capledger.env (default var/capledger.env), which scripts/run writes

@@ -16,6 +16,7 @@
 #include "cmd/files.h"
 #include "cmd/threadstack.h"
 #include "core/auth/password.h"
+#include "http/cosign.h"
 #include "http/deliver.h"
 #include "http/http.h"
 #include "store/alerts.h"
@@ -219,8 +220,18 @@ int cmd_serve(int argc, char **argv)
         .user_agent = "capledger/" CAPLEDGER_VERSION " (webhooks)",
     };
     struct deliverer *deliverer = deliver_start(&dc);
+    struct cosign_config cc = {.store = store,
+                               .witnesses = cfg.witnesses,
+                               .timeout_s = cfg.witness_timeout_s,
+                               .retry_max_s = cfg.witness_retry_max_s};
+    char cosign_why[256];
+    struct cosigner *cosigner = cosign_start(&cc, cosign_why, sizeof cosign_why);
+    if (!cosigner && cosign_why[0])
+        fprintf(stderr, "{\"level\":\"error\",\"msg\":\"no witnesses\",\"why\":\"%s\"}\n",
+                cosign_why);
     int sig = 0;
     sigwait(&stop, &sig);
+    cosign_stop(cosigner);
     deliver_stop(deliverer);
     if (sweeping) {
         sw.stop = 1;

@@ -19,11 +19,12 @@
 #define APPROVERS_MAX_BYTES (1u << 20)
 #define APPROVERS_MAX 10000
 #define RECOMPUTE_REL_TOL 1e-9 /* docs/ledger-format.md */
+#define WITNESSES_MAX 32
 
 static int usage(void)
 {
     fprintf(stderr, "usage: capledger verify BUNDLE.json --key FILE [--approvers FILE] "
-                    "[--previous-checkpoint FILE] [--recompute]\n");
+                    "[--witness VKEY]… [--quorum N] [--previous-checkpoint FILE] [--recompute]\n");
     return 2;
 }
 
@@ -35,6 +36,31 @@ static int no_key(void)
             "or set CAPLEDGER_VERIFIER_KEY. The bundle's own verifier_key proves nothing: whoever "
             "made the bundle chose it.\n");
     return 2;
+}
+
+/* --quorum N: a count from 0 up. */
+static int quorum_arg(const char *text, long *out)
+{
+    char *end = NULL;
+    long n = strtol(text, &end, 10);
+    if (!*text || *end || n < 0)
+        return 0;
+    *out = n;
+    return 1;
+}
+
+static void print_witnesses(const json_t *witnesses)
+{
+    const char *name;
+    json_t *t;
+    json_object_foreach((json_t *)witnesses, name, t)
+    {
+        if (json_is_integer(t))
+            printf("witness %s: cosigned the checkpoint at %" JSON_INTEGER_FORMAT " (POSIX time)\n",
+                   name, json_integer_value(t));
+        else
+            printf("witness %s: no cosignature\n", name);
+    }
 }
 
 static void print_notice(void *ctx, const char *message)
@@ -100,8 +126,11 @@ static void print_approvers(const json_t *approvers)
     json_object_foreach((json_t *)approvers, key_id, a)
     {
         const char *owner = json_string_value(json_object_get(a, "owner"));
-        printf("approver %s, key %s%s: signed ", owner ? owner : "(not in the log)", key_id,
-               json_is_true(json_object_get(a, "pinned")) ? " (one you hold)" : "");
+        const json_t *enrolled = json_object_get(a, "enrolled");
+        printf("approver %s, key %s", owner ? owner : "(not in the log)", key_id);
+        if (json_is_integer(enrolled))
+            printf(" (enrolled by leaf %" JSON_INTEGER_FORMAT ")", json_integer_value(enrolled));
+        printf("%s: signed ", json_is_true(json_object_get(a, "pinned")) ? " (one you hold)" : "");
         print_ranges(json_object_get(a, "leaves"));
         printf("\n");
     }
@@ -111,6 +140,9 @@ int cmd_verify(int argc, char **argv)
 {
     const char *bundle_path = NULL, *previous_path = NULL, *key_path = NULL;
     const char *approvers_path = NULL;
+    const char *witnesses[WITNESSES_MAX];
+    size_t nwitnesses = 0;
+    long quorum = -1;
     int recompute = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--previous-checkpoint") == 0 && i + 1 < argc)
@@ -119,6 +151,10 @@ int cmd_verify(int argc, char **argv)
             key_path = argv[++i];
         else if (strcmp(argv[i], "--approvers") == 0 && i + 1 < argc)
             approvers_path = argv[++i];
+        else if (strcmp(argv[i], "--witness") == 0 && i + 1 < argc && nwitnesses < WITNESSES_MAX)
+            witnesses[nwitnesses++] = argv[++i];
+        else if (strcmp(argv[i], "--quorum") == 0 && i + 1 < argc && quorum_arg(argv[++i], &quorum))
+            ;
         else if (strcmp(argv[i], "--recompute") == 0)
             recompute = 1;
         else if ((argv[i][0] != '-' || strcmp(argv[i], "-") == 0) && !bundle_path)
@@ -126,7 +162,7 @@ int cmd_verify(int argc, char **argv)
         else
             return usage();
     }
-    if (!bundle_path)
+    if (!bundle_path || quorum > (long)nwitnesses)
         return usage();
     const char *env_key = config_env("CAPLEDGER_VERIFIER_KEY");
     if (!key_path && !env_key)
@@ -138,10 +174,12 @@ int cmd_verify(int argc, char **argv)
     int status = 1;
     char *text = NULL, *previous = NULL, *key_text = NULL, *approvers_text = NULL;
     const char **approver_keys = NULL;
-    json_t *bundle = NULL, *approvers = json_object();
+    json_t *bundle = NULL, *report = json_object();
     struct problems errs;
     problems_init(&errs);
-    struct bundle_trust trust = {0};
+    struct bundle_trust trust = {.witnesses = witnesses,
+                                 .witness_count = nwitnesses,
+                                 .quorum = quorum < 0 ? nwitnesses : (size_t)quorum};
     if (key_path) {
         if (!(key_text = files_read_all(key_path, KEY_FILE_MAX_BYTES, NULL)))
             goto done;
@@ -178,7 +216,7 @@ int cmd_verify(int argc, char **argv)
         goto done;
     trust.previous_checkpoint = previous;
     char why[1024];
-    if (bundle_verify(bundle, &trust, approvers, why, sizeof why) != 0) {
+    if (bundle_verify(bundle, &trust, report, why, sizeof why) != 0) {
         fprintf(stderr, "capledger verify: FAILED: %s\n", why);
         goto done;
     }
@@ -187,18 +225,30 @@ int cmd_verify(int argc, char **argv)
         fprintf(stderr, "capledger verify: FAILED: %s\n", why);
         goto done;
     }
-    printf("verified: checkpoint signed by %s with the key you hold; %zu leaves, every approver "
+    char quorum_text[96] = "";
+    if (trust.witness_count)
+        snprintf(quorum_text, sizeof quorum_text, "; cosigned by at least %zu of the %zu witnesses",
+                 trust.quorum, trust.witness_count);
+    printf("verified: checkpoint signed by %s with the key you hold%s; %zu leaves, every approver "
            "signature and comparison hash checked%s%s%s\n",
-           json_string_value(json_object_get(bundle, "origin")),
+           json_string_value(json_object_get(bundle, "origin")), quorum_text,
            json_array_size(json_object_get(bundle, "leaves")),
            trust.approver_count ? "; every signer is an approver key you hold" : "",
            previous ? "; the previous checkpoint is a prefix" : "",
            recompute ? "; every comparison recomputed within 1e-9" : "");
-    print_approvers(approvers);
+    print_witnesses(json_object_get(report, "witnesses"));
+    print_approvers(json_object_get(report, "approvers"));
+    json_int_t legacy = json_integer_value(json_object_get(report, "legacy_decisions"));
+    if (legacy)
+        fprintf(stderr,
+                "capledger verify: note: %" JSON_INTEGER_FORMAT " decision leaves come before the "
+                "log's first key event (a log begun before key events were logged): their keys "
+                "were checked against the bundle's signer_keys only\n",
+                legacy);
     status = 0;
 done:
     json_decref(bundle);
-    json_decref(approvers);
+    json_decref(report);
     free(approver_keys);
     free(approvers_text);
     free(key_text);

@@ -71,7 +71,7 @@ enum store_status store_write_audited_checked(struct store *s, const struct audi
         return STORE_UNAVAILABLE;
     json_t *row = NULL;
     enum store_status st = store_begin(c);
-    if (st == STORE_OK && check) {
+    if (st == STORE_OK && check && check->fn) {
         size_t before = check->p->total;
         st = check->fn(c, check->doc, check->p);
         if (st == STORE_OK && check->p->total > before)
@@ -79,6 +79,8 @@ enum store_status store_write_audited_checked(struct store *s, const struct audi
     }
     if (st == STORE_OK)
         st = store_json(c, sql, nparams, params, &row);
+    if (st == STORE_OK && check && check->then)
+        st = check->then(c, row, check->ctx);
     if (st == STORE_OK) {
         const char *target = json_string_value(json_object_get(row, "id"));
         if (!target) /* content-addressed records (comparisons) are named by their hash */

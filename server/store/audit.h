@@ -36,10 +36,14 @@ struct audit_check {
     enum store_status (*fn)(struct store_conn *c, const json_t *doc, struct problems *p);
     const json_t *doc;
     struct problems *p;
+    /* Optional: run after the write, in its transaction, with the written row (anything but
+     * STORE_OK rolls the write back). */
+    enum store_status (*then)(struct store_conn *c, const json_t *row, void *ctx);
+    void *ctx;
 };
 
-/* store_write_audited with a check first: STORE_INVALID (nothing written) when the check
- * appended problems. check may be NULL. */
+/* store_write_audited with a check first (fn may be NULL; STORE_INVALID, nothing written,
+ * when it appended problems) and an optional step after the write. check may be NULL. */
 enum store_status store_write_audited_checked(struct store *s, const struct audit_actor *who,
                                               const char *action, const struct audit_check *check,
                                               const char *sql, int nparams,

@@ -12,6 +12,8 @@
 
 #include "core/ledger/codec.h"
 #include "core/ledger/decision.h"
+#include "core/ledger/jcs.h"
+#include "core/ledger/keylog.h"
 #include "core/ledger/gate.h"
 #include "core/ledger/merkle.h"
 #include "core/ledger/note.h"
@@ -94,7 +96,23 @@ static const char *SQL_REVIEW_DECIDED =
     "WHERE n.supersedes = d.id), 'signer', d.signer, 'signer_key_id', d.signer_key_id, "           \
     "'leaf_index', d.leaf_index, 'received_at', " UTC_MICROS(                                      \
         "d.received_at") ", "                                                                      \
-                         "'record', d.record, 'signature', d.signature)"
+                         "'record', d.record, 'signature', d.signature, "                          \
+                         "'leaf', (SELECT " B64(                                                   \
+                             "l.leaf") " FROM log_leaf l "                                         \
+                                       "WHERE l.leaf_index = d.leaf_index), "                      \
+                                       "'enrol_leaf', (SELECT " B64(                               \
+                                           "l.leaf") " FROM log_key_event e "                      \
+                                                     "JOIN log_leaf l ON l.leaf_index = "          \
+                                                     "e.leaf_index "                               \
+                                                     "WHERE e.key_id = d.signer_key_id AND "       \
+                                                     "e.kind = 'enrol'), "                         \
+                                                     "'successor_leaf', (SELECT " B64(             \
+                                                         "l.leaf") " FROM decision n "             \
+                                                                   "JOIN log_leaf l ON "           \
+                                                                   "l.leaf_index = n.leaf_index "  \
+                                                                   "WHERE n.supersedes = "         \
+                                                                   "d.id ORDER BY n.leaf_index "   \
+                                                                   "LIMIT 1))"
 #define DECISION_VISIBLE(param)                                                                    \
     "(" param "::jsonb = 'null'::jsonb OR EXISTS (SELECT 1 FROM review r JOIN workload w "         \
     "ON w.id = ANY (r.workload_ids) WHERE r.id = d.review_id AND w.team IN "                       \
@@ -108,9 +126,13 @@ static const char *SQL_DECISION_LIST =
     " AND " DECISION_VISIBLE("$2") " AND d.leaf_index > $3::bigint"
                                    " ORDER BY d.leaf_index LIMIT $4::integer) t";
 
+/* The latest checkpoint, with the cosignature lines its witnesses answered (a note may carry
+ * any number of signature lines; verifiers ignore the keys they do not hold). */
 static const char *SQL_HEAD =
     "SELECT json_build_object('origin', h.origin, 'verifier_key', h.verifier_key, "
-    "'tree_size', c.tree_size, 'root', encode(c.root, 'hex'), 'checkpoint', c.note) "
+    "'tree_size', c.tree_size, 'root', encode(c.root, 'hex'), 'checkpoint', c.note || "
+    "coalesce((SELECT string_agg(x.line, '' ORDER BY x.witness) FROM log_cosignature x "
+    "WHERE x.tree_size = c.tree_size), '')) "
     "FROM log_head h CROSS JOIN LATERAL (SELECT * FROM log_checkpoint "
     "ORDER BY tree_size DESC LIMIT 1) c";
 static const char *SQL_ENTRIES = "SELECT coalesce(json_agg(" B64(
@@ -184,7 +206,7 @@ static enum store_status sign_checkpoint(struct store_conn *c, const char *origi
 
 /* Called when the stored log contradicts itself: this process stops appending and is not
  * ready (store_log_fault), the evidence goes to the log, and owners and admins get an alert. */
-static void log_fault(struct store *s, const char *evidence)
+void store__log_fault(struct store *s, const char *evidence)
 {
     store__log_fault_set(s, evidence);
     json_t *line =
@@ -307,10 +329,7 @@ static enum store_status leaves_consistent(struct store_conn *c, char *evidence,
         json_int_t cp_size = json_integer_value(json_object_get(latest, "tree_size"));
         char root[2 * MERKLE_HASH_BYTES + 1];
         uint8_t r[MERKLE_HASH_BYTES];
-        if (f.count)
-            merkle_frontier_root(&f, r);
-        else
-            merkle_root(NULL, 0, r);
+        merkle_frontier_root(&f, r);
         codec_hex_encode(r, sizeof r, root);
         const char *cp_root = text_of(latest, "root");
         if ((uint64_t)cp_size != n)
@@ -328,6 +347,9 @@ static enum store_status leaves_consistent(struct store_conn *c, char *evidence,
 }
 
 /* ---- start-up ---- */
+
+static enum store_status log_unlogged_keys(struct store *s, const unsigned char *server_sk,
+                                           char *fault, size_t fault_size);
 
 enum store_status store_log_init(struct store *s, const char *origin,
                                  const unsigned char server_sk[crypto_sign_SECRETKEYBYTES],
@@ -412,14 +434,24 @@ out:
     store_release(s, c);
     json_decref(head);
     free(vkey);
+    if (st == STORE_OK && !evidence[0]) {
+        st = log_unlogged_keys(s, server_sk, evidence, sizeof evidence);
+        if (st != STORE_OK)
+            snprintf(why, why_size, "cannot enrol the signing keys in the log: %s",
+                     store_status_name(st));
+    }
     if (st == STORE_OK && evidence[0])
-        log_fault(s, evidence);
+        store__log_fault(s, evidence);
     return st;
 }
 
 /* ---- appending ---- */
 
-/* The signer's key: registered, not revoked, an enabled owner's, and the caller's. */
+static enum store_status check_signer_in_log(struct store_conn *c, const char *key_id,
+                                             const char *public_key, struct problems *p);
+
+/* The signer's key: registered, not revoked (in the table and in the log), an enabled owner's,
+ * and the caller's. */
 static enum store_status check_signer(struct store_conn *c, const struct ledger_append *in,
                                       enum ledger_outcome *outcome, struct problems *p,
                                       json_t **key_out)
@@ -452,9 +484,14 @@ static enum store_status check_signer(struct store_conn *c, const struct ledger_
                      "does not verify over \"capledger-decision-v1\\n\" followed by the RFC 8785 "
                      "bytes of the record, with the key signer_key_id names");
         *outcome = LEDGER_INVALID;
+    } else {
+        size_t before = p->total;
+        st = check_signer_in_log(c, key_id, text_of(key, "public_key"), p);
+        if (p->total > before)
+            *outcome = LEDGER_INVALID;
     }
     *key_out = key;
-    return STORE_OK;
+    return st;
 }
 
 /* Problems that hold for every decision: references to stored data. */
@@ -523,14 +560,16 @@ static enum store_status check_gate(struct store_conn *c, const json_t *record, 
     return STORE_OK;
 }
 
-/* Inserts the leaf and the decision, moves the head, signs the checkpoint. Called with the
- * head row locked. */
-static enum store_status append_locked(struct store_conn *c, const struct ledger_append *in,
-                                       const json_t *head, const json_t *key,
-                                       const char *received_at, enum ledger_outcome *outcome,
-                                       char *fault, size_t fault_size, json_t **out)
+/* Appends leaf[0..len) as leaf number `size` under the locked head: checks the head against the
+ * stored checkpoints and leaves first (a fault fills `fault` and appends nothing), inserts the
+ * leaf, moves the head and signs and stores the checkpoint of the new size. On success
+ * *appended = {index, tree_size, checkpoint (note), inclusion proof hashes}. */
+static enum store_status append_leaf_locked(struct store_conn *c, const json_t *head,
+                                            const char *leaf, size_t leaf_len,
+                                            const unsigned char *server_sk, char *fault,
+                                            size_t fault_size, json_t **appended)
 {
-    const json_t *record = in->record;
+    *appended = NULL;
     uint64_t size = (uint64_t)json_integer_value(json_object_get(head, "size"));
     const char *origin = text_of(head, "origin");
     struct merkle_frontier f;
@@ -538,26 +577,16 @@ static enum store_status append_locked(struct store_conn *c, const struct ledger
                                          size, &f) != 0) {
         snprintf(fault, fault_size, "the log head's compact range does not fit its size %llu",
                  (unsigned long long)size);
-        *outcome = LEDGER_INCONSISTENT;
         return STORE_OK;
     }
-    enum store_status hs = head_consistent(c, head, &f, fault, fault_size);
-    if (hs != STORE_OK || fault[0]) {
-        if (fault[0])
-            *outcome = LEDGER_INCONSISTENT;
-        return hs;
-    }
+    enum store_status st = head_consistent(c, head, &f, fault, fault_size);
+    if (st != STORE_OK || fault[0])
+        return st;
     json_t *proof = hex_array((const uint8_t(*)[MERKLE_HASH_BYTES])f.hash, f.count, 1);
-
-    size_t leaf_len = 0;
-    char *leaf = decision_leaf(record, in->signature_b64, text_of(key, "public_key"), received_at,
-                               &leaf_len);
-    char *leaf_b64 = leaf ? codec_b64_encode_new((const uint8_t *)leaf, leaf_len) : NULL;
-    char *record_text = json_dumps(record, JSON_COMPACT);
-    char *cited_text = json_dumps(json_object_get(record, "comparison_sha256"), JSON_COMPACT);
+    char *leaf_b64 = codec_b64_encode_new((const uint8_t *)leaf, leaf_len);
     char *frontier_text = NULL, *note = NULL;
-    enum store_status st = STORE_ERROR;
-    if (!leaf_b64 || !record_text || !cited_text)
+    st = STORE_ERROR;
+    if (!leaf_b64 || !proof)
         goto out;
     uint8_t leaf_hash[MERKLE_HASH_BYTES], root[MERKLE_HASH_BYTES];
     merkle_leaf_hash((const uint8_t *)leaf, leaf_len, leaf_hash);
@@ -571,11 +600,59 @@ static enum store_status append_locked(struct store_conn *c, const struct ledger
     snprintf(size_text, sizeof size_text, "%llu", (unsigned long long)size + 1);
     codec_hex_encode(leaf_hash, sizeof leaf_hash, leaf_hex);
     codec_hex_encode(root, sizeof root, root_hex);
-
     const char *pl[] = {index_text, leaf_b64, leaf_hex};
     st = store_exec(c, SQL_INSERT_LEAF, 3, pl, NULL);
+    const char *ph[] = {size_text, root_hex, frontier_text};
+    if (st == STORE_OK)
+        st = store_exec(c, SQL_UPDATE_HEAD, 3, ph, NULL);
+    if (st == STORE_OK)
+        st = sign_checkpoint(c, origin, size + 1, root, server_sk, &note);
+    if (st == STORE_CONFLICT) {
+        snprintf(fault, fault_size, "a checkpoint of size %llu was already stored",
+                 (unsigned long long)size + 1);
+        st = STORE_OK;
+        goto out;
+    }
     if (st != STORE_OK)
         goto out;
+    *appended = json_pack("{s:I, s:I, s:s, s:O}", "leaf_index", (json_int_t)size, "tree_size",
+                          (json_int_t)(size + 1), "checkpoint", note, "hashes", proof);
+    if (!*appended)
+        st = STORE_ERROR;
+out:
+    json_decref(proof);
+    free(leaf_b64);
+    free(frontier_text);
+    free(note);
+    return st;
+}
+
+/* Inserts the leaf and the decision, moves the head, signs the checkpoint. Called with the
+ * head row locked. */
+static enum store_status append_locked(struct store_conn *c, const struct ledger_append *in,
+                                       const json_t *head, const json_t *key,
+                                       const char *received_at, enum ledger_outcome *outcome,
+                                       char *fault, size_t fault_size, json_t **out)
+{
+    const json_t *record = in->record;
+    size_t leaf_len = 0;
+    char *leaf = decision_leaf(record, in->signature_b64, text_of(key, "public_key"), received_at,
+                               &leaf_len);
+    char *record_text = json_dumps(record, JSON_COMPACT);
+    char *cited_text = json_dumps(json_object_get(record, "comparison_sha256"), JSON_COMPACT);
+    json_t *appended = NULL;
+    enum store_status st = STORE_ERROR;
+    if (!leaf || !record_text || !cited_text)
+        goto out;
+    st = append_leaf_locked(c, head, leaf, leaf_len, in->server_sk, fault, fault_size, &appended);
+    if (st != STORE_OK || fault[0]) {
+        if (fault[0])
+            *outcome = LEDGER_INCONSISTENT;
+        goto out;
+    }
+    json_int_t index = json_integer_value(json_object_get(appended, "leaf_index"));
+    char index_text[24];
+    snprintf(index_text, sizeof index_text, "%lld", (long long)index);
     const char *pd[] = {text_of(record, "id"),
                         text_of(record, "review_id"),
                         text_of(record, "decision"),
@@ -599,35 +676,175 @@ static enum store_status append_locked(struct store_conn *c, const struct ledger
      * (STORE_CONFLICT, answered 409); the facts check before the lock catches the usual case. */
     if (st != STORE_OK)
         goto out;
-    const char *ph[] = {size_text, root_hex, frontier_text};
-    st = store_exec(c, SQL_UPDATE_HEAD, 3, ph, NULL);
-    if (st == STORE_OK)
-        st = sign_checkpoint(c, origin, size + 1, root, in->server_sk, &note);
-    if (st == STORE_CONFLICT) {
-        snprintf(fault, fault_size, "a checkpoint of size %llu was already stored",
-                 (unsigned long long)size + 1);
-        *outcome = LEDGER_INCONSISTENT;
-        st = STORE_OK;
-        goto out;
-    }
-    if (st != STORE_OK)
-        goto out;
-    *out = json_pack("{s:s, s:s, s:I, s:I, s:s, s:s, s:{s:I, s:I, s:O}}", "id",
-                     text_of(record, "id"), "review_id", text_of(record, "review_id"), "leaf_index",
-                     (json_int_t)size, "tree_size", (json_int_t)(size + 1), "received_at",
-                     received_at, "checkpoint", note, "inclusion_proof", "leaf_index",
-                     (json_int_t)size, "tree_size", (json_int_t)(size + 1), "hashes", proof);
+    *out =
+        json_pack("{s:s, s:s, s:I, s:O, s:s, s:O, s:{s:I, s:O, s:O}}", "id", text_of(record, "id"),
+                  "review_id", text_of(record, "review_id"), "leaf_index", index, "tree_size",
+                  json_object_get(appended, "tree_size"), "received_at", received_at, "checkpoint",
+                  json_object_get(appended, "checkpoint"), "inclusion_proof", "leaf_index", index,
+                  "tree_size", json_object_get(appended, "tree_size"), "hashes",
+                  json_object_get(appended, "hashes"));
     if (!*out)
         st = STORE_ERROR;
 out:
-    json_decref(proof);
+    json_decref(appended);
     free(leaf);
-    free(leaf_b64);
     free(record_text);
     free(cited_text);
-    free(frontier_text);
-    free(note);
     return st;
+}
+
+/* ---- key events ---- */
+
+static const char *SQL_KEY_FOR_EVENT = "SELECT json_build_object('public_key', " B64(
+    "k.public_key") ", 'owner', u.username, "
+                    "'created_at', " UTC_MICROS(
+                        "k.created_at") ", 'revoked_at', CASE WHEN k.revoked_at IS NOT "
+                                        "NULL THEN " UTC_MICROS(
+                                            "k.revoked_at") " END, 'logged', EXISTS (SELECT 1 FROM "
+                                                            "log_key_event "
+                                                            "e WHERE e.key_id = k.key_id AND "
+                                                            "e.kind = $2)) FROM signing_key k JOIN "
+                                                            "app_user u ON u.id = "
+                                                            "k.user_id WHERE k.key_id = $1";
+static const char *SQL_INSERT_KEY_EVENT =
+    "INSERT INTO log_key_event (key_id, kind, leaf_index) VALUES ($1, $2, $3::bigint)";
+/* Keys the log does not enrol yet, or whose revocation it does not record yet, oldest first. */
+static const char *SQL_KEYS_UNLOGGED =
+    "SELECT coalesce(json_agg(json_build_object('key_id', k.key_id, 'revoked', k.revoked_at IS "
+    "NOT NULL) ORDER BY k.created_at, k.key_id), '[]') FROM signing_key k WHERE (NOT EXISTS "
+    "(SELECT 1 FROM log_key_event e WHERE e.key_id = k.key_id AND e.kind = 'enrol') AND "
+    "k.created_at <= (SELECT keys_before FROM log_key_backfill)) OR "
+    "(k.revoked_at IS NOT NULL AND NOT EXISTS (SELECT 1 FROM log_key_event e WHERE e.key_id = "
+    "k.key_id AND e.kind = 'revoke'))";
+/* The leaves that enrolled and revoked a key, for the check at append time. */
+static const char *SQL_KEY_LEAVES =
+    "SELECT coalesce(json_agg(json_build_object('i', l.leaf_index, 'leaf', " B64(
+        "l.leaf") ") "
+                  "ORDER BY l.leaf_index), '[]') FROM log_key_event e JOIN log_leaf l ON "
+                  "l.leaf_index = "
+                  "e.leaf_index WHERE e.key_id = $1";
+
+enum store_status store__log_key_event(struct store_conn *c, const char *key_id, const char *kind,
+                                       const unsigned char *server_sk, char *fault,
+                                       size_t fault_size)
+{
+    const char *pk[] = {key_id, kind};
+    json_t *key = NULL, *head = NULL, *appended = NULL;
+    char *leaf = NULL;
+    enum store_status st = store_json(c, SQL_LOCK_HEAD, 0, NULL, &head);
+    if (st == STORE_OK)
+        st = store_json(c, SQL_KEY_FOR_EVENT, 2, pk, &key);
+    if (st != STORE_OK || json_is_true(json_object_get(key, "logged")))
+        goto out;
+    size_t len = 0;
+    int enrol = strcmp(kind, "enrol") == 0;
+    if (enrol)
+        leaf = keylog_enrol_leaf(key_id, text_of(key, "public_key"), text_of(key, "owner"),
+                                 text_of(key, "created_at"), &len);
+    else if (text_of(key, "revoked_at"))
+        leaf = keylog_revoke_leaf(key_id, text_of(key, "revoked_at"), &len);
+    if (!leaf) {
+        st = STORE_ERROR;
+        goto out;
+    }
+    st = append_leaf_locked(c, head, leaf, len, server_sk, fault, fault_size, &appended);
+    if (st != STORE_OK || fault[0])
+        goto out;
+    char index_text[24];
+    snprintf(index_text, sizeof index_text, "%lld",
+             (long long)json_integer_value(json_object_get(appended, "leaf_index")));
+    const char *pe[] = {key_id, kind, index_text};
+    st = store_exec(c, SQL_INSERT_KEY_EVENT, 3, pe, NULL);
+out:
+    free(leaf);
+    json_decref(key);
+    json_decref(head);
+    json_decref(appended);
+    return st;
+}
+
+/* At start: enrol (and revoke) in the log every key it does not record yet — the keys of a log
+ * begun before key events were logged, appended after its existing leaves. */
+static enum store_status log_unlogged_keys(struct store *s, const unsigned char *server_sk,
+                                           char *fault, size_t fault_size)
+{
+    struct store_conn *c = store_acquire(s, 5000);
+    if (!c)
+        return STORE_UNAVAILABLE;
+    json_t *head = NULL, *keys = NULL;
+    enum store_status st = store_begin(c);
+    if (st == STORE_OK) /* serialises concurrent starters before reading what is missing */
+        st = store_json(c, SQL_LOCK_HEAD, 0, NULL, &head);
+    if (st == STORE_OK)
+        st = store_json(c, SQL_KEYS_UNLOGGED, 0, NULL, &keys);
+    size_t i;
+    json_t *k;
+    json_array_foreach(keys, i, k)
+    {
+        const char *key_id = text_of(k, "key_id");
+        if (st == STORE_OK && !fault[0])
+            st = store__log_key_event(c, key_id, "enrol", server_sk, fault, fault_size);
+        if (st == STORE_OK && !fault[0] && json_is_true(json_object_get(k, "revoked")))
+            st = store__log_key_event(c, key_id, "revoke", server_sk, fault, fault_size);
+    }
+    if (st == STORE_OK && !fault[0])
+        st = store_commit(c);
+    else
+        store_rollback(c);
+    store_release(s, c);
+    json_decref(head);
+    json_decref(keys);
+    return st;
+}
+
+/* The signer's standing in the log itself: the leaves that enrolled and revoked key_id, read
+ * back and replayed (core/ledger/keylog.h). Adds a problem when the key may not sign. */
+static enum store_status check_signer_in_log(struct store_conn *c, const char *key_id,
+                                             const char *public_key, struct problems *p)
+{
+    const char *params[] = {key_id};
+    json_t *leaves = NULL;
+    enum store_status st = store_json(c, SQL_KEY_LEAVES, 1, params, &leaves);
+    if (st != STORE_OK)
+        return st;
+    struct keylog *k = keylog_new();
+    char why[512] = "";
+    size_t i;
+    json_t *row;
+    int revoked = 0;
+    json_array_foreach(leaves, i, row)
+    {
+        const char *b64 = text_of(row, "leaf");
+        size_t b64_len = b64 ? strlen(b64) : 0;
+        uint8_t *bytes = malloc(b64_len / 4 * 3 + 1);
+        long len = bytes ? codec_b64_decode(b64, b64_len, bytes, b64_len / 4 * 3 + 1) : -1;
+        json_t *doc = len >= 0 ? jcs_parse((const char *)bytes, (size_t)len, NULL) : NULL;
+        free(bytes);
+        struct keylog_event ev;
+        if (!k || !doc || keylog_event_parse(doc, &ev, why, sizeof why) != 0 ||
+            ev.kind == KEYLOG_DECISION || strcmp(ev.key_id, key_id) != 0 ||
+            keylog_apply(k, (uint64_t)json_integer_value(json_object_get(row, "i")), &ev, why,
+                         sizeof why) != 0) {
+            if (!why[0])
+                snprintf(why, sizeof why, "leaf %lld is not a key event of this key",
+                         (long long)json_integer_value(json_object_get(row, "i")));
+            json_decref(doc);
+            break;
+        }
+        revoked |= ev.kind == KEYLOG_REVOKE;
+        json_decref(doc);
+    }
+    if (!why[0] && k && keylog_may_sign(k, key_id, public_key, why, sizeof why) == 0)
+        why[0] = '\0';
+    else if (revoked)
+        problems_add(p, "/record/signer_key_id",
+                     "this key was revoked (the log records it: %s): sign with a current key", why);
+    else
+        problems_add(p, "/record/signer_key_id", "the log does not let this key sign: %s",
+                     why[0] ? why : "out of memory");
+    keylog_free(k);
+    json_decref(leaves);
+    return STORE_OK;
 }
 
 enum store_status store_decision_append(struct store *s, const struct audit_actor *who,
@@ -716,29 +933,140 @@ out:
     json_decref(facts);
     json_decref(head);
     if (fault[0])
-        log_fault(s, fault);
+        store__log_fault(s, fault);
     *out = result;
     return st;
 }
 
 /* ---- reading ---- */
 
-enum store_status store_decision_get(struct store *s, const char *id, const char *teams_json,
-                                     json_t **out)
+/* ---- reading: decisions bound to their leaves ---- */
+
+/* decision_view of base64 leaf bytes; NULL when they are not a decision leaf. */
+static json_t *view_of(const char *b64)
 {
+    size_t b64_len = b64 ? strlen(b64) : 0;
+    uint8_t *bytes = b64 ? malloc(b64_len / 4 * 3 + 1) : NULL;
+    long len = bytes ? codec_b64_decode(b64, b64_len, bytes, b64_len / 4 * 3 + 1) : -1;
+    json_t *view = len >= 0 ? decision_view(bytes, (size_t)len) : NULL;
+    free(bytes);
+    return view;
+}
+
+/* The owner an enrolment leaf (base64) names for key_id, or "" when it is not one. */
+static void enrolled_owner(const char *b64, const char *key_id, char *out, size_t size)
+{
+    out[0] = '\0';
+    size_t b64_len = b64 ? strlen(b64) : 0;
+    uint8_t *bytes = b64 ? malloc(b64_len / 4 * 3 + 1) : NULL;
+    long len = bytes ? codec_b64_decode(b64, b64_len, bytes, b64_len / 4 * 3 + 1) : -1;
+    json_t *doc = len >= 0 ? jcs_parse((const char *)bytes, (size_t)len, NULL) : NULL;
+    free(bytes);
+    struct keylog_event ev;
+    char why[256];
+    if (doc && keylog_event_parse(doc, &ev, why, sizeof why) == 0 && ev.kind == KEYLOG_ENROL &&
+        key_id && strcmp(ev.key_id, key_id) == 0)
+        snprintf(out, size, "%s", ev.owner);
+    json_decref(doc);
+}
+
+/* Everything served about a decision comes from its leaf: the row (with the helper members
+ * leaf, enrol_leaf and successor_leaf) must say what the leaf says, its signer must be the
+ * owner the key's enrolment leaf names, and a successor must be a decision whose leaf
+ * supersedes it. On success the served members are the leaf's; else fault names the first
+ * difference. The helper members are removed either way. */
+static void bind_to_leaf(json_t *row, char *fault, size_t size)
+{
+    const char *id = text_of(row, "id") ? text_of(row, "id") : "?";
+    long long index = (long long)json_integer_value(json_object_get(row, "leaf_index"));
+    json_t *view = view_of(text_of(row, "leaf"));
+    const char *bad = view ? decision_view_mismatch(row, view) : NULL;
+    char owner[256];
+    enrolled_owner(text_of(row, "enrol_leaf"), text_of(row, "signer_key_id"), owner, sizeof owner);
+    if (!view)
+        snprintf(fault, size, "decision %s: leaf %lld is not a decision leaf", id, index);
+    else if (bad)
+        snprintf(fault, size, "decision %s: the stored row's %s differs from leaf %lld", id, bad,
+                 index);
+    else if (!text_of(row, "signer") || strcmp(owner, text_of(row, "signer")) != 0)
+        snprintf(fault, size,
+                 "decision %s: the stored signer is not the owner the log enrolled its key for",
+                 id);
+    const char *successor = text_of(row, "superseded_by");
+    if (!fault[0] && successor) {
+        json_t *next = view_of(text_of(row, "successor_leaf"));
+        if (!next || !json_equal(json_object_get(next, "supersedes"), json_object_get(row, "id")) ||
+            !json_equal(json_object_get(next, "id"), json_object_get(row, "superseded_by")))
+            snprintf(fault, size,
+                     "decision %s: superseded_by names %s, whose leaf does not supersede it", id,
+                     successor);
+        json_decref(next);
+    }
+    if (!fault[0])
+        json_object_update(row, view);
+    json_object_del(row, "leaf");
+    json_object_del(row, "enrol_leaf");
+    json_object_del(row, "successor_leaf");
+    json_decref(view);
+}
+
+/* A decision row that differs from its leaf: logged and alerted, never served. */
+static void report_mismatch(struct store *s, const char *fault)
+{
+    json_t *line = json_pack("{s:s, s:s, s:s}", "level", "error", "msg",
+                             "a decision row differs from its log leaf", "evidence", fault);
+    char *text = line ? json_dumps(line, JSON_COMPACT) : NULL;
+    if (text)
+        fprintf(stderr, "%s\n", text);
+    free(text);
+    json_decref(line);
+    if (store_alert_log_integrity(s, fault) != STORE_OK)
+        fprintf(stderr, "{\"level\":\"error\",\"msg\":\"cannot record the log alert\"}\n");
+}
+
+enum store_status store_decision_get(struct store *s, const char *id, const char *teams_json,
+                                     char *fault, size_t fault_size, json_t **out)
+{
+    fault[0] = '\0';
     const char *p[] = {id, teams_json};
-    return store_json1(s, SQL_DECISION_GET, 2, p, out);
+    enum store_status st = store_json1(s, SQL_DECISION_GET, 2, p, out);
+    if (st != STORE_OK)
+        return st;
+    bind_to_leaf(*out, fault, fault_size);
+    if (fault[0]) {
+        json_decref(*out);
+        *out = NULL;
+        report_mismatch(s, fault);
+    }
+    return STORE_OK;
 }
 
 enum store_status store_decision_list(struct store *s, const char *review_id,
                                       const char *teams_json, long long after_index, int limit,
-                                      json_t **out)
+                                      char *fault, size_t fault_size, json_t **out)
 {
+    fault[0] = '\0';
     char after[24], lim[16];
     snprintf(after, sizeof after, "%lld", after_index);
     snprintf(lim, sizeof lim, "%d", limit);
     const char *p[] = {review_id, teams_json, after, lim};
-    return store_json1(s, SQL_DECISION_LIST, 4, p, out);
+    enum store_status st = store_json1(s, SQL_DECISION_LIST, 4, p, out);
+    if (st != STORE_OK)
+        return st;
+    size_t i;
+    json_t *row;
+    json_array_foreach(*out, i, row)
+    {
+        bind_to_leaf(row, fault, fault_size);
+        if (fault[0])
+            break;
+    }
+    if (fault[0]) {
+        json_decref(*out);
+        *out = NULL;
+        report_mismatch(s, fault);
+    }
+    return STORE_OK;
 }
 
 enum store_status store_log_head(struct store *s, json_t **out)
@@ -926,4 +1254,51 @@ out:
     free(ids_text);
     free(hashes_text);
     return st;
+}
+
+/* ---- witnesses ---- */
+
+static const char *SQL_HEAD_NOTE =
+    "SELECT json_build_object('tree_size', tree_size, 'signed_note', note) FROM log_checkpoint "
+    "ORDER BY tree_size DESC LIMIT 1";
+static const char *SQL_WITNESS_SIZE = "SELECT to_json(size) FROM log_witness WHERE witness = $1";
+static const char *SQL_WITNESS_SEEN =
+    "INSERT INTO log_witness (witness, size) VALUES ($1, $2::bigint) ON CONFLICT (witness) DO "
+    "UPDATE SET size = EXCLUDED.size, updated_at = now()";
+static const char *SQL_COSIGNED =
+    "WITH c AS (INSERT INTO log_cosignature (tree_size, witness, line) VALUES ($2::bigint, $1, "
+    "$3) ON CONFLICT DO NOTHING) INSERT INTO log_witness (witness, size) VALUES ($1, "
+    "$2::bigint) ON CONFLICT (witness) DO UPDATE SET size = greatest(log_witness.size, "
+    "EXCLUDED.size), updated_at = now()";
+
+enum store_status store_log_head_note(struct store *s, json_t **out)
+{
+    return store_json1(s, SQL_HEAD_NOTE, 0, NULL, out);
+}
+
+enum store_status store_log_witness_size(struct store *s, const char *witness, long long *size)
+{
+    const char *p[] = {witness};
+    json_t *v = NULL;
+    enum store_status st = store_json1(s, SQL_WITNESS_SIZE, 1, p, &v);
+    *size = st == STORE_OK ? (long long)json_integer_value(v) : 0;
+    json_decref(v);
+    return st == STORE_NOT_FOUND ? STORE_OK : st;
+}
+
+enum store_status store_log_witness_seen(struct store *s, const char *witness, long long size)
+{
+    char size_text[24];
+    snprintf(size_text, sizeof size_text, "%lld", size);
+    const char *p[] = {witness, size_text};
+    return store_exec1(s, SQL_WITNESS_SEEN, 2, p, NULL);
+}
+
+enum store_status store_log_cosigned(struct store *s, const char *witness, long long size,
+                                     const char *line)
+{
+    char size_text[24];
+    snprintf(size_text, sizeof size_text, "%lld", size);
+    const char *p[] = {witness, size_text, line};
+    return store_exec1(s, SQL_COSIGNED, 3, p, NULL);
 }

@@ -58,13 +58,17 @@ enum store_status store_decision_append(struct store *s, const struct audit_acto
 
 /* A decision {id, review_id, decision, chosen_option, comparison_sha256, supersedes,
  * superseded_by, signer, signer_key_id, leaf_index, received_at, record, signature};
- * teams_json as store_review_get. */
+ * teams_json as store_review_get. What is served comes from the decision's leaf: the stored
+ * row must say the same, its signer be the owner the key's enrolment leaf names, and a
+ * successor's leaf supersede it. Otherwise *out is NULL, fault names the difference (and
+ * owners and admins get a log_integrity alert) — the edited row is never served. */
 enum store_status store_decision_get(struct store *s, const char *id, const char *teams_json,
-                                     json_t **out) STORE_MUSTCHECK;
-/* In log order after leaf index after_index (-1 from the start); review_id NULL for all. */
+                                     char *fault, size_t fault_size, json_t **out) STORE_MUSTCHECK;
+/* In log order after leaf index after_index (-1 from the start); review_id NULL for all.
+ * Each decision bound to its leaf as store_decision_get; one that differs faults the list. */
 enum store_status store_decision_list(struct store *s, const char *review_id,
                                       const char *teams_json, long long after_index, int limit,
-                                      json_t **out) STORE_MUSTCHECK;
+                                      char *fault, size_t fault_size, json_t **out) STORE_MUSTCHECK;
 
 /* {origin, verifier_key, tree_size, root (hex), checkpoint (note text)}: the latest. */
 enum store_status store_log_head(struct store *s, json_t **out) STORE_MUSTCHECK;
@@ -85,5 +89,19 @@ enum store_status store_log_consistency(struct store *s, long long first, long l
  * checkpoint, leaves, signer_keys, comparisons}. Key ids and cited comparisons are read from the
  * leaves themselves, not from the decision index. */
 enum store_status store_audit_bundle(struct store *s, json_t **out) STORE_MUSTCHECK;
+
+/* ---- witnesses (http/cosign.c) ---- */
+
+/* {tree_size, signed_note}: the latest checkpoint as the server signed it (no cosignatures). */
+enum store_status store_log_head_note(struct store *s, json_t **out) STORE_MUSTCHECK;
+/* The size the witness (its verifier key text) last cosigned; 0 when it never did. */
+enum store_status store_log_witness_size(struct store *s, const char *witness,
+                                         long long *size) STORE_MUSTCHECK;
+/* Records the size a witness says it last cosigned (its 409 answer). */
+enum store_status store_log_witness_seen(struct store *s, const char *witness,
+                                         long long size) STORE_MUSTCHECK;
+/* Stores a verified cosignature line of the checkpoint of `size` and moves the witness on. */
+enum store_status store_log_cosigned(struct store *s, const char *witness, long long size,
+                                     const char *line) STORE_MUSTCHECK;
 
 #endif

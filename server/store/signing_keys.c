@@ -1,6 +1,8 @@
 /* Owners' signing keys. */
 #include "store/signing_keys.h"
 
+#include "store/store_private.h"
+
 #include <string.h>
 
 #define KEY_JSON                                                                                   \
@@ -32,13 +34,48 @@ static const char *SQL_GET =
     "'created_at', k.created_at, 'revoked_at', k.revoked_at) "
     "FROM signing_key k JOIN app_user u ON u.id = k.user_id WHERE k.key_id = $1";
 
+/* The key event leaf written with a key's enrolment or revocation, in its transaction. */
+struct key_event {
+    const char *key_id, *kind;
+    const unsigned char *server_sk;
+    char fault[512];
+};
+
+static enum store_status append_key_event(struct store_conn *c, const json_t *row, void *ctx)
+{
+    (void)row;
+    struct key_event *e = ctx;
+    enum store_status st =
+        store__log_key_event(c, e->key_id, e->kind, e->server_sk, e->fault, sizeof e->fault);
+    return st == STORE_OK && e->fault[0] ? STORE_UNAVAILABLE : st;
+}
+
+/* Runs sql (one key row back) and appends the key event leaf of `kind` to the log, audited as
+ * `action`, in one transaction. STORE_UNAVAILABLE when the log is inconsistent (reported). */
+static enum store_status write_with_event(struct store *s, const struct audit_actor *who,
+                                          const char *action, const char *sql, int nparams,
+                                          const char *const *params, const char *key_id,
+                                          const char *kind, const unsigned char *server_sk,
+                                          json_t **out)
+{
+    struct key_event e = {.key_id = key_id, .kind = kind, .server_sk = server_sk};
+    struct audit_check then = {.then = append_key_event, .ctx = &e};
+    enum store_status st =
+        store_write_audited_checked(s, who, action, &then, sql, nparams, params, out);
+    if (e.fault[0])
+        store__log_fault(s, e.fault);
+    return st;
+}
+
 enum store_status store_signing_key_add(struct store *s, const struct audit_actor *who,
                                         const char *user_id, const char *key_id,
-                                        const char *public_key_b64, json_t **out, int *created)
+                                        const char *public_key_b64, const unsigned char *server_sk,
+                                        json_t **out, int *created)
 {
     const char *p[] = {key_id, user_id, public_key_b64};
     *created = 0;
-    enum store_status st = store_write_audited(s, who, "signing_key.add", SQL_ADD, 3, p, out);
+    enum store_status st =
+        write_with_event(s, who, "signing_key.add", SQL_ADD, 3, p, key_id, "enrol", server_sk, out);
     if (st == STORE_OK) {
         json_object_del(*out, "id");
         *created = 1;
@@ -71,10 +108,12 @@ enum store_status store_signing_key_list(struct store *s, const char *user_id, j
 }
 
 enum store_status store_signing_key_revoke(struct store *s, const struct audit_actor *who,
-                                           const char *user_id, const char *key_id, json_t **out)
+                                           const char *user_id, const char *key_id,
+                                           const unsigned char *server_sk, json_t **out)
 {
     const char *p[] = {key_id, user_id};
-    enum store_status st = store_write_audited(s, who, "signing_key.revoke", SQL_REVOKE, 2, p, out);
+    enum store_status st = write_with_event(s, who, "signing_key.revoke", SQL_REVOKE, 2, p, key_id,
+                                            "revoke", server_sk, out);
     if (st == STORE_OK)
         json_object_del(*out, "id");
     return st;

@@ -7,23 +7,27 @@
 #include "store/store.h"
 
 /* Registers public_key_b64 (standard base64 of the raw 32-byte key; key_id its SHA-256 hex,
- * which the database re-checks) for user_id, audited as signing_key.add. When the same user
+ * which the database re-checks) for user_id, audited as signing_key.add, and appends its
+ * enrolment leaf to the decision log in the same transaction (server_sk signs the checkpoint;
+ * STORE_UNAVAILABLE when the log is inconsistent). When the same user
  * already holds the key unrevoked, answers that key with *created = 0. STORE_CONFLICT when the
  * key belongs to another user or was revoked. *out: {key_id, public_key, created_at,
  * revoked_at}. */
 enum store_status store_signing_key_add(struct store *s, const struct audit_actor *who,
                                         const char *user_id, const char *key_id,
-                                        const char *public_key_b64, json_t **out,
-                                        int *created) STORE_MUSTCHECK;
+                                        const char *public_key_b64, const unsigned char *server_sk,
+                                        json_t **out, int *created) STORE_MUSTCHECK;
 
 /* The user's keys, newest first: array of {key_id, public_key, created_at, revoked_at}. */
 enum store_status store_signing_key_list(struct store *s, const char *user_id,
                                          json_t **out) STORE_MUSTCHECK;
 
 /* Revokes the user's key (idempotent: an already revoked key keeps its first revoked_at),
- * audited as signing_key.revoke. STORE_NOT_FOUND when the user has no such key. */
+ * audited as signing_key.revoke, with its revocation leaf appended to the decision log in the
+ * same transaction (once). STORE_NOT_FOUND when the user has no such key. */
 enum store_status store_signing_key_revoke(struct store *s, const struct audit_actor *who,
                                            const char *user_id, const char *key_id,
+                                           const unsigned char *server_sk,
                                            json_t **out) STORE_MUSTCHECK;
 
 /* For verifying signatures: the key with this id, whoever owns it.

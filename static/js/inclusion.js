@@ -59,6 +59,13 @@ export async function checkLeaf(index) {
     const leaf = JSON.parse(leafText);
     result.leaf = leaf;
     if (!step(canonicalize(leaf) === leafText, 'Leaf is canonical (RFC 8785)', '')) return result;
+    if (leaf.kind) {
+      // A key event (key_enrol / key_revoke): no approver signature; the checkpoint covers it.
+      const ok = leaf.kind === 'key_enrol' || leaf.kind === 'key_revoke';
+      if (!step(ok, 'Key event', ok ? `${leaf.kind === 'key_enrol' ? 'enrolment' : 'revocation'} of key ${leaf.key_id}${leaf.owner ? ` for ${leaf.owner}` : ''}` : `unknown leaf kind ${leaf.kind}`)) return result;
+      result.ok = true;
+      return result;
+    }
 
     const pk = fromBase64(leaf.public_key);
     const keyIdOk = toHex(await sha256(pk)) === leaf.record.signer_key_id;

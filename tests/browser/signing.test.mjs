@@ -10,7 +10,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startServer, psql } from '../integration/lib/harness.mjs';
+import { api, startServer, psql } from '../integration/lib/harness.mjs';
 import { cli, mintToken } from '../integration/lib/cli.mjs';
 import { launch, watchedPage, createTeam, createUser, signIn, readData, apiOk, resultsDir } from './lib/browser.mjs';
 
@@ -130,7 +130,8 @@ test('a key generated in the browser signs a revise decision that the server log
 
   const receipt = page.getByTestId('decision-receipt');
   await receipt.waitFor();
-  assert.equal(await page.getByTestId('leaf-index').textContent(), '0');
+  // Leaf 0 is the enrolment of olga's key (a leaf of the log too); her decision is leaf 1.
+  assert.equal(await page.getByTestId('leaf-index').textContent(), '1');
   await receipt.locator('.alert.success').filter({ hasText: 'recomputed the inclusion proof' }).waitFor();
   // The decisions table now lists it.
   await page.locator('.decisions tbody tr').first().waitFor();
@@ -151,14 +152,16 @@ test('a key generated in the browser signs a revise decision that the server log
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'capledger-bundle-'));
   const file = path.join(dir, 'bundle.json');
   fs.writeFileSync(file, JSON.stringify(bundle));
-  const ok = cli(srv, ['verify', file]);
+  const keyFile = path.join(dir, 'server.vkey');
+  fs.writeFileSync(keyFile, (await api(srv.url, 'GET', '/api/v1/log/key', { token: ownerToken })).text);
+  const ok = cli(srv, ['verify', file, '--key', keyFile]);
   assert.equal(ok.status, 0, ok.stdout + ok.stderr);
   // And the same check fails when one byte of the signed record changes.
-  const leaf = JSON.parse(Buffer.from(bundle.leaves[0], 'base64').toString('utf8'));
+  const leaf = JSON.parse(Buffer.from(bundle.leaves[1], 'base64').toString('utf8'));
   leaf.record.accepted_by = 'mallory';
-  const tampered = { ...bundle, leaves: [Buffer.from(JSON.stringify(leaf)).toString('base64')] };
+  const tampered = { ...bundle, leaves: [bundle.leaves[0], Buffer.from(JSON.stringify(leaf)).toString('base64')] };
   fs.writeFileSync(file, JSON.stringify(tampered));
-  const bad = cli(srv, ['verify', file]);
+  const bad = cli(srv, ['verify', file, '--key', keyFile]);
   assert.notEqual(bad.status, 0, 'a tampered leaf must not verify');
   fs.rmSync(dir, { recursive: true, force: true });
   assert.deepEqual(problems, []);
@@ -210,18 +213,25 @@ test('the auditor view checks the leaf in the browser and offers the bundle', as
   const { page: p2, problems: probs } = await watchedPage(ctx2);
   await signIn(p2, srv, auditor);
   await p2.goto(`${srv.url}/#/audit`);
-  assert.equal(await p2.getByTestId('tree-size').textContent(), '1');
-  assert.match(await p2.getByTestId('checkpoint').textContent(), /^localhost\/capledger\n1\n/);
+  // Two leaves: the enrolment of olga's key, then her decision.
+  assert.equal(await p2.getByTestId('tree-size').textContent(), '2');
+  assert.match(await p2.getByTestId('checkpoint').textContent(), /^localhost\/capledger\n2\n/);
   await p2.getByRole('button', { name: 'Check inclusion' }).click();
   const result = p2.getByTestId('inclusion-result');
   await result.waitFor();
   assert.equal(await result.getAttribute('data-ok'), 'true', await result.innerText());
   assert.match(await result.innerText(), /Approver's signature/);
+  // Leaf 0, the key's enrolment, has no approver signature: the page says what it is.
+  await p2.getByLabel('Leaf index').fill('0');
+  await p2.getByRole('button', { name: 'Check inclusion' }).click();
+  await result.filter({ hasText: 'Key event' }).waitFor();
+  assert.equal(await result.getAttribute('data-ok'), 'true', await result.innerText());
+  assert.match(await result.innerText(), /Key event\W+enrolment of key [0-9a-f]{64} for olga/);
   assert.match(await p2.locator('main').innerText(), /capledger verify/);
   const [download] = await Promise.all([p2.waitForEvent('download'), p2.getByTestId('bundle-link').click()]);
   const saved = await download.path();
   const bundle = JSON.parse(fs.readFileSync(saved, 'utf8'));
-  assert.equal(bundle.leaves.length, 1);
+  assert.equal(bundle.leaves.length, 2);
   assert.deepEqual(probs, []);
   await ctx2.close();
 });

@@ -166,7 +166,7 @@ test('verify --approvers pins who may sign and prints each approver\'s leaves', 
   fs.writeFileSync(approvers, `${other}\n`);
   r = run('verify', file, '--key', heldKey, '--approvers', approvers);
   assert.equal(r.status, 1);
-  assert.match(r.stderr, new RegExp(`FAILED: leaf 0: signed by key ${aliceId} \\(listed for "alice"\\), which is not one of the approver keys you hold`));
+  assert.match(r.stderr, new RegExp(`FAILED: leaf 0: signed by key ${aliceId} \\(of "alice"\\), which is not one of the approver keys you hold`));
   // Without --approvers the signers are still listed, for comparison with keys held elsewhere.
   r = run('verify', file, '--key', heldKey);
   assert.match(r.stdout, new RegExp(`^approver alice, key ${aliceId}: signed leaves 0-4$`, 'm'));
@@ -268,4 +268,15 @@ test('jcs prints the published RFC 8785 outputs and refuses duplicate keys', () 
   const r = run('jcs', 'dup.json');
   assert.equal(r.status, 1);
   assert.match(r.stderr, /duplicate object key/);
+});
+
+test('jcs canonicalizes U+0000 like any I-JSON character: the lower-case \\u0000 escape', () => {
+  // Written here: the published vectors hold no U+0000. JSON.stringify (ECMAScript, which RFC
+  // 8785 follows for strings) gives the expected bytes.
+  const doc = { b: 'x\u0000y', a: ['\u0000', '\u0000\u001f\u007f'] };
+  fs.writeFileSync(path.join(dir, 'nul.json'), '{"b": "x\\u0000y", "a": ["\\u0000", "\\u0000\\u001F\\u007f"]}');
+  const r = spawnSync(BIN, ['jcs', 'nul.json'], { cwd: dir });
+  assert.equal(r.status, 0, r.stderr.toString());
+  assert.equal(r.stdout.toString(), jcs(doc));
+  assert.equal(r.stdout.toString(), '{"a":["\\u0000","\\u0000\\u001f\u007f"],"b":"x\\u0000y"}');
 });

@@ -172,6 +172,17 @@ export function openCheckpoint(note, verifierKey) {
   return { origin, size: Number(size), root: Buffer.from(root, 'base64') };
 }
 
+// A checkpoint signed with the server's own key file (the 32-byte seed in hex): what an
+// attacker holding the key — or the old server code — could produce.
+export function signWithServerKey(keyFile, origin, size, root) {
+  const seed = Buffer.from(fs.readFileSync(keyFile, 'utf8').trim(), 'hex');
+  const priv = crypto.createPrivateKey({ key: Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), seed]), format: 'der', type: 'pkcs8' });
+  const pub = crypto.createPublicKey(priv).export({ format: 'der', type: 'spki' }).subarray(-32);
+  const body = `${origin}\n${size}\n${root.toString('base64')}\n`;
+  const keyId = crypto.createHash('sha256').update(Buffer.concat([Buffer.from(`${origin}\n`), Buffer.from([1]), pub])).digest().subarray(0, 4);
+  return `${body}\n\u2014 ${origin} ${Buffer.concat([keyId, crypto.sign(null, Buffer.from(body), priv)]).toString('base64')}\n`;
+}
+
 // ---- capledger verify ----------------------------------------------------------------------
 
 // `capledger verify BUNDLE --key KEY`: key is the verifier key text the auditor holds (GET

@@ -44,12 +44,13 @@ test('the commands of docs/auditors.md verify a live bundle with capledger, open
   assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
   const out = `${r.stdout}${r.stderr}`;
   assert.equal(out.match(/Signature Verified Successfully/g)?.length, 2, out);
-  assert.match(out, /verified: checkpoint signed by localhost\/capledger with the key you hold; 5 leaves/);
-  assert.match(out, /^approver olga, key [0-9a-f]{64}: signed leaves 0-4$/m);
+  // 6 leaves: olga's key enrolment, then her five decisions.
+  assert.match(out, /verified: checkpoint signed by localhost\/capledger with the key you hold; 6 leaves/);
+  assert.match(out, /^approver olga, key [0-9a-f]{64} \(enrolled by leaf 0\): signed leaves 1-5$/m);
   assert.match(out, /the bundle names the verifier key you kept/);
   assert.match(out, /signed by olga, key [0-9a-f]{64}/);
-  assert.match(out, /checkpoint of localhost\/capledger: 5 leaves, root [0-9a-f]{64}/);
-  assert.match(out, /root over all 5 leaves matches; leaf 0 is in the tree \(proof of 3 hashes\)/);
+  assert.match(out, /checkpoint of localhost\/capledger: 6 leaves, root [0-9a-f]{64}/);
+  assert.match(out, /root over all 6 leaves matches; leaf 0 is in the tree \(proof of 3 hashes\)/);
 
   // One changed byte and openssl refuses: the record the owner signed, the checkpoint text.
   const flip = (file) => {

@@ -12,6 +12,8 @@ import {
 
 const DECISIONS = 240;     // in total, split over the two servers
 const CLIENTS_PER_SERVER = 6;
+const KEYS = 2;             // the two owners' key enrolment leaves come first
+const TOTAL = DECISIONS + KEYS;
 
 let srv;
 let twin;
@@ -48,18 +50,18 @@ test(`${DECISIONS} decisions appended through two servers at once make one consi
 
   // Every reply had its own index; together they are 0..N-1.
   const indexes = results.map((r) => r.leaf_index).sort((a, b) => a - b);
-  assert.deepEqual(indexes, Array.from({ length: DECISIONS }, (_, i) => i));
+  assert.deepEqual(indexes, Array.from({ length: DECISIONS }, (_, i) => i + KEYS));
   // In the database: no gap, one checkpoint per size 0..N.
   const db = (q) => psql(q, { database: srv.db });
-  assert.equal(db('SELECT count(*) || \' \' || min(leaf_index) || \' \' || max(leaf_index) FROM log_leaf'), `${DECISIONS} 0 ${DECISIONS - 1}`);
-  assert.equal(db('SELECT count(*) || \' \' || count(DISTINCT tree_size) || \' \' || max(tree_size) FROM log_checkpoint'), `${DECISIONS + 1} ${DECISIONS + 1} ${DECISIONS}`);
-  assert.equal(db('SELECT size FROM log_head'), String(DECISIONS));
+  assert.equal(db('SELECT count(*) || \' \' || min(leaf_index) || \' \' || max(leaf_index) FROM log_leaf'), `${TOTAL} 0 ${TOTAL - 1}`);
+  assert.equal(db('SELECT count(*) || \' \' || count(DISTINCT tree_size) || \' \' || max(tree_size) FROM log_checkpoint'), `${TOTAL + 1} ${TOTAL + 1} ${TOTAL}`);
+  assert.equal(db('SELECT size FROM log_head'), String(TOTAL));
 
   // Each stored checkpoint is signed and names the root of the leaves below it.
   const key = (await api(srv.url, 'GET', '/api/v1/log/key', { token: admin.token })).text;
   const leaves = [];
-  for (let start = 0; start < DECISIONS; start += 100) {
-    const e = await api(twin.url, 'GET', `/api/v1/log/entries?start=${start}&end=${Math.min(start + 100, DECISIONS)}`, { token: admin.token });
+  for (let start = 0; start < TOTAL; start += 100) {
+    const e = await api(twin.url, 'GET', `/api/v1/log/entries?start=${start}&end=${Math.min(start + 100, TOTAL)}`, { token: admin.token });
     assert.equal(e.status, 200, e.text);
     leaves.push(...e.json.leaves.map((b) => Buffer.from(b, 'base64')));
   }
@@ -77,7 +79,7 @@ test(`${DECISIONS} decisions appended through two servers at once make one consi
   // Consistency proofs from either server between a spread of sizes.
   for (const first of [1, 2, 3, 7, 64, 100, 129, DECISIONS - 1]) {
     for (const [i, url] of urls.entries()) {
-      const second = i === 0 ? DECISIONS : Math.min(DECISIONS, first + 17);
+      const second = i === 0 ? TOTAL : Math.min(TOTAL, first + 17);
       const p = await api(url, 'GET', `/api/v1/log/proof/consistency?first=${first}&second=${second}`, { token: admin.token });
       assert.equal(p.status, 200, p.text);
       assert.ok(verifyConsistency(first, second, checkpoints[first].root, checkpoints[second].root,
@@ -86,7 +88,7 @@ test(`${DECISIONS} decisions appended through two servers at once make one consi
   }
 
   const bundle = await api(twin.url, 'GET', '/api/v1/audit/bundle', { token: admin.token });
-  assert.equal(bundle.json.leaves.length, DECISIONS);
+  assert.equal(bundle.json.leaves.length, TOTAL);
   const v = verifyBundle(bundle.text, key);
   assert.equal(v.status, 0, v.output);
 });

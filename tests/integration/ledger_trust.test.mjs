@@ -13,7 +13,8 @@ import crypto from 'node:crypto';
 import { api, psql, startServer } from './lib/harness.mjs';
 import { mintToken } from './lib/cli.mjs';
 import {
-  addOwner, addUser, createReview, leafHash, merkleRoot, postDecision, record, verifyBundle,
+  addOwner, addUser, createReview, jcs, leafHash, merkleRoot, newKeyPair, postDecision, record,
+  signRecord, signWithServerKey, verifyBundle,
 } from './ledger.lib.mjs';
 
 // A server with an owner (olga), an auditor and `n` revise decisions in one review.
@@ -54,6 +55,9 @@ function frontier(hashes) {
 test('a rewound log head gets no second signed root: 503 log-inconsistent, not ready, alerts', async () => {
   const t = await setUp(3);
   try {
+    // An owner's webhook subscribed to log integrity alerts (delivered by the alert outbox).
+    const hook = await api(t.srv.url, 'POST', '/api/v1/webhooks', { token: t.olga.token, body: { url: 'https://example.com/capledger-hook', events: ['log_integrity'] } });
+    assert.equal(hook.status, 201, hook.text);
     const size = Number(t.sql('SELECT size FROM log_head'));
     const leaves = t.sql("SELECT string_agg(encode(leaf, 'base64'), ',' ORDER BY leaf_index) FROM log_leaf")
       .replace(/\n/g, '').split(',').map((b) => Buffer.from(b, 'base64'));
@@ -79,16 +83,17 @@ test('a rewound log head gets no second signed root: 503 log-inconsistent, not r
     assert.equal(again.status, 503, again.text);
     const ready = await api(t.srv.url, 'GET', '/readyz');
     assert.equal(ready.status, 503);
-    assert.match(ready.json.detail, /decision log is inconsistent: the log head has size 2, but a checkpoint of size 3 is stored/);
+    assert.match(ready.json.detail, new RegExp(`decision log is inconsistent: the log head has size ${size - 1}, but a checkpoint of size ${size} is stored`));
     // Owners and admins are alerted; the server log holds the evidence.
     const alerts = await t.get('/api/v1/alerts', t.admin);
     assert.equal(alerts.status, 200, alerts.text);
     const integrity = alerts.json.items.filter((a) => a.kind === 'log_integrity');
     assert.deepEqual(integrity.map((a) => a.owner).sort(), ['admin', 'olga']);
-    assert.match(integrity[0].message, /checkpoint of size 3 is stored/);
+    assert.match(integrity[0].message, new RegExp(`checkpoint of size ${size} is stored`));
+    assert.equal(t.sql("SELECT count(*) FROM webhook_delivery WHERE event = 'log_integrity'"), '1');
     const mine = await t.get('/api/v1/alerts', t.olga);
     assert.equal(mine.json.items.filter((a) => a.kind === 'log_integrity').length, 1);
-    assert.ok(t.srv.stderrLines().some((l) => /"the decision log is inconsistent: appends stopped".*checkpoint of size 3/.test(l)));
+    assert.ok(t.srv.stderrLines().some((l) => l.includes('"the decision log is inconsistent: appends stopped"') && l.includes(`checkpoint of size ${size} is stored`)));
   } finally {
     await t.srv.stop();
   }
@@ -100,20 +105,164 @@ test('at start the root over the stored leaves is compared with the latest check
   try {
     // A leaf rewritten with a matching leaf_hash: proofs would still be self-consistent, and
     // the head is untouched, so only recomputing the root from the leaves shows it.
-    const leaf = Buffer.from(t.sql("SELECT encode(leaf, 'base64') FROM log_leaf WHERE leaf_index = 1"), 'base64');
+    const size = Number(t.sql('SELECT size FROM log_head'));
+    const index = Number(t.sql("SELECT min(leaf_index) FROM decision"));
+    const leaf = Buffer.from(t.sql(`SELECT encode(leaf, 'base64') FROM log_leaf WHERE leaf_index = ${index}`), 'base64');
     const changed = Buffer.from(leaf.toString().replace(/"received_at":"(\d)/, (m, d) => `"received_at":"${(Number(d) + 1) % 10}`));
     assert.notDeepEqual(changed, leaf);
-    t.asSuperuser(`UPDATE log_leaf SET leaf = '\\x${changed.toString('hex')}', leaf_hash = '\\x${leafHash(changed).toString('hex')}' WHERE leaf_index = 1`);
+    t.asSuperuser(`UPDATE log_leaf SET leaf = '\\x${changed.toString('hex')}', leaf_hash = '\\x${leafHash(changed).toString('hex')}' WHERE leaf_index = ${index}`);
     const { startTwin } = await import('./ledger.lib.mjs');
     twin = await startTwin(t.srv);
     const ready = await api(twin.url, 'GET', '/readyz');
     assert.equal(ready.status, 503);
-    assert.match(ready.json.detail, /the root over the 3 stored leaves is [0-9a-f]{64}, but the checkpoint of that size has root [0-9a-f]{64}/);
+    assert.match(ready.json.detail, new RegExp(`the root over the ${size} stored leaves is [0-9a-f]{64}, but the checkpoint of that size has root [0-9a-f]{64}`));
     const r = await postDecision(twin.url, t.olga, record(t.olga, t.review.id));
     assert.equal(r.status, 503, r.text);
-    assert.equal(t.sql('SELECT max(tree_size) FROM log_checkpoint'), '3');
+    assert.equal(t.sql('SELECT max(tree_size) FROM log_checkpoint'), String(size));
   } finally {
     await twin?.stop();
+    await t.srv.stop();
+  }
+});
+
+test('a revocation cleared in the database does not let the key sign again: the log records it', async () => {
+  const t = await setUp(1);
+  try {
+    const rita = await addOwner(t.srv, 'rita');
+    assert.equal((await postDecision(t.srv.url, rita, record(rita, t.review.id))).status, 201);
+    const del = await api(t.srv.url, 'DELETE', `/api/v1/me/signing-keys/${rita.keyId}`, { token: rita.token });
+    assert.ok(del.status === 200 || del.status === 204, del.text);
+    // The attack of issue #10: the revocation cleared by the superuser.
+    t.asSuperuser(`UPDATE signing_key SET revoked_at = NULL WHERE key_id = '${rita.keyId}'`);
+    const r = await postDecision(t.srv.url, rita, record(rita, t.review.id));
+    assert.equal(r.status, 422, r.text);
+    assert.match(r.json.errors.map((e) => `${e.pointer} ${e.message}`).join('\n'),
+      /^\/record\/signer_key_id this key was revoked \(the log records it: key [0-9a-f]{64} was revoked by leaf \d+\)/m);
+    // Her enrolment and revocation are leaves of the log, in their documented form.
+    const bundle = (await t.get('/api/v1/audit/bundle')).json;
+    const leaves = bundle.leaves.map((b) => Buffer.from(b, 'base64'));
+    const docs = leaves.map((l) => JSON.parse(l));
+    const events = docs.filter((d) => d.kind && d.key_id === rita.keyId);
+    assert.deepEqual(events.map((e) => e.kind), ['key_enrol', 'key_revoke']);
+    assert.deepEqual(Object.keys(events[0]), ['at', 'key_id', 'kind', 'owner', 'public_key']);
+    assert.equal(events[0].owner, 'rita');
+    assert.equal(events[0].public_key, rita.publicKeyB64);
+    assert.deepEqual(Object.keys(events[1]), ['at', 'key_id', 'kind']);
+    assert.equal(verifyBundle(bundle, t.key).status, 0);
+    // Had the server appended her decision anyway (and signed for it), verify --key says so.
+    const rec = record(rita, t.review.id);
+    const forgedLeaf = Buffer.from(jcs({ record: rec, signature: signRecord(rita, rec), public_key: rita.publicKeyB64, received_at: new Date().toISOString() }));
+    const forged = { ...bundle, leaves: [...bundle.leaves, forgedLeaf.toString('base64')] };
+    forged.checkpoint = signWithServerKey(t.srv.keyFile, bundle.origin, leaves.length + 1, merkleRoot([...leaves, forgedLeaf].map(leafHash)));
+    const v = verifyBundle(forged, t.key);
+    assert.equal(v.status, 1, v.output);
+    assert.match(v.output, new RegExp(`FAILED: leaf ${leaves.length}: key ${rita.keyId} was revoked by leaf \\d+`));
+  } finally {
+    await t.srv.stop();
+  }
+});
+
+test('a key the log never enrolled signs nothing, even when its row is in the database', async () => {
+  const t = await setUp(1);
+  try {
+    const sam = { ...addUser(t.srv, 'sam', 'owner'), ...newKeyPair() };
+    const userId = t.sql("SELECT id FROM app_user WHERE username = 'sam'");
+    t.asSuperuser(`INSERT INTO signing_key (key_id, user_id, public_key) VALUES ('${sam.keyId}', '${userId}', decode('${sam.publicKeyB64}', 'base64'))`);
+    const r = await postDecision(t.srv.url, sam, record(sam, t.review.id));
+    assert.equal(r.status, 422, r.text);
+    assert.match(r.json.errors.map((e) => `${e.pointer} ${e.message}`).join('\n'),
+      /^\/record\/signer_key_id the log does not let this key sign: key [0-9a-f]{64} is not enrolled by an earlier leaf/m);
+  } finally {
+    await t.srv.stop();
+  }
+});
+
+test('a log begun before key events were logged: its keys are enrolled at start, after its leaves', async () => {
+  // What an upgraded database holds: a key registered and a decision appended before key
+  // events existed (no enrolment leaf), made here as the superuser with the server's own key.
+  const srv = await startServer();
+  let twin;
+  try {
+    const sql = (q) => psql(q, { database: srv.db });
+    const lena = { ...addUser(srv, 'lena', 'owner'), ...newKeyPair() };
+    const review = await createReview(srv.url, lena, []);
+    const userId = sql("SELECT id FROM app_user WHERE username = 'lena'");
+    const rec = record(lena, review.id);
+    const receivedAt = '2024-05-01T09:00:00.000001Z';
+    const leaf = Buffer.from(jcs({ record: rec, signature: signRecord(lena, rec), public_key: lena.publicKeyB64, received_at: receivedAt }));
+    const hash = leafHash(leaf).toString('hex');
+    const origin = sql('SELECT origin FROM log_head');
+    const note = signWithServerKey(srv.keyFile, origin, 1, leafHash(leaf));
+    sql('SET session_replication_role = replica; ' +
+      `INSERT INTO signing_key (key_id, user_id, public_key, created_at) VALUES ('${lena.keyId}', '${userId}', decode('${lena.publicKeyB64}', 'base64'), '2024-04-01T00:00:00Z'); ` +
+      `INSERT INTO log_leaf (leaf_index, leaf, leaf_hash) VALUES (0, '\\x${leaf.toString('hex')}', '\\x${hash}'); ` +
+      `INSERT INTO log_checkpoint (tree_size, root, note) VALUES (1, '\\x${hash}', convert_from('\\x${Buffer.from(note).toString('hex')}', 'UTF8')); ` +
+      `UPDATE log_head SET size = 1, root = '\\x${hash}', frontier = '\\x${hash}'; ` +
+      'INSERT INTO decision (id, review_id, decision, chosen_option, comparison_sha256, record, signature, signer_key_id, signer, supersedes, leaf_index, received_at) ' +
+      `VALUES ('${rec.id}', '${review.id}', 'revise', NULL, '{}', '${JSON.stringify(rec)}'::jsonb, '${signRecord(lena, rec)}', '${lena.keyId}', 'lena', NULL, 0, '${receivedAt}')`);
+    // The next start enrols lena's key after the existing leaf; she signs again.
+    const { startTwin } = await import('./ledger.lib.mjs');
+    twin = await startTwin(srv);
+    assert.equal((await api(twin.url, 'GET', '/readyz')).status, 200);
+    const enrol = JSON.parse(Buffer.from(sql("SELECT encode(leaf, 'base64') FROM log_leaf WHERE leaf_index = 1"), 'base64'));
+    assert.equal(enrol.kind, 'key_enrol');
+    assert.equal(enrol.key_id, lena.keyId);
+    assert.equal(enrol.at, '2024-04-01T00:00:00.000000Z');
+    const r = await postDecision(twin.url, lena, record(lena, review.id));
+    assert.equal(r.status, 201, r.text);
+    assert.equal(r.json.leaf_index, 2);
+    // A restart does not enrol it twice.
+    await twin.stop();
+    twin = await startTwin(srv);
+    assert.equal(sql('SELECT size FROM log_head'), '3');
+    // verify accepts the legacy decision, says so, and holds the new one to the log's keys.
+    const auditor = addUser(srv, 'audrey', 'auditor');
+    const bundle = (await api(twin.url, 'GET', '/api/v1/audit/bundle', { token: auditor.token })).text;
+    const key = (await api(twin.url, 'GET', '/api/v1/log/key', { token: auditor.token })).text;
+    const v = verifyBundle(bundle, key);
+    assert.equal(v.status, 0, v.output);
+    assert.match(v.output, /note: 1 decision leaves come before the log's first key event/);
+    assert.match(v.output, new RegExp(`approver lena, key ${lena.keyId} \\(enrolled by leaf 1\\): signed leaves 0, 2`));
+  } finally {
+    await twin?.stop();
+    await srv.stop();
+  }
+});
+
+test('a decision row edited in place is never served: the API answers from the leaf or not at all', async () => {
+  const t = await setUp(2);
+  try {
+    const [first, second] = t.decisions;
+    const before = await t.get(`/api/v1/decisions/${first.rec.id}`);
+    assert.equal(before.status, 200, before.text);
+    assert.equal(before.json.decision, 'revise');
+    assert.deepEqual(before.json.record, first.rec);
+    // The attack of issue #10: revise → advance, in the row and in its copy of the record.
+    t.asSuperuser(`UPDATE decision SET decision = 'advance', record = jsonb_set(record, '{decision}', '"advance"') WHERE id = '${first.rec.id}'`);
+    const r = await t.get(`/api/v1/decisions/${first.rec.id}`);
+    assert.equal(r.status, 500, r.text);
+    assert.equal(r.json.type, 'https://capledger.dev/problems/log-integrity');
+    assert.match(r.json.detail, new RegExp(`decision ${first.rec.id}: the stored row's decision differs from leaf ${first.reply.leaf_index}`));
+    assert.doesNotMatch(r.text, /advance"/);
+    const list = await t.get(`/api/v1/decisions?review=${t.review.id}`);
+    assert.equal(list.status, 500, list.text);
+    // The untouched decision still reads back; owners and admins are alerted.
+    assert.equal((await t.get(`/api/v1/decisions/${second.rec.id}`)).status, 200);
+    const alerts = (await t.get('/api/v1/alerts', t.admin)).json.items.filter((a) => a.kind === 'log_integrity');
+    assert.ok(alerts.some((a) => a.message.includes(first.rec.id)), JSON.stringify(alerts));
+    // A signer renamed in the row, and a successor claimed by a row: named too.
+    t.asSuperuser(`UPDATE decision SET decision = 'revise', record = jsonb_set(record, '{decision}', '"revise"'), signer = 'mallory' WHERE id = '${first.rec.id}'`);
+    const renamed = await t.get(`/api/v1/decisions/${first.rec.id}`);
+    assert.equal(renamed.status, 500, renamed.text);
+    assert.match(renamed.json.detail, /signer is not the owner the log enrolled its key for/);
+    t.asSuperuser(`UPDATE decision SET signer = 'olga' WHERE id = '${first.rec.id}'; UPDATE decision SET supersedes = '${first.rec.id}' WHERE id = '${second.rec.id}'`);
+    const claimed = await t.get(`/api/v1/decisions/${first.rec.id}`);
+    assert.equal(claimed.status, 500, claimed.text);
+    t.asSuperuser(`UPDATE decision SET supersedes = NULL WHERE id = '${second.rec.id}'`);
+    assert.equal((await t.get(`/api/v1/decisions/${first.rec.id}`)).status, 200);
+    // The log itself was never touched: the bundle verifies.
+    assert.equal(verifyBundle((await t.get('/api/v1/audit/bundle')).json, t.key).status, 0);
+  } finally {
     await t.srv.stop();
   }
 });

@@ -16,6 +16,7 @@
 #include "core/cost/cost.h"
 #include "core/ledger/decision.h"
 #include "core/ledger/jcs.h"
+#include "core/ledger/keylog.h"
 #include "core/ledger/merkle.h"
 #include "core/ledger/note.h"
 
@@ -443,11 +444,11 @@ static void test_pinned_approvers(void **state)
     char why[512];
     if (bundle_verify(f->bundle, &trust, report, why, sizeof why) != 0)
         fail_msg("%s", why);
-    json_t *alice = json_object_get(report, f->alice_id);
+    json_t *alice = json_object_get(json_object_get(report, "approvers"), f->alice_id);
     assert_string_equal(json_string_value(json_object_get(alice, "owner")), "alice");
     assert_true(json_is_true(json_object_get(alice, "pinned")));
     assert_int_equal(json_array_size(json_object_get(alice, "leaves")), LEAVES);
-    json_t *bob = json_object_get(report, bob_id);
+    json_t *bob = json_object_get(json_object_get(report, "approvers"), bob_id);
     assert_int_equal(json_array_size(json_object_get(bob, "leaves")), 0);
     json_decref(report);
 
@@ -456,7 +457,7 @@ static void test_pinned_approvers(void **state)
     trust.approver_count = 1;
     assert_int_equal(bundle_verify(f->bundle, &trust, NULL, why, sizeof why), 1);
     char want[256];
-    snprintf(want, sizeof want, "leaf 0: signed by key %s (listed for \"alice\"), which is not",
+    snprintf(want, sizeof want, "leaf 0: signed by key %s (of \"alice\"), which is not",
              f->alice_id);
     if (strncmp(why, want, strlen(want)) != 0)
         fail_msg("failure \"%s\", want \"%s\"", why, want);
@@ -464,6 +465,114 @@ static void test_pinned_approvers(void **state)
     trust.approvers = bad;
     assert_int_equal(bundle_verify(f->bundle, &trust, NULL, why, sizeof why), 1);
     assert_non_null(strstr(why, "approver key 1: not the base64"));
+}
+
+/* A bundle whose leaves are the given key events (NULL: alice's decision number i), signed
+ * afresh by the log key. */
+static json_t *bundle_of(struct fixture *f, const char *const *events, size_t n)
+{
+    json_t *copy = json_deep_copy(f->bundle);
+    json_t *leaves = json_array();
+    for (size_t i = 0; i < n; i++) {
+        if (events[i]) {
+            char *b64 = codec_b64_encode_new((const uint8_t *)events[i], strlen(events[i]));
+            json_array_append_new(leaves, json_string(b64));
+            free(b64);
+            continue;
+        }
+        json_t *record = make_record(f, (int)i, f->comparison[i % 2]);
+        char received[32];
+        snprintf(received, sizeof received, "2025-09-12T14:07:%02zu.000100Z", i);
+        json_array_append_new(leaves, make_leaf(f, record, NULL, received, NULL));
+        json_decref(record);
+    }
+    json_object_set_new(copy, "leaves", leaves);
+    struct fixture g = *f;
+    g.bundle = copy;
+    resign(&g);
+    return copy;
+}
+
+/* Key events in the log: a decision needs its key enrolled by an earlier leaf and not revoked
+ * by one; decisions before the log's first key event are legacy. */
+static void test_key_events(void **state)
+{
+    struct fixture *f = *state;
+    size_t len;
+    char *enrol = keylog_enrol_leaf(f->alice_id, f->alice_pk_b64, "alice",
+                                    "2025-09-12T14:00:00.000001Z", &len);
+    char *revoke = keylog_revoke_leaf(f->alice_id, "2025-09-12T14:07:02.5Z", &len);
+    uint8_t bob_pk[32], bob_sk[64];
+    crypto_sign_keypair(bob_pk, bob_sk);
+    char bob_id[65], bob_b64[45];
+    decision_key_id(bob_pk, bob_id);
+    codec_b64_encode(bob_pk, 32, bob_b64, sizeof bob_b64);
+    char *enrol_bob =
+        keylog_enrol_leaf(bob_id, bob_b64, "bob", "2025-09-12T14:00:00.000001Z", &len);
+    char why[512];
+
+    /* Enrolled, then signing: verifies, and the report says where alice was enrolled. */
+    const char *ok[] = {enrol, NULL, NULL, NULL};
+    json_t *b = bundle_of(f, ok, 4);
+    json_t *report = json_object();
+    struct bundle_trust trust = {.verifier_key = trusted_key};
+    if (bundle_verify(b, &trust, report, why, sizeof why) != 0)
+        fail_msg("%s", why);
+    json_t *alice = json_object_get(json_object_get(report, "approvers"), f->alice_id);
+    assert_int_equal(json_integer_value(json_object_get(alice, "enrolled")), 0);
+    assert_int_equal(json_array_size(json_object_get(alice, "leaves")), 3);
+    assert_int_equal(json_integer_value(json_object_get(report, "legacy_decisions")), 0);
+    json_decref(report);
+    json_decref(b);
+
+    /* Revoked by leaf 2, then signing at leaf 3. */
+    const char *after_revoke[] = {enrol, NULL, revoke, NULL};
+    b = bundle_of(f, after_revoke, 4);
+    char want[256];
+    snprintf(want, sizeof want, "leaf 3: key %s was revoked by leaf 2", f->alice_id);
+    expect_failure(b, NULL, want);
+    json_decref(b);
+
+    /* The log enrols only bob: alice's decision is signed by a key the log never enrolled. */
+    const char *not_enrolled[] = {enrol_bob, NULL};
+    b = bundle_of(f, not_enrolled, 2);
+    snprintf(want, sizeof want, "leaf 1: key %s is not enrolled by an earlier leaf", f->alice_id);
+    expect_failure(b, NULL, want);
+    json_decref(b);
+
+    /* Enrolled after signing, in a log with key events before: refused too. */
+    const char *late[] = {enrol_bob, NULL, enrol};
+    b = bundle_of(f, late, 3);
+    expect_failure(b, NULL, want);
+    json_decref(b);
+
+    /* A legacy log: decisions from before key events were logged, then the enrolments the
+     * server appended at its first start with them, then new decisions. */
+    const char *legacy[] = {NULL, NULL, enrol, enrol_bob, NULL};
+    b = bundle_of(f, legacy, 5);
+    report = json_object();
+    if (bundle_verify(b, &trust, report, why, sizeof why) != 0)
+        fail_msg("%s", why);
+    assert_int_equal(json_integer_value(json_object_get(report, "legacy_decisions")), 2);
+    json_decref(report);
+    json_decref(b);
+
+    /* A key enrolled twice, a revocation of an unknown key, a malformed event. */
+    const char *twice[] = {enrol, enrol};
+    b = bundle_of(f, twice, 2);
+    expect_failure(b, NULL, "leaf 1: key");
+    json_decref(b);
+    const char *unknown[] = {revoke};
+    b = bundle_of(f, unknown, 1);
+    expect_failure(b, NULL, "leaf 0: key");
+    json_decref(b);
+    const char *bad[] = {"{\"kind\":\"key_enrol\"}"};
+    b = bundle_of(f, bad, 1);
+    expect_failure(b, NULL, "leaf 0: a key_enrol leaf is");
+    json_decref(b);
+    free(enrol);
+    free(revoke);
+    free(enrol_bob);
 }
 
 struct notices {
@@ -545,6 +654,7 @@ int main(void)
         cmocka_unit_test(test_recompute),
         cmocka_unit_test(test_forged_bundle_needs_the_held_key),
         cmocka_unit_test(test_pinned_approvers),
+        cmocka_unit_test(test_key_events),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -132,6 +132,43 @@ static void test_leaf_bytes(void **state)
     json_decref(record);
 }
 
+/* What the API serves comes from the leaf; a stored row that says anything else is named. */
+static void test_view_from_leaf(void **state)
+{
+    (void)state;
+    json_t *record = parse(good_record);
+    /* An upper-case UUID is served in PostgreSQL's lower-case text. */
+    json_object_set_new(record, "id", json_string("7D444840-9DC0-11D1-B245-5FFDCE74FAD2"));
+    size_t len;
+    char *leaf = decision_leaf(record, "c2ln", "cGs=", "2025-09-12T14:06:12.000001Z", &len);
+    json_t *view = decision_view((const uint8_t *)leaf, len);
+    assert_non_null(view);
+    assert_string_equal(json_string_value(json_object_get(view, "id")),
+                        "7d444840-9dc0-11d1-b245-5ffdce74fad2");
+    assert_string_equal(json_string_value(json_object_get(view, "decision")), "advance");
+    assert_string_equal(json_string_value(json_object_get(view, "received_at")),
+                        "2025-09-12T14:06:12.000001Z");
+    assert_true(json_equal(json_object_get(view, "record"), record));
+    assert_true(json_is_null(json_object_get(view, "supersedes")));
+    json_t *row = json_deep_copy(view);
+    json_object_set_new(row, "leaf_index", json_integer(3));
+    assert_null(decision_view_mismatch(row, view));
+    json_object_set_new(row, "decision", json_string("stop"));
+    assert_string_equal(decision_view_mismatch(row, view), "decision");
+    json_object_set_new(row, "decision", json_string("advance"));
+    json_object_set_new(json_object_get(row, "record"), "owner", json_string("mallory"));
+    assert_string_equal(decision_view_mismatch(row, view), "record");
+    json_decref(row);
+    json_decref(view);
+    free(leaf);
+    /* A key event, or bytes that are not JSON, are not decision leaves. */
+    const char *key_event =
+        "{\"at\":\"2025-09-12T14:06:12Z\",\"key_id\":\"ab\",\"kind\":\"key_revoke\"}";
+    assert_null(decision_view((const uint8_t *)key_event, strlen(key_event)));
+    assert_null(decision_view((const uint8_t *)"{", 1));
+    json_decref(record);
+}
+
 static void test_validate_good(void **state)
 {
     (void)state;
@@ -244,6 +281,7 @@ int main(void)
         cmocka_unit_test(test_message_and_key_id),
         cmocka_unit_test(test_sign_verify),
         cmocka_unit_test(test_leaf_bytes),
+        cmocka_unit_test(test_view_from_leaf),
         cmocka_unit_test(test_validate_good),
         cmocka_unit_test(test_validate_names_every_fault),
         cmocka_unit_test(test_validate_timestamps),

@@ -158,7 +158,7 @@ static void test_tricky_documents_refused(void **state)
         "[\"\\ude02\\ud83d\"]",
         "[\"\xed\xa0\x80\"]", /* a surrogate encoded in UTF-8 */
         "[\"\xc0\xaf\"]",     /* overlong */
-        "[\"a\\u0000b\"]",
+        "{\"a\\u0000b\":1}",  /* jansson cannot hold U+0000 in a member name */
         "[1] [2]",
         "",
         "{",
@@ -187,6 +187,26 @@ static void test_key_order_utf16(void **state)
     expect_canonical("{\"aa\":1,\"a\":2,\"\":3,\"b\":4,\"B\":5}",
                      "{\"\":3,\"B\":5,\"a\":2,\"aa\":1,\"b\":4}");
     expect_canonical("{\"\\u00e9\":1,\"e\\u0301\":2}", "{\"e\xcc\x81\":2,\"\xc3\xa9\":1}");
+}
+
+/* RFC 8785 covers every I-JSON string, U+0000 included: it comes out as the lower-case
+ * six-character escape, wherever it stands in the string, and the value keeps its length. */
+static void test_nul_in_strings(void **state)
+{
+    (void)state;
+    expect_canonical("[\"\\u0000\"]", "[\"\\u0000\"]");
+    expect_canonical("{\"b\":\"x\\u0000y\",\"a\":\"\\u0000\\u0000\"}",
+                     "{\"a\":\"\\u0000\\u0000\",\"b\":\"x\\u0000y\"}");
+    expect_canonical("[\"\\u0000\\u001F\\u007f\\u00e9\"]", "[\"\\u0000\\u001f\x7f\xc3\xa9\"]");
+    struct problems errs;
+    problems_init(&errs);
+    const char *text = "[\"a\\u0000b\"]";
+    json_t *v = jcs_parse(text, strlen(text), &errs);
+    assert_non_null(v);
+    assert_int_equal(json_string_length(json_array_get(v, 0)), 3);
+    assert_memory_equal(json_string_value(json_array_get(v, 0)), "a\0b", 3);
+    json_decref(v);
+    problems_free(&errs);
 }
 
 static void test_string_escapes(void **state)
@@ -249,6 +269,7 @@ int main(void)
         cmocka_unit_test(test_tricky_documents_refused),
         cmocka_unit_test(test_key_order_utf16),
         cmocka_unit_test(test_string_escapes),
+        cmocka_unit_test(test_nul_in_strings),
         cmocka_unit_test(test_serializer_refuses_unrepresentable),
         cmocka_unit_test(test_dump_keeps_document_order),
     };

@@ -15,8 +15,10 @@
 #include "core/cost/cost.h"
 #include "core/ledger/decision.h"
 #include "core/ledger/jcs.h"
+#include "core/ledger/keylog.h"
 #include "core/ledger/merkle.h"
 #include "core/ledger/note.h"
+#include "core/ledger/witness.h"
 #include "core/formats/timefmt.h"
 
 __attribute__((format(printf, 3, 4))) static int fail(char *why, size_t why_size, const char *fmt,
@@ -77,11 +79,47 @@ static int open_checkpoint(const char *what, const char *text, const struct note
     return 0;
 }
 
+/* What the walk over the leaves carries from one leaf to the next. */
+struct walk {
+    const json_t *signer_keys, *comparisons;
+    size_t pinned;     /* approver keys the auditor holds */
+    json_t *approvers; /* key_id → {owner, public_key, pinned, enrolled, leaves} */
+    struct keylog *keys;
+    size_t legacy; /* decision leaves before the log's first key event */
+};
+
+/* The report entry of key_id, made on first use. */
+static json_t *approver(struct walk *w, const char *key_id, const char *public_key)
+{
+    json_t *a = json_object_get(w->approvers, key_id);
+    if (!a) {
+        a = json_pack("{s:s, s:b, s:n, s:n, s:[]}", "public_key", public_key, "pinned", 0, "owner",
+                      "enrolled", "leaves");
+        json_object_set_new(w->approvers, key_id, a);
+    }
+    return a;
+}
+
+/* Step 3 for a key event leaf (doc parsed and canonical). */
+static int check_key_event(struct walk *w, size_t index, const struct keylog_event *ev, char *why,
+                           size_t why_size)
+{
+    char what[512];
+    if (keylog_apply(w->keys, index, ev, what, sizeof what) != 0)
+        return fail(why, why_size, "leaf %zu: %s", index, what);
+    if (ev->kind == KEYLOG_ENROL) {
+        json_t *a = approver(w, ev->key_id, ev->public_key);
+        json_object_set_new(a, "owner", json_string(ev->owner));
+        json_object_set_new(a, "enrolled", json_integer((json_int_t)index));
+    }
+    return 0;
+}
+
 /* Step 3 for one leaf: its bytes are in leaf[0..len). */
-static int check_leaf(size_t index, const uint8_t *leaf, size_t len, const json_t *signer_keys,
-                      const json_t *comparisons, size_t pinned, json_t *approvers, char *why,
+static int check_leaf(struct walk *w, size_t index, const uint8_t *leaf, size_t len, char *why,
                       size_t why_size)
 {
+    const json_t *signer_keys = w->signer_keys, *comparisons = w->comparisons;
     int rc = 1;
     json_t *doc = jcs_parse((const char *)leaf, len, NULL);
     char *canonical = NULL;
@@ -95,10 +133,20 @@ static int check_leaf(size_t index, const uint8_t *leaf, size_t len, const json_
         fail(why, why_size, "leaf %zu: not in RFC 8785 canonical form", index);
         goto out;
     }
+    struct keylog_event ev;
+    char what[512];
+    if (keylog_event_parse(doc, &ev, what, sizeof what) != 0) {
+        fail(why, why_size, "leaf %zu: %s", index, what);
+        goto out;
+    }
+    if (ev.kind != KEYLOG_DECISION) {
+        rc = check_key_event(w, index, &ev, why, why_size);
+        goto out;
+    }
     json_t *record = json_object_get(doc, "record");
-    const char *signature = json_string_value(json_object_get(doc, "signature"));
-    const char *public_key = json_string_value(json_object_get(doc, "public_key"));
-    const char *received_at = json_string_value(json_object_get(doc, "received_at"));
+    const char *signature = jcs_text(json_object_get(doc, "signature"));
+    const char *public_key = jcs_text(json_object_get(doc, "public_key"));
+    const char *received_at = jcs_text(json_object_get(doc, "received_at"));
     if (!json_is_object(doc) || json_object_size(doc) != 4 || !json_is_object(record) ||
         !signature || !public_key || !received_at) {
         fail(why, why_size,
@@ -106,7 +154,7 @@ static int check_leaf(size_t index, const uint8_t *leaf, size_t len, const json_
              index);
         goto out;
     }
-    const char *key_id = json_string_value(json_object_get(record, "signer_key_id"));
+    const char *key_id = jcs_text(json_object_get(record, "signer_key_id"));
     uint8_t pk[crypto_sign_PUBLICKEYBYTES + 1];
     char computed_id[DECISION_KEY_ID_HEX_LEN + 1];
     if (codec_b64_decode(public_key, strlen(public_key), pk, sizeof pk) !=
@@ -124,7 +172,7 @@ static int check_leaf(size_t index, const uint8_t *leaf, size_t len, const json_
         fail(why, why_size, "leaf %zu: signer key %s is not in signer_keys", index, key_id);
         goto out;
     }
-    const char *listed_pk = json_string_value(json_object_get(listed, "public_key"));
+    const char *listed_pk = jcs_text(json_object_get(listed, "public_key"));
     if (!listed_pk || strcmp(listed_pk, public_key) != 0) {
         fail(why, why_size, "leaf %zu: public key differs from signer_keys[%s]", index, key_id);
         goto out;
@@ -133,20 +181,26 @@ static int check_leaf(size_t index, const uint8_t *leaf, size_t len, const json_
         fail(why, why_size, "leaf %zu: approver signature does not verify", index);
         goto out;
     }
-    const char *owner = json_string_value(json_object_get(listed, "owner"));
-    json_t *seen = json_object_get(approvers, key_id);
-    if (pinned && !json_is_true(json_object_get(seen, "pinned"))) {
+    if (keylog_events(w->keys) == 0) {
+        w->legacy++;
+    } else if (keylog_may_sign(w->keys, key_id, public_key, what, sizeof what) != 0) {
+        fail(why, why_size, "leaf %zu: %s", index, what);
+        goto out;
+    }
+    const char *owner = keylog_owner(w->keys, key_id);
+    if (!owner)
+        owner = jcs_text(json_object_get(listed, "owner"));
+    json_t *seen = json_object_get(w->approvers, key_id);
+    if (w->pinned && !json_is_true(json_object_get(seen, "pinned"))) {
         fail(why, why_size,
-             "leaf %zu: signed by key %s (listed for \"%s\"), which is not one of the approver "
-             "keys you hold",
+             "leaf %zu: signed by key %s (of \"%s\"), which is not one of the approver keys you "
+             "hold",
              index, key_id, owner ? owner : "?");
         goto out;
     }
-    if (!seen) {
-        seen = json_pack("{s:s, s:b, s:[]}", "public_key", public_key, "pinned", 0, "leaves");
-        json_object_set_new(approvers, key_id, seen);
-    }
-    json_object_set_new(seen, "owner", owner ? json_string(owner) : json_null());
+    seen = approver(w, key_id, public_key);
+    if (json_is_null(json_object_get(seen, "owner")) && owner)
+        json_object_set_new(seen, "owner", json_string(owner));
     json_array_append_new(json_object_get(seen, "leaves"), json_integer((json_int_t)index));
     struct instant received, revoked;
     if (!parse_instant(received_at, &received)) {
@@ -155,7 +209,7 @@ static int check_leaf(size_t index, const uint8_t *leaf, size_t len, const json_
     }
     json_t *revoked_at = json_object_get(listed, "revoked_at");
     if (revoked_at && !json_is_null(revoked_at)) {
-        if (!parse_instant(json_string_value(revoked_at), &revoked)) {
+        if (!parse_instant(jcs_text(revoked_at), &revoked)) {
             fail(why, why_size, "signer_keys[%s]: revoked_at is not an RFC 3339 time", key_id);
             goto out;
         }
@@ -167,7 +221,7 @@ static int check_leaf(size_t index, const uint8_t *leaf, size_t len, const json_
     }
     json_t *cited = json_object_get(record, "comparison_sha256");
     for (size_t i = 0; i < json_array_size(cited); i++) {
-        const char *hash = json_string_value(json_array_get(cited, i));
+        const char *hash = jcs_text(json_array_get(cited, i));
         if (!hash || !json_object_get(comparisons, hash)) {
             fail(why, why_size, "leaf %zu: cited comparison %s is not in the bundle", index,
                  hash ? hash : "(not a string)");
@@ -193,7 +247,7 @@ static int check_comparison(const char *key, const json_t *entry, char *why, siz
         return fail(why, why_size, "comparison %s: result cannot be canonicalized", key);
     if (strcmp(hex, key) != 0)
         return fail(why, why_size, "comparison %s: its result hashes to %s", key, hex);
-    const char *input_sha256 = json_string_value(json_object_get(result, "input_sha256"));
+    const char *input_sha256 = jcs_text(json_object_get(result, "input_sha256"));
     if (input_sha256) {
         if (!scenario || jcs_sha256_hex(scenario, hex) != 0 || strcmp(hex, input_sha256) != 0)
             return fail(why, why_size,
@@ -253,10 +307,32 @@ static int pin_approvers(const struct bundle_trust *trust, json_t *approvers, ch
                         "approver key %zu: not the base64 of a 32-byte Ed25519 public key", i + 1);
         char key_id[DECISION_KEY_ID_HEX_LEN + 1];
         decision_key_id(pk, key_id);
-        json_object_set_new(
-            approvers, key_id,
-            json_pack("{s:s, s:b, s:n, s:[]}", "public_key", b64, "pinned", 1, "owner", "leaves"));
+        json_object_set_new(approvers, key_id,
+                            json_pack("{s:s, s:b, s:n, s:n, s:[]}", "public_key", b64, "pinned", 1,
+                                      "owner", "enrolled", "leaves"));
     }
+    return 0;
+}
+
+/* Step 2 for witnesses: how many of the keys held cosigned the checkpoint. */
+static int check_witnesses(const struct bundle_trust *trust, const char *checkpoint, json_t *seen,
+                           char *why, size_t why_size)
+{
+    size_t cosigned = 0;
+    for (size_t i = 0; i < trust->witness_count; i++) {
+        struct witness_key k;
+        if (!trust->witnesses[i] || witness_key_parse(trust->witnesses[i], &k) != 0)
+            return fail(why, why_size, "witness key %zu: not a witness verifier key", i + 1);
+        uint64_t t = 0;
+        int ok = witness_cosignature_verify(checkpoint, strlen(checkpoint), &k, &t) == 0;
+        cosigned += ok;
+        json_object_set_new(seen, k.name, ok ? json_integer((json_int_t)t) : json_null());
+    }
+    if (cosigned < trust->quorum)
+        return fail(why, why_size,
+                    "checkpoint: %zu of the %zu witnesses you hold cosigned it, fewer than the "
+                    "quorum of %zu",
+                    cosigned, trust->witness_count, trust->quorum);
     return 0;
 }
 
@@ -286,12 +362,12 @@ static int trusted_verifier(const struct bundle_trust *trust, const char *vkey, 
     return 0;
 }
 
-int bundle_verify(const json_t *bundle, const struct bundle_trust *trust, json_t *approvers,
-                  char *why, size_t why_size)
+int bundle_verify(const json_t *bundle, const struct bundle_trust *trust, json_t *report, char *why,
+                  size_t why_size)
 {
-    const char *origin = json_string_value(json_object_get(bundle, "origin"));
-    const char *vkey = json_string_value(json_object_get(bundle, "verifier_key"));
-    const char *checkpoint = json_string_value(json_object_get(bundle, "checkpoint"));
+    const char *origin = jcs_text(json_object_get(bundle, "origin"));
+    const char *vkey = jcs_text(json_object_get(bundle, "verifier_key"));
+    const char *checkpoint = jcs_text(json_object_get(bundle, "checkpoint"));
     const json_t *leaves = json_object_get(bundle, "leaves");
     const json_t *signer_keys = json_object_get(bundle, "signer_keys");
     const json_t *comparisons = json_object_get(bundle, "comparisons");
@@ -308,6 +384,14 @@ int bundle_verify(const json_t *bundle, const struct bundle_trust *trust, json_t
     struct note_checkpoint cp;
     if (open_checkpoint("checkpoint", checkpoint, &v, &cp, why, why_size) != 0)
         return 1;
+    json_t *witnesses = json_object();
+    if (!witnesses || check_witnesses(trust, checkpoint, witnesses, why, why_size) != 0) {
+        json_decref(witnesses);
+        return witnesses ? 1 : fail(why, why_size, "out of memory");
+    }
+    if (report)
+        json_object_set(report, "witnesses", witnesses);
+    json_decref(witnesses);
     size_t n = json_array_size(leaves);
     if (cp.size != n)
         return fail(why, why_size,
@@ -316,17 +400,21 @@ int bundle_verify(const json_t *bundle, const struct bundle_trust *trust, json_t
 
     /* 3.–4. */
     int rc = 1;
-    json_t *seen = approvers ? json_incref(approvers) : json_object();
+    struct walk w = {.signer_keys = signer_keys,
+                     .comparisons = comparisons,
+                     .pinned = trust->approver_count,
+                     .approvers = json_object(),
+                     .keys = keylog_new()};
     uint8_t(*hashes)[MERKLE_HASH_BYTES] = n ? malloc(n * sizeof *hashes) : NULL;
     uint8_t *leaf = NULL;
-    if ((n && !hashes) || !seen) {
+    if ((n && !hashes) || !w.approvers || !w.keys) {
         fail(why, why_size, "out of memory");
         goto out;
     }
-    if (pin_approvers(trust, seen, why, why_size) != 0)
+    if (pin_approvers(trust, w.approvers, why, why_size) != 0)
         goto out;
     for (size_t i = 0; i < n; i++) {
-        const char *b64 = json_string_value(json_array_get(leaves, i));
+        const char *b64 = jcs_text(json_array_get(leaves, i));
         size_t b64_len = b64 ? strlen(b64) : 0;
         leaf = b64 ? malloc(b64_len / 4 * 3 + 1) : NULL;
         long len = leaf ? codec_b64_decode(b64, b64_len, leaf, b64_len / 4 * 3 + 1) : -1;
@@ -335,8 +423,7 @@ int bundle_verify(const json_t *bundle, const struct bundle_trust *trust, json_t
             goto out;
         }
         merkle_leaf_hash(leaf, (size_t)len, hashes[i]);
-        if (check_leaf(i, leaf, (size_t)len, signer_keys, comparisons, trust->approver_count, seen,
-                       why, why_size) != 0)
+        if (check_leaf(&w, i, leaf, (size_t)len, why, why_size) != 0)
             goto out;
         free(leaf);
         leaf = NULL;
@@ -363,8 +450,13 @@ int bundle_verify(const json_t *bundle, const struct bundle_trust *trust, json_t
                        n, root, why, why_size) != 0)
         goto out;
     rc = 0;
+    if (report) {
+        json_object_set(report, "approvers", w.approvers);
+        json_object_set_new(report, "legacy_decisions", json_integer((json_int_t)w.legacy));
+    }
 out:
-    json_decref(seen);
+    json_decref(w.approvers);
+    keylog_free(w.keys);
     free(leaf);
     free(hashes);
     return rc;

@@ -24,28 +24,41 @@ struct bundle_trust {
      * collected out of band; when approver_count > 0 every decision must be signed by one. */
     const char *const *approvers;
     size_t approver_count;
+    /* Optional: witness verifier keys (c2sp.org/tlog-cosignature, type 0x04) and how many of
+     * them must have cosigned the bundle's checkpoint (quorum <= witness_count). */
+    const char *const *witnesses;
+    size_t witness_count, quorum;
 };
 
 /* Checks, stopping at the first fault:
  *  1. trust->verifier_key parses; the bundle's verifier_key is that same key and names the
  *     bundle's origin;
  *  2. the checkpoint is signed by it, for that origin, and covers exactly the bundle's leaves;
- *  3. each leaf is canonical JCS of {record, signature, public_key, received_at}; its record's
- *     signer_key_id is the SHA-256 of its public key and is listed in signer_keys with that
- *     key; the approver signature verifies; the key was not revoked at or before received_at;
- *     with pinned approvers, the key is one of them; every comparison the record cites is in
- *     the bundle;
+ *     with witnesses, at least quorum of them cosigned it (a valid cosignature/v1 line);
+ *  3. each leaf is canonical JCS, of one of three kinds (core/ledger/keylog.h):
+ *     - a key enrolment or revocation: well formed; a key is enrolled once, and revoked only
+ *       after its enrolment and once;
+ *     - a decision {record, signature, public_key, received_at}: its record's signer_key_id is
+ *       the SHA-256 of its public key and is listed in signer_keys with that key; the approver
+ *       signature verifies; the key was not revoked (signer_keys' revoked_at) at or before
+ *       received_at; once the log has any key event, the key was enrolled by an earlier leaf,
+ *       with this public key, and not revoked by an earlier leaf (decisions before the log's
+ *       first key event — a log begun before key events were logged — are "legacy" and have
+ *       only signer_keys to go by); with pinned approvers, the key is one of them; every
+ *       comparison the record cites is in the bundle;
  *  4. the RFC 9162 root over all leaves equals the checkpoint's root;
  *  5. each comparison's key is the SHA-256 of the RFC 8785 bytes of its result, and the
  *     result's input_sha256 (when present) that of its scenario;
  *  6. with trust->previous_checkpoint: it is signed by the same key for the same origin, and a
  *     consistency proof built from the leaves shows its tree is a prefix of the bundle's.
  * Returns 0 when everything verifies; else 1 with the first bad item named in why, e.g.
- * "leaf 17: approver signature does not verify". When approvers is not NULL (a JSON object)
- * it receives, per approver key id seen in the leaves or pinned, {owner (or null), public_key,
- * pinned (bool), leaves: [index…]}. Borrows bundle. */
-int bundle_verify(const json_t *bundle, const struct bundle_trust *trust, json_t *approvers,
-                  char *why, size_t why_size) __attribute__((warn_unused_result));
+ * "leaf 17: approver signature does not verify". On success, report (a JSON object, or NULL)
+ * receives "approvers": {key_id: {owner (or null), public_key, pinned, enrolled (leaf index or
+ * null), leaves: [index…]}} for every key enrolled, signing or pinned, and "legacy_decisions":
+ * the number of legacy decision leaves, and "witnesses": {name: cosignature time (POSIX
+ * seconds) or null} for the witness keys given. Borrows bundle. */
+int bundle_verify(const json_t *bundle, const struct bundle_trust *trust, json_t *report, char *why,
+                  size_t why_size) __attribute__((warn_unused_result));
 
 /* Receives a remark that does not fail verification (an engine_version that differs). */
 typedef void (*bundle_notice_fn)(void *ctx, const char *message);

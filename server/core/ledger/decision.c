@@ -1,5 +1,6 @@
 #include "core/ledger/decision.h"
 
+#include <ctype.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -349,4 +350,61 @@ size_t decision_validate(const json_t *record, const char *prefix, struct proble
     }
     check_values(record, root, 0, errs, &added);
     return added;
+}
+
+/* ---- the API's view, from the leaf ------------------------------------------------------ */
+
+/* A UUID member in its canonical lower-case text (as PostgreSQL prints uuid); others as are. */
+static void lower_uuid(json_t *view, const char *member)
+{
+    const char *s = json_string_value(json_object_get(view, member));
+    if (!s || !uuid_valid(s))
+        return;
+    char lower[37];
+    for (size_t i = 0; i < 36; i++)
+        lower[i] = (char)tolower((unsigned char)s[i]);
+    lower[36] = '\0';
+    json_object_set_new(view, member, json_string(lower));
+}
+
+json_t *decision_view(const uint8_t *leaf, size_t len)
+{
+    json_t *doc = jcs_parse((const char *)leaf, len, NULL);
+    const json_t *record = json_object_get(doc, "record");
+    const json_t *signature = json_object_get(doc, "signature");
+    const json_t *received_at = json_object_get(doc, "received_at");
+    json_t *view = NULL;
+    if (json_is_object(record) && json_is_string(signature) && json_is_string(received_at) &&
+        !json_object_get(doc, "kind")) {
+        const json_t *chosen = json_object_get(record, "chosen_option");
+        const json_t *supersedes = json_object_get(record, "supersedes");
+        view = json_pack("{s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:O}", "id",
+                         json_object_get(record, "id"), "review_id",
+                         json_object_get(record, "review_id"), "decision",
+                         json_object_get(record, "decision"), "chosen_option",
+                         chosen ? chosen : json_null(), "comparison_sha256",
+                         json_object_get(record, "comparison_sha256"), "supersedes",
+                         supersedes ? supersedes : json_null(), "signer_key_id",
+                         json_object_get(record, "signer_key_id"), "received_at", received_at,
+                         "record", record, "signature", signature);
+        lower_uuid(view, "id");
+        lower_uuid(view, "review_id");
+        lower_uuid(view, "supersedes");
+    }
+    json_decref(doc);
+    return view;
+}
+
+const char *decision_view_mismatch(const json_t *row, const json_t *view)
+{
+    static const char *const members[] = {
+        "id",         "review_id",     "decision",    "chosen_option", "comparison_sha256",
+        "supersedes", "signer_key_id", "received_at", "record",        "signature",
+    };
+    for (size_t i = 0; i < sizeof members / sizeof members[0]; i++) {
+        const json_t *a = json_object_get(row, members[i]), *b = json_object_get(view, members[i]);
+        if (!a || !b || !json_equal(a, b))
+            return members[i];
+    }
+    return NULL;
 }

@@ -56,4 +56,14 @@ char *decision_leaf(const json_t *record, const char *signature_b64, const char 
  * gate conditions (checklist, owner named, chosen option the winner) are not checked here. */
 size_t decision_validate(const json_t *record, const char *prefix, struct problems *errs);
 
+/* What the API serves about a decision, taken from its log leaf alone: {id, review_id,
+ * decision, chosen_option, comparison_sha256, supersedes, signer_key_id (from the record),
+ * received_at, record, signature (from the leaf)}; optional record members absent are null.
+ * NULL when the bytes are not a decision leaf. */
+json_t *decision_view(const uint8_t *leaf, size_t len) __attribute__((warn_unused_result));
+
+/* The first of those members in which row (a stored decision, as the API would serve it)
+ * differs from view; NULL when none does. */
+const char *decision_view_mismatch(const json_t *row, const json_t *view);
+
 #endif

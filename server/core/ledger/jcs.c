@@ -448,7 +448,9 @@ char *jcs_dump(const json_t *v, size_t *len)
 json_t *jcs_parse(const char *buf, size_t len, struct problems *errs)
 {
     json_error_t error;
-    const size_t flags = JSON_REJECT_DUPLICATES | JSON_DECODE_ANY;
+    /* U+0000 is an I-JSON character like any other: RFC 8785 canonicalizes it (as \u0000).
+     * Strings are handled with their lengths throughout, never as C strings. */
+    const size_t flags = JSON_REJECT_DUPLICATES | JSON_DECODE_ANY | JSON_ALLOW_NUL;
     json_t *v = json_load_bounded(buf, len, flags, &error);
     if (!v && json_error_code(&error) == json_error_numeric_overflow) {
         /* An integer literal beyond long long: read every number as a double, which is what
@@ -461,4 +463,10 @@ json_t *jcs_parse(const char *buf, size_t len, struct problems *errs)
     if (!v && errs)
         problems_add_line(errs, error.line, error.column, "", "invalid JSON: %s", error.text);
     return v;
+}
+
+const char *jcs_text(const json_t *v)
+{
+    const char *s = json_string_value(v);
+    return s && strlen(s) == json_string_length(v) ? s : NULL;
 }

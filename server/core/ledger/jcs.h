@@ -47,11 +47,17 @@ int jcs_format_double(double d, char out[JCS_NUMBER_MAX]) __attribute__((warn_un
 bool jcs_utf8_valid(const char *s, size_t n);
 
 /* Parses one JSON text strictly for canonicalization: duplicate keys, lone surrogate escapes,
- * invalid UTF-8, \u0000 and trailing garbage are refused. Integers too large for jansson's
+ * invalid UTF-8 and trailing garbage are refused. U+0000 is accepted in string values (use
+ * json_string_length, not strlen, on them); jansson cannot parse it in member names, so a
+ * member name holding \u0000 is refused. Integers too large for jansson's
  * long long are kept as reals (every number of such a document is then a real), because JCS
  * reads numbers as doubles anyway. Returns a new reference, or NULL after appending the reason
  * (with line and column) to errs (errs may be NULL). */
 json_t *jcs_parse(const char *buf, size_t len, struct problems *errs)
     __attribute__((warn_unused_result));
+
+/* A string value read as text: NULL when v is not a string or holds U+0000 (which jcs_parse
+ * accepts, but which would cut a C string short and let two different values compare equal). */
+const char *jcs_text(const json_t *v);
 
 #endif

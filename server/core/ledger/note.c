@@ -106,18 +106,24 @@ int note_verifier_init(struct note_verifier *v, const char *name,
     return NOTE_OK;
 }
 
-char *note_verifier_text(const struct note_verifier *v)
+char *note_key_text(const char *name, uint8_t alg, const uint8_t key_id[NOTE_KEY_ID_BYTES],
+                    const uint8_t public_key[crypto_sign_PUBLICKEYBYTES])
 {
     uint8_t alg_key[1 + crypto_sign_PUBLICKEYBYTES];
-    alg_key[0] = ALG_ED25519;
-    memcpy(alg_key + 1, v->public_key, crypto_sign_PUBLICKEYBYTES);
+    alg_key[0] = alg;
+    memcpy(alg_key + 1, public_key, crypto_sign_PUBLICKEYBYTES);
     char id_hex[2 * NOTE_KEY_ID_BYTES + 1], key_b64[CODEC_B64_LEN(sizeof alg_key) + 1];
-    codec_hex_encode(v->key_id, NOTE_KEY_ID_BYTES, id_hex);
+    codec_hex_encode(key_id, NOTE_KEY_ID_BYTES, id_hex);
     codec_b64_encode(alg_key, sizeof alg_key, key_b64, sizeof key_b64);
     char *out = NULL;
-    if (asprintf(&out, "%s+%s+%s", v->name, id_hex, key_b64) < 0)
+    if (asprintf(&out, "%s+%s+%s", name, id_hex, key_b64) < 0)
         return NULL;
     return out;
+}
+
+char *note_verifier_text(const struct note_verifier *v)
+{
+    return note_key_text(v->name, ALG_ED25519, v->key_id, v->public_key);
 }
 
 int note_verifier_parse(const char *text, struct note_verifier *v)

@@ -48,6 +48,12 @@ int note_verifier_init(struct note_verifier *v, const char *name,
                        const uint8_t public_key[crypto_sign_PUBLICKEYBYTES])
     __attribute__((warn_unused_result));
 
+/* "<name>+<hex key id>+<base64(alg ‖ public key)>", malloc'd; NULL when out of memory. The
+ * verifier key text of a note key (alg 0x01), or of a witness's cosignature key (0x04). */
+char *note_key_text(const char *name, uint8_t alg, const uint8_t key_id[NOTE_KEY_ID_BYTES],
+                    const uint8_t public_key[crypto_sign_PUBLICKEYBYTES])
+    __attribute__((warn_unused_result));
+
 /* The verifier key text of v, malloc'd (the caller frees it); NULL when out of memory. */
 char *note_verifier_text(const struct note_verifier *v) __attribute__((warn_unused_result));
 

@@ -94,16 +94,31 @@ out:
     problems_free(&p);
 }
 
+/* A stored decision that differs from its log leaf: never served (the alert is raised). */
+static void integrity_error(struct req *r, const char *fault)
+{
+    resp_problem(r, 500, "log-integrity", "A decision differs from the log",
+                 "%s: the stored copy was changed outside capledger; owners and admins were "
+                 "alerted",
+                 fault);
+}
+
 static void decision_get(struct req *r)
 {
     json_t *row = NULL;
+    char fault[512] = "";
     char *teams = principal_team_filter(&r->who);
-    enum store_status st = teams && uuid_valid(r->params[0])
-                               ? store_decision_get(r->app->store, r->params[0], teams, &row)
-                               : STORE_NOT_FOUND;
+    enum store_status st =
+        teams && uuid_valid(r->params[0])
+            ? store_decision_get(r->app->store, r->params[0], teams, fault, sizeof fault, &row)
+            : STORE_NOT_FOUND;
     free(teams);
     if (st != STORE_OK) {
         resp_store_error(r, st, "decision");
+        return;
+    }
+    if (fault[0]) {
+        integrity_error(r, fault);
         return;
     }
     resp_json(r, 200, row);
@@ -136,11 +151,17 @@ static void decision_list(struct req *r)
     }
     teams = principal_team_filter(&r->who);
     json_t *items = NULL;
-    enum store_status st = teams ? store_decision_list(r->app->store, has_review ? review : NULL,
-                                                       teams, after_index, limit + 1, &items)
-                                 : STORE_ERROR;
+    char fault[512] = "";
+    enum store_status st =
+        teams ? store_decision_list(r->app->store, has_review ? review : NULL, teams, after_index,
+                                    limit + 1, fault, sizeof fault, &items)
+              : STORE_ERROR;
     if (st != STORE_OK) {
         resp_store_error(r, st, "decisions");
+        goto out;
+    }
+    if (fault[0]) {
+        integrity_error(r, fault);
         goto out;
     }
     json_t *next = json_null();

@@ -301,8 +301,9 @@ static void signing_key_put(struct req *r)
     decision_key_id(pk, key_id);
     struct audit_actor who;
     int created = 0;
-    enum store_status st = store_signing_key_add(r->app->store, req_actor(r, &who), r->who.user_id,
-                                                 key_id, b64, &out, &created);
+    enum store_status st =
+        store_signing_key_add(r->app->store, req_actor(r, &who), r->who.user_id, key_id, b64,
+                              r->app->cfg->server_sk, &out, &created);
     if (st == STORE_CONFLICT) {
         resp_problem(r, 409, "conflict", "Conflict",
                      "this key is registered to another user, or was revoked");
@@ -347,8 +348,9 @@ static void signing_key_delete(struct req *r)
         return;
     }
     struct audit_actor who;
-    enum store_status st = store_signing_key_revoke(r->app->store, req_actor(r, &who),
-                                                    r->who.user_id, r->params[0], &out);
+    enum store_status st =
+        store_signing_key_revoke(r->app->store, req_actor(r, &who), r->who.user_id, r->params[0],
+                                 r->app->cfg->server_sk, &out);
     if (st == STORE_NOT_FOUND) {
         resp_problem(r, 404, "not-found", "Not found", "you have no signing key with this id");
         return;
