@@ -8,8 +8,9 @@
 #include <string.h>
 
 #include "core/cursor.h"
-#include "core/ledger/jcs.h"
+#include "core/formats/linebuf.h"
 #include "core/jsonlimit.h"
+#include "core/ledger/jcs.h"
 #include "http/conns.h"
 #include "http/internal.h"
 
@@ -92,11 +93,13 @@ void resp_bytes(struct req *r, int status, const char *content_type, const char 
     const char *origin = req_header(r, "Origin");
     if (origin && req_cors_allowed(r, origin)) /* only configured origins, exactly */
         fprintf(out, "Access-Control-Allow-Origin: %s\r\nVary: Origin\r\n", origin);
-    if (status == 413) /* the unread body must not be parsed as a request */
-        r->close = 1;
-    if (r->close) {
+    if (r->close) { /* what follows cannot be trusted to be the next request */
         fputs("Connection: close\r\n", out);
         mg_disable_connection_keep_alive(r->conn);
+    } else if (status == 413) {
+        /* Civetweb reads and drops the rest of a framed body (a client still sending it gets
+         * the reply instead of a reset); the guard ends that after CAPLEDGER_HEADER_TIMEOUT_MS. */
+        fputs("Connection: close\r\n", out);
     }
     fputs("\r\n", out);
     if (!head_only && len)
@@ -154,6 +157,11 @@ static void resp_problem_v(struct req *r, int status, const char *type_slug, con
 {
     char detail[512];
     vsnprintf(detail, sizeof detail, detail_fmt, ap);
+    /* A detail may quote the request (a Content-Type, a path): bytes that are not UTF-8 become
+     * '?', or no JSON string could hold it (fuzz_request: a 0xA4 in Content-Type gave 500). */
+    size_t len = strlen(detail);
+    for (size_t at = 0; (at += linebuf_utf8_check((unsigned char *)detail + at, len - at)) < len;)
+        detail[at++] = '?';
     json_t *p = problem_new(status, type_slug, title, detail);
     if (members)
         json_object_update(p, members);

@@ -7,6 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { api, startServer } from './lib/harness.mjs';
 import { cli, mintToken } from './lib/cli.mjs';
+import { rawExchange } from './lib/raw.mjs';
 
 const BODIES_PER_ROUTE = 44;
 const PARALLEL = 6;
@@ -127,4 +128,12 @@ test(`≥1,000 generated malformed bodies across every route that takes one: no 
   assert.equal(h.status, 200);
   const me = await api(srv.url, 'GET', '/api/v1/me', { token: tokens.owner });
   assert.equal(me.status, 200, me.text);
+});
+
+test('headers that are not UTF-8, quoted back in a problem, are 4xx (fuzz_request found a 500)', async () => {
+  const body = '{"username":"a","password":"a long one 1"}';
+  const head = Buffer.from(`POST /api/v1/session HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: ${body.length}\r\nContent-Type: applicatio`, 'latin1');
+  const r = await rawExchange(srv.url, Buffer.concat([head, Buffer.from([0xa4]), Buffer.from(`/json\r\n\r\n${body}`)]));
+  assert.match(r.text, /^HTTP\/1\.1 415 /, r.text);
+  assert.match(r.text, /not 'applicatio\?\/json'/);
 });
