@@ -181,14 +181,6 @@ int etag_check(struct req *r, const json_t *row, const char *what);
 /* Fills who from the request's principal (borrowed strings) and returns it. */
 const struct audit_actor *req_actor(struct req *r, struct audit_actor *who);
 
-/* ----- JSON validation helpers (append to problems with a JSON Pointer) ----- */
-/* Rejects members of obj not in the NULL-terminated allowed list. */
-void json_check_unknown(const json_t *obj, const char *prefix, const char *const *allowed,
-                        struct problems *p);
-/* Required/optional string with length bounds; returns the string (borrowed) or NULL. */
-const char *json_want_string(const json_t *obj, const char *key, const char *prefix, int required,
-                             size_t max_len, struct problems *p);
-
 /* ----- metrics ----- */
 struct metrics *metrics_new(size_t nroutes);
 void metrics_free(struct metrics *m);

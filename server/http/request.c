@@ -336,55 +336,6 @@ const char *req_content_type(struct req *r, char *buf, size_t size)
     return buf;
 }
 
-void json_check_unknown(const json_t *obj, const char *prefix, const char *const *allowed,
-                        struct problems *p)
-{
-    const char *key;
-    json_t *value;
-    json_object_foreach((json_t *)obj, key, value)
-    {
-        int known = 0;
-        for (const char *const *a = allowed; *a && !known; a++)
-            known = strcmp(*a, key) == 0;
-        if (!known) {
-            char ptr[512];
-            problems_add(p, problems_pointer(ptr, sizeof ptr, prefix, key), "unknown field");
-        }
-    }
-}
-
-const char *json_want_string(const json_t *obj, const char *key, const char *prefix, int required,
-                             size_t max_len, struct problems *p)
-{
-    char ptr[512];
-    json_t *v = json_object_get(obj, key);
-    if (!v || json_is_null(v)) {
-        if (required)
-            problems_add(p, problems_pointer(ptr, sizeof ptr, prefix, key), "is required");
-        return NULL;
-    }
-    if (!json_is_string(v)) {
-        problems_add(p, problems_pointer(ptr, sizeof ptr, prefix, key), "must be a string");
-        return NULL;
-    }
-    size_t len = json_string_length(v);
-    if (len == 0 && required) {
-        problems_add(p, problems_pointer(ptr, sizeof ptr, prefix, key), "must not be empty");
-        return NULL;
-    }
-    if (len > max_len) {
-        problems_add(p, problems_pointer(ptr, sizeof ptr, prefix, key), "must be at most %zu bytes",
-                     max_len);
-        return NULL;
-    }
-    if (memchr(json_string_value(v), '\0', len)) {
-        problems_add(p, problems_pointer(ptr, sizeof ptr, prefix, key),
-                     "must not contain NUL characters");
-        return NULL;
-    }
-    return json_string_value(v);
-}
-
 int req_cursor(struct req *r, char *buf, size_t size, const char **after)
 {
     char raw[512];

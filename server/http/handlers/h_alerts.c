@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/formats/evfield.h"
 #include "core/validate.h"
 #include "http/evidence.h"
 #include "http/handlers/h_reviews.h"
@@ -107,9 +108,14 @@ static void alert_get(struct req *r)
     resp_versioned(r, 200, row);
 }
 
+static const struct evfield ALERT_PATCH_FIELDS[] = {
+    {"status", EVF_ENUM, EVF_QUOTE, 0, 0, 0, ALERT_UPDATE_STATUSES, NULL},
+    {"note", EVF_TEXT, 0, 0, 0, 4000, NULL, NULL},
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+};
+
 static void alert_patch(struct req *r)
 {
-    static const char *const allowed[] = {"status", "note", NULL};
     struct problems p;
     problems_init(&p);
     json_t *current = NULL, *out = NULL;
@@ -117,14 +123,9 @@ static void alert_patch(struct req *r)
         problems_add(&p, "", "must be a JSON object {status, note}");
         goto invalid;
     }
-    json_check_unknown(r->body, "", allowed, &p);
-    const char *status = json_want_string(r->body, "status", "", 0, 40, &p);
-    const char *note = json_want_string(r->body, "note", "", 0, 4000, &p);
-    int known = !status;
-    for (const char *const *s = ALERT_UPDATE_STATUSES; status && *s; s++)
-        known |= strcmp(*s, status) == 0;
-    if (!known)
-        problems_add(&p, "/status", "must be 'acknowledged' or 'resolved'");
+    evfield_check(r->body, ALERT_PATCH_FIELDS, "", 0, NULL, &p);
+    const char *status = evfield_valid_string(r->body, "status", &p);
+    const char *note = evfield_valid_string(r->body, "note", &p);
     if (p.total)
         goto invalid;
     current = readable_alert(r, r->params[0]);

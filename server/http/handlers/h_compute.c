@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/cost/cost.h"
+#include "core/formats/evfield.h"
 #include "core/ledger/jcs.h"
 #include "core/validate.h"
 #include "http/gate.h"
@@ -255,9 +256,23 @@ static enum store_status check_workloads(struct req *r, const char *team, const 
     return STORE_OK;
 }
 
+static const struct evfield WORKLOAD_ID[] = {
+    {"workload_id", EVF_UUID, EVF_MSG_ALL, 0, 0, 0, EVF_WORDS("must be a workload id"), NULL},
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+};
+
+static const struct evfield SCENARIO_FIELDS[] = {
+    {"name", EVF_TEXT, EVF_REQUIRED, 0, 0, 200, NULL, NULL},
+    {"team", EVF_TEXT, EVF_REQUIRED, 0, 0, 64, NULL, NULL},
+    {"document", EVF_ANY, EVF_REQUIRED | EVF_MSG_ALL, 0, 0, 0,
+     EVF_WORDS("is required: the scenario document (docs/cost-model.md)"), NULL},
+    {"workload_ids", EVF_LIST, EVF_MSG_ALL, 0, 0, 0, EVF_WORDS("must be an array of workload ids"),
+     WORKLOAD_ID},
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+};
+
 static void scenario_create(struct req *r)
 {
-    static const char *const allowed[] = {"name", "team", "workload_ids", "document", NULL};
     struct problems p;
     problems_init(&p);
     json_t *ids = NULL, *resolved = NULL, *out = NULL;
@@ -268,27 +283,14 @@ static void scenario_create(struct req *r)
         problems_add(&p, "", "must be a JSON object");
         goto invalid;
     }
-    json_check_unknown(r->body, "", allowed, &p);
-    const char *name = json_want_string(r->body, "name", "", 1, 200, &p);
-    const char *team = json_want_string(r->body, "team", "", 1, 64, &p);
+    evfield_check(r->body, SCENARIO_FIELDS, "", 0, NULL, &p);
+    const char *name = evfield_valid_string(r->body, "name", &p);
+    const char *team = evfield_valid_string(r->body, "team", &p);
     json_t *doc = json_object_get(r->body, "document");
-    if (!json_is_object(doc))
-        problems_add(&p, "/document", "is required: the scenario document (docs/cost-model.md)");
     json_t *given_ids = json_object_get(r->body, "workload_ids");
-    if (given_ids && !json_is_array(given_ids))
-        problems_add(&p, "/workload_ids", "must be an array of workload ids");
     ids = json_array();
-    size_t i;
-    json_t *id;
-    json_array_foreach(given_ids, i, id)
-    {
-        char ptr[64];
-        snprintf(ptr, sizeof ptr, "/workload_ids/%zu", i);
-        if (!json_is_string(id) || !uuid_valid(json_string_value(id)))
-            problems_add(&p, ptr, "must be a workload id");
-        else
-            json_array_append(ids, id);
-    }
+    if (json_is_array(given_ids))
+        json_array_extend(ids, given_ids);
     if (team && !principal_can_write_team(&r->who, team)) {
         resp_problem(r, 403, "forbidden", "Forbidden", "you may not write for team '%s'", team);
         goto out;

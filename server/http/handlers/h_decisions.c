@@ -9,6 +9,7 @@
 
 #include "core/ledger/codec.h"
 #include "core/cursor.h"
+#include "core/formats/evfield.h"
 #include "core/ledger/decision.h"
 #include "core/validate.h"
 #include "http/evidence.h"
@@ -81,9 +82,27 @@ static void decision_dry_run(struct req *r, const json_t *record, struct problem
     resp_json(r, 200, body);
 }
 
+#define DECISION_RECORD                                                                            \
+    {                                                                                              \
+        "record", EVF_ANY, EVF_REQUIRED | EVF_MSG_ALL, 0, 0, 0,                                    \
+            EVF_WORDS("is required: the decision record (docs/ledger-format.md)"), NULL            \
+    }
+
+static const struct evfield DECISION_FIELDS[] = {
+    DECISION_RECORD,
+    {"signature", EVF_TEXT, EVF_REQUIRED, 0, 0, 200, NULL, NULL},
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+};
+
+/* A dry run comes before signing: its signature is optional (and not checked). */
+static const struct evfield DRY_RUN_FIELDS[] = {
+    DECISION_RECORD,
+    {"signature", EVF_TEXT, 0, 0, 0, 200, NULL, NULL},
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+};
+
 static void decision_create(struct req *r)
 {
-    static const char *const allowed[] = {"record", "signature", NULL};
     static const char *const true_false[] = {"true", "false", NULL};
     struct idem idem = {0};
     struct problems p;
@@ -100,16 +119,11 @@ static void decision_create(struct req *r)
         problems_add(&p, "", "must be a JSON object {record, signature}");
         goto invalid;
     }
-    json_check_unknown(r->body, "", allowed, &p);
+    evfield_check(r->body, dry_run ? DRY_RUN_FIELDS : DECISION_FIELDS, "", 0, NULL, &p);
     json_t *record = json_object_get(r->body, "record");
-    if (!json_is_object(record))
-        problems_add(&p, "/record", "is required: the decision record (docs/ledger-format.md)");
-    else
+    if (json_is_object(record))
         decision_validate(record, "/record", &p);
-    /* A dry run comes before signing: its signature is optional (and not checked). */
-    const char *sig = dry_run && !json_object_get(r->body, "signature")
-                          ? NULL
-                          : json_want_string(r->body, "signature", "", 1, 200, &p);
+    const char *sig = evfield_valid_string(r->body, "signature", &p);
     uint8_t raw[crypto_sign_BYTES + 3];
     if (sig && codec_b64_decode(sig, strlen(sig), raw, sizeof raw) != crypto_sign_BYTES)
         problems_add(&p, "/signature",

@@ -8,11 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "core/validate.h"
 #include "core/formats/evfield.h"
-#include "core/formats/timefmt.h"
 #include "http/evidence.h"
 #include "http/handlers/h_reviews.h"
 #include "http/idempotency.h"
@@ -27,17 +25,9 @@
 #define MAX_EVIDENCE 200
 #define MAX_EXERCISED 50
 #define LONG_TEXT 4000
+#define TEXT_(x) #x
+#define TEXT(x) TEXT_(x)
 
-static const char *const REVIEW_FIELDS[] = {
-    "title", "question", "workload_ids", "owner", "started_on", "drift_threshold", NULL};
-static const char *const REVIEW_SERVER_FIELDS[] = {
-    "id",      "status",     "day",        "current_phase", "phases",
-    "version", "created_by", "created_at", "updated_at",    NULL};
-static const char *const ARTIFACT_FIELDS[] = {
-    "title",    "phase",  "contributor", "due_on",    "representative_inputs",
-    "baseline", "status", "evidence",    "exercised", NULL};
-static const char *const ARTIFACT_SERVER_FIELDS[] = {
-    "id", "review_id", "version", "created_by", "created_at", "updated_at", NULL};
 static const char *const PHASES[] = {"evidence_plan", "smallest_complete_workflow", "boundary_test",
                                      NULL};
 static const char *const ARTIFACT_STATUSES[] = {"planned", "in_progress", "done", "blocked", NULL};
@@ -66,155 +56,86 @@ int review_query_index(struct req *r, const char *name, long long *out, struct p
 
 /* ---- validation ---- */
 
-static void check_enum(const json_t *obj, const char *key, const char *prefix,
-                       const char *const *values, int required, struct problems *p)
-{
-    const char *v = json_want_string(obj, key, prefix, required, 64, p);
-    if (!v)
-        return;
-    for (const char *const *a = values; *a; a++)
-        if (strcmp(*a, v) == 0)
-            return;
-    char ptr[128], list[256] = "";
-    for (const char *const *a = values; *a; a++) {
-        size_t used = strlen(list);
-        snprintf(list + used, sizeof list - used, "%s'%s'", a == values ? "" : ", ", *a);
+#define SERVER_SET(name)                                                                           \
+    {                                                                                              \
+        name, EVF_STRING, EVF_SERVER, 0, 0, 0, NULL, NULL                                          \
     }
-    problems_add(p, problems_pointer(ptr, sizeof ptr, prefix, key), "must be one of %s", list);
-}
-
-static void check_date(const json_t *obj, const char *key, int required, struct problems *p)
-{
-    const char *v = json_want_string(obj, key, "", required, 10, p);
-    char ptr[64];
-    if (v && !timefmt_date_valid(v))
-        problems_add(p, problems_pointer(ptr, sizeof ptr, "", key), "must be a date YYYY-MM-DD");
-}
-
-/* Members the server sets are refused by name; anything else unknown as unknown. */
-static void check_members(const json_t *doc, const char *const *client, const char *const *server,
-                          struct problems *p)
-{
-    const char *key;
-    json_t *value;
-    json_object_foreach((json_t *)doc, key, value)
-    {
-        int known = 0;
-        for (const char *const *a = client; *a && !known; a++)
-            known = strcmp(*a, key) == 0;
-        if (known)
-            continue;
-        int by_server = 0;
-        for (const char *const *a = server; *a && !by_server; a++)
-            by_server = strcmp(*a, key) == 0;
-        char ptr[300];
-        problems_add(p, problems_pointer(ptr, sizeof ptr, "", key), "%s",
-                     by_server ? "is set by the server" : "unknown field");
+#define END_OF_TABLE                                                                               \
+    {                                                                                              \
+        NULL, 0, 0, 0, 0, 0, NULL, NULL                                                            \
     }
-}
 
-static void review_check(const json_t *doc, struct problems *p)
-{
-    json_want_string(doc, "title", "", 1, 200, p);
-    json_want_string(doc, "question", "", 1, 2000, p);
-    const char *owner = json_want_string(doc, "owner", "", 1, 64, p);
-    if (owner && !team_name_valid(owner))
-        problems_add(p, "/owner", "must be a username");
-    check_date(doc, "started_on", 1, p);
-    json_t *ids = json_object_get(doc, "workload_ids");
-    if (!json_is_array(ids) || json_array_size(ids) > MAX_WORKLOADS) {
-        problems_add(p, "/workload_ids", "must be an array of at most %d workload ids",
-                     MAX_WORKLOADS);
-    } else {
-        size_t i, k;
-        json_t *id, *other;
-        json_array_foreach(ids, i, id)
-        {
-            char ptr[64];
-            snprintf(ptr, sizeof ptr, "/workload_ids/%zu", i);
-            if (!json_is_string(id) || !uuid_valid(json_string_value(id))) {
-                problems_add(p, ptr, "must be a workload id");
-                continue;
-            }
-            json_array_foreach(ids, k, other)
-            {
-                if (k >= i)
-                    break;
-                if (json_is_string(other) &&
-                    strcasecmp(json_string_value(other), json_string_value(id)) == 0) {
-                    problems_add(p, ptr, "repeats /workload_ids/%zu", k);
-                    break;
-                }
-            }
-        }
-    }
-    json_t *thr = json_object_get(doc, "drift_threshold");
-    if (thr && !json_is_null(thr) &&
-        (!json_is_number(thr) || json_number_value(thr) <= 0 || json_number_value(thr) > 10))
-        problems_add(p, "/drift_threshold",
-                     "must be a number above 0 and at most 10 (a relative change: 0.25 = 25%%)");
-}
+static const struct evfield WORKLOAD_ID[] = {
+    {"workload_id", EVF_UUID, EVF_MSG_ALL, 0, 0, 0, EVF_WORDS("must be a workload id"), NULL},
+    END_OF_TABLE,
+};
 
+static const struct evfield REVIEW_FIELDS[] = {
+    {"title", EVF_TEXT, EVF_REQUIRED, 0, 0, 200, NULL, NULL},
+    {"question", EVF_TEXT, EVF_REQUIRED, 0, 0, 2000, NULL, NULL},
+    {"owner", EVF_HANDLE, EVF_REQUIRED, 0, 0, 0, EVF_WORDS("must be a username"), NULL},
+    {"started_on", EVF_DATE, EVF_REQUIRED, 0, 0, 0, NULL, NULL},
+    {"workload_ids", EVF_LIST, EVF_REQUIRED | EVF_MSG_ALL | EVF_UNIQUE, 0, 0, MAX_WORKLOADS,
+     EVF_WORDS("must be an array of at most " TEXT(MAX_WORKLOADS) " workload ids"), WORKLOAD_ID},
+    {"drift_threshold", EVF_NUMBER, EVF_MIN_EXCLUSIVE | EVF_MSG_ALL, 0, 10, 0,
+     EVF_WORDS("must be a number above 0 and at most 10 (a relative change: 0.25 = 25%)"), NULL},
+    SERVER_SET("id"),
+    SERVER_SET("status"),
+    SERVER_SET("day"),
+    SERVER_SET("current_phase"),
+    SERVER_SET("phases"),
+    SERVER_SET("version"),
+    SERVER_SET("created_by"),
+    SERVER_SET("created_at"),
+    SERVER_SET("updated_at"),
+    END_OF_TABLE,
+};
+
+static const struct evfield EVIDENCE_ID[] = {
+    {"evidence_id", EVF_TEXT, EVF_REQUIRED | EVF_MSG_ALL, 0, 0, 128,
+     EVF_WORDS("must be the id of a benchmark, upload or comparison"), NULL},
+    END_OF_TABLE,
+};
+
+static const struct evfield EXERCISED_FIELDS[] = {
+    {"condition", EVF_ENUM, EVF_REQUIRED | EVF_QUOTE, 0, 0, 0, BOUNDARY_CONDITIONS, NULL},
+    {"exercised", EVF_TEXT, EVF_REQUIRED, 0, 0, LONG_TEXT, NULL, NULL},
+    {"outcome", EVF_TEXT, 0, 0, 0, LONG_TEXT, NULL, NULL},
+    END_OF_TABLE,
+};
+
+static const struct evfield ARTIFACT_FIELDS[] = {
+    {"title", EVF_TEXT, EVF_REQUIRED, 0, 0, 200, NULL, NULL},
+    {"phase", EVF_ENUM, EVF_REQUIRED | EVF_QUOTE, 0, 0, 0, PHASES, NULL},
+    {"contributor", EVF_TEXT, EVF_REQUIRED, 0, 0, 200, NULL, NULL},
+    {"due_on", EVF_DATE, 0, 0, 0, 0, NULL, NULL},
+    {"representative_inputs", EVF_TEXT, 0, 0, 0, LONG_TEXT, NULL, NULL},
+    {"baseline", EVF_TEXT, 0, 0, 0, LONG_TEXT, NULL, NULL},
+    {"status", EVF_ENUM, EVF_QUOTE, 0, 0, 0, ARTIFACT_STATUSES, NULL},
+    {"evidence", EVF_LIST, EVF_MSG_ALL, 0, 0, MAX_EVIDENCE,
+     EVF_WORDS("must be an array of at most " TEXT(MAX_EVIDENCE) " evidence ids"), EVIDENCE_ID},
+    {"exercised", EVF_ARRAY, EVF_MSG_ALL, 0, 0, MAX_EXERCISED,
+     EVF_WORDS("must be an array of at most " TEXT(
+                   MAX_EXERCISED) " {condition, exercised, outcome} objects",
+               "must be an object {condition, exercised, outcome}"),
+     EXERCISED_FIELDS},
+    SERVER_SET("id"),
+    SERVER_SET("review_id"),
+    SERVER_SET("version"),
+    SERVER_SET("created_by"),
+    SERVER_SET("created_at"),
+    SERVER_SET("updated_at"),
+    END_OF_TABLE,
+};
+
+/* What the table cannot say: only a boundary test records what it exercised. */
 static void artifact_check(const json_t *doc, struct problems *p)
 {
-    json_want_string(doc, "title", "", 1, 200, p);
-    check_enum(doc, "phase", "", PHASES, 1, p);
-    json_want_string(doc, "contributor", "", 1, 200, p);
-    check_date(doc, "due_on", 0, p);
-    json_want_string(doc, "representative_inputs", "", 0, LONG_TEXT, p);
-    json_want_string(doc, "baseline", "", 0, LONG_TEXT, p);
-    check_enum(doc, "status", "", ARTIFACT_STATUSES, 0, p);
-    json_t *ev = json_object_get(doc, "evidence");
-    size_t i;
-    json_t *v;
-    if (ev && !json_is_null(ev) && (!json_is_array(ev) || json_array_size(ev) > MAX_EVIDENCE))
-        problems_add(p, "/evidence", "must be an array of at most %d evidence ids", MAX_EVIDENCE);
-    else
-        json_array_foreach(ev, i, v)
-        {
-            char ptr[64];
-            snprintf(ptr, sizeof ptr, "/evidence/%zu", i);
-            if (!json_is_string(v) || json_string_length(v) < 1 || json_string_length(v) > 128)
-                problems_add(p, ptr, "must be the id of a benchmark, upload or comparison");
-        }
+    evfield_check_values(doc, ARTIFACT_FIELDS, "", p);
     json_t *ex = json_object_get(doc, "exercised");
     const char *phase = json_string_value(json_object_get(doc, "phase"));
-    if (!ex || json_is_null(ex))
-        return;
-    if (!json_is_array(ex) || json_array_size(ex) > MAX_EXERCISED) {
-        problems_add(p, "/exercised",
-                     "must be an array of at most %d {condition, exercised, "
-                     "outcome} objects",
-                     MAX_EXERCISED);
-        return;
-    }
-    if (json_array_size(ex) && phase && strcmp(phase, "boundary_test") != 0)
+    if (json_is_array(ex) && json_array_size(ex) && phase && strcmp(phase, "boundary_test") != 0)
         problems_add(p, "/exercised", "only boundary_test artifacts record what was exercised");
-    static const char *const allowed[] = {"condition", "exercised", "outcome", NULL};
-    json_array_foreach(ex, i, v)
-    {
-        char prefix[64];
-        snprintf(prefix, sizeof prefix, "/exercised/%zu", i);
-        if (!json_is_object(v)) {
-            problems_add(p, prefix, "must be an object {condition, exercised, outcome}");
-            continue;
-        }
-        json_check_unknown(v, prefix, allowed, p);
-        check_enum(v, "condition", prefix, BOUNDARY_CONDITIONS, 1, p);
-        json_want_string(v, "exercised", prefix, 1, LONG_TEXT, p);
-        json_want_string(v, "outcome", prefix, 0, LONG_TEXT, p);
-    }
-}
-
-/* obj's members named in fields (null when absent): what a PATCH merges into. */
-static json_t *project(const json_t *obj, const char *const *fields)
-{
-    json_t *out = json_object();
-    for (const char *const *f = fields; *f; f++) {
-        json_t *v = json_object_get(obj, *f);
-        json_object_set_new(out, *f, v ? json_incref(v) : json_null());
-    }
-    return out;
 }
 
 /* Drops null members, so that "absent" and "null" read the same to the store. */
@@ -268,7 +189,7 @@ static void review_create(struct req *r)
         problems_add(&p, "", "must be a JSON object");
         goto invalid;
     }
-    check_members(r->body, REVIEW_FIELDS, REVIEW_SERVER_FIELDS, &p);
+    evfield_check_members(r->body, REVIEW_FIELDS, "", &p);
     doc = json_deep_copy(r->body);
     drop_nulls(doc);
     if (!json_object_get(doc, "question"))
@@ -277,7 +198,7 @@ static void review_create(struct req *r)
         json_object_set_new(doc, "workload_ids", json_array());
     if (!json_object_get(doc, "owner") && r->who.role == ROLE_OWNER)
         json_object_set_new(doc, "owner", json_string(r->who.username));
-    review_check(doc, &p);
+    evfield_check_values(doc, REVIEW_FIELDS, "", &p);
     if (p.total)
         goto invalid;
     struct audit_actor who;
@@ -346,8 +267,8 @@ static void review_patch(struct req *r)
     current = visible_review(r, r->params[0]);
     if (!current || etag_check(r, current, "review") != 0)
         goto out;
-    check_members(r->body, REVIEW_FIELDS, REVIEW_SERVER_FIELDS, &p);
-    json_t *base = project(current, REVIEW_FIELDS);
+    evfield_check_members(r->body, REVIEW_FIELDS, "", &p);
+    json_t *base = evfield_project(current, REVIEW_FIELDS);
     merged = evfield_merge_patch(base, r->body);
     json_decref(base);
     drop_nulls(merged);
@@ -355,7 +276,7 @@ static void review_patch(struct req *r)
         json_object_set_new(merged, "question", json_string(DEFAULT_QUESTION));
     if (!json_object_get(merged, "workload_ids"))
         json_object_set_new(merged, "workload_ids", json_array());
-    review_check(merged, &p);
+    evfield_check_values(merged, REVIEW_FIELDS, "", &p);
     if (p.total) {
         resp_invalid(r, &p, NULL);
         goto out;
@@ -491,7 +412,7 @@ static void artifact_create(struct req *r)
         problems_add(&p, "", "must be a JSON object");
         goto invalid;
     }
-    check_members(r->body, ARTIFACT_FIELDS, ARTIFACT_SERVER_FIELDS, &p);
+    evfield_check_members(r->body, ARTIFACT_FIELDS, "", &p);
     doc = json_deep_copy(r->body);
     drop_nulls(doc);
     artifact_check(doc, &p);
@@ -559,8 +480,8 @@ static void artifact_patch(struct req *r)
     }
     if (etag_check(r, current, "artifact") != 0)
         goto out;
-    check_members(r->body, ARTIFACT_FIELDS, ARTIFACT_SERVER_FIELDS, &p);
-    json_t *base = project(current, ARTIFACT_FIELDS);
+    evfield_check_members(r->body, ARTIFACT_FIELDS, "", &p);
+    json_t *base = evfield_project(current, ARTIFACT_FIELDS);
     merged = evfield_merge_patch(base, r->body);
     json_decref(base);
     drop_nulls(merged);

@@ -1,12 +1,16 @@
 /* Teams: POST by admins, list and read by any signed-in user. */
-#include "core/validate.h"
+#include "core/formats/evfield.h"
 #include "http/idempotency.h"
 #include "http/internal.h"
 #include "store/teams.h"
 
+static const struct evfield TEAM_FIELDS[] = {
+    {"name", EVF_HANDLE, EVF_REQUIRED, 0, 0, 0, NULL, NULL},
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+};
+
 static void team_create(struct req *r)
 {
-    static const char *const allowed[] = {"name", NULL};
     struct problems p;
     problems_init(&p);
     json_t *out = NULL;
@@ -17,12 +21,8 @@ static void team_create(struct req *r)
         problems_add(&p, "", "must be a JSON object");
         goto invalid;
     }
-    json_check_unknown(r->body, "", allowed, &p);
-    const char *name = json_want_string(r->body, "name", "", 1, 64, &p);
-    if (name && !team_name_valid(name))
-        problems_add(&p, "/name",
-                     "use 1-64 letters, digits, '.', '_' or '-', starting with a "
-                     "letter or digit");
+    evfield_check(r->body, TEAM_FIELDS, "", 0, NULL, &p);
+    const char *name = evfield_valid_string(r->body, "name", &p);
     if (p.total)
         goto invalid;
     struct audit_actor who;

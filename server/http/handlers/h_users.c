@@ -7,39 +7,56 @@
 
 #include "core/auth/password.h"
 #include "core/auth/secret.h"
+#include "core/formats/evfield.h"
 #include "core/validate.h"
 #include "http/hashgate.h"
 #include "http/internal.h"
 #include "store/users.h"
 
 #define TOKEN_LABEL_MAX_BYTES 200
+#define END_OF_TABLE                                                                               \
+    {                                                                                              \
+        NULL, 0, 0, 0, 0, 0, NULL, NULL                                                            \
+    }
 
-/* Checks "teams" (optional array of team names) and names each unknown team by index. */
+static const struct evfield TEAM_NAME[] = {
+    {"team", EVF_HANDLE, EVF_MSG_ALL, 0, 0, 0, EVF_WORDS("must be a team name"), NULL},
+    END_OF_TABLE,
+};
+
+static const struct evfield USER_FIELDS[] = {
+    {"username", EVF_HANDLE, EVF_REQUIRED, 0, 0, 0, NULL, NULL},
+    {"password", EVF_TEXT, EVF_REQUIRED, 0, 0, PASSWORD_MAX_BYTES, NULL, NULL},
+    {"role", EVF_ENUM, EVF_REQUIRED, 0, 0, 0, USER_ROLES, NULL},
+    {"teams", EVF_LIST, 0, 0, 0, 1000, EVF_WORDS("must be an array of at most 1000 team names"),
+     TEAM_NAME},
+    END_OF_TABLE,
+};
+
+static const struct evfield TOKEN_FIELDS[] = {
+    {"label", EVF_TEXT, 0, 0, 0, TOKEN_LABEL_MAX_BYTES, NULL, NULL},
+    {"user", EVF_TEXT, 0, 0, 0, 64, NULL, NULL},
+    {"expires_in_days", EVF_INTEGER, EVF_MSG_ALL, 1, TOKEN_MAX_DAYS, 0,
+     EVF_WORDS("must be a whole number of days from 1 to 3650"), NULL},
+    END_OF_TABLE,
+};
+_Static_assert(TOKEN_MAX_DAYS == 3650, "the expires_in_days message names TOKEN_MAX_DAYS");
+
+/* What the table cannot say of "teams" (already checked as names): a team member needs one, and
+ * each must exist (each unknown one named by index). */
 static void check_teams(struct req *r, const json_t *teams, const char *role, struct problems *p)
 {
     char ptr[64];
     size_t i;
     json_t *t;
-    if (teams && !json_is_array(teams)) {
-        problems_add(p, "/teams", "must be an array of team names");
+    if (problems_has(p, "/teams"))
         return;
-    }
-    if (teams && json_array_size(teams) > 1000) {
-        problems_add(p, "/teams", "must name at most 1000 teams");
-        return;
-    }
     if (role && strcmp(role, "team") == 0 && json_array_size(teams) == 0)
         problems_add(p, "/teams", "a team member needs at least one team");
-    int all_names = 1;
-    json_array_foreach(teams, i, t)
-    {
-        if (!json_is_string(t) || !team_name_valid(json_string_value(t))) {
-            problems_add(p, problems_pointer_index(ptr, sizeof ptr, "/teams", i),
-                         "must be a team name");
-            all_names = 0;
-        }
-    }
-    if (!all_names || json_array_size(teams) == 0)
+    for (i = 0; i < json_array_size(teams); i++)
+        if (problems_has(p, problems_pointer_index(ptr, sizeof ptr, "/teams", i)))
+            return;
+    if (json_array_size(teams) == 0)
         return;
     json_t *missing = NULL;
     if (store_team_names_missing(r->app->store, teams, &missing) == STORE_OK) {
@@ -56,7 +73,6 @@ static void check_teams(struct req *r, const json_t *teams, const char *role, st
 
 static void user_create(struct req *r)
 {
-    static const char *const allowed[] = {"username", "password", "role", "teams", NULL};
     struct problems p;
     problems_init(&p);
     json_t *out = NULL;
@@ -65,19 +81,13 @@ static void user_create(struct req *r)
         problems_add(&p, "", "must be a JSON object");
         goto invalid;
     }
-    json_check_unknown(r->body, "", allowed, &p);
-    const char *username = json_want_string(r->body, "username", "", 1, 64, &p);
-    if (username && !team_name_valid(username))
-        problems_add(&p, "/username",
-                     "use 1-64 letters, digits, '.', '_' or '-', starting with "
-                     "a letter or digit");
-    const char *password = json_want_string(r->body, "password", "", 1, PASSWORD_MAX_BYTES, &p);
+    evfield_check(r->body, USER_FIELDS, "", 0, NULL, &p);
+    const char *username = evfield_valid_string(r->body, "username", &p);
+    const char *password = evfield_valid_string(r->body, "password", &p);
     const char *rule = password ? password_rule_broken(password, strlen(password), username) : NULL;
     if (rule)
         problems_add(&p, "/password", "%s", rule);
-    const char *role = json_want_string(r->body, "role", "", 1, 16, &p);
-    if (role && !user_role_valid(role))
-        problems_add(&p, "/role", "must be one of admin, owner, team, auditor");
+    const char *role = evfield_valid_string(r->body, "role", &p);
     json_t *teams = json_object_get(r->body, "teams");
     if (json_is_null(teams))
         teams = NULL;
@@ -154,7 +164,6 @@ static void user_list(struct req *r)
 /* POST /tokens {label, user}: user defaults to the caller; only admins name someone else. */
 static void token_create(struct req *r)
 {
-    static const char *const allowed[] = {"label", "user", "expires_in_days", NULL};
     struct problems p;
     problems_init(&p);
     json_t *out = NULL;
@@ -166,18 +175,10 @@ static void token_create(struct req *r)
     const char *label = NULL, *user = NULL;
     int expires_in_days = 0;
     if (r->body) {
-        json_check_unknown(r->body, "", allowed, &p);
-        label = json_want_string(r->body, "label", "", 0, TOKEN_LABEL_MAX_BYTES, &p);
-        user = json_want_string(r->body, "user", "", 0, 64, &p);
-        json_t *days = json_object_get(r->body, "expires_in_days");
-        if (days && !json_is_null(days)) {
-            if (!json_is_integer(days) || json_integer_value(days) < 1 ||
-                json_integer_value(days) > TOKEN_MAX_DAYS)
-                problems_add(&p, "/expires_in_days", "must be a whole number of days from 1 to %d",
-                             TOKEN_MAX_DAYS);
-            else
-                expires_in_days = (int)json_integer_value(days);
-        }
+        evfield_check(r->body, TOKEN_FIELDS, "", 0, NULL, &p);
+        label = evfield_valid_string(r->body, "label", &p);
+        user = evfield_valid_string(r->body, "user", &p);
+        expires_in_days = (int)json_integer_value(json_object_get(r->body, "expires_in_days"));
     }
     if (p.total)
         goto invalid;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "core/validate.h"
+#include "core/formats/evfield.h"
 #include "core/notify/webhook.h"
 #include "http/evidence.h"
 #include "store/webhooks.h"
@@ -24,9 +25,24 @@ static const char *scope(struct req *r)
     return r->who.role == ROLE_ADMIN ? NULL : r->who.username;
 }
 
+static const char *const WEBHOOK_FORMATS[] = {"json", "slack", NULL};
+
+static const struct evfield WEBHOOK_EVENT[] = {
+    {"event", EVF_ENUM, 0, 0, 0, 0, WEBHOOK_EVENTS, NULL},
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+};
+
+static const struct evfield WEBHOOK_FIELDS[] = {
+    {"url", EVF_TEXT, EVF_REQUIRED, 0, 0, WEBHOOK_URL_MAX + 1, NULL, NULL},
+    {"format", EVF_ENUM, EVF_QUOTE, 0, 0, 0, WEBHOOK_FORMATS, NULL},
+    {"description", EVF_TEXT, 0, 0, 0, 200, NULL, NULL},
+    {"events", EVF_LIST, EVF_REQUIRED | EVF_MSG_ALL | EVF_UNIQUE, 1, 0, 8,
+     EVF_WORDS("must list 1 to 8 events: drift, log_integrity"), WEBHOOK_EVENT},
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+};
+
 static void webhook_create(struct req *r)
 {
-    static const char *const allowed[] = {"url", "events", "format", "description", NULL};
     struct problems p;
     problems_init(&p);
     json_t *out = NULL;
@@ -37,37 +53,18 @@ static void webhook_create(struct req *r)
         problems_add(&p, "", "must be a JSON object {url, events, format, description}");
         goto invalid;
     }
-    json_check_unknown(r->body, "", allowed, &p);
-    const char *url = json_want_string(r->body, "url", "", 1, WEBHOOK_URL_MAX + 1, &p);
+    evfield_check(r->body, WEBHOOK_FIELDS, "", 0, NULL, &p);
+    const char *url = evfield_valid_string(r->body, "url", &p);
     const char *why = url ? webhook_url_check(url, NULL) : NULL;
     if (why)
         problems_add(&p, "/url", "%s", why);
-    const char *format = json_want_string(r->body, "format", "", 0, 16, &p);
-    if (!format || !json_object_get(r->body, "format"))
+    const char *format = evfield_valid_string(r->body, "format", &p);
+    if (!format)
         format = "json";
-    else if (strcmp(format, "json") != 0 && strcmp(format, "slack") != 0)
-        problems_add(&p, "/format", "must be 'json' or 'slack'");
-    const char *description = json_want_string(r->body, "description", "", 0, 200, &p);
+    const char *description = evfield_valid_string(r->body, "description", &p);
     if (!description)
         description = "";
     json_t *events = json_object_get(r->body, "events");
-    if (!json_is_array(events) || json_array_size(events) == 0 || json_array_size(events) > 8) {
-        problems_add(&p, "/events", "must list 1 to 8 events: drift, log_integrity");
-    } else {
-        size_t i;
-        json_t *e;
-        json_array_foreach(events, i, e)
-        {
-            char ptr[32];
-            if (!webhook_event_valid(json_string_value(e)))
-                problems_add(&p, problems_pointer_index(ptr, sizeof ptr, "/events", i),
-                             "must be one of: drift, log_integrity");
-            for (size_t j = 0; j < i && json_is_string(e); j++)
-                if (json_equal(json_array_get(events, j), e))
-                    problems_add(&p, problems_pointer_index(ptr, sizeof ptr, "/events", i),
-                                 "is listed twice");
-        }
-    }
     if (p.total)
         goto invalid;
     events_json = json_dumps(events, JSON_COMPACT);
