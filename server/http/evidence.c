@@ -112,19 +112,8 @@ int ev_page_begin(struct req *r, struct ev_page *pg, struct evlist_query *q)
         q->after_at = pg->at;
         q->after_id = pg->id;
     }
-    pg->teams = principal_team_filter(&r->who);
-    if (!pg->teams) {
-        resp_problem(r, 503, "unavailable", "Service unavailable", "out of memory");
-        return -1;
-    }
-    q->teams_json = pg->teams;
+    q->scope = &r->scope;
     return 0;
-}
-
-void ev_page_end(struct ev_page *pg)
-{
-    free(pg->teams);
-    pg->teams = NULL;
 }
 
 void ev_page_reply(struct req *r, json_t *items, const struct evlist_query *q, const char *at_field)
@@ -275,7 +264,6 @@ void ev_list(struct req *r, struct evlist_query *q, const char *what, ev_filter_
     items = NULL;
 out:
     json_decref(items);
-    ev_page_end(&pg);
     problems_free(&p);
 }
 

@@ -24,13 +24,11 @@ const char *ev_query(struct req *r, const char *name, enum ev_query_kind kind,
 struct ev_page {
     char at[64];
     char id[64];
-    char *teams; /* the caller's team filter (malloc'd; freed by ev_page_end) */
 };
 
 /* Fills q->limit (page size + 1), q->after_at and q->after_id from ?limit= and ?cursor=, and
- * q->teams_json from the caller's teams. Returns 0, or -1 after answering 422. */
+ * q->scope from the caller's teams. Returns 0, or -1 after answering 422. */
 int ev_page_begin(struct req *r, struct ev_page *pg, struct evlist_query *q);
-void ev_page_end(struct ev_page *pg);
 /* Answers {items, next_cursor}: items hold limit + 1 rows at most; the cursor is made from
  * the last kept item's at_field and "id". */
 void ev_page_reply(struct req *r, json_t *items_stolen, const struct evlist_query *q,

@@ -9,6 +9,7 @@
 
 #include "core/problems.h"
 #include "http/http.h"
+#include "store/scope.h"
 #include "store/audit.h"
 #include "store/store.h"
 
@@ -80,8 +81,9 @@ struct req {
     int nparams;
     json_t *body; /* parsed JSON body (owned) when ROUTE_JSON_BODY */
     struct principal who;
-    int status; /* status sent, 0 until a response is written */
-    int close;  /* the connection ends after the reply (framing fault, unread or broken body) */
+    struct team_scope scope; /* the teams who may read: set with who, freed with the request */
+    int status;              /* status sent, 0 until a response is written */
+    int close; /* the connection ends after the reply (framing fault, unread or broken body) */
     size_t bytes_out;
     double started;   /* seconds, monotonic */
     size_t body_read; /* body bytes read so far */
@@ -220,7 +222,7 @@ void principal_clear(struct principal *p);
  * own teams; auditors and admins never write team data. */
 int principal_can_read_team(const struct principal *p, const char *team);
 int principal_can_write_team(const struct principal *p, const char *team);
-/* The caller's teams as a JSON array for SQL filters ("null" = no restriction). malloc'd. */
-char *principal_team_filter(const struct principal *p);
+/* The caller's team scope (every team unless a team member): the router fills r->scope so. */
+void principal_scope(const struct principal *p, struct team_scope *out);
 
 #endif

@@ -408,6 +408,7 @@ static void dispatch(struct req *r, size_t *route_index)
     }
     if (auth_resolve(r) != 0)
         return;
+    principal_scope(&r->who, &r->scope);
     if (!(r->route->roles & r->who.role)) {
         if (r->who.role == ROLE_ANON)
             resp_problem(r, 401, "unauthenticated", "Authentication required",
@@ -450,6 +451,7 @@ static int handle(struct mg_connection *conn, void *cbdata)
     for (int i = 0; i < r.nparams; i++)
         free(r.params[i]);
     json_decref(r.body);
+    team_scope_free(&r.scope);
     principal_clear(&r.who);
     return r.status ? r.status : 500;
 }

@@ -72,7 +72,6 @@ static void alert_list(struct req *r)
     }
     ev_page_reply(r, items, &page, "created_at");
 out:
-    ev_page_end(&pg);
     problems_free(&p);
 }
 

@@ -210,11 +210,6 @@ static void compare_charts(struct req *r)
     compare_with(r, cost_charts);
 }
 
-static char *teams_filter(struct req *r)
-{
-    return principal_team_filter(&r->who);
-}
-
 /* One workload of a scenario: it must exist, be readable by the caller, and belong to the
  * scenario's team. Appends a problem at ptr otherwise; answers (and returns the status) when
  * the store fails. */
@@ -366,11 +361,9 @@ static void scenario_list(struct req *r)
         return;
     }
     problems_free(&p);
-    char *filter = teams_filter(r);
     json_t *items = NULL;
     enum store_status st =
-        store_scenario_list(r->app->store, filter, q, t, after, limit + 1, &items);
-    free(filter);
+        store_scenario_list(r->app->store, &r->scope, q, t, after, limit + 1, &items);
     if (st == STORE_INVALID) { /* a cursor that decodes but is not ours */
         resp_problem(r, 422, "invalid", "Invalid input", "the cursor is not valid");
         return;
@@ -390,10 +383,8 @@ static json_t *visible_scenario(struct req *r)
         resp_problem(r, 404, "not-found", "Not found", "scenario not found");
         return NULL;
     }
-    char *filter = teams_filter(r);
     json_t *out = NULL;
-    enum store_status st = store_scenario_get(r->app->store, r->params[0], filter, &out);
-    free(filter);
+    enum store_status st = store_scenario_get(r->app->store, r->params[0], &r->scope, &out);
     if (st != STORE_OK) {
         resp_store_error(r, st, "scenario");
         return NULL;
@@ -463,10 +454,8 @@ static void comparison_get(struct req *r)
                      "comparisons are named by a lower-case hex SHA-256");
         return;
     }
-    char *filter = teams_filter(r);
     json_t *out = NULL;
-    enum store_status st = store_comparison_get(r->app->store, r->params[0], filter, &out);
-    free(filter);
+    enum store_status st = store_comparison_get(r->app->store, r->params[0], &r->scope, &out);
     if (st != STORE_OK) {
         resp_store_error(r, st, "comparison");
         return;
@@ -483,10 +472,8 @@ static void comparison_charts(struct req *r)
                      "comparisons are named by a lower-case hex SHA-256");
         return;
     }
-    char *filter = teams_filter(r);
     json_t *stored = NULL, *charts = NULL;
-    enum store_status st = store_comparison_get(r->app->store, r->params[0], filter, &stored);
-    free(filter);
+    enum store_status st = store_comparison_get(r->app->store, r->params[0], &r->scope, &stored);
     if (st != STORE_OK) {
         resp_store_error(r, st, "comparison");
         return;
@@ -519,10 +506,8 @@ static void comparison_list(struct req *r)
     int limit = req_limit(r);
     if (limit < 0 || req_cursor(r, after_buf, sizeof after_buf, &after) != 0)
         return;
-    char *filter = teams_filter(r);
-    enum store_status st =
-        store_comparison_list(r->app->store, r->params[0], NULL, filter, after, limit + 1, &items);
-    free(filter);
+    enum store_status st = store_comparison_list(r->app->store, r->params[0], NULL, &r->scope,
+                                                 after, limit + 1, &items);
     if (st == STORE_INVALID) { /* a cursor that decodes but is not ours */
         resp_problem(r, 422, "invalid", "Invalid input", "the cursor is not valid");
         return;

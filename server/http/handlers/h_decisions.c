@@ -209,12 +209,10 @@ static void decision_get(struct req *r)
 {
     json_t *row = NULL;
     char fault[512] = "";
-    char *teams = principal_team_filter(&r->who);
     enum store_status st =
-        teams && uuid_valid(r->params[0])
-            ? store_decision_get(r->app->store, r->params[0], teams, fault, sizeof fault, &row)
+        uuid_valid(r->params[0])
+            ? store_decision_get(r->app->store, r->params[0], &r->scope, fault, sizeof fault, &row)
             : STORE_NOT_FOUND;
-    free(teams);
     if (st != STORE_OK) {
         resp_store_error(r, st, "decision");
         return;
@@ -233,7 +231,6 @@ static void decision_list(struct req *r)
     problems_init(&p);
     char review[80], cursor_key[32];
     const char *after = NULL;
-    char *teams = NULL;
     int limit = req_limit(r);
     if (limit < 0 || req_cursor(r, cursor_key, sizeof cursor_key, &after) != 0)
         goto out;
@@ -251,13 +248,10 @@ static void decision_list(struct req *r)
         resp_invalid(r, &p, NULL);
         goto out;
     }
-    teams = principal_team_filter(&r->who);
     json_t *items = NULL;
     char fault[512] = "";
-    enum store_status st =
-        teams ? store_decision_list(r->app->store, has_review ? review : NULL, teams, after_index,
-                                    limit + 1, fault, sizeof fault, &items)
-              : STORE_ERROR;
+    enum store_status st = store_decision_list(r->app->store, has_review ? review : NULL, &r->scope,
+                                               after_index, limit + 1, fault, sizeof fault, &items);
     if (st != STORE_OK) {
         resp_store_error(r, st, "decisions");
         goto out;
@@ -282,7 +276,6 @@ static void decision_list(struct req *r)
     }
     resp_json(r, 200, json_pack("{s:o, s:o}", "items", items, "next_cursor", next));
 out:
-    free(teams);
     problems_free(&p);
 }
 

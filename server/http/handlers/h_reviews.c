@@ -154,11 +154,8 @@ static void drop_nulls(json_t *obj)
 static json_t *visible_review(struct req *r, const char *id)
 {
     json_t *row = NULL;
-    char *teams = principal_team_filter(&r->who);
-    enum store_status st = teams && uuid_valid(id)
-                               ? store_review_get(r->app->store, id, teams, &row)
-                               : STORE_NOT_FOUND;
-    free(teams);
+    enum store_status st =
+        uuid_valid(id) ? store_review_get(r->app->store, id, &r->scope, &row) : STORE_NOT_FOUND;
     if (st != STORE_OK) {
         resp_store_error(r, st, "review");
         return NULL;
@@ -242,7 +239,6 @@ static void review_list(struct req *r)
     }
     ev_page_reply(r, items, &q, "created_at");
 out:
-    ev_page_end(&pg);
     problems_free(&p);
 }
 
@@ -317,10 +313,8 @@ static void review_checklist(struct req *r)
         problems_free(&p);
         /* The caller must be able to see the comparison (team scoping): a hash the caller
          * cannot read answers as one that is not stored. */
-        char *filter = principal_team_filter(&r->who);
         json_t *visible = NULL;
-        enum store_status vis = store_comparison_get(r->app->store, sha, filter, &visible);
-        free(filter);
+        enum store_status vis = store_comparison_get(r->app->store, sha, &r->scope, &visible);
         json_decref(visible);
         if (vis != STORE_OK) {
             resp_store_error(r, vis, "comparison");
@@ -328,13 +322,8 @@ static void review_checklist(struct req *r)
         }
         cited = json_pack("[s]", sha);
     }
-    char *teams = principal_team_filter(&r->who);
-    enum store_status st =
-        teams ? store_review_checklist1(r->app->store,
-                                        json_string_value(json_object_get(review, "id")), cited,
-                                        teams, &out)
-              : STORE_UNAVAILABLE;
-    free(teams);
+    enum store_status st = store_review_checklist1(
+        r->app->store, json_string_value(json_object_get(review, "id")), cited, &r->scope, &out);
     if (st != STORE_OK) {
         resp_store_error(r, st, "review");
         goto out;
@@ -357,13 +346,11 @@ static void review_comparisons(struct req *r)
     char after_buf[128];
     const char *after = NULL;
     int limit = req_limit(r);
-    char *filter = NULL;
     if (limit < 0 || req_cursor(r, after_buf, sizeof after_buf, &after) != 0)
         goto out;
-    filter = principal_team_filter(&r->who);
     enum store_status st =
         store_comparison_list(r->app->store, NULL, json_string_value(json_object_get(review, "id")),
-                              filter, after, limit + 1, &items);
+                              &r->scope, after, limit + 1, &items);
     if (st == STORE_INVALID) { /* a cursor that decodes but is not ours */
         resp_problem(r, 422, "invalid", "Invalid input", "the cursor is not valid");
         goto out;
@@ -374,7 +361,6 @@ static void review_comparisons(struct req *r)
     }
     resp_page(r, items, limit, "cursor_key");
 out:
-    free(filter);
     json_decref(review);
 }
 
@@ -386,10 +372,8 @@ static int evidence_scoped(struct req *r, const json_t *doc, struct problems *p)
 {
     if (r->who.role != ROLE_TEAM)
         return 0;
-    char *teams = principal_team_filter(&r->who);
     enum store_status st = store_evidence_foreign(r->app->store, json_object_get(doc, "evidence"),
-                                                  teams, r->who.user_id, "/evidence", p);
-    free(teams);
+                                                  &r->scope, r->who.user_id, "/evidence", p);
     if (st != STORE_OK) {
         resp_store_error(r, st, "evidence");
         return -1;

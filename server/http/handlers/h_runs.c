@@ -460,7 +460,6 @@ static void runs_list(struct req *r)
     char cursor[64];
     const char *after = NULL;
     json_t *items = NULL;
-    char *teams = NULL;
     int limit = req_limit(r);
     if (limit < 0 || req_cursor(r, cursor, sizeof cursor, &after) != 0)
         goto out;
@@ -479,9 +478,8 @@ static void runs_list(struct req *r)
         goto out;
     }
     q.after_id = after;
-    teams = principal_team_filter(&r->who);
-    q.teams_json = teams;
-    enum store_status st = teams ? store_runs_list(r->app->store, &q, &items) : STORE_UNAVAILABLE;
+    q.scope = &r->scope;
+    enum store_status st = store_runs_list(r->app->store, &q, &items);
     if (st != STORE_OK) {
         resp_store_error(r, st, "runs");
         goto out;
@@ -489,7 +487,6 @@ static void runs_list(struct req *r)
     resp_page(r, items, limit, "id");
     items = NULL;
 out:
-    free(teams);
     json_decref(items);
     problems_free(&p);
 }

@@ -124,7 +124,6 @@ static void webhook_list(struct req *r)
     }
     ev_page_reply(r, items, &page, "created_at");
 out:
-    ev_page_end(&pg);
 }
 
 /* The webhook when the caller may see it; else answers 404 and returns NULL. */
@@ -182,7 +181,6 @@ static void webhook_deliveries(struct req *r)
     ev_page_reply(r, items, &page, "created_at");
 out:
     json_decref(hook);
-    ev_page_end(&pg);
 }
 
 /* A test message, delivered like an alert: the way to check a URL and a receiver's
