@@ -5,6 +5,7 @@
 #define CAPLEDGER_HTTP_EVIDENCE_H
 
 #include "http/internal.h"
+#include "http/page.h"
 #include "store/evlist.h"
 
 enum ev_query_kind {
@@ -19,20 +20,6 @@ enum ev_query_kind {
  * or invalid (then a problem naming the parameter is added). */
 const char *ev_query(struct req *r, const char *name, enum ev_query_kind kind,
                      const char *const *values, char *buf, size_t size, struct problems *p);
-
-/* Storage for a page position decoded from ?cursor= plus the limit (see evlist_query). */
-struct ev_page {
-    char at[64];
-    char id[64];
-};
-
-/* Fills q->limit (page size + 1), q->after_at and q->after_id from ?limit= and ?cursor=, and
- * q->scope from the caller's teams. Returns 0, or -1 after answering 422. */
-int ev_page_begin(struct req *r, struct ev_page *pg, struct evlist_query *q);
-/* Answers {items, next_cursor}: items hold limit + 1 rows at most; the cursor is made from
- * the last kept item's at_field and "id". */
-void ev_page_reply(struct req *r, json_t *items_stolen, const struct evlist_query *q,
-                   const char *at_field);
 
 /* Query-string filters of a list, with the storage their values point into. */
 struct ev_filters {

@@ -144,20 +144,6 @@ void resp_store_error(struct req *r, enum store_status st, const char *what);
 const char *req_header(struct req *r, const char *name);
 /* Copies the decoded query parameter into buf; returns 1 when present. */
 int req_query(struct req *r, const char *name, char *buf, size_t size);
-/* Parses ?limit= (default 50, 1..500); on a bad value answers 422 and returns -1. */
-int req_limit(struct req *r);
-/* Decodes ?cursor= into buf and points *after at it (NULL when absent). Returns 0, or -1
- * after answering 422 for a cursor this server did not issue. */
-int req_cursor(struct req *r, char *buf, size_t size, const char **after);
-/* Replies {items, next_cursor}: items were fetched with limit + 1 rows; the extra row (if any)
- * is dropped and the cursor is made from key_field of the last item kept. */
-void resp_page(struct req *r, json_t *items_stolen, int limit, const char *key_field);
-/* A whole list keyed on one unique text field (teams and clusters by name): ?limit= and
- * ?cursor=, fetch(store, after, limit + 1, &items), then resp_page. */
-typedef enum store_status (*keyset_fetch_fn)(struct store *s, const char *after, int limit,
-                                             json_t **out);
-void resp_keyset_list(struct req *r, keyset_fetch_fn fetch, const char *what,
-                      const char *key_field);
 /* Reads up to size bytes of the body; returns bytes read, 0 at the end, -1 on error. */
 long req_read(struct req *r, char *buf, size_t size);
 /* The content type without parameters, lower-cased into buf ("" when absent). */

@@ -291,24 +291,6 @@ int req_query(struct req *r, const char *name, char *buf, size_t size)
     return n >= 0;
 }
 
-int req_limit(struct req *r)
-{
-    char buf[32];
-    if (!req_query(r, "limit", buf, sizeof buf))
-        return 50;
-    char *end = NULL;
-    long v = strtol(buf, &end, 10);
-    if (!*buf || *end || v < 1 || v > 500) {
-        struct problems p;
-        problems_init(&p);
-        problems_add(&p, "", "query parameter limit must be an integer from 1 to 500");
-        resp_invalid(r, &p, NULL);
-        problems_free(&p);
-        return -1;
-    }
-    return (int)v;
-}
-
 long req_read(struct req *r, char *buf, size_t size)
 {
     /* While the handler waits here the guard measures the body's rate (http/conns.h): a body
@@ -336,43 +318,6 @@ const char *req_content_type(struct req *r, char *buf, size_t size)
     return buf;
 }
 
-int req_cursor(struct req *r, char *buf, size_t size, const char **after)
-{
-    char raw[512];
-    *after = NULL;
-    if (!req_query(r, "cursor", raw, sizeof raw) || !raw[0])
-        return 0;
-    if (cursor_decode(raw, buf, size) != 0) {
-        struct problems p;
-        problems_init(&p);
-        problems_add(&p, "", "query parameter cursor is not a cursor this server issued");
-        resp_invalid(r, &p, NULL);
-        problems_free(&p);
-        return -1;
-    }
-    *after = buf;
-    return 0;
-}
-
-void resp_page(struct req *r, json_t *items_stolen, int limit, const char *key_field)
-{
-    json_t *next = json_null();
-    if (json_array_size(items_stolen) > (size_t)limit) {
-        json_array_remove(items_stolen, (size_t)limit);
-        while (json_array_size(items_stolen) > (size_t)limit)
-            json_array_remove(items_stolen, (size_t)limit);
-        json_t *last = json_array_get(items_stolen, (size_t)limit - 1);
-        const char *key = json_string_value(json_object_get(last, key_field));
-        char *cursor = key ? cursor_encode(key) : NULL;
-        if (cursor) {
-            json_decref(next);
-            next = json_string(cursor);
-            free(cursor);
-        }
-    }
-    resp_json(r, 200, json_pack("{s:o, s:o}", "items", items_stolen, "next_cursor", next));
-}
-
 const struct audit_actor *req_actor(struct req *r, struct audit_actor *who)
 {
     who->user_id = r->who.user_id[0] ? r->who.user_id : NULL;
@@ -380,19 +325,4 @@ const struct audit_actor *req_actor(struct req *r, struct audit_actor *who)
     who->token_id = r->who.token_id[0] ? r->who.token_id : NULL;
     who->request_id = r->request_id;
     return who;
-}
-void resp_keyset_list(struct req *r, keyset_fetch_fn fetch, const char *what, const char *key_field)
-{
-    char after_buf[256];
-    const char *after = NULL;
-    int limit = req_limit(r);
-    if (limit < 0 || req_cursor(r, after_buf, sizeof after_buf, &after) != 0)
-        return;
-    json_t *items = NULL;
-    enum store_status st = fetch(r->app->store, after, limit + 1, &items);
-    if (st != STORE_OK) {
-        resp_store_error(r, st, what);
-        return;
-    }
-    resp_page(r, items, limit, key_field);
 }

@@ -34,20 +34,19 @@ static int sweep(struct req *r, int *raised)
 
 static void alert_list(struct req *r)
 {
-    struct ev_page pg;
-    struct evlist_query page = {0};
+    struct page pg;
     struct problems p;
     problems_init(&p);
     char status[40], owner[80], review[80];
-    if (ev_page_begin(r, &pg, &page) != 0)
+    if (page_begin(r, &pg, PAGE_AT_ID, &p) != 0)
         goto out;
     struct alert_query q = {
         .status = ev_query(r, "status", EVQ_ENUM, ALERT_STATUSES, status, sizeof status, &p),
         .owner = ev_query(r, "owner", EVQ_TEXT, NULL, owner, sizeof owner, &p),
         .review_id = ev_query(r, "review", EVQ_UUID, NULL, review, sizeof review, &p),
-        .after_at = page.after_at,
-        .after_id = page.after_id,
-        .limit = page.limit,
+        .after_at = pg.after_at,
+        .after_id = pg.after_id,
+        .limit = pg.fetch,
     };
     if (p.total) {
         resp_invalid(r, &p, NULL);
@@ -66,11 +65,7 @@ static void alert_list(struct req *r)
         goto out;
     json_t *items = NULL;
     enum store_status st = store_alert_list(r->app->store, &q, &items);
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "alerts");
-        goto out;
-    }
-    ev_page_reply(r, items, &page, "created_at");
+    page_reply_fetched(r, &pg, st, items, "created_at", "alerts");
 out:
     problems_free(&p);
 }

@@ -345,10 +345,8 @@ out:
 
 static void scenario_list(struct req *r)
 {
-    char after_buf[128];
-    const char *after = NULL;
-    int limit = req_limit(r);
-    if (limit < 0 || req_cursor(r, after_buf, sizeof after_buf, &after) != 0)
+    struct page pg;
+    if (page_begin(r, &pg, PAGE_TEXT, NULL) != 0)
         return;
     struct problems p;
     problems_init(&p);
@@ -363,16 +361,8 @@ static void scenario_list(struct req *r)
     problems_free(&p);
     json_t *items = NULL;
     enum store_status st =
-        store_scenario_list(r->app->store, &r->scope, q, t, after, limit + 1, &items);
-    if (st == STORE_INVALID) { /* a cursor that decodes but is not ours */
-        resp_problem(r, 422, "invalid", "Invalid input", "the cursor is not valid");
-        return;
-    }
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "scenarios");
-        return;
-    }
-    resp_page(r, items, limit, "cursor_key");
+        store_scenario_list(r->app->store, &r->scope, q, t, pg.after, pg.fetch, &items);
+    page_reply_fetched(r, &pg, st, items, "cursor_key", "scenarios");
 }
 
 /* The scenario of the path, if the caller's teams may see it (new reference); else NULL after
@@ -501,22 +491,12 @@ static void comparison_list(struct req *r)
     if (!scenario)
         return;
     json_decref(scenario);
-    char after_buf[128];
-    const char *after = NULL;
-    int limit = req_limit(r);
-    if (limit < 0 || req_cursor(r, after_buf, sizeof after_buf, &after) != 0)
+    struct page pg;
+    if (page_begin(r, &pg, PAGE_TEXT, NULL) != 0)
         return;
     enum store_status st = store_comparison_list(r->app->store, r->params[0], NULL, &r->scope,
-                                                 after, limit + 1, &items);
-    if (st == STORE_INVALID) { /* a cursor that decodes but is not ours */
-        resp_problem(r, 422, "invalid", "Invalid input", "the cursor is not valid");
-        return;
-    }
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "scenario");
-        return;
-    }
-    resp_page(r, items, limit, "cursor_key");
+                                                 pg.after, pg.fetch, &items);
+    page_reply_fetched(r, &pg, st, items, "cursor_key", "scenario");
 }
 
 #define READERS ROLES_USERS

@@ -229,18 +229,10 @@ static void decision_list(struct req *r)
 {
     struct problems p;
     problems_init(&p);
-    char review[80], cursor_key[32];
-    const char *after = NULL;
-    int limit = req_limit(r);
-    if (limit < 0 || req_cursor(r, cursor_key, sizeof cursor_key, &after) != 0)
+    char review[80];
+    struct page pg;
+    if (page_begin(r, &pg, PAGE_SERIAL, &p) != 0)
         goto out;
-    long long after_index = -1;
-    if (after) {
-        char *end = NULL;
-        after_index = strtoll(after, &end, 10);
-        if (!*after || *end || after_index < 0)
-            problems_add(&p, "?cursor", "query parameter cursor is not a cursor of this list");
-    }
     int has_review = req_query(r, "review", review, sizeof review);
     if (has_review && !uuid_valid(review))
         problems_add(&p, "?review", "must be a review id");
@@ -250,8 +242,9 @@ static void decision_list(struct req *r)
     }
     json_t *items = NULL;
     char fault[512] = "";
-    enum store_status st = store_decision_list(r->app->store, has_review ? review : NULL, &r->scope,
-                                               after_index, limit + 1, fault, sizeof fault, &items);
+    enum store_status st =
+        store_decision_list(r->app->store, has_review ? review : NULL, &r->scope, pg.after_index,
+                            pg.fetch, fault, sizeof fault, &items);
     if (st != STORE_OK) {
         resp_store_error(r, st, "decisions");
         goto out;
@@ -260,21 +253,7 @@ static void decision_list(struct req *r)
         integrity_error(r, fault);
         goto out;
     }
-    json_t *next = json_null();
-    if (json_array_size(items) > (size_t)limit) {
-        while (json_array_size(items) > (size_t)limit)
-            json_array_remove(items, (size_t)limit);
-        char key[32];
-        snprintf(key, sizeof key, "%lld",
-                 (long long)json_integer_value(
-                     json_object_get(json_array_get(items, (size_t)limit - 1), "leaf_index")));
-        char *cursor = cursor_encode(key);
-        if (cursor) {
-            next = json_string(cursor);
-            free(cursor);
-        }
-    }
-    resp_json(r, 200, json_pack("{s:o, s:o}", "items", items, "next_cursor", next));
+    page_reply(r, &pg, items, "leaf_index");
 out:
     problems_free(&p);
 }

@@ -218,13 +218,14 @@ out:
 
 static void review_list(struct req *r)
 {
-    struct ev_page pg;
-    struct evlist_query q = {0};
+    struct page pg;
     struct problems p;
     problems_init(&p);
     char status[40], owner[80];
-    if (ev_page_begin(r, &pg, &q) != 0)
+    if (page_begin(r, &pg, PAGE_AT_ID, &p) != 0)
         goto out;
+    struct evlist_query q = {
+        .scope = &r->scope, .limit = pg.fetch, .after_at = pg.after_at, .after_id = pg.after_id};
     q.state = ev_query(r, "status", EVQ_ENUM, REVIEW_STATUSES, status, sizeof status, &p);
     q.team = ev_query(r, "owner", EVQ_TEXT, NULL, owner, sizeof owner, &p);
     if (p.total) {
@@ -233,11 +234,7 @@ static void review_list(struct req *r)
     }
     json_t *items = NULL;
     enum store_status st = store_review_list(r->app->store, &q, &items);
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "reviews");
-        goto out;
-    }
-    ev_page_reply(r, items, &q, "created_at");
+    page_reply_fetched(r, &pg, st, items, "created_at", "reviews");
 out:
     problems_free(&p);
 }
@@ -343,23 +340,13 @@ static void review_comparisons(struct req *r)
     json_t *review = visible_review(r, r->params[0]), *items = NULL;
     if (!review)
         return;
-    char after_buf[128];
-    const char *after = NULL;
-    int limit = req_limit(r);
-    if (limit < 0 || req_cursor(r, after_buf, sizeof after_buf, &after) != 0)
+    struct page pg;
+    if (page_begin(r, &pg, PAGE_TEXT, NULL) != 0)
         goto out;
     enum store_status st =
         store_comparison_list(r->app->store, NULL, json_string_value(json_object_get(review, "id")),
-                              &r->scope, after, limit + 1, &items);
-    if (st == STORE_INVALID) { /* a cursor that decodes but is not ours */
-        resp_problem(r, 422, "invalid", "Invalid input", "the cursor is not valid");
-        goto out;
-    }
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "comparisons");
-        goto out;
-    }
-    resp_page(r, items, limit, "cursor_key");
+                              &r->scope, pg.after, pg.fetch, &items);
+    page_reply_fetched(r, &pg, st, items, "cursor_key", "comparisons");
 out:
     json_decref(review);
 }

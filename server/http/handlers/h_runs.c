@@ -457,13 +457,11 @@ static void runs_list(struct req *r)
     problems_init(&p);
     struct runs_query q = {0};
     char team[128], klass[128], state[32], cluster[128], upload[40], from[40], to[40];
-    char cursor[64];
-    const char *after = NULL;
+    struct page pg;
     json_t *items = NULL;
-    int limit = req_limit(r);
-    if (limit < 0 || req_cursor(r, cursor, sizeof cursor, &after) != 0)
+    if (page_begin(r, &pg, PAGE_SERIAL, &p) != 0)
         goto out;
-    q.limit = limit + 1;
+    q.limit = pg.fetch;
     q.team = ev_query(r, "team", EVQ_TEXT, NULL, team, sizeof team, &p);
     q.workload_class = ev_query(r, "class", EVQ_TEXT, NULL, klass, sizeof klass, &p);
     q.state = ev_query(r, "state", EVQ_ENUM, STATES, state, sizeof state, &p);
@@ -471,20 +469,14 @@ static void runs_list(struct req *r)
     q.upload_id = ev_query(r, "upload", EVQ_UUID, NULL, upload, sizeof upload, &p);
     q.from = ev_query(r, "from", EVQ_TIME, NULL, from, sizeof from, &p);
     q.to = ev_query(r, "to", EVQ_TIME, NULL, to, sizeof to, &p);
-    if (after && (strspn(after, "0123456789") != strlen(after) || strlen(after) > 18))
-        problems_add(&p, "?cursor", "query parameter cursor is not a cursor of this list");
     if (p.total) {
         resp_invalid(r, &p, NULL);
         goto out;
     }
-    q.after_id = after;
+    q.after_id = pg.after;
     q.scope = &r->scope;
     enum store_status st = store_runs_list(r->app->store, &q, &items);
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "runs");
-        goto out;
-    }
-    resp_page(r, items, limit, "id");
+    page_reply_fetched(r, &pg, st, items, "id", "runs");
     items = NULL;
 out:
     json_decref(items);

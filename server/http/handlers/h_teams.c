@@ -2,6 +2,7 @@
 #include "core/formats/evfield.h"
 #include "http/idempotency.h"
 #include "http/internal.h"
+#include "http/page.h"
 #include "store/teams.h"
 
 static const struct evfield TEAM_FIELDS[] = {
@@ -48,7 +49,7 @@ out:
 
 static void team_list(struct req *r)
 {
-    resp_keyset_list(r, store_team_list, "teams", "name");
+    page_list(r, PAGE_TEXT, store_team_list, "teams", "name");
 }
 
 static void team_get(struct req *r)

@@ -11,6 +11,7 @@
 #include "core/validate.h"
 #include "http/hashgate.h"
 #include "http/internal.h"
+#include "http/page.h"
 #include "store/users.h"
 
 #define TOKEN_LABEL_MAX_BYTES 200
@@ -126,39 +127,9 @@ out:
     problems_free(&p);
 }
 
-/* Reads ?limit= and ?cursor=; a cursor whose key fails key_ok (NULL: any key) is not one we
- * issued. Returns the limit, or -1 after answering 422. */
-static int page_args(struct req *r, char *buf, size_t size, const char **after,
-                     int (*key_ok)(const char *))
-{
-    int limit = req_limit(r);
-    if (limit < 0 || req_cursor(r, buf, size, after) != 0)
-        return -1;
-    if (*after && key_ok && !key_ok(*after)) {
-        struct problems p;
-        problems_init(&p);
-        problems_add(&p, "", "query parameter cursor is not a cursor this server issued");
-        resp_invalid(r, &p, NULL);
-        problems_free(&p);
-        return -1;
-    }
-    return limit;
-}
-
 static void user_list(struct req *r)
 {
-    char after_buf[256];
-    const char *after = NULL;
-    int limit = page_args(r, after_buf, sizeof after_buf, &after, NULL);
-    if (limit < 0)
-        return;
-    json_t *items = NULL;
-    enum store_status st = store_user_list(r->app->store, after, limit + 1, &items);
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "users");
-        return;
-    }
-    resp_page(r, items, limit, "username");
+    page_list(r, PAGE_TEXT, store_user_list, "users", "username");
 }
 
 /* POST /tokens {label, user}: user defaults to the caller; only admins name someone else. */
@@ -216,19 +187,13 @@ out:
 
 static void token_list(struct req *r)
 {
-    char after_buf[256];
-    const char *after = NULL;
-    int limit = page_args(r, after_buf, sizeof after_buf, &after, uuid_valid);
-    if (limit < 0)
+    struct page pg;
+    if (page_begin(r, &pg, PAGE_UUID, NULL) != 0)
         return;
     const char *owner = r->who.role == ROLE_ADMIN ? NULL : r->who.user_id;
     json_t *items = NULL;
-    enum store_status st = store_token_list(r->app->store, owner, after, limit + 1, &items);
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "tokens");
-        return;
-    }
-    resp_page(r, items, limit, "id");
+    enum store_status st = store_token_list(r->app->store, owner, pg.after, pg.fetch, &items);
+    page_reply_fetched(r, &pg, st, items, "id", "tokens");
 }
 
 /* Revoking another user's token answers 404, as if it did not exist (unless admin). */
@@ -246,28 +211,11 @@ static void token_revoke(struct req *r)
     resp_bytes(r, 204, NULL, NULL, 0, NULL);
 }
 
-/* An audit event id: a bigserial. */
-static int event_id_valid(const char *s)
-{
-    size_t n = strlen(s);
-    return n > 0 && n <= 18 && strspn(s, "0123456789") == n;
-}
-
-/* The audit trail, newest first: auditors and admins. */
+/* The audit trail, newest first: auditors and admins. The cursor is an event id (a
+ * bigserial) that the page ends before. */
 static void audit_list(struct req *r)
 {
-    char before_buf[64];
-    const char *before = NULL;
-    int limit = page_args(r, before_buf, sizeof before_buf, &before, event_id_valid);
-    if (limit < 0)
-        return;
-    json_t *items = NULL;
-    enum store_status st = store_audit_list(r->app->store, before, limit + 1, &items);
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "audit events");
-        return;
-    }
-    resp_page(r, items, limit, "id");
+    page_list(r, PAGE_SERIAL, store_audit_list, "audit events", "id");
 }
 
 const struct route user_routes[] = {

@@ -111,19 +111,13 @@ out:
 
 static void webhook_list(struct req *r)
 {
-    struct ev_page pg;
-    struct evlist_query page = {0};
-    if (ev_page_begin(r, &pg, &page) != 0)
-        goto out;
+    struct page pg;
+    if (page_begin(r, &pg, PAGE_AT_ID, NULL) != 0)
+        return;
     json_t *items = NULL;
-    enum store_status st = store_webhook_list(r->app->store, scope(r), page.after_at, page.after_id,
-                                              page.limit, &items);
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "webhooks");
-        goto out;
-    }
-    ev_page_reply(r, items, &page, "created_at");
-out:
+    enum store_status st =
+        store_webhook_list(r->app->store, scope(r), pg.after_at, pg.after_id, pg.fetch, &items);
+    page_reply_fetched(r, &pg, st, items, "created_at", "webhooks");
 }
 
 /* The webhook when the caller may see it; else answers 404 and returns NULL. */
@@ -163,22 +157,17 @@ static void webhook_delete(struct req *r)
 
 static void webhook_deliveries(struct req *r)
 {
-    struct ev_page pg;
-    struct evlist_query page = {0};
+    struct page pg;
     json_t *hook = NULL;
-    if (ev_page_begin(r, &pg, &page) != 0)
+    if (page_begin(r, &pg, PAGE_AT_ID, NULL) != 0)
         goto out;
     hook = readable_webhook(r);
     if (!hook)
         goto out;
     json_t *items = NULL;
-    enum store_status st = store_webhook_deliveries(r->app->store, r->params[0], page.after_at,
-                                                    page.after_id, page.limit, &items);
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "deliveries");
-        goto out;
-    }
-    ev_page_reply(r, items, &page, "created_at");
+    enum store_status st = store_webhook_deliveries(r->app->store, r->params[0], pg.after_at,
+                                                    pg.after_id, pg.fetch, &items);
+    page_reply_fetched(r, &pg, st, items, "created_at", "deliveries");
 out:
     json_decref(hook);
 }
