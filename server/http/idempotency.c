@@ -185,3 +185,19 @@ void idem_end(struct req *r, struct idem *ctx)
                 r->request_id);
     ctx->active = 0;
 }
+
+void idem_create(struct req *r, create_fn make)
+{
+    struct idem idem;
+    struct problems p;
+    problems_init(&p);
+    if (idem_begin(r, &idem) == IDEM_PROCEED) {
+        json_t *row = make(r, &p);
+        if (row)
+            idem_reply(r, &idem, 201, row);
+        else if (!r->status)
+            resp_invalid(r, &p, NULL);
+    }
+    idem_end(r, &idem);
+    problems_free(&p);
+}

@@ -139,6 +139,13 @@ void resp_invalid(struct req *r, const struct problems *p, const char *detail);
 json_t *problems_errors_json(const struct problems *p);
 /* Maps a store status to the right problem (404/409/422/503/500). */
 void resp_store_error(struct req *r, enum store_status st, const char *what);
+/* The skeleton of a create route whose reply is not replayed (it shows a secret once): make(r,
+ * p) returns the new row (answered 201) or NULL, having answered itself or put the faults in p
+ * (answered 422). idem_create (http/idempotency.h) is the same with an Idempotency-Key. */
+typedef json_t *(*create_fn)(struct req *r, struct problems *p);
+void resp_create(struct req *r, create_fn make);
+/* The end of a read: 200 with row (stolen) when st is STORE_OK, else resp_store_error. */
+void resp_stored(struct req *r, enum store_status st, json_t *row_stolen, const char *what);
 
 /* ----- request helpers ----- */
 const char *req_header(struct req *r, const char *name);

@@ -326,3 +326,25 @@ const struct audit_actor *req_actor(struct req *r, struct audit_actor *who)
     who->request_id = r->request_id;
     return who;
 }
+
+void resp_stored(struct req *r, enum store_status st, json_t *row, const char *what)
+{
+    if (st == STORE_OK) {
+        resp_json(r, 200, row);
+        return;
+    }
+    json_decref(row);
+    resp_store_error(r, st, what);
+}
+
+void resp_create(struct req *r, create_fn make)
+{
+    struct problems p;
+    problems_init(&p);
+    json_t *row = make(r, &p);
+    if (row)
+        resp_json(r, 201, row);
+    else if (!r->status)
+        resp_invalid(r, &p, NULL);
+    problems_free(&p);
+}

@@ -266,21 +266,17 @@ static const struct evfield SCENARIO_FIELDS[] = {
     {NULL, 0, 0, 0, 0, 0, NULL, NULL},
 };
 
-static void scenario_create(struct req *r)
+static json_t *scenario_create_make(struct req *r, struct problems *p)
 {
-    struct problems p;
-    problems_init(&p);
+    json_t *made = NULL;
     json_t *ids = NULL, *resolved = NULL, *out = NULL;
-    struct idem idem;
-    if (idem_begin(r, &idem) == IDEM_ANSWERED)
-        goto out;
     if (!json_is_object(r->body)) {
-        problems_add(&p, "", "must be a JSON object");
-        goto invalid;
+        problems_add(p, "", "must be a JSON object");
+        goto out;
     }
-    evfield_check(r->body, SCENARIO_FIELDS, "", 0, NULL, &p);
-    const char *name = evfield_valid_string(r->body, "name", &p);
-    const char *team = evfield_valid_string(r->body, "team", &p);
+    evfield_check(r->body, SCENARIO_FIELDS, "", 0, NULL, p);
+    const char *name = evfield_valid_string(r->body, "name", p);
+    const char *team = evfield_valid_string(r->body, "team", p);
     json_t *doc = json_object_get(r->body, "document");
     json_t *given_ids = json_object_get(r->body, "workload_ids");
     ids = json_array();
@@ -290,57 +286,55 @@ static void scenario_create(struct req *r)
         resp_problem(r, 403, "forbidden", "Forbidden", "you may not write for team '%s'", team);
         goto out;
     }
-    if (p.total)
-        goto invalid;
+    if (p->total)
+        goto out;
     json_t *wl = json_object_get(doc, "workload");
     if (json_is_string(wl) && uuid_valid(json_string_value(wl)) && !json_array_size(ids))
         json_array_append(ids, wl);
     /* The workloads a scenario answers for must be the scenario's team's own: the review
      * checklist counts its comparisons as evidence for them. */
-    if (check_workloads(r, team, ids, given_ids ? "/workload_ids" : "/document/workload", &p) !=
+    if (check_workloads(r, team, ids, given_ids ? "/workload_ids" : "/document/workload", p) !=
         STORE_OK)
         goto out;
     if (json_is_string(wl) && uuid_valid(json_string_value(wl)) && given_ids &&
-        check_workload_team(r, team, json_string_value(wl), "/document/workload", &p) != STORE_OK)
+        check_workload_team(r, team, json_string_value(wl), "/document/workload", p) != STORE_OK)
         goto out;
-    if (p.total)
-        goto invalid;
+    if (p->total)
+        goto out;
     /* Validate now (references resolve, the scenario computes) so a stored scenario is one
      * that can be compared; the stored document keeps the references. */
     struct resolution res = {.failure = STORE_OK};
-    resolved = resolve_scenario(r, doc, &res, &p);
+    resolved = resolve_scenario(r, doc, &res, p);
     if (res.failure != STORE_OK) {
         resp_store_error(r, res.failure, "referenced record");
         goto out;
     }
-    if (!p.total && cost_validate(resolved, &p) != 0 && !p.total)
-        problems_add(&p, "/document", "is not a valid scenario");
-    if (p.total) {
-        problems_prefix(&p, 0, "/document"); /* pointers are into the document */
-        goto invalid;
+    if (!p->total && cost_validate(resolved, p) != 0 && !p->total)
+        problems_add(p, "/document", "is not a valid scenario");
+    if (p->total) {
+        problems_prefix(p, 0, "/document"); /* pointers are into the document */
+        goto out;
     }
     struct audit_actor who;
     enum store_status st =
         store_scenario_create(r->app->store, req_actor(r, &who), team, name, ids, doc, &out);
-    if (st == STORE_INVALID) {
-        problems_add(&p, "/team", "no team named '%s'", team);
-        goto invalid;
-    }
-    if (st != STORE_OK) {
+    if (st == STORE_OK)
+        made = out;
+    else if (st == STORE_INVALID)
+        problems_add(p, "/team", "no team named '%s'", team);
+    else
         resp_store_error(r, st, "scenario");
-        goto out;
-    }
-    idem_reply(r, &idem, 201, out);
-    out = NULL;
-    goto out;
-invalid:
-    resp_invalid(r, &p, NULL);
 out:
-    idem_end(r, &idem);
     json_decref(ids);
     json_decref(resolved);
-    json_decref(out);
-    problems_free(&p);
+    if (!made)
+        json_decref(out);
+    return made;
+}
+
+static void scenario_create(struct req *r)
+{
+    idem_create(r, scenario_create_make);
 }
 
 static void scenario_list(struct req *r)

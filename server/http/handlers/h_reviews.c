@@ -174,19 +174,26 @@ static void reply_review_fault(struct req *r, enum store_status st, const struct
         resp_store_error(r, st, "review");
 }
 
-static void review_create(struct req *r)
+/* A write's row (stolen) when st is STORE_OK; else answers the fault and returns NULL. */
+static json_t *review_stored(struct req *r, enum store_status st, json_t *row,
+                             const struct problems *p)
 {
-    struct idem idem;
-    struct problems p;
-    problems_init(&p);
+    if (st == STORE_OK)
+        return row;
+    json_decref(row);
+    reply_review_fault(r, st, p);
+    return NULL;
+}
+
+static json_t *review_create_make(struct req *r, struct problems *p)
+{
+    json_t *made = NULL;
     json_t *doc = NULL, *out = NULL;
-    if (idem_begin(r, &idem) == IDEM_ANSWERED)
-        goto out;
     if (!json_is_object(r->body)) {
-        problems_add(&p, "", "must be a JSON object");
-        goto invalid;
+        problems_add(p, "", "must be a JSON object");
+        goto out;
     }
-    evfield_check_members(r->body, REVIEW_FIELDS, "", &p);
+    evfield_check_members(r->body, REVIEW_FIELDS, "", p);
     doc = json_deep_copy(r->body);
     drop_nulls(doc);
     if (!json_object_get(doc, "question"))
@@ -195,25 +202,20 @@ static void review_create(struct req *r)
         json_object_set_new(doc, "workload_ids", json_array());
     if (!json_object_get(doc, "owner") && r->who.role == ROLE_OWNER)
         json_object_set_new(doc, "owner", json_string(r->who.username));
-    evfield_check_values(doc, REVIEW_FIELDS, "", &p);
-    if (p.total)
-        goto invalid;
-    struct audit_actor who;
-    enum store_status st = store_review_create(r->app->store, req_actor(r, &who), doc, &p, &out);
-    if (st != STORE_OK) {
-        reply_review_fault(r, st, &p);
+    evfield_check_values(doc, REVIEW_FIELDS, "", p);
+    if (p->total)
         goto out;
-    }
-    idem_reply(r, &idem, 201, out);
-    out = NULL;
-    goto out;
-invalid:
-    resp_invalid(r, &p, NULL);
+    struct audit_actor who;
+    enum store_status st = store_review_create(r->app->store, req_actor(r, &who), doc, p, &out);
+    made = review_stored(r, st, out, p);
 out:
-    idem_end(r, &idem);
     json_decref(doc);
-    json_decref(out);
-    problems_free(&p);
+    return made;
+}
+
+static void review_create(struct req *r)
+{
+    idem_create(r, review_create_make);
 }
 
 static void review_list(struct req *r)
@@ -368,48 +370,39 @@ static int evidence_scoped(struct req *r, const json_t *doc, struct problems *p)
     return 0;
 }
 
-static void artifact_create(struct req *r)
+static json_t *artifact_create_make(struct req *r, struct problems *p)
 {
-    struct idem idem;
-    struct problems p;
-    problems_init(&p);
+    json_t *made = NULL;
     json_t *review = NULL, *doc = NULL, *out = NULL;
-    if (idem_begin(r, &idem) == IDEM_ANSWERED)
-        goto out;
     review = visible_review(r, r->params[0]);
     if (!review)
         goto out;
     if (!json_is_object(r->body)) {
-        problems_add(&p, "", "must be a JSON object");
-        goto invalid;
+        problems_add(p, "", "must be a JSON object");
+        goto out;
     }
-    evfield_check_members(r->body, ARTIFACT_FIELDS, "", &p);
+    evfield_check_members(r->body, ARTIFACT_FIELDS, "", p);
     doc = json_deep_copy(r->body);
     drop_nulls(doc);
-    artifact_check(doc, &p);
-    if (!p.total && evidence_scoped(r, doc, &p) != 0)
+    artifact_check(doc, p);
+    if (!p->total && evidence_scoped(r, doc, p) != 0)
         goto out;
-    if (p.total)
-        goto invalid;
+    if (p->total)
+        goto out;
     struct audit_actor who;
     enum store_status st =
         store_artifact_create(r->app->store, req_actor(r, &who),
-                              json_string_value(json_object_get(review, "id")), doc, &p, &out);
-    if (st != STORE_OK) {
-        reply_review_fault(r, st, &p);
-        goto out;
-    }
-    idem_reply(r, &idem, 201, out);
-    out = NULL;
-    goto out;
-invalid:
-    resp_invalid(r, &p, NULL);
+                              json_string_value(json_object_get(review, "id")), doc, p, &out);
+    made = review_stored(r, st, out, p);
 out:
-    idem_end(r, &idem);
     json_decref(review);
     json_decref(doc);
-    json_decref(out);
-    problems_free(&p);
+    return made;
+}
+
+static void artifact_create(struct req *r)
+{
+    idem_create(r, artifact_create_make);
 }
 
 static void artifact_list(struct req *r)

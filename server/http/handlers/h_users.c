@@ -72,29 +72,28 @@ static void check_teams(struct req *r, const json_t *teams, const char *role, st
     json_decref(missing);
 }
 
-static void user_create(struct req *r)
+static json_t *user_create_make(struct req *r, struct problems *p)
 {
-    struct problems p;
-    problems_init(&p);
+    json_t *made = NULL;
     json_t *out = NULL;
     char hash[PASSWORD_HASH_BYTES] = "";
     if (!json_is_object(r->body)) {
-        problems_add(&p, "", "must be a JSON object");
-        goto invalid;
+        problems_add(p, "", "must be a JSON object");
+        goto out;
     }
-    evfield_check(r->body, USER_FIELDS, "", 0, NULL, &p);
-    const char *username = evfield_valid_string(r->body, "username", &p);
-    const char *password = evfield_valid_string(r->body, "password", &p);
+    evfield_check(r->body, USER_FIELDS, "", 0, NULL, p);
+    const char *username = evfield_valid_string(r->body, "username", p);
+    const char *password = evfield_valid_string(r->body, "password", p);
     const char *rule = password ? password_rule_broken(password, strlen(password), username) : NULL;
     if (rule)
-        problems_add(&p, "/password", "%s", rule);
-    const char *role = evfield_valid_string(r->body, "role", &p);
+        problems_add(p, "/password", "%s", rule);
+    const char *role = evfield_valid_string(r->body, "role", p);
     json_t *teams = json_object_get(r->body, "teams");
     if (json_is_null(teams))
         teams = NULL;
-    check_teams(r, teams, role, &p);
-    if (p.total)
-        goto invalid;
+    check_teams(r, teams, role, p);
+    if (p->total)
+        goto out;
     if (hashgate_enter(HASHGATE_WAIT_MS) != 0) {
         hashgate_reply_busy(r);
         goto out;
@@ -116,15 +115,17 @@ static void user_create(struct req *r)
         resp_store_error(r, st, "user");
         goto out;
     }
-    resp_json(r, 201, out);
+    made = out;
     out = NULL;
-    goto out;
-invalid:
-    resp_invalid(r, &p, NULL);
 out:
     sodium_memzero(hash, sizeof hash);
     json_decref(out);
-    problems_free(&p);
+    return made;
+}
+
+static void user_create(struct req *r)
+{
+    resp_create(r, user_create_make);
 }
 
 static void user_list(struct req *r)
@@ -133,26 +134,25 @@ static void user_list(struct req *r)
 }
 
 /* POST /tokens {label, user}: user defaults to the caller; only admins name someone else. */
-static void token_create(struct req *r)
+static json_t *token_create_make(struct req *r, struct problems *p)
 {
-    struct problems p;
-    problems_init(&p);
+    json_t *made = NULL;
     json_t *out = NULL;
     char token[TOKEN_TEXT_LEN + 1] = "", hash[65] = "";
     if (r->body && !json_is_object(r->body)) {
-        problems_add(&p, "", "must be a JSON object");
-        goto invalid;
+        problems_add(p, "", "must be a JSON object");
+        goto out;
     }
     const char *label = NULL, *user = NULL;
     int expires_in_days = 0;
     if (r->body) {
-        evfield_check(r->body, TOKEN_FIELDS, "", 0, NULL, &p);
-        label = evfield_valid_string(r->body, "label", &p);
-        user = evfield_valid_string(r->body, "user", &p);
+        evfield_check(r->body, TOKEN_FIELDS, "", 0, NULL, p);
+        label = evfield_valid_string(r->body, "label", p);
+        user = evfield_valid_string(r->body, "user", p);
         expires_in_days = (int)json_integer_value(json_object_get(r->body, "expires_in_days"));
     }
-    if (p.total)
-        goto invalid;
+    if (p->total)
+        goto out;
     if (!user || !*user)
         user = r->who.username;
     if (r->who.role != ROLE_ADMIN && strcmp(user, r->who.username) != 0) {
@@ -165,24 +165,26 @@ static void token_create(struct req *r)
     enum store_status st = store_token_create(r->app->store, req_actor(r, &who), user, label, hash,
                                               expires_in_days, &out);
     if (st == STORE_NOT_FOUND) {
-        problems_add(&p, "/user", "no such user (or the user is disabled)");
-        goto invalid;
+        problems_add(p, "/user", "no such user (or the user is disabled)");
+        goto out;
     }
     if (st != STORE_OK) {
         resp_store_error(r, st, "token");
         goto out;
     }
     json_object_set_new(out, "token", json_string(token));
-    resp_json(r, 201, out);
+    made = out;
     out = NULL;
-    goto out;
-invalid:
-    resp_invalid(r, &p, NULL);
 out:
     sodium_memzero(token, sizeof token);
     sodium_memzero(hash, sizeof hash);
     json_decref(out);
-    problems_free(&p);
+    return made;
+}
+
+static void token_create(struct req *r)
+{
+    resp_create(r, token_create_make);
 }
 
 static void token_list(struct req *r)

@@ -41,32 +41,31 @@ static const struct evfield WEBHOOK_FIELDS[] = {
     {NULL, 0, 0, 0, 0, 0, NULL, NULL},
 };
 
-static void webhook_create(struct req *r)
+static json_t *webhook_create_make(struct req *r, struct problems *p)
 {
-    struct problems p;
-    problems_init(&p);
+    json_t *made = NULL;
     json_t *out = NULL;
     char *events_json = NULL;
     char secret[WEBHOOK_SECRET_LEN + 1] = "", sealed[WEBHOOK_SEALED_LEN + 1] = "";
     unsigned char key[WEBHOOK_KEY_BYTES];
     if (!json_is_object(r->body)) {
-        problems_add(&p, "", "must be a JSON object {url, events, format, description}");
-        goto invalid;
+        problems_add(p, "", "must be a JSON object {url, events, format, description}");
+        goto out;
     }
-    evfield_check(r->body, WEBHOOK_FIELDS, "", 0, NULL, &p);
-    const char *url = evfield_valid_string(r->body, "url", &p);
+    evfield_check(r->body, WEBHOOK_FIELDS, "", 0, NULL, p);
+    const char *url = evfield_valid_string(r->body, "url", p);
     const char *why = url ? webhook_url_check(url, NULL) : NULL;
     if (why)
-        problems_add(&p, "/url", "%s", why);
-    const char *format = evfield_valid_string(r->body, "format", &p);
+        problems_add(p, "/url", "%s", why);
+    const char *format = evfield_valid_string(r->body, "format", p);
     if (!format)
         format = "json";
-    const char *description = evfield_valid_string(r->body, "description", &p);
+    const char *description = evfield_valid_string(r->body, "description", p);
     if (!description)
         description = "";
     json_t *events = json_object_get(r->body, "events");
-    if (p.total)
-        goto invalid;
+    if (p->total)
+        goto out;
     events_json = json_dumps(events, JSON_COMPACT);
     webhook_secret_new(secret);
     if (!events_json || webhook_secret_key(secret, key) != 0 ||
@@ -95,18 +94,20 @@ static void webhook_create(struct req *r)
         goto out;
     }
     json_object_set_new(out, "secret", json_string(secret));
-    resp_json(r, 201, out);
+    made = out;
     out = NULL;
-    goto out;
-invalid:
-    resp_invalid(r, &p, NULL);
 out:
     sodium_memzero(secret, sizeof secret);
     sodium_memzero(key, sizeof key);
     sodium_memzero(sealed, sizeof sealed);
     free(events_json);
     json_decref(out);
-    problems_free(&p);
+    return made;
+}
+
+static void webhook_create(struct req *r)
+{
+    resp_create(r, webhook_create_make);
 }
 
 static void webhook_list(struct req *r)
