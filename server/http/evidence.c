@@ -145,19 +145,6 @@ json_t *ev_read_json_body(struct req *r, size_t max_bytes, struct idem *idem, ch
     return doc;
 }
 
-void ev_drain_body(struct req *r, struct idem *idem)
-{
-    /* On the heap: Civetweb's worker threads have small stacks. */
-    char *buf = malloc(EV_DRAIN_CHUNK_BYTES);
-    size_t total = 0, limit = r->app->cfg->max_upload_bytes;
-    long n;
-    while (buf && total <= limit && (n = req_read(r, buf, EV_DRAIN_CHUNK_BYTES)) > 0) {
-        idem_update(idem, buf, (size_t)n);
-        total += (size_t)n;
-    }
-    free(buf);
-}
-
 json_t *ev_upload_record(struct req *r, const char *id, const char *kind, const char *team,
                          const char *format, size_t bytes, const char *sha_hex)
 {

@@ -59,12 +59,6 @@ struct idem;
 json_t *ev_read_json_body(struct req *r, size_t max_bytes, struct idem *idem, char sha_hex[65],
                           size_t *bytes);
 
-#define EV_DRAIN_CHUNK_BYTES 65536
-
-/* Reads and discards the rest of the body (bounded), feeding idem: used before answering an
- * upload early, so the client is not cut off while still sending. */
-void ev_drain_body(struct req *r, struct idem *idem);
-
 /* A new upload record (the columns of table upload) for the caller's upload: id, kind,
  * team (may be NULL), who, content type, format (may be NULL), bytes and digest. Counts
  * (lines, inserted, duplicates, skipped, rejected_total), params and summary are added by the

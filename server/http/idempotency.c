@@ -137,7 +137,7 @@ static enum idem_step begin(struct req *r, struct idem *ctx, int streamed)
         return IDEM_PROCEED;
     /* A completed earlier request: hash this whole body to tell a retry from a reuse. */
     if (streamed)
-        ev_drain_body(r, ctx);
+        req_drain(r, ctx);
     answer_existing(r, ctx, existing);
     json_decref(existing);
     return IDEM_ANSWERED;

@@ -87,6 +87,7 @@ struct req {
     size_t bytes_out;
     double started;   /* seconds, monotonic */
     size_t body_read; /* body bytes read so far */
+    int handling;     /* the route's handler runs: an early fault reply drains a streamed body */
 };
 
 /* Route tables of each handler file, joined by router.c. Terminated by a {NULL} entry. */
@@ -153,6 +154,12 @@ const char *req_header(struct req *r, const char *name);
 int req_query(struct req *r, const char *name, char *buf, size_t size);
 /* Reads up to size bytes of the body; returns bytes read, 0 at the end, -1 on error. */
 long req_read(struct req *r, char *buf, size_t size);
+/* Reads and discards the rest of the body (at most the upload limit in all), feeding idem's
+ * digest (idem may be NULL: http/idempotency.h). resp_bytes calls
+ * it before a fault reply of a streamed upload's handler, so that every early answer is sent
+ * to a client that has finished sending (not cut off mid-body) and none has to drain first. */
+struct idem;
+void req_drain(struct req *r, struct idem *idem);
 /* The content type without parameters, lower-cased into buf ("" when absent). */
 const char *req_content_type(struct req *r, char *buf, size_t size);
 

@@ -12,6 +12,7 @@
 #include "core/jsonlimit.h"
 #include "core/ledger/jcs.h"
 #include "http/conns.h"
+#include "http/idempotency.h"
 #include "http/internal.h"
 
 /* A strict policy: the UI is same-origin files only, no inline script or style. */
@@ -75,6 +76,9 @@ void resp_bytes(struct req *r, int status, const char *content_type, const char 
 {
     if (r->status) /* already answered: a handler bug, keep the first reply */
         return;
+    if (status >= 400 && status != 413 && r->handling && !r->close && r->route &&
+        (r->route->flags & ROUTE_STREAM_BODY))
+        req_drain(r, NULL);
     int head_only = strcmp(r->method, "HEAD") == 0;
     char *buf = NULL;
     size_t buflen = 0;
@@ -305,6 +309,21 @@ long req_read(struct req *r, char *buf, size_t size)
     }
     r->body_read += (size_t)n;
     return n;
+}
+
+#define DRAIN_CHUNK_BYTES 65536
+
+void req_drain(struct req *r, struct idem *idem)
+{
+    /* On the heap: Civetweb's worker threads have small stacks. */
+    char *buf = malloc(DRAIN_CHUNK_BYTES);
+    size_t limit = r->app->cfg->max_upload_bytes, total = 0;
+    long n;
+    while (buf && total <= limit && (n = req_read(r, buf, DRAIN_CHUNK_BYTES)) > 0) {
+        idem_update(idem, buf, (size_t)n);
+        total += (size_t)n;
+    }
+    free(buf);
 }
 
 const char *req_content_type(struct req *r, char *buf, size_t size)

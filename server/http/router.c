@@ -341,7 +341,7 @@ static int check_query_names(struct req *r)
     int refused = p.total > 0;
     if (refused) {
         if (r->route->flags & (ROUTE_STREAM_BODY | ROUTE_JSON_BODY))
-            ev_drain_body(r, NULL);
+            req_drain(r, NULL);
         resp_invalid(r, &p,
                      "The request has query parameters this route does not take: see errors.");
     }
@@ -422,6 +422,7 @@ static void dispatch(struct req *r, size_t *route_index)
         return;
     if ((r->route->flags & ROUTE_JSON_BODY) && read_json_body(r) != 0)
         return;
+    r->handling = 1;
     r->route->handler(r);
     if (!r->status)
         resp_problem(r, 500, "internal", "Internal error", "no response (request id %s)",

@@ -310,7 +310,6 @@ static void runs_upload(struct req *r)
     int is_ndjson = strcmp(ct, "application/x-ndjson") == 0 || strcmp(ct, "application/jsonl") == 0;
     int is_json = strcmp(ct, "application/json") == 0;
     if (!is_csv && !is_ndjson && !is_json) {
-        ev_drain_body(r, &idem);
         resp_problem(r, 415, "unsupported-media-type", "Unsupported media type",
                      "send sacct --parsable2 output as text/csv, runs as application/json (an "
                      "array) or application/x-ndjson, not '%s'",
@@ -318,7 +317,6 @@ static void runs_upload(struct req *r)
         goto out;
     }
     if (read_params(r, &q, &qp) != 0) {
-        ev_drain_body(r, &idem);
         resp_store_error(r, STORE_UNAVAILABLE, "time zone");
         goto out;
     }
@@ -327,19 +325,16 @@ static void runs_upload(struct req *r)
     if (!is_csv && q.format_p)
         problems_add(&qp, "?format", "query parameter format names a text format: send text/csv");
     if (qp.total) {
-        ev_drain_body(r, &idem);
         resp_invalid(r, &qp, NULL);
         goto out;
     }
     if (q.team_p && !principal_can_write_team(&r->who, q.team)) {
-        ev_drain_body(r, &idem);
         ev_forbidden_team(r, q.team);
         goto out;
     }
     in.cluster = q.cluster_p;
     enum store_status st = store_runs_begin(r->app->store, &in.up);
     if (st != STORE_OK) {
-        ev_drain_body(r, &idem);
         resp_store_error(r, st, "runs");
         goto out;
     }
