@@ -152,6 +152,9 @@ void resp_stored(struct req *r, enum store_status st, json_t *row_stolen, const 
 const char *req_header(struct req *r, const char *name);
 /* Copies the decoded query parameter into buf; returns 1 when present. */
 int req_query(struct req *r, const char *name, char *buf, size_t size);
+/* Parses ?name= as a non-negative integer (at most 2^53 - 1) into *out. Returns 1 when present
+ * and valid, 0 when absent; -1 after appending a problem naming the parameter. */
+int req_query_index(struct req *r, const char *name, long long *out, struct problems *p);
 /* Reads up to size bytes of the body; returns bytes read, 0 at the end, -1 on error. */
 long req_read(struct req *r, char *buf, size_t size);
 /* Reads and discards the rest of the body (at most the upload limit in all), feeding idem's

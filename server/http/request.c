@@ -367,3 +367,20 @@ void resp_create(struct req *r, create_fn make)
         resp_invalid(r, &p, NULL);
     problems_free(&p);
 }
+
+int req_query_index(struct req *r, const char *name, long long *out, struct problems *p)
+{
+    char buf[32];
+    if (!req_query(r, name, buf, sizeof buf))
+        return 0;
+    char *end = NULL;
+    long long v = strtoll(buf, &end, 10);
+    if (!buf[0] || *end || buf[0] == '-' || buf[0] == '+' || v < 0 || v > 9007199254740991LL) {
+        char ptr[64];
+        snprintf(ptr, sizeof ptr, "?%s", name);
+        problems_add(p, ptr, "must be a non-negative integer");
+        return -1;
+    }
+    *out = v;
+    return 1;
+}

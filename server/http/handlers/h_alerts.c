@@ -14,7 +14,6 @@
 #include "core/formats/evfield.h"
 #include "core/validate.h"
 #include "http/evidence.h"
-#include "http/handlers/h_reviews.h"
 #include "store/alerts.h"
 
 static const char *const ALERT_STATUSES[] = {"open", "acknowledged", "resolved", NULL};

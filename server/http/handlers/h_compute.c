@@ -118,7 +118,9 @@ static json_t *resolve_scenario(struct req *r, const json_t *doc, struct resolut
 }
 
 /* The engine is CPU-bound (a comparison at its work limit, COST_MAX_OPTION_TRIALS, runs for
- * about a second and a half): at most as many at once as there are cores, one per user. A
+ * about a second and a half): at most ENGINE_SLOTS at once — a fixed two, whatever the
+ * machine's core count, so a comparison keeps a core to itself on the 2-core hosts this is
+ * sized for — and ENGINE_PER_USER per user. A
  * request that finds the engine busy is answered at once — 503, or 429 when its user already
  * has one running — with Retry-After: waiting would hold a worker thread. */
 #define ENGINE_SLOTS 2

@@ -13,7 +13,6 @@
 #include "core/ledger/decision.h"
 #include "core/validate.h"
 #include "http/evidence.h"
-#include "http/handlers/h_reviews.h"
 #include "http/idempotency.h"
 #include "store/ledger.h"
 

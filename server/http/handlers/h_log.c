@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "http/handlers/h_reviews.h"
+#include "http/internal.h"
 #include "store/ledger.h"
 
 #define LOG_READERS (ROLE_ADMIN | ROLE_OWNER | ROLE_AUDITOR)
@@ -72,8 +72,8 @@ static void log_entries(struct req *r)
     problems_init(&p);
     json_t *head = NULL;
     long long start = 0, end = -1;
-    int has_start = review_query_index(r, "start", &start, &p);
-    int has_end = review_query_index(r, "end", &end, &p);
+    int has_start = req_query_index(r, "start", &start, &p);
+    int has_end = req_query_index(r, "end", &end, &p);
     if (has_start == 0)
         problems_add(&p, "?start", "is required: the first leaf index");
     if (!p.total && !(head = head_or_answer(r)))
@@ -102,8 +102,8 @@ static void log_proof(struct req *r, const char *a_name, const char *b_name, int
     problems_init(&p);
     json_t *head = NULL;
     long long a = 0, b = 0;
-    int has_a = review_query_index(r, a_name, &a, &p);
-    int has_b = review_query_index(r, b_name, &b, &p);
+    int has_a = req_query_index(r, a_name, &a, &p);
+    int has_b = req_query_index(r, b_name, &b, &p);
     char ptr[64];
     snprintf(ptr, sizeof ptr, "?%s", a_name);
     if (has_a == 0)

@@ -12,7 +12,6 @@
 #include "core/validate.h"
 #include "core/formats/evfield.h"
 #include "http/evidence.h"
-#include "http/handlers/h_reviews.h"
 #include "http/idempotency.h"
 #include "store/alerts.h"
 #include "store/compute.h"
@@ -34,25 +33,6 @@ static const char *const ARTIFACT_STATUSES[] = {"planned", "in_progress", "done"
 static const char *const BOUNDARY_CONDITIONS[] = {"degraded_dependency", "ambiguous_input",
                                                   "recovery", "handoff", NULL};
 static const char *const REVIEW_STATUSES[] = {"open", "needs decision", "decided", NULL};
-
-/* ---- shared helpers (h_reviews.h) ---- */
-
-int review_query_index(struct req *r, const char *name, long long *out, struct problems *p)
-{
-    char buf[32];
-    if (!req_query(r, name, buf, sizeof buf))
-        return 0;
-    char *end = NULL;
-    long long v = strtoll(buf, &end, 10);
-    if (!buf[0] || *end || buf[0] == '-' || buf[0] == '+' || v < 0 || v > 9007199254740991LL) {
-        char ptr[64];
-        snprintf(ptr, sizeof ptr, "?%s", name);
-        problems_add(p, ptr, "must be a non-negative integer");
-        return -1;
-    }
-    *out = v;
-    return 1;
-}
 
 /* ---- validation ---- */
 
