@@ -77,13 +77,43 @@ static const struct import_kind IMPORT_KINDS[] = {
      "             /api/v1/benchmarks/import; --param format=vllm|genai-perf|mlperf "
      "workload_id=… offer_id=…"},
     {"offers", "/api/v1/offers", NULL, NULL, CT_CSV,
-     "a CSV price sheet → POST /api/v1/offers (text/csv)"},
+     "a CSV price sheet → POST /api/v1/offers (text/csv); with --format skypilot a\n"
+     "             SkyPilot catalog vms.csv → POST /api/v1/offers/import (provider= from\n"
+     "             --param provider=, else the file's directory or name: gcp/vms.csv, gcp_…)"},
 };
+
+/* `offers --format skypilot`: a price catalog, imported as offer versions. */
+static const struct import_kind OFFERS_SKYPILOT = {
+    "offers", "/api/v1/offers/import", NULL, NULL, CT_CSV, NULL};
+
+/* The clouds of skypilot-catalog, to name the provider from a catalog's path. */
+static const char *const CATALOG_CLOUDS[] = {
+    "aws",  "azure",  "gcp",        "lambda",     "ibm",        "oci",
+    "scp",  "runpod", "fluidstack", "cudo",       "paperspace", "do",
+    "vast", "nebius", "hyperbolic", "kubernetes", NULL};
+
+/* The cloud a catalog path names: its directory (…/gcp/vms.csv) or the start of its file name
+ * up to '_' or '-' (gcp_vms_v7.csv). NULL when neither is a known cloud. */
+static const char *catalog_provider(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    const char *name = base ? base + 1 : path;
+    for (int i = 0; CATALOG_CLOUDS[i]; i++) {
+        size_t n = strlen(CATALOG_CLOUDS[i]);
+        if (strncmp(name, CATALOG_CLOUDS[i], n) == 0 && (name[n] == '_' || name[n] == '-'))
+            return CATALOG_CLOUDS[i];
+        if (base && (size_t)(base - path) >= n && strncmp(base - n, CATALOG_CLOUDS[i], n) == 0 &&
+            (base - n == path || base[-(long)n - 1] == '/'))
+            return CATALOG_CLOUDS[i];
+    }
+    return NULL;
+}
 
 static void import_help(FILE *out)
 {
     fprintf(out,
             "usage: capledger import KIND FILE [--url URL] [--token-file F] [--param k=v]...\n"
+            "                        [--format F]\n"
             "                        [--idempotency-key K]\n\n"
             "Sends FILE (- for standard input) to a running capledger and prints its JSON reply.\n"
             "Exit 0 on a 2xx reply, 1 on a 4xx/5xx reply or a connection failure (the problem and\n"
@@ -98,6 +128,8 @@ static void import_help(FILE *out)
             "  --token-file F       the API token is the first line of F; without it,\n"
             "                       $CAPLEDGER_TOKEN (never an argument: ps would show it)\n"
             "  --param k=v          a query parameter, URL-encoded (repeatable)\n"
+            "  --format F           offers: skypilot or csv; other kinds: the same as\n"
+            "                       --param format=F\n"
             "  --idempotency-key K  reuse the key printed by an attempt that failed on the\n"
             "                       network: the server then answers its first reply again\n"
             "                       instead of storing the upload twice\n\n"
@@ -119,7 +151,8 @@ struct import_args {
     const char *url;
     const char *token_file;
     const char *idem_key;
-    const char **params; /* argv entries "k=v" */
+    const char *format;  /* --format */
+    const char **params; /* argv entries "k=v" (and up to two the options add) */
     size_t n_params;
 };
 
@@ -144,7 +177,7 @@ static int parse_args(int argc, char **argv, struct import_args *a)
 {
     const char *positional[2];
     int n_positional = 0;
-    a->params = calloc((size_t)argc, sizeof *a->params);
+    a->params = calloc((size_t)argc + 2, sizeof *a->params);
     if (!a->params)
         return import_usage("out of memory");
     for (int i = 1; i < argc; i++) {
@@ -156,6 +189,8 @@ static int parse_args(int argc, char **argv, struct import_args *a)
             a->token_file = v;
         else if ((v = option_value(argc, argv, &i, "--idempotency-key", &missing)))
             a->idem_key = v;
+        else if ((v = option_value(argc, argv, &i, "--format", &missing)))
+            a->format = v;
         else if ((v = option_value(argc, argv, &i, "--param", &missing))) {
             const char *eq = strchr(v, '=');
             if (!eq || eq == v) {
@@ -185,6 +220,38 @@ static int parse_args(int argc, char **argv, struct import_args *a)
         return import_usage("KIND is runs, runs-json, telemetry, loadtest or offers");
     }
     a->file = positional[1];
+    if (a->format && strcmp(a->kind->name, "offers") == 0) {
+        if (strcmp(a->format, "skypilot") == 0) {
+            static char provider[64];
+            int given = 0;
+            for (size_t i = 0; i < a->n_params; i++)
+                given |= strncmp(a->params[i], "provider=", 9) == 0;
+            const char *cloud = given ? NULL : catalog_provider(a->file);
+            if (!given && !cloud) {
+                fprintf(stderr,
+                        "capledger import: '%s' does not name its cloud (a directory "
+                        "or file name such as gcp/vms.csv or lambda_vms.csv): add "
+                        "--param provider=NAME\n",
+                        a->file);
+                return 2;
+            }
+            a->kind = &OFFERS_SKYPILOT;
+            a->params[a->n_params++] = "format=skypilot";
+            if (cloud) {
+                snprintf(provider, sizeof provider, "provider=%s", cloud);
+                a->params[a->n_params++] = provider;
+            }
+        } else if (strcmp(a->format, "csv") != 0) {
+            return import_usage("offers take --format csv (a price sheet, the default) or "
+                                "--format skypilot (a SkyPilot vms.csv)");
+        }
+    } else if (a->format) {
+        static char format[128];
+        if (strlen(a->format) > 100)
+            return import_usage("--format is too long");
+        snprintf(format, sizeof format, "format=%s", a->format);
+        a->params[a->n_params++] = format;
+    }
     if (!a->url) {
         const char *env = config_env("CAPLEDGER_URL");
         a->url = env ? env : IMPORT_DEFAULT_URL;
