@@ -239,11 +239,18 @@ static void test_zones_collapse_and_faults(void **state)
         "n1-highmem-8,8.0,52.0,,,,us-central1,us-central1-a,0.47,0.1\n"
         "n1-standard-4,4.0,15.0,T4,1.0,,us-central1,us-central1-a,0.54,0.2\n"
         "frac,4.0,15.0,A10,0.5,,us-central1,us-central1-a,0.54,0.2\n"
-        "nofig,4.0,15.0,T4,1.0,,us-central1,us-central1-a,,\n";
+        "nofig,4.0,15.0,T4,1.0,,us-central1,us-central1-a,,\n"
+        "v4-8,4.0,15.0,tpu-v4-8,1.0,,us-central1,us-central1-a,1,\n"
+        "v4-16,4.0,15.0,tpu-v4-8,2.0,,us-central1,us-central1-a,1,\n"
+        "inf1,4.0,15.0,Inferentia,1.0,,us-central1,us-central1-a,1,\n";
     assert_int_equal(feed_text(&r, text, &p), 0);
     assert_int_equal(r.skipped_cpu_only, 1);
     assert_int_equal(r.skipped_fractional, 1);
     assert_int_equal(r.skipped_unpriced, 1);
+    assert_int_equal(r.skipped_unknown_memory, 3);
+    assert_int_equal(r.n_unknown_models, 2);
+    assert_string_equal(r.unknown_models[0], "tpu-v4-8");
+    assert_string_equal(r.unknown_models[1], "Inferentia");
     assert_int_equal(r.n, 4);
     const struct skypilot_offer *o = find(&r, "a2-highgpu-1g", "us-central1", 0);
     assert_int_equal(o->zones, 3);
@@ -261,14 +268,13 @@ static void test_zones_collapse_and_faults(void **state)
     text = "InstanceType,AcceleratorName,AcceleratorCount,Price,Region,GpuInfo,SpotPrice\n"
            "x,A100,2.0,abc,r1,,\n"
            "y,A100,two,1,r1,,\n"
-           "z,Z9,1,1,r1,,\n"
            "w,A100,1,1,r1,\"{'Gpus': [{'Name': 'A100', 'Count': 1,}\",\n"
            "v,A100,1,1,r1\n"
            "u,A100,1,-1,r1,,\n"
            ",A100,1,1,r1,,\n";
-    assert_int_equal(feed_text(&r, text, &p), 7);
-    long want[][2] = {{2, 4}, {3, 3}, {4, 6}, {5, 6}, {6, 6}, {7, 4}, {8, 1}};
-    for (size_t i = 0; i < 7; i++) {
+    assert_int_equal(feed_text(&r, text, &p), 6);
+    long want[][2] = {{2, 4}, {3, 3}, {4, 6}, {5, 6}, {6, 4}, {7, 1}};
+    for (size_t i = 0; i < 6; i++) {
         assert_int_equal(p.items[i].line, want[i][0]);
         assert_int_equal(p.items[i].column, want[i][1]);
     }

@@ -539,12 +539,20 @@ int skypilot_feed(struct skypilot_reader *r, const struct csv_row *row, long lin
         o.gpu_memory_gb = implied_gb;
     else
         o.gpu_memory_gb = known_memory_gb(o.gpu_model);
-    if (!(o.gpu_memory_gb > 0) || o.gpu_memory_gb > 100000) {
-        problems_add_line(p, line, col[SKY_GPUINFO] ? col[SKY_GPUINFO] : col[SKY_ACCELERATOR_NAME],
-                          "",
-                          "no memory per GPU for %s: GpuInfo gives no MemoryInfo.SizeInMiB and "
-                          "the model's memory is not known",
-                          o.gpu_model);
+    if (o.gpu_memory_gb > 100000) {
+        problems_add_line(p, line, col[SKY_GPUINFO], "",
+                          "GpuInfo gives %g GiB per GPU: more than 100000", o.gpu_memory_gb);
+        return 0;
+    }
+    if (!(o.gpu_memory_gb > 0)) {
+        /* Not a fault of the file (TPUs, Inferentia, models without GpuInfo): skipped, and the
+         * model named so the reply says what was left out. */
+        r->skipped_unknown_memory++;
+        bool seen = false;
+        for (size_t i = 0; i < r->n_unknown_models && !seen; i++)
+            seen = strcmp(r->unknown_models[i], o.gpu_model) == 0;
+        if (!seen && r->n_unknown_models < SKYPILOT_UNKNOWN_MODELS_KEPT)
+            strcpy(r->unknown_models[r->n_unknown_models++], o.gpu_model);
         return 0;
     }
 

@@ -15,7 +15,8 @@
  * Rows of one (region, instance type, purchase option) — one per availability zone — collapse
  * into one offer at the lowest price of the region's zones (the price SkyPilot would pay when
  * it picks the cheapest zone of a region); `zones` counts them. CPU-only rows (no accelerator)
- * and rows whose GPU count is fractional are skipped and counted, never refused. */
+ * rows whose GPU count is fractional, and accelerators whose memory per GPU is known neither
+ * from GpuInfo nor here (TPUs, Inferentia, …) are skipped and counted, never refused. */
 #ifndef CAPLEDGER_CORE_SKYPILOT_H
 #define CAPLEDGER_CORE_SKYPILOT_H
 
@@ -30,6 +31,7 @@
 #define SKYPILOT_GPUINFO_MAX_BYTES 4096
 #define SKYPILOT_NAME_MAX 100
 #define SKYPILOT_MAX_OFFERS 20000
+#define SKYPILOT_UNKNOWN_MODELS_KEPT 16
 
 struct skypilot_gpuinfo {
     char name[SKYPILOT_NAME_MAX + 1]; /* Gpus[0].Name, "" when absent */
@@ -80,6 +82,9 @@ struct skypilot_reader {
     size_t cells;             /* cells of the header */
     bool have_header;
     long rows, gpu_rows, skipped_cpu_only, skipped_fractional, skipped_unpriced;
+    long skipped_unknown_memory; /* accelerators whose memory neither GpuInfo nor we know */
+    char unknown_models[SKYPILOT_UNKNOWN_MODELS_KEPT][SKYPILOT_NAME_MAX + 1]; /* the first ones */
+    size_t n_unknown_models;
     struct skypilot_offer *offers;
     size_t n, cap;
     size_t *buckets; /* index + 1 of the first offer of the chain; 0 empty */

@@ -408,6 +408,11 @@ static void offer_import(struct req *r)
     json_object_set_new(out, "skipped_cpu_only", json_integer(sky.skipped_cpu_only));
     json_object_set_new(out, "skipped_fractional_gpus", json_integer(sky.skipped_fractional));
     json_object_set_new(out, "skipped_unpriced", json_integer(sky.skipped_unpriced));
+    json_object_set_new(out, "skipped_unknown_memory", json_integer(sky.skipped_unknown_memory));
+    json_t *models = json_array();
+    for (size_t i = 0; models && i < sky.n_unknown_models; i++)
+        json_array_append_new(models, json_string(sky.unknown_models[i]));
+    json_object_set_new(out, "unknown_memory_models", models ? models : json_null());
     json_int_t stored = json_integer_value(json_object_get(out, "stored"));
     idem_reply(r, &idem, stored > 0 ? 201 : 200, out);
     out = NULL;
