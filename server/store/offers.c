@@ -95,9 +95,18 @@ enum store_status store_offer_import(struct store *s, const struct audit_actor *
     if (st == STORE_OK)
         st = store_exec(c, SQL_CATALOG_LOCK, 0, NULL, NULL);
     if (st == STORE_OK)
-        st = store_upload_insert_tx(c, upload, NULL);
-    if (st == STORE_OK)
         st = store_json(c, SQL_IMPORT, 3, p, &result);
+    if (st == STORE_OK) {
+        /* The upload row after the offers (their upload_id is checked at commit), so that it
+         * records what was stored: new offers and versions, and the unchanged ones. */
+        json_t *rec = json_copy((json_t *)upload);
+        if (rec && json_object_set(rec, "inserted", json_object_get(result, "stored")) == 0 &&
+            json_object_set(rec, "duplicates", json_object_get(result, "unchanged")) == 0)
+            st = store_upload_insert_tx(c, rec, NULL);
+        else
+            st = STORE_ERROR;
+        json_decref(rec);
+    }
     if (st == STORE_OK) {
         /* The audit row keeps the counts; the offers are in the upload's rows. */
         json_t *change = json_pack("{s:O, s:O, s:O}", "created", json_object_get(result, "created"),

@@ -20,6 +20,7 @@ enum store_status store_offer_create_many(struct store *s, const struct audit_ac
 /* A price catalog (documents with `catalog` set, validated; borrowed) as offer versions, with
  * the upload record upload, in one transaction: a key's current version is kept when its
  * figures are the same, else superseded by a new version (the old row stays, readable by id).
+ * The upload row gets inserted = the offers stored, duplicates = the unchanged ones.
  * *out: {created, updated, unchanged, stored, items: [{id, status, version, supersedes,
  * previous_price_per_hour, …}]} in input order. */
 enum store_status store_offer_import(struct store *s, const struct audit_actor *who,

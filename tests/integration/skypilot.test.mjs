@@ -176,6 +176,13 @@ test('both excerpts through `capledger import offers FILE --format skypilot`: th
   const again = await as('owner1', 'POST', '/offers/import?format=skypilot&provider=lambda', text(fs.readFileSync(LAMBDA, 'utf8')));
   assert.equal(again.status, 200, again.text);
   assert.deepEqual([again.json.created, again.json.updated, again.json.unchanged, again.json.stored], [0, 0, lam.want.size, 0]);
+  // The upload records say what each import stored.
+  const rec1 = await as('owner1', 'GET', `/uploads/${r.json.id}`);
+  assert.equal(rec1.status, 200, rec1.text);
+  assert.deepEqual([rec1.json.kind, rec1.json.format, rec1.json.inserted, rec1.json.duplicates, rec1.json.skipped], ['offers', 'skypilot', lam.want.size, 0, 2]);
+  assert.equal(rec1.json.summary.skipped_cpu_only, 2);
+  const rec2 = await as('owner1', 'GET', `/uploads/${again.json.id}`);
+  assert.deepEqual([rec2.json.inserted, rec2.json.duplicates], [0, lam.want.size]);
   a100 = (await listAll('&provider=lambda')).find((o) => o.instance_type === 'gpu_8x_a100' && o.region === 'us-east-1');
   assert.equal(a100.price_per_hour, 10.32);
 

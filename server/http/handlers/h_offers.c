@@ -291,6 +291,21 @@ out:
 
 static const char *const CATALOG_FORMATS[] = {"skypilot", NULL};
 
+/* What a catalog read gave, for the reply and the upload record's summary. */
+static json_t *catalog_counts(const struct skypilot_reader *sky, const char *provider)
+{
+    json_t *models = json_array();
+    for (size_t i = 0; models && i < sky->n_unknown_models; i++)
+        json_array_append_new(models, json_string(sky->unknown_models[i]));
+    return json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o*}", "format", "skypilot",
+                     "provider", provider, "rows", (json_int_t)sky->rows, "gpu_rows",
+                     (json_int_t)sky->gpu_rows, "offers", (json_int_t)sky->n, "skipped_cpu_only",
+                     (json_int_t)sky->skipped_cpu_only, "skipped_fractional_gpus",
+                     (json_int_t)sky->skipped_fractional, "skipped_unpriced",
+                     (json_int_t)sky->skipped_unpriced, "skipped_unknown_memory",
+                     (json_int_t)sky->skipped_unknown_memory, "unknown_memory_models", models);
+}
+
 /* ?provider=: the cloud the catalog prices (SkyPilot's file does not say): 1-100 of a-z 0-9 -
  * _ (aws, gcp, lambda, …). */
 static int provider_valid(const char *s)
@@ -392,7 +407,10 @@ static void offer_import(struct req *r)
         goto out;
     }
     json_object_set_new(rec, "lines", json_integer(u->lb.lineno));
-    json_object_set_new(rec, "inserted", json_integer((json_int_t)json_array_size(docs)));
+    json_object_set_new(rec, "skipped",
+                        json_integer(sky.skipped_cpu_only + sky.skipped_fractional +
+                                     sky.skipped_unpriced + sky.skipped_unknown_memory));
+    json_object_set_new(rec, "summary", catalog_counts(&sky, provider));
     struct audit_actor who;
     enum store_status st = store_offer_import(r->app->store, req_actor(r, &who), docs, rec, &out);
     if (st != STORE_OK) {
@@ -400,19 +418,7 @@ static void offer_import(struct req *r)
         goto out;
     }
     json_object_set_new(out, "id", json_string(id));
-    json_object_set_new(out, "format", json_string("skypilot"));
-    json_object_set_new(out, "provider", json_string(provider));
-    json_object_set_new(out, "rows", json_integer(sky.rows));
-    json_object_set_new(out, "gpu_rows", json_integer(sky.gpu_rows));
-    json_object_set_new(out, "offers", json_integer((json_int_t)sky.n));
-    json_object_set_new(out, "skipped_cpu_only", json_integer(sky.skipped_cpu_only));
-    json_object_set_new(out, "skipped_fractional_gpus", json_integer(sky.skipped_fractional));
-    json_object_set_new(out, "skipped_unpriced", json_integer(sky.skipped_unpriced));
-    json_object_set_new(out, "skipped_unknown_memory", json_integer(sky.skipped_unknown_memory));
-    json_t *models = json_array();
-    for (size_t i = 0; models && i < sky.n_unknown_models; i++)
-        json_array_append_new(models, json_string(sky.unknown_models[i]));
-    json_object_set_new(out, "unknown_memory_models", models ? models : json_null());
+    json_object_update(out, json_object_get(rec, "summary"));
     json_int_t stored = json_integer_value(json_object_get(out, "stored"));
     idem_reply(r, &idem, stored > 0 ? 201 : 200, out);
     out = NULL;
