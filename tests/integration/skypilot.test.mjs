@@ -255,4 +255,15 @@ test('a newer catalog: new versions, the old ones kept; a comparison stored befo
   assert.equal(c2.status, 201, c2.text);
   assert.equal(priceIn((await as('owner1', 'GET', `/comparisons/${c2.json.sha256}`)).json), 11.352);
   assert.notEqual(c2.json.sha256, before1.json.sha256);
+
+  // Two imports of one more price change at once: one makes the versions, the other finds
+  // them current (imports take one lock), so no key gets two versions 3.
+  const third = changed.map((l) => l.replace(/^(gpu_8x_a100,.*?,)11\.352,/, '$112.5,')).join('\n');
+  const moved = third.split('\n').filter((l, i) => l !== changed[i]).length;
+  assert.equal(moved, 2, 'gpu_8x_a100 in both regions');
+  const [x, y] = await Promise.all([0, 1].map(() =>
+    as('owner1', 'POST', '/offers/import?format=skypilot&provider=lambda', text(`${third}\n`))));
+  assert.deepEqual([x.status, y.status].sort(), [200, 201], `${x.text} ${y.text}`);
+  assert.equal(x.json.updated + y.json.updated, moved);
+  assert.equal(psql(`SELECT count(*) FROM offer WHERE provider = 'lambda' AND version = 3`, { database: srv.db }), String(moved));
 });
