@@ -136,6 +136,7 @@ static int parse_args(int argc, char **argv, struct import_args *a)
         else if ((v = option_value(argc, argv, &i, "--from-url", &missing)))
             a->from_url = v;
         else if ((v = option_value(argc, argv, &i, "--every", &missing))) {
+            a->every_text = v;
             if (!duration_parse_ms(v, &a->every_ms) || a->every_ms < 1000) {
                 fprintf(stderr,
                         "capledger import: --every '%s' is not a duration of at least 1s "
@@ -144,6 +145,7 @@ static int parse_args(int argc, char **argv, struct import_args *a)
                 return 2;
             }
         } else if ((v = option_value(argc, argv, &i, "--for", &missing))) {
+            a->for_text = v;
             if (!duration_parse_ms(v, &a->for_ms)) {
                 fprintf(stderr,
                         "capledger import: --for '%s' is not a duration (e.g. 10m, 1h, 2d; at "
@@ -219,8 +221,10 @@ static int parse_args(int argc, char **argv, struct import_args *a)
         }
         if (!has_format)
             a->params[a->n_params++] = "format=dcgm";
-        if (!a->every_ms)
+        if (!a->every_ms) {
             a->every_ms = 15000;
+            a->every_text = "15s";
+        }
         a->file = a->from_url;
     } else {
         a->file = positional[1];

@@ -50,7 +50,8 @@ struct import_args {
     /* --from-url: scrape a DCGM exporter every every_ms for for_ms (0: until stopped) */
     const char *from_url;
     int64_t every_ms, for_ms;
-    char *benchmark_param; /* "benchmark=ID" from --benchmark ID, owned */
+    const char *every_text, *for_text; /* as given */
+    char *benchmark_param;             /* "benchmark=ID" from --benchmark ID, owned */
 };
 
 /* The parts of an http:// URL that a request needs. */

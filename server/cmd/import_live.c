@@ -7,9 +7,12 @@
  * uniqueness makes a retried upload harmless. Each scrape is uploaded on its own with its own
  * Idempotency-Key, reused on every retry of that upload.
  *
- * Failures: a scrape that fails (connection, timeout, non-200, over 8 MiB) is retried within
- * its interval, then reported on stderr and counted. An upload that fails on the network or
- * with 408/409/429/5xx stays queued (in order, memory bounded) and is retried with exponential
+ * The scrape is a libcurl GET (a total timeout: a stalled or dripping exporter cannot hold the
+ * schedule); the uploads use Civetweb's client as `capledger import FILE` does.
+ *
+ * Failures: a scrape that fails (connection, timeout, non-200) is retried within its interval
+ * (one over 8 MiB is not), then reported on stderr and counted. An upload that fails on the network
+ * or with 408/409/429/5xx stays queued (in order, memory bounded) and is retried with exponential
  * backoff; 401/403/404 stop the run (nothing later could succeed); any other 4xx is that
  * scrape's refusal, reported with the problem. SIGINT/SIGTERM stop scraping, the queue gets a
  * last few tries, and a summary is printed. Exit 0 when every scrape was stored, else 1. */
@@ -22,6 +25,7 @@
 #include <time.h>
 
 #include <civetweb.h>
+#include <curl/curl.h>
 #include <jansson.h>
 #include <sodium.h>
 
@@ -160,42 +164,87 @@ static char *read_body(struct mg_connection *conn, size_t cap, int64_t deadline,
     return buf;
 }
 
-/* One GET of the exporter. Returns the body (malloc'd) or NULL with why in err. */
-static char *scrape_once(struct live *l, int timeout_ms, size_t *len, char *err, size_t err_len)
+struct scrape_buf {
+    char *data;
+    size_t len, cap;
+    int too_big;
+};
+
+static size_t scrape_write(char *ptr, size_t size, size_t n, void *ctx)
 {
-    char ebuf[256] = "";
-    int64_t deadline = mono_ms() + timeout_ms;
-    struct mg_connection *conn =
-        mg_connect_client(l->exporter.host, l->exporter.port, 0, ebuf, sizeof ebuf);
-    if (!conn) {
-        snprintf(err, err_len, "cannot connect to %s: %s", l->exporter.authority,
-                 ebuf[0] ? ebuf : "connection failed");
+    struct scrape_buf *b = ctx;
+    size_t len = size * n;
+    if (b->len + len > LIVE_SCRAPE_MAX_BYTES) {
+        b->too_big = 1;
+        return 0; /* aborts the transfer */
+    }
+    if (b->len + len + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 1 << 16;
+        while (cap < b->len + len + 1)
+            cap *= 2;
+        char *grown = realloc(b->data, cap);
+        if (!grown)
+            return 0;
+        b->data = grown;
+        b->cap = cap;
+    }
+    memcpy(b->data + b->len, ptr, len);
+    b->len += len;
+    b->data[b->len] = '\0';
+    return len;
+}
+
+/* One GET of the exporter, with libcurl: its total timeout bounds a stalled or dripping
+ * exporter (Civetweb's client only times out each read). Returns the body (malloc'd) or NULL
+ * with why in err; *permanent when trying again cannot help (too large). */
+static char *scrape_once(struct live *l, int timeout_ms, size_t *len, int *permanent, char *err,
+                         size_t err_len)
+{
+    struct scrape_buf b = {0};
+    char cerr[CURL_ERROR_SIZE] = "";
+    CURL *h = curl_easy_init();
+    if (!h) {
+        snprintf(err, err_len, "out of memory");
         return NULL;
     }
-    char *body = NULL;
-    const char *path = l->exporter.base_len ? l->exporter.base : "/";
-    if (mg_printf(conn,
-                  "GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: capledger/%s\r\n"
-                  "Accept: text/plain\r\nConnection: close\r\n\r\n",
-                  path, l->exporter.authority, CAPLEDGER_VERSION) <= 0) {
-        snprintf(err, err_len, "cannot send the request to %s", l->exporter.authority);
-        goto out;
+    char agent[64];
+    snprintf(agent, sizeof agent, "capledger/%s", CAPLEDGER_VERSION);
+    struct curl_slist *hdr = curl_slist_append(NULL, "Accept: text/plain");
+    curl_easy_setopt(h, CURLOPT_URL, l->a->from_url);
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http");
+    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(h, CURLOPT_PROXY, ""); /* as the uploads: straight to the exporter */
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)timeout_ms);
+    curl_easy_setopt(h, CURLOPT_USERAGENT, agent);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, scrape_write);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr);
+    CURLcode rc = curl_easy_perform(h);
+    long code = 0;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+    curl_easy_cleanup(h);
+    curl_slist_free_all(hdr);
+    if (b.too_big) {
+        snprintf(err, err_len, "%s sent more than %zu MiB", l->exporter.authority,
+                 LIVE_SCRAPE_MAX_BYTES >> 20);
+        *permanent = 1;
+    } else if (rc == CURLE_OPERATION_TIMEDOUT) {
+        snprintf(err, err_len, "%s did not send the whole scrape within %d ms",
+                 l->exporter.authority, timeout_ms);
+    } else if (rc != CURLE_OK) {
+        snprintf(err, err_len, "%s: %s", l->exporter.authority,
+                 cerr[0] ? cerr : curl_easy_strerror(rc));
+    } else if (code != 200) {
+        snprintf(err, err_len, "%s answered HTTP %ld", l->exporter.authority, code);
+    } else {
+        *len = b.len;
+        return b.data ? b.data : calloc(1, 1);
     }
-    if (mg_get_response(conn, ebuf, sizeof ebuf, timeout_ms) < 0) {
-        snprintf(err, err_len, "no reply from %s within %d ms: %s", l->exporter.authority,
-                 timeout_ms, ebuf[0] ? ebuf : "connection closed");
-        goto out;
-    }
-    const struct mg_response_info *ri = mg_get_response_info(conn);
-    if (!ri || ri->status_code != 200) {
-        snprintf(err, err_len, "%s answered HTTP %d", l->exporter.authority,
-                 ri ? ri->status_code : 0);
-        goto out;
-    }
-    body = read_body(conn, LIVE_SCRAPE_MAX_BYTES, deadline, len, err, err_len);
-out:
-    mg_close_connection(conn);
-    return body;
+    free(b.data);
+    return NULL;
 }
 
 /* Queues a new scrape (taking body); the oldest are dropped, counted and reported when the
@@ -237,7 +286,8 @@ static void take_scrape(struct live *l, int64_t next_tick)
             timeout = 200;
         int64_t at = wall_ms();
         size_t len = 0;
-        char *body = scrape_once(l, timeout, &len, err, sizeof err);
+        int permanent = 0;
+        char *body = scrape_once(l, timeout, &len, &permanent, err, sizeof err);
         if (body) {
             struct scrape *s = calloc(1, sizeof *s);
             if (!s) {
@@ -257,7 +307,7 @@ static void take_scrape(struct live *l, int64_t next_tick)
             return;
         }
         int64_t pause = 250LL << (attempt - 1);
-        if (attempt < LIVE_SCRAPE_TRIES && mono_ms() + pause + 200 < next_tick) {
+        if (!permanent && attempt < LIVE_SCRAPE_TRIES && mono_ms() + pause + 200 < next_tick) {
             fprintf(stderr, "capledger import: scrape %ld: %s; trying again\n", seq, err);
             sleep_until(mono_ms() + pause, 0);
         } else {
@@ -418,6 +468,11 @@ int import_live(const struct import_args *a, const struct import_url *server, co
         sodium_memzero(token, strlen(token));
         return 2;
     }
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+        fprintf(stderr, "capledger import: libcurl failed to initialise\n");
+        sodium_memzero(token, strlen(token));
+        return 1;
+    }
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = live_on_signal;
@@ -427,10 +482,10 @@ int import_live(const struct import_args *a, const struct import_url *server, co
     int64_t start = mono_ms();
     int64_t end = a->for_ms ? start + a->for_ms : INT64_MAX;
     fprintf(stderr,
-            "capledger import: scraping %s every %lld ms%s into %s (Ctrl-C sends what is "
+            "capledger import: scraping %s every %s %s%s into %s (SIGINT/SIGTERM sends what is "
             "left and stops)\n",
-            a->from_url, (long long)a->every_ms, a->for_ms ? " for the time given" : "",
-            server->authority);
+            a->from_url, a->every_text, a->for_ms ? "for " : "until stopped",
+            a->for_ms ? a->for_text : "", server->authority);
     for (int64_t k = 0; !live_stop && !l.fatal; k++) {
         int64_t tick = start + k * a->every_ms;
         if (tick >= end)
@@ -465,6 +520,7 @@ int import_live(const struct import_args *a, const struct import_url *server, co
         scrape_free(s);
     }
     sodium_memzero(token, strlen(token));
+    curl_global_cleanup();
     fprintf(stderr,
             "capledger import: %ld scrape(s): %ld stored (%lld samples: %lld inserted, %lld "
             "duplicates), %ld failed to scrape, %ld refused, %ld lost; %ld upload retr%s%s\n",

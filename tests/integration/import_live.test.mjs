@@ -34,17 +34,29 @@ function exposition(n) {
 async function exporter(plan) {
   const port = await freePort();
   const served = []; // {n, at} per scrape answered 200
+  const sockets = new Set();
   let requests = 0;
   const server = http.createServer((req, res) => {
     requests++;
     if (req.url !== '/metrics') { res.writeHead(404).end(); return; }
-    if (plan(requests) !== 'ok') { res.writeHead(500, { 'Content-Type': 'text/plain' }).end('exporter hiccup\n'); return; }
+    const what = plan(requests);
+    if (what === 'stall') { res.writeHead(200, { 'Content-Type': 'text/plain' }); res.write('# HELP DCGM_FI_DEV_GPU_UTIL\n'); return; }
+    if (what === 'big') {
+      res.writeHead(200, { 'Content-Type': 'text/plain' });
+      const chunk = Buffer.from('# padding\n'.repeat(100_000)); // 1 MB
+      let sent = 0;
+      const more = () => { while (sent < 9 && res.write(chunk)) sent++; if (sent < 9) res.once('drain', () => { sent++; more(); }); else res.end(); };
+      more();
+      return;
+    }
+    if (what !== 'ok') { res.writeHead(500, { 'Content-Type': 'text/plain' }).end('exporter hiccup\n'); return; }
     const n = served.length + 1;
     served.push({ n, at: Date.now() });
     res.writeHead(200, { 'Content-Type': 'text/plain; version=0.0.4' }).end(exposition(n));
   });
   await new Promise((resolve) => server.listen(port, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${port}/metrics`, served, get requests() { return requests; }, close: () => new Promise((r) => server.close(r)) };
+  server.on('connection', (sock) => sockets.add(sock));
+  return { url: `http://127.0.0.1:${port}/metrics`, served, get requests() { return requests; }, close: () => new Promise((r) => { for (const s of sockets) s.destroy(); server.close(r); }) };
 }
 
 let srv, as, tokens, bench;
@@ -140,7 +152,22 @@ test('an exporter that keeps failing: each failed scrape reported with the count
   const port = await freePort();
   const down = await run(['telemetry', '--from-url', `http://127.0.0.1:${port}/metrics`, '--every', '1s', '--for', '1s', '--benchmark', id]);
   assert.equal(down.status, 1);
-  assert.match(down.stderr, /scrape 1 failed: cannot connect to 127\.0\.0\.1:\d+/);
+  assert.match(down.stderr, /scrape 1 failed: 127\.0\.0\.1:\d+: Failed to connect/);
+});
+
+test('an exporter that stalls or sends more than 8 MiB: a failure within the interval, not a hang', async () => {
+  const exp = await exporter((i) => (i === 1 ? 'stall' : i === 2 ? 'big' : 'ok'));
+  const id = await bench();
+  const t0 = Date.now();
+  const r = await run(['telemetry', '--from-url', exp.url, '--every', '1s', '--for', '3s', '--benchmark', id]);
+  const elapsed = Date.now() - t0;
+  await exp.close();
+  assert.equal(r.status, 1, r.stderr);
+  assert.match(r.stderr, /scrape 1 failed: 127\.0\.0\.1:\d+ did not send the whole scrape within \d+ ms \(1 of 1 scrapes failed\)/);
+  assert.match(r.stderr, /scrape 2 failed: 127\.0\.0\.1:\d+ sent more than 8 MiB \(2 of 2 scrapes failed\)/);
+  assert.match(r.stderr, /3 scrape\(s\): 1 stored .* 2 failed to scrape/);
+  assert.ok(elapsed < 4000, `ran ${elapsed} ms`);
+  assert.equal(stored(id).length, 2);
 });
 
 test('SIGTERM: what was scraped is sent, a summary printed; exit 0 when all of it was stored', async () => {
