@@ -98,7 +98,7 @@ struct live {
     const char *token;
     struct scrape *head, *tail;
     size_t queued_bytes, queued;
-    long scrapes, scrape_failed, uploaded, refused, lost, retried;
+    long scrapes, scrape_failed, uploaded, refused, lost, retried, skipped;
     long long samples, inserted, duplicates;
     int fatal;
     int final; /* scraping has stopped: the queue's last tries */
@@ -499,6 +499,21 @@ int import_live(const struct import_args *a, const struct import_url *server, co
         }
         if (live_stop || l.fatal)
             break;
+        /* Uploads (a slow server, retries) ran past whole intervals: those scrapes are not taken
+         * late in a burst; they are skipped, and said. */
+        int64_t late = mono_ms() - tick;
+        if (late >= a->every_ms) {
+            int64_t missed = late / a->every_ms;
+            if (tick + missed * a->every_ms >= end)
+                missed = (end - tick + a->every_ms - 1) / a->every_ms;
+            l.skipped += (long)missed;
+            fprintf(stderr,
+                    "capledger import: %lld scheduled scrape(s) skipped: the uploads took "
+                    "%lld ms\n",
+                    (long long)missed, (long long)late);
+            k += missed - 1;
+            continue;
+        }
         take_scrape(&l, tick + a->every_ms);
         drain_queue(&l);
     }
@@ -523,9 +538,10 @@ int import_live(const struct import_args *a, const struct import_url *server, co
     curl_global_cleanup();
     fprintf(stderr,
             "capledger import: %ld scrape(s): %ld stored (%lld samples: %lld inserted, %lld "
-            "duplicates), %ld failed to scrape, %ld refused, %ld lost; %ld upload retr%s%s\n",
+            "duplicates), %ld failed to scrape, %ld refused, %ld lost; %ld upload retr%s; %ld "
+            "skipped%s\n",
             l.scrapes, l.uploaded, l.samples, l.inserted, l.duplicates, l.scrape_failed, l.refused,
-            l.lost, l.retried, l.retried == 1 ? "y" : "ies",
+            l.lost, l.retried, l.retried == 1 ? "y" : "ies", l.skipped,
             live_stop ? " (stopped by a signal)" : "");
-    return l.scrapes > 0 && l.uploaded == l.scrapes ? 0 : 1;
+    return l.scrapes > 0 && l.uploaded == l.scrapes && l.skipped == 0 ? 0 : 1;
 }

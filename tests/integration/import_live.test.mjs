@@ -240,7 +240,8 @@ test('?at= on the server: one scrape per upload, dcgm only; the same scrape agai
 });
 
 // A proxy in front of the server: POST i is answered per plan(i): 'ok' (forwarded), 503 (not
-// forwarded), or 'lost' (forwarded and stored, but the reply never reaches the client).
+// forwarded), 'lost' (forwarded and stored, but the reply never reaches the client) or 'slow'
+// (the reply held back 2.5 s).
 async function proxy(plan) {
   const port = await freePort();
   const target = new URL(srv.url);
@@ -257,8 +258,8 @@ async function proxy(plan) {
     }
     const up = http.request({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers }, (r) => {
       if (what === 'lost') { r.resume(); r.on('end', () => res.socket.destroy()); return; }
-      res.writeHead(r.statusCode, r.headers);
-      r.pipe(res);
+      const reply = () => { res.writeHead(r.statusCode, r.headers); r.pipe(res); };
+      if (what === 'slow') setTimeout(reply, 2500); else reply();
     });
     req.pipe(up);
   });
@@ -277,7 +278,7 @@ test('the server briefly unavailable (a 503, a lost reply): uploads retried with
   assert.equal(exp.served.length, 3);
   assert.match(r.stderr, /upload of scrape 1 failed \(try 1\): HTTP 503 Service unavailable: restarting; 1 scrape\(s\) kept/);
   assert.match(r.stderr, /upload of scrape 2 failed \(try 1\): no reply/);
-  assert.match(r.stderr, /3 scrape\(s\): 3 stored .*; 2 upload retries/);
+  assert.match(r.stderr, /3 scrape\(s\): 3 stored .*; 2 upload retries; 0 skipped/);
   assert.equal(px.posts, 5);
   assert.equal(px.keys[0], px.keys[1], 'scrape 1 retried with its key');
   assert.equal(px.keys[2], px.keys[3], 'scrape 2 retried with its key');
@@ -286,4 +287,20 @@ test('the server briefly unavailable (a 503, a lost reply): uploads retried with
   assert.equal(rows.length, 6, 'each scrape stored once');
   assert.equal(new Set(rows.map((x) => x.ms)).size, 3);
   assert.ok(Math.abs(rows.find((x) => x.gpu === UUID0).ms - exp.served[0].at) < 1000, 'scrape 1 kept its own time');
+});
+
+test('a server slower than the interval: the scrapes it held up are skipped and said, not taken in a burst; exit 1', async () => {
+  const exp = await exporter(() => 'ok');
+  const px = await proxy((i) => (i === 1 ? 'slow' : 'ok'));
+  const id = await bench();
+  const r = await run(['telemetry', '--url', px.url, '--from-url', exp.url, '--every', '1s', '--for', '4s', '--benchmark', id]);
+  await exp.close();
+  await px.close();
+  assert.equal(r.status, 1, r.stderr);
+  assert.match(r.stderr, /1 scheduled scrape\(s\) skipped: the uploads took \d+ ms/);
+  assert.match(r.stderr, /3 scrape\(s\): 3 stored .*; 1 skipped/);
+  assert.equal(exp.served.length, 3);
+  const ts = stored(id).filter((x) => x.gpu === UUID0).map((x) => x.ms);
+  assert.equal(ts.length, 3);
+  assert.ok(ts[1] - ts[0] > 2000, 'the second scrape came after the slow upload, not on the skipped tick');
 });
