@@ -42,7 +42,7 @@ static const struct import_kind IMPORT_KINDS[] = {
      "             told apart by the first character"},
     {"telemetry", "/api/v1/benchmarks/", "benchmark", "/telemetry", CT_TEXT,
      "nvidia-smi --format=csv, nvidia-smi dmon or DCGM exporter text →\n"
-     "             POST /api/v1/benchmarks/ID/telemetry; needs --param benchmark=ID (format=, "
+     "             POST /api/v1/benchmarks/ID/telemetry; needs --benchmark ID (format=, "
      "idle_below=)"},
     {"loadtest", "/api/v1/benchmarks/import", NULL, NULL, CT_JSON_OR_TEXT,
      "vLLM JSON/JSONL, GenAI-Perf CSV/JSON or an MLPerf summary → POST\n"
@@ -80,7 +80,8 @@ static void import_help(FILE *out)
             "  scrapes the exporter every --every (default 15s; at least 1s) for --for (default:\n"
             "  until SIGINT/SIGTERM) and uploads each scrape with ?format=dcgm&at=<its time>.\n"
             "  Durations: 500ms, 15s, 10m, 1h, 2d, or sums like 1h30m. A scrape is capped at\n"
-            "  8 MiB and a few seconds; a failed scrape is retried within its interval, a failed\n"
+            "  8 MiB and 10 s (or the interval if shorter); a failed scrape is retried within its "
+            "interval, a failed\n"
             "  upload is kept and retried with backoff (same Idempotency-Key, so never stored\n"
             "  twice). Each reply is one JSON line on stdout; stderr names every scrape or\n"
             "  upload that failed and ends with a summary. Exit 0 when every scrape was stored,\n"
@@ -336,8 +337,10 @@ char *import_build_target(const struct import_args *a, const struct import_url *
                 a->params[i][name_len] == '=')
                 path_value = a->params[i] + name_len + 1;
         if (!path_value || !path_value[0]) {
-            fprintf(stderr, "capledger import: %s needs --param %s=ID (it goes in the path)\n",
-                    k->name, k->path_param);
+            fprintf(stderr,
+                    "capledger import: %s needs --%s ID (or --param %s=ID; it goes in the "
+                    "path)\n",
+                    k->name, k->path_param, k->path_param);
             *status = import_usage("missing parameter");
             return NULL;
         }

@@ -201,7 +201,7 @@ test('bad flags are refused before anything is scraped, naming the flag', () => 
     [['--from-url', u, '--for', '-1m', '--benchmark', 'b'], /--for '-1m' is not a duration/],
     [['--from-url', 'https://gpu1:9400/metrics', '--benchmark', 'b'], /only plain http/],
     [['--from-url', 'gpu1:9400', '--benchmark', 'b'], /--from-url 'gpu1:9400' is not an http:\/\/ URL/],
-    [['--from-url', u], /needs --param benchmark=ID/],
+    [['--from-url', u], /needs --benchmark ID \(or --param benchmark=ID/],
     [['--from-url', u, '--benchmark', 'b', '--param', 'format=nvidia-smi'], /format=dcgm/],
     [['--from-url', u, '--benchmark', 'b', '--param', 'benchmark=c'], /give the benchmark once/],
     [['some.prom', '--from-url', u, '--benchmark', 'b'], /--from-url takes the place of FILE/],
@@ -303,4 +303,14 @@ test('a server slower than the interval: the scrapes it held up are skipped and 
   const ts = stored(id).filter((x) => x.gpu === UUID0).map((x) => x.ms);
   assert.equal(ts.length, 3);
   assert.ok(ts[1] - ts[0] > 2000, 'the second scrape came after the slow upload, not on the skipped tick');
+});
+
+test('--benchmark ID is --param benchmark=ID for a file upload too', () => {
+  const env = { CAPLEDGER_URL: srv.url, CAPLEDGER_TOKEN: tokens.ana };
+  return bench().then((id) => {
+    const r = cli(srv, ['import', 'telemetry', 'tests/data/samples/dcgm/upcloud_uks_l40s_dcgm-exporter_metrics.prom', '--benchmark', id, '--param', 'at=2026-12-04T01:00:00Z'], { env });
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(JSON.parse(r.stdout).inserted, 1);
+    assert.deepEqual(stored(id).map((x) => x.ms), [Date.parse('2026-12-04T01:00:00Z')]);
+  });
 });
