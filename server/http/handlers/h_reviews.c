@@ -165,6 +165,28 @@ static json_t *review_stored(struct req *r, enum store_status st, json_t *row,
     return NULL;
 }
 
+/* A PATCH of current by the body: the body's members checked against the table (p), the
+ * client fields of current merged with it (RFC 7396), null members dropped. New reference. */
+static json_t *patched(struct req *r, const json_t *current, const struct evfield *fields,
+                       struct problems *p)
+{
+    evfield_check_members(r->body, fields, "", p);
+    json_t *base = evfield_project(current, fields);
+    json_t *merged = evfield_merge_patch(base, r->body);
+    json_decref(base);
+    drop_nulls(merged);
+    return merged;
+}
+
+/* An update's reply: the new row (stolen) as 200 with its ETag, or the fault. */
+static void reply_updated(struct req *r, enum store_status st, json_t *row,
+                          const struct problems *p)
+{
+    row = review_stored(r, st, row, p);
+    if (row)
+        resp_versioned(r, 200, row);
+}
+
 static json_t *review_create_make(struct req *r, struct problems *p)
 {
     json_t *made = NULL;
@@ -242,11 +264,7 @@ static void review_patch(struct req *r)
     current = visible_review(r, r->params[0]);
     if (!current || etag_check(r, current, "review") != 0)
         goto out;
-    evfield_check_members(r->body, REVIEW_FIELDS, "", &p);
-    json_t *base = evfield_project(current, REVIEW_FIELDS);
-    merged = evfield_merge_patch(base, r->body);
-    json_decref(base);
-    drop_nulls(merged);
+    merged = patched(r, current, REVIEW_FIELDS, &p);
     if (!json_object_get(merged, "question"))
         json_object_set_new(merged, "question", json_string(DEFAULT_QUESTION));
     if (!json_object_get(merged, "workload_ids"))
@@ -260,11 +278,7 @@ static void review_patch(struct req *r)
     enum store_status st = store_review_update(
         r->app->store, req_actor(r, &who), json_string_value(json_object_get(current, "id")),
         (long)json_integer_value(json_object_get(current, "version")), merged, &p, &out);
-    if (st != STORE_OK) {
-        reply_review_fault(r, st, &p);
-        goto out;
-    }
-    resp_versioned(r, 200, out);
+    reply_updated(r, st, out, &p);
     out = NULL;
 out:
     json_decref(current);
@@ -424,11 +438,7 @@ static void artifact_patch(struct req *r)
     }
     if (etag_check(r, current, "artifact") != 0)
         goto out;
-    evfield_check_members(r->body, ARTIFACT_FIELDS, "", &p);
-    json_t *base = evfield_project(current, ARTIFACT_FIELDS);
-    merged = evfield_merge_patch(base, r->body);
-    json_decref(base);
-    drop_nulls(merged);
+    merged = patched(r, current, ARTIFACT_FIELDS, &p);
     artifact_check(merged, &p);
     if (!p.total && evidence_scoped(r, merged, &p) != 0)
         goto out;
@@ -441,11 +451,7 @@ static void artifact_patch(struct req *r)
         r->app->store, req_actor(r, &who), json_string_value(json_object_get(review, "id")),
         json_string_value(json_object_get(current, "id")),
         (long)json_integer_value(json_object_get(current, "version")), merged, &p, &out);
-    if (st != STORE_OK) {
-        reply_review_fault(r, st, &p);
-        goto out;
-    }
-    resp_versioned(r, 200, out);
+    reply_updated(r, st, out, &p);
     out = NULL;
 out:
     json_decref(review);
