@@ -192,10 +192,12 @@ int cmd_serve(int argc, char **argv)
         .cors_origins = cfg.cors_origins,
         .session_idle_s = cfg.session_idle_s,
     };
-    /* Reports may read from a replica; it is never migrated (it follows the primary). */
+    /* Reports and read-only GETs may read from a hot standby; it is never migrated (it follows
+     * the primary). */
     struct store *replica =
         cfg.read_database_url ? store_open(cfg.read_database_url, cfg.pool_size) : NULL;
     hc.read_store = replica;
+    hc.read_wait_ms = cfg.read_wait_ms;
     mg_init_library(0);
     char why[256] = "";
     struct http_server *srv = http_start(&hc, store, why, sizeof why);

@@ -24,7 +24,10 @@ struct http_config {
                                   the request's own scheme and Host */
     const char *cors_origins;  /* space-separated origins allowed cross-origin; NULL: none */
     int session_idle_s;        /* browser sessions end after this many seconds unused */
-    struct store *read_store;  /* optional replica for reports (NULL: the primary) */
+    struct store *read_store;  /* optional hot standby for reports and read-only GETs (NULL:
+                                  the primary) */
+    int read_wait_ms;          /* how long a read waits for the standby to replay the caller's
+                                  writes before it goes to the primary */
 };
 
 struct http_server;

@@ -44,11 +44,13 @@ struct principal {
 struct app {
     struct store *store;
     struct store *read_store; /* reports: a replica when configured, else the same as store */
+    struct reads *reads;      /* read routing to the standby (http/reads.h); NULL: none */
     const struct http_config *cfg;
     struct metrics *metrics;
     struct conns *conns; /* the slow-client guard (http/conns.h); NULL when not listening */
 };
 
+struct reads;
 struct req;
 typedef void (*handler_fn)(struct req *r);
 
@@ -83,8 +85,9 @@ struct req {
     int status; /* status sent, 0 until a response is written */
     int close;  /* the connection ends after the reply (framing fault, unread or broken body) */
     size_t bytes_out;
-    double started;   /* seconds, monotonic */
-    size_t body_read; /* body bytes read so far */
+    double started;    /* seconds, monotonic */
+    size_t body_read;  /* body bytes read so far */
+    int reads_pending; /* a write of this user is counted in flight (http/reads.h) */
 };
 
 /* Route tables of each handler file, joined by router.c. Terminated by a {NULL} entry. */
