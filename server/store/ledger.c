@@ -414,14 +414,14 @@ enum store_status store_log_init(struct store *s, const char *origin,
     }
     if (json_integer_value(json_object_get(head, "size")) == 0)
         st = sign_checkpoint(c, origin, 0, empty_root, server_sk, NULL);
-    if (st == STORE_OK)
-        st = store_commit(c);
     if (st != STORE_OK) {
         snprintf(why, why_size, "cannot record the log head: %s", store_status_name(st));
         goto out;
     }
     /* The head, the checkpoints and the leaves must agree; if not, the server starts but
-     * appends nothing and is not ready, so that an operator sees why. */
+     * appends nothing and is not ready, so that an operator sees why. The checks run before
+     * the commit, under the head's row lock: another instance appending meanwhile would
+     * otherwise move the checkpoints and leaves past the head read here (a false "rewound"). */
     struct merkle_frontier f;
     uint64_t size = (uint64_t)json_integer_value(json_object_get(head, "size"));
     if (merkle_frontier_parse(text_of(head, "frontier") ? text_of(head, "frontier") : "", size,
@@ -433,6 +433,11 @@ enum store_status store_log_init(struct store *s, const char *origin,
         st = leaves_consistent(c, evidence, sizeof evidence);
     if (st != STORE_OK)
         snprintf(why, why_size, "cannot check the log: %s", store_status_name(st));
+    if (st == STORE_OK) {
+        st = store_commit(c);
+        if (st != STORE_OK)
+            snprintf(why, why_size, "cannot record the log head: %s", store_status_name(st));
+    }
 out:
     if (st != STORE_OK)
         store_rollback(c);
