@@ -82,8 +82,9 @@ static void decision_dry_run(struct req *r, const json_t *record, struct problem
 }
 
 /* The stored decision when the one posted is already in the log byte for byte (the same record,
- * signature and signer): a retry whose first answer was lost, e.g. through another instance
- * after the first died between the append's commit and its reply. NULL otherwise. */
+ * signature and signer) and the request carries an Idempotency-Key: a retry whose first answer
+ * was lost, e.g. through another instance after the first died between the append's commit and
+ * storing its reply under the key. NULL otherwise (without a key a reused id stays a 409). */
 static json_t *same_decision_stored(struct req *r, const json_t *record, const char *sig)
 {
     const char *id = json_string_value(json_object_get(record, "id"));
@@ -185,7 +186,7 @@ static void decision_create(struct req *r)
                      "operator has restored it");
         break;
     case LEDGER_DUPLICATE:
-        if ((out = same_decision_stored(r, record, sig)) != NULL) {
+        if (idem.active && (out = same_decision_stored(r, record, sig)) != NULL) {
             idem_reply(r, &idem, 200, out);
             out = NULL;
             break;
