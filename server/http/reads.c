@@ -44,6 +44,10 @@ struct reads {
     int wait_ms;
     pthread_mutex_t lock;
     struct entry entries[SETS * WAYS];
+    /* The standby had replayed at least floor_lsn when last asked, and its pool has not
+     * reconnected since (floor_reconnects): a restarted standby may start behind it. */
+    uint64_t floor_lsn;
+    uint64_t floor_reconnects;
     atomic_uint_fast64_t count[TARGETS];
 };
 
@@ -201,7 +205,27 @@ struct store *reads_choose(struct reads *rd, struct req *r)
         }
         pthread_mutex_unlock(&rd->lock);
     }
-    switch (store_replica_wait(rd->replica, need, rd->wait_ms)) {
+    /* Replay only moves forward while the standby's sessions last: a position it had already
+     * replayed spares asking it again. */
+    struct store_stats stats;
+    store_stats(rd->replica, &stats);
+    pthread_mutex_lock(&rd->lock);
+    int floor_ok = rd->floor_reconnects == stats.reconnects && rd->floor_lsn >= need;
+    pthread_mutex_unlock(&rd->lock);
+    if (floor_ok)
+        return to(rd, TO_REPLICA);
+    uint64_t replayed = 0;
+    enum replica_wait w = store_replica_wait(rd->replica, need, rd->wait_ms, &replayed);
+    store_stats(rd->replica, &stats);
+    pthread_mutex_lock(&rd->lock);
+    if (w == REPLICA_DOWN || rd->floor_reconnects != stats.reconnects) {
+        rd->floor_lsn = 0;
+        rd->floor_reconnects = stats.reconnects;
+    }
+    if (w != REPLICA_DOWN && replayed > rd->floor_lsn)
+        rd->floor_lsn = replayed;
+    pthread_mutex_unlock(&rd->lock);
+    switch (w) {
     case REPLICA_CAUGHT_UP:
         return to(rd, TO_REPLICA);
     case REPLICA_BEHIND:

@@ -166,7 +166,10 @@ static void resp_problem_v(struct req *r, int status, const char *type_slug, con
     if (members)
         json_object_update(p, members);
     json_decref(members);
-    resp_json_headers(r, status, p, "application/problem+json", NULL);
+    /* The database out of reach is transient: say when to retry (HAProxy and clients do). */
+    const char *extra =
+        status == 503 && strcmp(type_slug, "unavailable") == 0 ? "Retry-After: 1\r\n" : NULL;
+    resp_json_headers(r, status, p, "application/problem+json", extra);
 }
 
 void resp_json_error(struct req *r, const json_error_t *err, long line)

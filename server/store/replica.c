@@ -40,8 +40,10 @@ static int64_t now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-enum replica_wait store_replica_wait(struct store *replica, uint64_t lsn, int wait_ms)
+enum replica_wait store_replica_wait(struct store *replica, uint64_t lsn, int wait_ms,
+                                     uint64_t *replayed_out)
 {
+    *replayed_out = 0;
     /* A short acquire: a standby pool that is busy or backing off means "use the primary". */
     struct store_conn *c = store_acquire(replica, 200);
     if (!c)
@@ -58,6 +60,7 @@ enum replica_wait store_replica_wait(struct store *replica, uint64_t lsn, int wa
         int recovery = json_is_true(json_object_get(row, "recovery"));
         uint64_t replayed = json_u64(row, "replayed");
         json_decref(row);
+        *replayed_out = recovery ? replayed : UINT64_MAX;
         if (!recovery || replayed >= lsn) {
             result = REPLICA_CAUGHT_UP;
             break;

@@ -18,9 +18,11 @@ enum replica_wait {
     REPLICA_DOWN,      /* cannot be reached or failed the query */
 };
 
-/* Polls the standby's pg_last_wal_replay_lsn() until it reaches lsn or wait_ms pass. A read
- * database that is not in recovery (a primary, e.g. the same server) counts as caught up. */
-enum replica_wait store_replica_wait(struct store *replica, uint64_t lsn, int wait_ms);
+/* Polls the standby's pg_last_wal_replay_lsn() until it reaches lsn or wait_ms pass; the last
+ * position seen goes to *replayed (UINT64_MAX for a read database that is not in recovery: a
+ * primary, e.g. the same server, counts as caught up). */
+enum replica_wait store_replica_wait(struct store *replica, uint64_t lsn, int wait_ms,
+                                     uint64_t *replayed);
 
 struct replica_lag {
     int up;           /* 1: the standby answered */
