@@ -73,7 +73,7 @@ async function waitFor(url, pathName, what, logFile, ms = 30_000) {
 
 // Starts the primary and the standby; resolves to the topology object. opts.instances: how
 // many capledger instances (default 2), opts.pool: CAPLEDGER_DB_POOL of each.
-export async function startTopology({ instances = 2, pool = 8, threads = 64, env = {} } = {}) {
+export async function startTopology({ instances = 2, pool = 8, env = {} } = {}) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'capledger-scale-'));
   const sock = path.join(dir, 'sock');
   fs.mkdirSync(sock);
@@ -123,7 +123,6 @@ export async function startTopology({ instances = 2, pool = 8, threads = 64, env
     CAPLEDGER_KEY_FILE: t.keyFile,
     CAPLEDGER_ADMIN_PASSWORD: t.adminPassword,
     CAPLEDGER_DB_POOL: String(pool),
-    CAPLEDGER_THREADS: String(threads),
     ...env,
   });
   // Instance i (0-based) on its port; the first start migrates, so they start one by one.
@@ -142,18 +141,27 @@ export async function startTopology({ instances = 2, pool = 8, threads = 64, env
   };
   for (let i = 0; i < instances; i++) await t.startApp(i);
 
-  const proxyPort = await freePort();
-  t.url = `http://127.0.0.1:${proxyPort}`;
-  t.proxyLog = path.join(dir, 'haproxy.log');
-  const addrs = t.apps.map((a) => `127.0.0.1:${a.port}`);
-  t.proxy = spawnLogged('haproxy', ['-db', '-f', path.join(projectDir, 'deploy', 'scale', 'haproxy.cfg')], {
-    ...process.env,
-    CAPLEDGER_HAPROXY_BIND: `127.0.0.1:${proxyPort}`,
-    CAPLEDGER_APP1: addrs[0],
-    CAPLEDGER_APP2: addrs[1] ?? addrs[0], // one instance: both entries name it
-    CAPLEDGER_HAPROXY_ERRORS: path.join(projectDir, 'deploy', 'scale'),
-  }, t.proxyLog);
-  await waitFor(t.url, '/readyz', 'haproxy', t.proxyLog);
+  // HAProxy with deploy/scale/haproxy.cfg in front of the given instances (one instance: both
+  // server entries name it).
+  t.startProxy = async (apps) => {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const log = path.join(dir, `haproxy-${port}.log`);
+    const addrs = apps.map((a) => `127.0.0.1:${a.port}`);
+    const child = spawnLogged('haproxy', ['-db', '-f', path.join(projectDir, 'deploy', 'scale', 'haproxy.cfg')], {
+      ...process.env,
+      CAPLEDGER_HAPROXY_BIND: `127.0.0.1:${port}`,
+      CAPLEDGER_APP1: addrs[0],
+      CAPLEDGER_APP2: addrs[1] ?? addrs[0],
+      CAPLEDGER_HAPROXY_ERRORS: path.join(projectDir, 'deploy', 'scale'),
+    }, log);
+    await waitFor(url, '/readyz', 'haproxy', log);
+    return { url, log, child };
+  };
+  const proxy = await t.startProxy(t.apps);
+  t.url = proxy.url;
+  t.proxyLog = proxy.log;
+  t.proxy = proxy.child;
 
   t.stop = async () => {
     for (const c of [...children]) {
