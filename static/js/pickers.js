@@ -13,13 +13,17 @@ export const DESCRIBE = {
   workloads: (w) => `${w.name} (${w.team}) · ${w.kind}${w.class ? `, ${w.class}` : ''} · ${day(w.created_at)}`,
   offers: (o) => `${o.name || o.instance_type} · ${o.provider} ${o.region} · ${o.purchase_option} · ${day(o.created_at)}`,
   benchmarks: (b) => `${b.workload_name || 'workload'} on ${b.offer_name || 'offer'} (${b.team}) · measured ${day(b.measured_at)}`,
+  comparisons: (c) => `${c.scenario_name || 'scenario'} · ${c.team} · ${dateTime(c.created_at)} — winner ${c.winner ?? 'none'}${c.hourly_price_trap ? ' · hourly-price trap' : ''}`,
   uploads: (u) => `${{ runs: 'job accounting', telemetry: 'GPU telemetry', offers: 'price sheet', benchmark_import: 'load test' }[u.kind] || u.kind}${u.format ? ` (${u.format})` : ''}${u.team ? ` · ${u.team}` : ''} · ${Number(u.inserted ?? 0)} records · by ${u.created_by_name} · ${dateTime(u.created_at)}`,
 };
 
 // recordPicker({label, path: '/workloads', kind: 'workloads', multiple, query, hint})
 // → {wrap, control, error, values(), set(ids), load()} (control/error as dom.field's).
-export function recordPicker({ label, path, kind, multiple = false, query = {}, hint, name, search: searchable = true }) {
+// Records are told apart by their id (key: 'sha256' for comparisons); showKey prints the full
+// key next to each name (hashes auditors copy). values() keeps the order of choosing.
+export function recordPicker({ label, path, kind, multiple = false, query = {}, hint, name, search: searchable = true, key = 'id', showKey = false }) {
   const describe = DESCRIBE[kind];
+  const known = new Map(); // key → text, of every record listed so far
   const id = uid(name || 'picker');
   const search = h('input', { type: 'search', id: `${id}-q`, autocomplete: 'off', spellcheck: 'false' });
   const list = h('div', { class: 'picker-list', role: 'group', 'aria-label': `${label}: matches` });
@@ -51,16 +55,22 @@ export function recordPicker({ label, path, kind, multiple = false, query = {}, 
     const group = `${id}-choice`;
     list.replaceChildren(...(items.length ? items.map((r) => {
       const text = describe(r);
-      const box = h('input', { type: multiple ? 'checkbox' : 'radio', name: group, value: r.id, id: `${id}-${r.id}`, checked: chosen.has(r.id) });
-      box.addEventListener('change', () => {
+      const k = r[key];
+      known.set(k, text);
+      if (chosen.has(k)) chosen.set(k, text);
+      const box = h('input', { type: multiple ? 'checkbox' : 'radio', name: group, value: k, id: `${id}-${String(k).slice(0, 40)}`, checked: chosen.has(k) });
+      box.addEventListener('change', (ev) => {
+        ev.stopPropagation(); // the picker as a whole reports the change, once
         if (!multiple) chosen.clear();
-        if (box.checked) chosen.set(r.id, text);
-        else chosen.delete(r.id);
+        if (box.checked) chosen.set(k, text);
+        else chosen.delete(k);
         showChosen();
         control.dispatchEvent(new Event('change', { bubbles: true }));
       });
-      return h('div', { class: 'picker-item' }, box, h('label', { for: box.id }, text));
+      return h('div', { class: 'picker-item' }, box, h('label', { for: box.id }, text,
+        showKey ? h('code', { class: 'hash picker-key' }, ` ${k}`) : null));
     }) : [h('p', { class: 'hint' }, 'No match.')]));
+    showChosen();
   }
 
   let timer = null;
@@ -76,6 +86,38 @@ export function recordPicker({ label, path, kind, multiple = false, query = {}, 
     values: () => [...chosen.keys()],
     value: () => [...chosen.keys()][0] || '',
     clear: () => { chosen.clear(); showChosen(); load(); },
+    // Chooses exactly these, in this order (a record not listed yet shows by its key).
+    set: (keys) => {
+      const next = new Map(keys.filter(Boolean).map((k) => [k, known.get(k) || chosen.get(k) || k]));
+      chosen.clear();
+      for (const [k, v] of next) chosen.set(k, v);
+      showChosen();
+      for (const box of list.querySelectorAll('input')) box.checked = chosen.has(box.value);
+    },
     load,
   };
+}
+
+// The evidence a decision or an artifact cites, by name: benchmarks (workload on offer) and
+// uploads (what, by whom, when). One field for errors (at …/evidence).
+export function evidencePicker({ name = 'evidence', label = 'Evidence' } = {}) {
+  const bench = recordPicker({ label: `${label}: benchmarks`, path: '/benchmarks', kind: 'benchmarks', multiple: true, name });
+  const uploads = recordPicker({ label: `${label}: uploads`, path: '/uploads', kind: 'uploads', multiple: true, name: `${name}-uploads`, search: false });
+  return {
+    wrap: h('div', { class: 'evidence-pickers' }, bench.wrap, uploads.wrap),
+    control: bench.control,
+    error: bench.error,
+    values: () => [...bench.values(), ...uploads.values()],
+    clear: () => { bench.clear(); uploads.clear(); },
+  };
+}
+
+// The stored comparisons of a review's workloads (GET /reviews/{id}/comparisons), by scenario
+// name and date, with their SHA-256 shown; several may be chosen, the first is the one cited
+// first.
+export function comparisonsPicker(review, { label = 'Cited comparisons', name = 'comparison_sha256', hint } = {}) {
+  return recordPicker({
+    label, path: `/reviews/${encodeURIComponent(review.id)}/comparisons`, kind: 'comparisons', multiple: true, name,
+    search: false, key: 'sha256', showKey: true, hint,
+  });
 }
