@@ -4,7 +4,7 @@
 // caption says in words what the chart shows, with the figures in a table, so nothing is
 // only visible as a picture. Without the library (not installed) the words and tables remain.
 import { h } from './dom.js';
-import { money, percent, number } from './format.js';
+import { money, percent, number, duration } from './format.js';
 
 const PALETTE = ['#1f5fa8', '#c2571a', '#2e7d32', '#7b3fa0', '#8a6d00', '#00838f', '#ad1457', '#455a64'];
 

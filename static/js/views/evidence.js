@@ -327,8 +327,8 @@ function jsonRecordForm(ctx) {
 // stretches (GET /benchmarks/{id}/telemetry/series, downsampled by the server).
 function benchmarkView(id) {
   const el = h('section', { class: 'benchmark-view', 'data-testid': 'benchmark-view' });
-  const idleBelow = field('Idle below duty cycle', h('input', { type: 'number', min: 0.001, max: 1, step: 0.01, value: '0.05' }), { name: 'idle_below' });
-  const idleMin = field('Idle for at least (seconds)', h('input', { type: 'number', min: 0, step: 1, value: '10' }), { name: 'idle_min_s' });
+  const idleBelow = field('Idle below duty cycle', h('input', { type: 'number', min: 0.001, max: 1, step: 'any', value: '0.05' }), { name: 'idle_below' });
+  const idleMin = field('Idle for at least (seconds)', h('input', { type: 'number', min: 0, step: 'any', value: '10' }), { name: 'idle_min_s' });
   const apply = h('button', { type: 'submit' }, 'Show');
   const chartBox = h('div', { class: 'list-results', 'aria-live': 'polite' });
   const form = h('form', { class: 'filters', 'aria-label': 'Idle stretch rule' }, idleBelow.wrap, idleMin.wrap, apply);
