@@ -322,7 +322,7 @@ export function usageOverTimeChart(doc) {
   const totals = groups.map((g) => g.gpu_hours.reduce((s, v) => s + v, 0));
   const busiest = buckets.map((b, i) => groups.reduce((s, g) => s + g.gpu_hours[i], 0));
   const peak = busiest.indexOf(Math.max(...busiest));
-  const summary = `GPU-hours per ${doc.bucket} from ${buckets[0]} to ${buckets[buckets.length - 1]} (${buckets.length} ${doc.bucket}s${doc.truncated ? ', the latest kept' : ''}), by team and class: ${groups.map((g, i) => `${name(g)} ${number(totals[i])}`).join('; ')}; the busiest ${doc.bucket} began ${buckets[peak]} with ${number(busiest[peak])}.`;
+  const summary = `GPU-hours per ${doc.bucket} from ${buckets[0]} to ${buckets[buckets.length - 1]} (${buckets.length} ${doc.bucket}${buckets.length === 1 ? '' : 's'}${doc.truncated ? ', the latest kept' : ''}), by team and class: ${groups.map((g, i) => `${name(g)} ${number(totals[i])}`).join('; ')}; the busiest ${doc.bucket} began ${buckets[peak]} with ${number(busiest[peak])}.`;
   const details = h('details', { class: 'legend' }, h('summary', null, `GPU-hours per ${doc.bucket} as a table`),
     h('table', null,
       h('thead', null, h('tr', null, h('th', { scope: 'col' }, `${doc.bucket} from`), ...groups.map((g) => h('th', { scope: 'col', class: 'num' }, name(g))))),

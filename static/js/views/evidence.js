@@ -398,7 +398,7 @@ function usage() {
   });
   const from = field('Submitted from', h('input', { type: 'date' }), { name: 'from' });
   const to = field('Submitted before', h('input', { type: 'date' }), { name: 'to' });
-  const bucket = field('Over time, per', select([['week', 'week'], ['day', 'day'], ['month', 'month']]), { name: 'bucket', hint: 'a run counts in the period it started in' });
+  const bucket = field('Over time, per', select([['', 'week (day when the runs span under 3 weeks)'], ['day', 'day'], ['week', 'week'], ['month', 'month']]), { name: 'bucket', hint: 'a run counts in the period it started in' });
   const results = h('div', { class: 'list-results', 'aria-live': 'polite' });
   const apply = h('button', { type: 'submit' }, 'Show');
   const form = h('form', { class: 'filters', 'aria-label': 'Usage report' },
@@ -406,7 +406,9 @@ function usage() {
   const utc = (d) => (d ? `${d}T00:00:00Z` : '');
   async function overTime() {
     try {
-      const { data } = await get('/reports/usage/series', { bucket: bucket.control.value, from: utc(from.control.value), to: utc(to.control.value) });
+      const range = { from: utc(from.control.value), to: utc(to.control.value) };
+      let { data } = await get('/reports/usage/series', { ...range, bucket: bucket.control.value || 'week' });
+      if (!bucket.control.value && data.buckets.length < 3) ({ data } = await get('/reports/usage/series', { ...range, bucket: 'day' }));
       return usageOverTimeChart(data) || h('p', { class: 'hint' }, 'No GPU run started in this period: nothing to plot over time.');
     } catch (e) {
       return alertBox(`Usage over time unavailable: ${e.message}`, problemList(e.errors));
