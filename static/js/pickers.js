@@ -13,7 +13,7 @@ export const DESCRIBE = {
   workloads: (w) => `${w.name} (${w.team}) · ${w.kind}${w.class ? `, ${w.class}` : ''} · ${day(w.created_at)}`,
   offers: (o) => `${o.name || o.instance_type} · ${o.provider} ${o.region} · ${o.purchase_option} · ${day(o.created_at)}`,
   benchmarks: (b) => `${b.workload_name || 'workload'} on ${b.offer_name || 'offer'} (${b.team}) · measured ${day(b.measured_at)}`,
-  comparisons: (c) => `${c.scenario_name || 'scenario'} · ${c.team} · ${dateTime(c.created_at)} — winner ${c.winner ?? 'none'}${c.hourly_price_trap ? ' · hourly-price trap' : ''}`,
+  comparisons: (c) => `${c.scenario_name || 'scenario'} · ${c.team ?? 'no team'} · ${dateTime(c.created_at)} — winner ${c.winner ?? 'none'}${c.hourly_price_trap ? ' · hourly-price trap' : ''}${c.other ? ' · not of this review\'s workloads' : ''}`,
   uploads: (u) => `${{ runs: 'job accounting', telemetry: 'GPU telemetry', offers: 'price sheet', benchmark_import: 'load test' }[u.kind] || u.kind}${u.format ? ` (${u.format})` : ''}${u.team ? ` · ${u.team}` : ''} · ${Number(u.inserted ?? 0)} records · by ${u.created_by_name} · ${dateTime(u.created_at)}`,
 };
 
@@ -21,7 +21,8 @@ export const DESCRIBE = {
 // → {wrap, control, error, values(), set(ids), load()} (control/error as dom.field's).
 // Records are told apart by their id (key: 'sha256' for comparisons); showKey prints the full
 // key next to each name (hashes auditors copy). values() keeps the order of choosing.
-export function recordPicker({ label, path, kind, multiple = false, query = {}, hint, name, search: searchable = true, key = 'id', showKey = false }) {
+// fetchItems(prefix) may replace the one list route (records from several).
+export function recordPicker({ label, path, kind, multiple = false, query = {}, hint, name, search: searchable = true, key = 'id', showKey = false, fetchItems }) {
   const describe = DESCRIBE[kind];
   const known = new Map(); // key → text, of every record listed so far
   const id = uid(name || 'picker');
@@ -45,8 +46,12 @@ export function recordPicker({ label, path, kind, multiple = false, query = {}, 
     const mine = ++seq;
     let items;
     try {
-      const { data } = await get(path, { ...query, limit: 50, q: search.value.trim() });
-      items = data.items || [];
+      if (fetchItems) {
+        items = await fetchItems(search.value.trim());
+      } else {
+        const { data } = await get(path, { ...query, limit: 50, q: search.value.trim() });
+        items = data.items || [];
+      }
     } catch (e) {
       if (mine === seq) list.replaceChildren(h('p', { class: 'hint' }, `Could not list: ${e.message}`));
       return;
@@ -115,9 +120,21 @@ export function evidencePicker({ name = 'evidence', label = 'Evidence' } = {}) {
 // The stored comparisons of a review's workloads (GET /reviews/{id}/comparisons), by scenario
 // name and date, with their SHA-256 shown; several may be chosen, the first is the one cited
 // first.
+// first. The review's own come first; after them the other stored comparisons one may read
+// (the newest of the 50 newest scenarios), marked as not of this review's workloads.
 export function comparisonsPicker(review, { label = 'Cited comparisons', name = 'comparison_sha256', hint } = {}) {
+  async function fetchItems() {
+    const mine = (await get(`/reviews/${encodeURIComponent(review.id)}/comparisons`, { limit: 50 })).data.items || [];
+    const seen = new Set(mine.map((c) => c.sha256));
+    const scenarios = (await get('/scenarios', { limit: 50 }).catch(() => ({ data: { items: [] } }))).data.items || [];
+    const others = (await Promise.all(scenarios.map((sc) => get(`/scenarios/${encodeURIComponent(sc.id)}/comparisons`, { limit: 3 })
+      .then((r) => r.data.items || [], () => [])))).flat()
+      .filter((c) => !seen.has(c.sha256) && seen.add(c.sha256))
+      .sort((a, b) => String(b.created_at).localeCompare(String(a.created_at)))
+      .map((c) => ({ ...c, other: true }));
+    return [...mine, ...others];
+  }
   return recordPicker({
-    label, path: `/reviews/${encodeURIComponent(review.id)}/comparisons`, kind: 'comparisons', multiple: true, name,
-    search: false, key: 'sha256', showKey: true, hint,
+    label, kind: 'comparisons', multiple: true, name, search: false, key: 'sha256', showKey: true, hint, fetchItems,
   });
 }
