@@ -1,35 +1,47 @@
 /* Chart series (store/series.h): one statement each, bounded by their parameters. */
 #include "store/series.h"
 
+/* Every part reads telemetry_sample by benchmark directly (no materialised copy): the span from
+ * the ends of the (benchmark_id, ts) index, the points in one hashed pass, the stretches in one
+ * pass ordered by the (benchmark_id, gpu, ts) unique index. */
 static const char *SQL_TELEMETRY_SERIES =
-    "WITH timed AS (SELECT gpu, ts, duty_cycle, memory_used_gb, power_w FROM telemetry_sample "
-    "WHERE benchmark_id = $1::uuid AND ts IS NOT NULL), "
-    "span AS (SELECT min(ts) AS lo, max(ts) AS hi, count(*) AS n, count(DISTINCT gpu) AS gpus, "
-    "count(duty_cycle) AS with_duty FROM timed), "
-    "b AS (SELECT CASE WHEN sp.hi = sp.lo THEN 0 ELSE least($2::int - 1, floor(extract(epoch "
-    "FROM t.ts - sp.lo) / extract(epoch FROM sp.hi - sp.lo) * $2::int)::int) END AS k, t.* "
-    "FROM timed t CROSS JOIN span sp), "
-    "pts AS (SELECT k, min(ts) AS t0, max(ts) AS t1, count(*) AS samples, avg(duty_cycle) AS "
-    "duty, min(duty_cycle) AS duty_min, max(duty_cycle) AS duty_max, count(*) FILTER (WHERE "
-    "duty_cycle < $3::float8)::float8 / nullif(count(duty_cycle), 0) AS idle_share, "
-    "avg(memory_used_gb) AS mem, avg(power_w) AS power FROM b GROUP BY k), "
-    /* Gaps and islands per GPU over the samples with a duty cycle: grp counts the busy samples
-     * so far, so a group is a busy sample followed by the idle ones up to the next busy. */
-    "d AS (SELECT gpu, ts, duty_cycle < $3::float8 AS idle FROM timed WHERE duty_cycle IS NOT "
-    "NULL), "
-    "g AS (SELECT gpu, ts, idle, count(*) FILTER (WHERE NOT idle) OVER (PARTITION BY gpu ORDER "
-    "BY ts) AS grp FROM d), "
-    "gs AS (SELECT gpu, grp, min(ts) FILTER (WHERE idle) AS start, max(ts) FILTER (WHERE idle) "
-    "AS last_idle, count(*) FILTER (WHERE idle) AS samples, lead(min(ts)) OVER (PARTITION BY "
-    "gpu ORDER BY grp) AS next_start FROM g GROUP BY gpu, grp), "
-    "st AS (SELECT gpu, start, coalesce(next_start, last_idle) AS \"end\", samples, "
-    "extract(epoch FROM coalesce(next_start, last_idle) - start)::float8 AS duration_s FROM gs "
-    "WHERE samples > 0), "
-    "kept AS (SELECT * FROM st WHERE duration_s >= $4::float8) "
+    "WITH sp AS (SELECT (SELECT min(ts) FROM telemetry_sample WHERE benchmark_id = $1::uuid AND "
+    "ts IS NOT NULL) AS lo, (SELECT max(ts) FROM telemetry_sample WHERE benchmark_id = $1::uuid "
+    "AND ts IS NOT NULL) AS hi), "
+    "spe AS (SELECT lo, hi, date_part('epoch', lo) AS lo_e, date_part('epoch', hi) - "
+    "date_part('epoch', lo) AS span_e FROM sp), "
+    "pts AS (SELECT k, min(ts) AS t0, max(ts) AS t1, count(*) AS samples, count(duty_cycle) AS "
+    "with_duty, avg(duty_cycle) AS duty, min(duty_cycle) AS duty_min, max(duty_cycle) AS "
+    "duty_max, count(*) FILTER (WHERE duty_cycle < $3::float8)::float8 / "
+    "nullif(count(duty_cycle), 0) AS idle_share, avg(memory_used_gb) AS mem, avg(power_w) AS "
+    "power FROM (SELECT CASE WHEN sp.span_e = 0 THEN 0 ELSE least($2::int - 1, "
+    "floor((date_part('epoch', t.ts) - sp.lo_e) / sp.span_e * $2::int)::int) END AS k, t.ts, "
+    "t.duty_cycle, t.memory_used_gb, t.power_w FROM telemetry_sample t CROSS JOIN spe sp WHERE "
+    "t.benchmark_id = $1::uuid AND t.ts IS NOT NULL) b "
+    "GROUP BY k), "
+    /* Idle stretches per GPU over its samples with a duty cycle: a stretch starts at an idle
+     * sample after a busy one (or first), and ends at the next change point — the GPU's next
+     * busy sample — or, when the capture ends idle, at the GPU's last sample; its samples are
+     * the row numbers in between. */
+    "d AS (SELECT gpu, ts, duty_cycle < $3::float8 AS idle, row_number() OVER w AS rn, "
+    "lag(duty_cycle < $3::float8) OVER w AS prev, count(*) OVER (PARTITION BY gpu) AS n, "
+    "max(ts) OVER (PARTITION BY gpu) AS last_ts FROM telemetry_sample WHERE benchmark_id = "
+    "$1::uuid AND ts IS NOT NULL AND duty_cycle IS NOT NULL WINDOW w AS (PARTITION BY gpu "
+    "ORDER BY ts)), "
+    "ch AS (SELECT gpu, ts, idle, rn, n, last_ts, lead(ts) OVER (PARTITION BY gpu ORDER BY ts) "
+    "AS next_ts, lead(rn) OVER (PARTITION BY gpu ORDER BY ts) AS next_rn FROM d WHERE prev IS "
+    "NULL OR prev <> idle), "
+    "st AS (SELECT gpu, ts AS start, coalesce(next_ts, last_ts) AS \"end\", "
+    "coalesce(next_rn, n + 1) - rn AS samples, extract(epoch FROM coalesce(next_ts, last_ts) - "
+    "ts)::float8 AS duration_s FROM ch WHERE idle), "
+    "kept AS (SELECT * FROM st WHERE duration_s >= $4::float8), "
+    "cnt AS (SELECT count(*) AS n, count(*) FILTER (WHERE ts IS NULL) AS untimed FROM "
+    "telemetry_sample WHERE benchmark_id = $1::uuid) "
     "SELECT json_build_object('benchmark_id', $1::uuid, "
-    "'samples', (SELECT count(*) FROM telemetry_sample WHERE benchmark_id = $1::uuid), "
-    "'untimed_samples', (SELECT count(*) FROM telemetry_sample WHERE benchmark_id = $1::uuid "
-    "AND ts IS NULL), 'samples_with_duty_cycle', sp.with_duty, 'gpus', sp.gpus, "
+    "'samples', (SELECT n FROM cnt), 'untimed_samples', (SELECT untimed FROM cnt), "
+    "'samples_with_duty_cycle', (SELECT coalesce(sum(with_duty), 0) FROM pts), "
+    "'gpus', (SELECT count(*) FROM (SELECT DISTINCT gpu FROM telemetry_sample WHERE "
+    "benchmark_id = $1::uuid AND ts IS NOT NULL) g), "
     "'first_ts', sp.lo, 'last_ts', sp.hi, 'bucket_s', extract(epoch FROM sp.hi - sp.lo)::float8 "
     "/ $2::int, 'points_max', $2::int, 'idle_below', $3::float8, 'idle_min_s', $4::float8, "
     "'points', (SELECT coalesce(json_agg(json_build_object('t', t0, 't_end', t1, 'samples', "
@@ -40,7 +52,7 @@ static const char *SQL_TELEMETRY_SERIES =
     "'end', \"end\", 'duration_s', duration_s, 'samples', samples) ORDER BY start, gpu), '[]') "
     "FROM (SELECT * FROM kept ORDER BY start, gpu LIMIT $5::int) x), "
     "'idle_stretches_total', (SELECT count(*) FROM kept), "
-    "'idle_seconds_total', (SELECT coalesce(sum(duration_s), 0) FROM kept)) FROM span sp";
+    "'idle_seconds_total', (SELECT coalesce(sum(duration_s), 0) FROM kept)) FROM sp";
 
 enum store_status store_telemetry_series(struct store *s, const char *benchmark_id,
                                          const char *points_max, const char *idle_below,
