@@ -108,6 +108,7 @@ extern const struct route decision_routes[];
 extern const struct route log_routes[];
 extern const struct route alert_routes[];
 extern const struct route webhook_routes[];
+extern const struct route series_routes[];
 
 /* ----- responses (each writes the whole reply in one mg_write) ----- */
 void resp_json(struct req *r, int status, json_t *body_stolen);
