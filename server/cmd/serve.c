@@ -147,6 +147,11 @@ int cmd_serve(int argc, char **argv)
                         "https://HOST[:PORT]\n");
         return 2;
     }
+    char witnesses_why[256];
+    if (cosign_check(cfg.witnesses, witnesses_why, sizeof witnesses_why) != 0) {
+        fprintf(stderr, "capledger: %s\n", witnesses_why);
+        return 2;
+    }
     threadstack_set_min((size_t)cfg.thread_stack_kb << 10);
     if (cfg.conn_reserve > cfg.threads / 2)
         cfg.conn_reserve = cfg.threads / 2;

@@ -237,22 +237,15 @@ static void *run(void *arg)
     return NULL;
 }
 
-struct cosigner *cosign_start(const struct cosign_config *cfg, char *why, size_t why_size)
+/* Parses CAPLEDGER_WITNESSES into c->targets; 0, or -1 with *why set. */
+static int parse_witnesses(struct cosigner *c, const char *witnesses, char *why, size_t why_size)
 {
-    why[0] = '\0';
-    if (!cfg->witnesses || !*cfg->witnesses)
-        return NULL;
-    struct cosigner *c = calloc(1, sizeof *c);
-    char *list = strdup(cfg->witnesses);
-    if (!c || !list) {
+    char *list = strdup(witnesses);
+    if (!list) {
         snprintf(why, why_size, "out of memory");
-        goto fail;
+        return -1;
     }
-    c->cfg = *cfg;
-    if (c->cfg.timeout_s <= 0)
-        c->cfg.timeout_s = 5;
-    if (c->cfg.retry_max_s <= 0)
-        c->cfg.retry_max_s = 60;
+    int rc = 0;
     char *save = NULL;
     for (char *entry = strtok_r(list, ",", &save); entry; entry = strtok_r(NULL, ",", &save)) {
         while (*entry == ' ')
@@ -262,8 +255,12 @@ struct cosigner *cosign_start(const struct cosign_config *cfg, char *why, size_t
             continue;
         struct target *t = &c->targets[c->n];
         if (c->n == MAX_WITNESSES || !space) {
-            snprintf(why, why_size, "CAPLEDGER_WITNESSES: each entry is \"VKEY URL\"");
-            goto fail;
+            snprintf(why, why_size,
+                     "CAPLEDGER_WITNESSES: each entry is \"VKEY URL\" (at most %d entries, "
+                     "separated by commas)",
+                     MAX_WITNESSES);
+            rc = -1;
+            break;
         }
         *space = '\0';
         char *url = space + 1;
@@ -279,27 +276,57 @@ struct cosigner *cosign_start(const struct cosign_config *cfg, char *why, size_t
                      "CAPLEDGER_WITNESSES: \"%.80s\" is not a witness verifier key (type 0x04) "
                      "followed by an http(s) URL",
                      entry);
-            goto fail;
+            rc = -1;
+            break;
         }
         snprintf(t->vkey, sizeof t->vkey, "%s", entry);
         snprintf(t->url, sizeof t->url, "%s", url);
         c->n++;
     }
     free(list);
-    list = NULL;
-    if (c->n == 0) {
+    return rc;
+}
+
+int cosign_check(const char *witnesses, char *why, size_t why_size)
+{
+    why[0] = '\0';
+    if (!witnesses || !*witnesses)
+        return 0;
+    struct cosigner *c = calloc(1, sizeof *c);
+    if (!c) {
+        snprintf(why, why_size, "out of memory");
+        return -1;
+    }
+    int rc = parse_witnesses(c, witnesses, why, why_size);
+    free(c);
+    return rc;
+}
+
+struct cosigner *cosign_start(const struct cosign_config *cfg, char *why, size_t why_size)
+{
+    why[0] = '\0';
+    if (!cfg->witnesses || !*cfg->witnesses)
+        return NULL;
+    struct cosigner *c = calloc(1, sizeof *c);
+    if (!c) {
+        snprintf(why, why_size, "out of memory");
+        return NULL;
+    }
+    c->cfg = *cfg;
+    if (c->cfg.timeout_s <= 0)
+        c->cfg.timeout_s = 5;
+    if (c->cfg.retry_max_s <= 0)
+        c->cfg.retry_max_s = 60;
+    if (parse_witnesses(c, cfg->witnesses, why, why_size) != 0 || c->n == 0) {
         free(c);
         return NULL;
     }
     if (pthread_create(&c->thread, NULL, run, c) != 0) {
         snprintf(why, why_size, "cannot start the witness thread");
-        goto fail;
+        free(c);
+        return NULL;
     }
     return c;
-fail:
-    free(list);
-    free(c);
-    return NULL;
 }
 
 void cosign_stop(struct cosigner *c)
