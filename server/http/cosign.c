@@ -12,6 +12,7 @@
 
 #include "core/ledger/codec.h"
 #include "core/ledger/witness.h"
+#include "store/alerts.h"
 #include "store/ledger.h"
 
 #define MAX_WITNESSES 16
@@ -114,6 +115,34 @@ static void backoff(struct cosigner *c, struct target *t, const char *what)
 static void handle_answer(struct cosigner *c, struct target *t, long long size, long long known,
                           const char *note, long status, const struct buffer *answer);
 
+/* A witness that refuses the log's checkpoint because of what it cosigned before (409 with a
+ * larger size, or 422: the proof does not verify against its view) saw another history of this
+ * log: not a hiccup to retry quietly, but evidence of a fork. Logged with the checkpoint, and
+ * a log_integrity alert for owners and admins (one per witness, size and answer). */
+static void refused(struct cosigner *c, struct target *t, long long size, const char *note,
+                    const char *why)
+{
+    const char *nl = strchr(note, '\n');
+    int origin_len = nl ? (int)(nl - note) : (int)strlen(note);
+    char message[512];
+    snprintf(message, sizeof message,
+             "Witness %s refused checkpoint %lld of %.*s: %s: it saw a different history of "
+             "this log. Compare the witness's state with the log's checkpoints: either the log "
+             "was rewound or forked, or the witness was shown another log under this key.",
+             t->key.name, size, origin_len, note, why);
+    json_t *line = json_pack("{s:s, s:s, s:s, s:s}", "level", "error", "msg",
+                             "a witness refused the log's checkpoint", "evidence", message,
+                             "checkpoint", note);
+    char *text = line ? json_dumps(line, JSON_COMPACT) : NULL;
+    if (text)
+        fprintf(stderr, "%s\n", text);
+    free(text);
+    json_decref(line);
+    if (store_alert_log_integrity_message(c->cfg.store, message) != STORE_OK)
+        fprintf(stderr, "{\"level\":\"error\",\"msg\":\"cannot record the log alert\"}\n");
+    backoff(c, t, "it refused the checkpoint: it saw a different history of this log");
+}
+
 /* One round for one witness: brings it to the latest checkpoint when it is behind. */
 static void push(struct cosigner *c, struct target *t, const json_t *head)
 {
@@ -210,9 +239,18 @@ static void handle_answer(struct cosigner *c, struct target *t, long long size, 
          * it saw, and only an operator can settle it). */
         char *end = NULL;
         long long theirs = strtoll(answer->data, &end, 10);
-        if (end == answer->data || theirs < 0 || theirs > size ||
-            store_log_witness_seen(c->cfg.store, t->vkey, theirs) != STORE_OK || theirs == known)
+        if (end != answer->data && theirs > size) {
+            char why[96];
+            snprintf(why, sizeof why, "it answered 409, having cosigned size %lld", theirs);
+            refused(c, t, size, note, why);
+        } else if (end == answer->data || theirs < 0 ||
+                   store_log_witness_seen(c->cfg.store, t->vkey, theirs) != STORE_OK ||
+                   theirs == known)
             backoff(c, t, "it refused the checkpoint (409): it cosigned another view of the log");
+    } else if (status == 422) {
+        refused(c, t, size, note,
+                "it answered 422: the consistency proof from the size it cosigned does not "
+                "verify against its view");
     } else {
         char what[160];
         snprintf(what, sizeof what, status ? "it answered %ld" : "no answer", status);

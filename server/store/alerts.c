@@ -361,6 +361,11 @@ enum store_status store_alert_log_integrity(struct store *s, const char *evidenc
              "Compare the latest checkpoint auditors or witnesses hold with the database before "
              "anything else.",
              evidence);
+    return store_alert_log_integrity_message(s, message);
+}
+
+enum store_status store_alert_log_integrity_message(struct store *s, const char *message)
+{
     const char *p[] = {message};
     struct store_conn *c = store_acquire(s, 2000);
     if (!c)

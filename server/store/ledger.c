@@ -17,6 +17,7 @@
 #include "core/ledger/gate.h"
 #include "core/ledger/merkle.h"
 #include "core/ledger/note.h"
+#include "core/ledger/seen.h"
 #include "core/validate.h"
 #include "store/alerts.h"
 #include "store/reviews.h"
@@ -37,11 +38,14 @@ static const char *SQL_LOCK_HEAD =
 static const char *SQL_INSERT_CHECKPOINT =
     "INSERT INTO log_checkpoint (tree_size, root, note) VALUES ($1::bigint, decode($2, 'hex'), $3) "
     "ON CONFLICT (tree_size) DO NOTHING";
-/* What the stored checkpoints and leaves say about a head of size $1 (all index look-ups). */
+/* What the stored checkpoints and leaves say about a head of size $1, and the stored root of
+ * size $2 (the checkpoint this server remembers signing or observing; all index look-ups). */
 static const char *SQL_HEAD_EVIDENCE =
     "SELECT json_build_object('checkpoint_root', (SELECT encode(root, 'hex') FROM log_checkpoint "
     "WHERE tree_size = $1::bigint), 'latest_checkpoint', (SELECT max(tree_size) FROM "
-    "log_checkpoint), 'leaves', (SELECT coalesce(max(leaf_index) + 1, 0) FROM log_leaf))";
+    "log_checkpoint), 'leaves', (SELECT coalesce(max(leaf_index) + 1, 0) FROM log_leaf), "
+    "'seen_checkpoint_root', (SELECT encode(root, 'hex') FROM log_checkpoint WHERE tree_size = "
+    "$2::bigint))";
 static const char *SQL_LATEST_CHECKPOINT =
     "SELECT json_build_object('tree_size', tree_size, 'root', encode(root, 'hex')) "
     "FROM log_checkpoint ORDER BY tree_size DESC LIMIT 1";
@@ -237,11 +241,15 @@ static enum store_status head_consistent(struct store_conn *c, const json_t *hea
     evidence[0] = '\0';
     json_int_t n = json_integer_value(json_object_get(head, "size"));
     const char *root = text_of(head, "root");
-    char size_text[24];
+    struct store *s = store__conn_store(c);
+    struct note_checkpoint seen;
+    int has_seen = store__log_seen(s, &seen);
+    char size_text[24], seen_text[24];
     snprintf(size_text, sizeof size_text, "%lld", (long long)n);
-    const char *p[] = {size_text};
+    snprintf(seen_text, sizeof seen_text, "%llu", has_seen ? (unsigned long long)seen.size : 0ULL);
+    const char *p[] = {size_text, seen_text};
     json_t *facts = NULL;
-    enum store_status st = store_json(c, SQL_HEAD_EVIDENCE, 1, p, &facts);
+    enum store_status st = store_json(c, SQL_HEAD_EVIDENCE, 2, p, &facts);
     if (st != STORE_OK)
         return st;
     const char *cp_root = text_of(facts, "checkpoint_root");
@@ -270,6 +278,21 @@ static enum store_status head_consistent(struct store_conn *c, const json_t *hea
         snprintf(evidence, size,
                  "the log head's compact range folds to root %s, not to its root %s (size %lld)",
                  folded, root, (long long)n);
+    /* The database agrees with itself; it must also agree with what this server remembers
+     * (outside the database) having signed or observed: a deeper rewind — checkpoints and
+     * cosignatures deleted with the leaves — shows only here. */
+    if (!evidence[0] && has_seen) {
+        uint8_t head_root[MERKLE_HASH_BYTES], cp_at_seen[MERKLE_HASH_BYTES];
+        const char *seen_root = text_of(facts, "seen_checkpoint_root");
+        int have_cp =
+            seen_root && codec_hex_decode_exact(seen_root, cp_at_seen, sizeof cp_at_seen) == 0;
+        char why[400];
+        if (codec_hex_decode_exact(root, head_root, sizeof head_root) != 0)
+            snprintf(evidence, size, "the log head's root is not a hash");
+        else if (seen_check(seen.size, seen.root, (uint64_t)n, head_root,
+                            have_cp ? cp_at_seen : NULL, why, sizeof why) != 0)
+            snprintf(evidence, size, "%s (state file %s)", why, store__log_state_path(s));
+    }
     json_decref(facts);
     return STORE_OK;
 }
@@ -279,6 +302,10 @@ static enum store_status head_consistent(struct store_conn *c, const json_t *hea
 static enum store_status leaves_consistent(struct store_conn *c, char *evidence, size_t size)
 {
     evidence[0] = '\0';
+    struct note_checkpoint seen;
+    int has_seen = store__log_seen(store__conn_store(c), &seen);
+    if (has_seen && seen.size == 0)
+        has_seen = 0; /* the empty tree: nothing to recompute */
     json_t *latest = NULL;
     enum store_status st = store_json(c, SQL_LATEST_CHECKPOINT, 0, NULL, &latest);
     if (st != STORE_OK)
@@ -324,6 +351,24 @@ static enum store_status leaves_consistent(struct store_conn *c, char *evidence,
             }
             merkle_frontier_append(&f, n, hash);
             n++;
+            /* The checkpoint this server remembers, below the latest (which is compared
+             * after the loop): its root over the stored leaves. */
+            if (has_seen && n == seen.size &&
+                (uint64_t)json_integer_value(json_object_get(latest, "tree_size")) != n) {
+                uint8_t r[MERKLE_HASH_BYTES];
+                merkle_frontier_root(&f, r);
+                if (memcmp(r, seen.root, sizeof r) != 0) {
+                    char got[2 * MERKLE_HASH_BYTES + 1], want[2 * MERKLE_HASH_BYTES + 1];
+                    codec_hex_encode(r, sizeof r, got);
+                    codec_hex_encode(seen.root, sizeof seen.root, want);
+                    snprintf(evidence, size,
+                             "the root over the first %llu stored leaves is %s, but this server "
+                             "signed or observed root %s for that size (state file %s)",
+                             (unsigned long long)n, got, want,
+                             store__log_state_path(store__conn_store(c)));
+                    break;
+                }
+            }
         }
         size_t got = json_array_size(page);
         json_decref(page);
@@ -394,6 +439,14 @@ enum store_status store_log_init(struct store *s, const char *origin,
         snprintf(why, why_size, "cannot read the log head: %s", store_status_name(st));
         goto out;
     }
+    struct note_checkpoint seen;
+    if (store__log_seen(s, &seen) && strcmp(seen.origin, origin) != 0) {
+        snprintf(why, why_size,
+                 "the log state file %s is of the log '%s', not of CAPLEDGER_LOG_ORIGIN '%s'",
+                 store__log_state_path(s), seen.origin, origin);
+        st = STORE_CONFLICT;
+        goto out;
+    }
     const char *stored_origin = json_string_value(json_object_get(head, "origin"));
     const char *stored_key = json_string_value(json_object_get(head, "verifier_key"));
     if (!stored_origin || strcmp(stored_origin, origin) != 0) {
@@ -433,6 +486,10 @@ enum store_status store_log_init(struct store *s, const char *origin,
         st = leaves_consistent(c, evidence, sizeof evidence);
     if (st != STORE_OK)
         snprintf(why, why_size, "cannot check the log: %s", store_status_name(st));
+    uint8_t head_root[MERKLE_HASH_BYTES];
+    if (st == STORE_OK && !evidence[0] && text_of(head, "root") &&
+        codec_hex_decode_exact(text_of(head, "root"), head_root, sizeof head_root) == 0)
+        store__log_seen_advance(s, origin, size, head_root); /* observed, and recomputed */
 out:
     if (st != STORE_OK)
         store_rollback(c);
@@ -605,6 +662,8 @@ static enum store_status append_leaf_locked(struct store_conn *c, const json_t *
         st = store_exec(c, SQL_UPDATE_HEAD, 3, ph, NULL);
     if (st == STORE_OK)
         st = sign_checkpoint(c, origin, size + 1, root, server_sk, &note);
+    if (st == STORE_OK) /* remembered outside the database once the transaction commits */
+        store__log_seen_pending(c, origin, size + 1, root);
     if (st == STORE_CONFLICT) {
         snprintf(fault, fault_size, "a checkpoint of size %llu was already stored",
                  (unsigned long long)size + 1);

@@ -10,11 +10,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
+import fs from 'node:fs';
 import { api, psql, startServer } from './lib/harness.mjs';
 import { mintToken } from './lib/cli.mjs';
 import {
   addOwner, addUser, createReview, jcs, leafHash, merkleRoot, newKeyPair, postDecision, record,
-  signRecord, signWithServerKey, verifyBundle,
+  signRecord, signWithServerKey, startTwin, verifyBundle,
 } from './ledger.lib.mjs';
 
 // A server with an owner (olga), an auditor and `n` revise decisions in one review.
@@ -95,6 +96,88 @@ test('a rewound log head gets no second signed root: 503 log-inconsistent, not r
     assert.equal(mine.json.items.filter((a) => a.kind === 'log_integrity').length, 1);
     assert.ok(t.srv.stderrLines().some((l) => l.includes('"the decision log is inconsistent: appends stopped"') && l.includes(`checkpoint of size ${size} is stored`)));
   } finally {
+    await t.srv.stop();
+  }
+});
+
+// The leaves as stored, and what the head was before a rewind (to put it back).
+function storedLog(t) {
+  const size = Number(t.sql('SELECT size FROM log_head'));
+  const leaves = t.sql("SELECT string_agg(encode(leaf, 'base64'), ',' ORDER BY leaf_index) FROM log_leaf")
+    .replace(/\n/g, '').split(',').map((b) => Buffer.from(b, 'base64'));
+  assert.equal(leaves.length, size);
+  return { size, leaves, hashes: leaves.map(leafHash) };
+}
+
+// A deeper rewind: the last leaf, its decision, the checkpoint of that size and its
+// cosignatures deleted, the head put back to the previous size. The database agrees with
+// itself; only what the server remembers outside it (KEY.state) shows the rewind.
+function deepRewind(t) {
+  const { size, hashes } = storedLog(t);
+  const lastId = t.sql(`SELECT id FROM decision WHERE leaf_index = ${size - 1}`);
+  const prevRoot = merkleRoot(hashes.slice(0, size - 1)).toString('hex');
+  const prevFrontier = frontier(hashes.slice(0, size - 1)).toString('hex');
+  t.asSuperuser(`DELETE FROM decision WHERE id = '${lastId}'; DELETE FROM log_leaf WHERE leaf_index = ${size - 1}; ` +
+    `DELETE FROM log_cosignature WHERE tree_size = ${size}; DELETE FROM log_checkpoint WHERE tree_size = ${size}; ` +
+    `UPDATE log_head SET size = ${size - 1}, root = '\\x${prevRoot}', frontier = '\\x${prevFrontier}'`);
+  return { size, rootBefore: merkleRoot(hashes).toString('hex') };
+}
+
+test('a deeper rewind (checkpoint and cosignatures deleted too) gets no second signed root: the state file outside the database', async () => {
+  const t = await setUp(3);
+  let twin;
+  try {
+    const { size, rootBefore } = deepRewind(t);
+    const state = `${t.srv.keyFile}.state`;
+    const r = await postDecision(t.srv.url, t.olga, record(t.olga, t.review.id));
+    assert.equal(r.status, 503, r.text);
+    assert.equal(r.json.type, 'https://capledger.dev/problems/log-inconsistent');
+    // No checkpoint of that size was signed again (with another root).
+    assert.equal(t.sql('SELECT max(tree_size) FROM log_checkpoint'), String(size - 1));
+    const evidence = new RegExp(`the log head has size ${size - 1}, but this server signed or observed the checkpoint of size ${size} \\(root ${rootBefore}\\): the database was rewound \\(state file ${state.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\)`);
+    const ready = await api(t.srv.url, 'GET', '/readyz');
+    assert.equal(ready.status, 503);
+    assert.match(ready.json.detail, evidence);
+    const integrity = (await t.get('/api/v1/alerts', t.admin)).json.items.filter((a) => a.kind === 'log_integrity');
+    assert.deepEqual(integrity.map((a) => a.owner).sort(), ['admin', 'olga']);
+    assert.match(integrity[0].message, evidence);
+    assert.ok(t.srv.stderrLines().some((l) => l.includes('"the decision log is inconsistent: appends stopped"') && evidence.test(l)));
+    // A restart with the same key (and so the same state file) finds it at start.
+    twin = await startTwin(t.srv);
+    const again = await api(twin.url, 'GET', '/readyz');
+    assert.equal(again.status, 503);
+    assert.match(again.json.detail, evidence);
+    assert.equal((await postDecision(twin.url, t.olga, record(t.olga, t.review.id))).status, 503);
+    assert.equal(t.sql('SELECT max(tree_size) FROM log_checkpoint'), String(size - 1));
+  } finally {
+    await twin?.stop();
+    await t.srv.stop();
+  }
+});
+
+test('the state file holds the latest checkpoint signed, and a rewritten leaf below it is found at start', async () => {
+  const t = await setUp(2);
+  let twin;
+  try {
+    const state = fs.readFileSync(`${t.srv.keyFile}.state`, 'utf8');
+    const head = (await t.get('/api/v1/log/checkpoint')).text;
+    assert.equal(state, head.slice(0, head.indexOf('\n\n') + 1));
+    // Rewound by one leaf and then extended by a forged leaf of the same size: the database is
+    // consistent again (head, checkpoint row and leaves), but not with the root it signed.
+    const { size, hashes } = storedLog(t);
+    const forged = Buffer.from('{"forged":true}');
+    const forgedHashes = [...hashes.slice(0, size - 1), leafHash(forged)];
+    const forgedRoot = merkleRoot(forgedHashes).toString('hex');
+    const lastId = t.sql(`SELECT id FROM decision WHERE leaf_index = ${size - 1}`);
+    t.asSuperuser(`DELETE FROM decision WHERE id = '${lastId}'; UPDATE log_leaf SET leaf = '\\x${forged.toString('hex')}', leaf_hash = '\\x${leafHash(forged).toString('hex')}' WHERE leaf_index = ${size - 1}; ` +
+      `UPDATE log_checkpoint SET root = '\\x${forgedRoot}' WHERE tree_size = ${size}; ` +
+      `UPDATE log_head SET root = '\\x${forgedRoot}', frontier = '\\x${frontier(forgedHashes).toString('hex')}'`);
+    twin = await startTwin(t.srv);
+    const ready = await api(twin.url, 'GET', '/readyz');
+    assert.equal(ready.status, 503);
+    assert.match(ready.json.detail, new RegExp(`the log head has size ${size} and root ${forgedRoot}, but this server signed or observed root [0-9a-f]{64} for that size`));
+  } finally {
+    await twin?.stop();
     await t.srv.stop();
   }
 });
