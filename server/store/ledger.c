@@ -439,14 +439,6 @@ enum store_status store_log_init(struct store *s, const char *origin,
         snprintf(why, why_size, "cannot read the log head: %s", store_status_name(st));
         goto out;
     }
-    struct note_checkpoint seen;
-    if (store__log_seen(s, &seen) && strcmp(seen.origin, origin) != 0) {
-        snprintf(why, why_size,
-                 "the log state file %s is of the log '%s', not of CAPLEDGER_LOG_ORIGIN '%s'",
-                 store__log_state_path(s), seen.origin, origin);
-        st = STORE_CONFLICT;
-        goto out;
-    }
     const char *stored_origin = json_string_value(json_object_get(head, "origin"));
     const char *stored_key = json_string_value(json_object_get(head, "verifier_key"));
     if (!stored_origin || strcmp(stored_origin, origin) != 0) {
@@ -462,6 +454,14 @@ enum store_status store_log_init(struct store *s, const char *origin,
                  "the log is signed by key %s but this server's key is %s: start it with the "
                  "key file the log was started with (CAPLEDGER_KEY_FILE)",
                  stored_key ? stored_key : "", vkey);
+        st = STORE_CONFLICT;
+        goto out;
+    }
+    struct note_checkpoint seen;
+    if (store__log_seen(s, &seen) && strcmp(seen.origin, origin) != 0) {
+        snprintf(why, why_size,
+                 "the log state file %s is of the log '%s', not of CAPLEDGER_LOG_ORIGIN '%s'",
+                 store__log_state_path(s), seen.origin, origin);
         st = STORE_CONFLICT;
         goto out;
     }
