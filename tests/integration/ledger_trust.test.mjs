@@ -208,6 +208,38 @@ test('at start the root over the stored leaves is compared with the latest check
   }
 });
 
+test('once the log is inconsistent, enrolling or revoking a key answers 503 log-inconsistent too', async () => {
+  const t = await setUp(2);
+  let twin;
+  try {
+    const rita = await addOwner(t.srv, 'rita');
+    // A leaf rewritten (with a matching leaf_hash): only the start check sees it, so the twin
+    // is faulted while each append's own head check would still pass.
+    const index = Number(t.sql('SELECT min(leaf_index) FROM decision'));
+    const leaf = Buffer.from(t.sql(`SELECT encode(leaf, 'base64') FROM log_leaf WHERE leaf_index = ${index}`), 'base64');
+    const changed = Buffer.from(leaf.toString().replace(/"received_at":"(\d)/, (m, d) => `"received_at":"${(Number(d) + 1) % 10}`));
+    t.asSuperuser(`UPDATE log_leaf SET leaf = '\\x${changed.toString('hex')}', leaf_hash = '\\x${leafHash(changed).toString('hex')}' WHERE leaf_index = ${index}`);
+    twin = await startTwin(t.srv);
+    assert.equal((await api(twin.url, 'GET', '/readyz')).status, 503);
+    const size = t.sql('SELECT size FROM log_head');
+    const keys = t.sql('SELECT count(*) FROM signing_key');
+    const fresh = newKeyPair();
+    const add = await api(twin.url, 'PUT', '/api/v1/me/signing-key', { token: rita.token, body: { public_key: fresh.publicKeyB64 } });
+    assert.equal(add.status, 503, add.text);
+    assert.equal(add.json.type, 'https://capledger.dev/problems/log-inconsistent');
+    const del = await api(twin.url, 'DELETE', `/api/v1/me/signing-keys/${rita.keyId}`, { token: rita.token });
+    assert.equal(del.status, 503, del.text);
+    assert.equal(del.json.type, 'https://capledger.dev/problems/log-inconsistent');
+    // Nothing half-written: no leaf, no key row, no revocation.
+    assert.equal(t.sql('SELECT size FROM log_head'), size);
+    assert.equal(t.sql('SELECT count(*) FROM signing_key'), keys);
+    assert.equal(t.sql(`SELECT revoked_at IS NULL FROM signing_key WHERE key_id = '${rita.keyId}'`), 't');
+  } finally {
+    await twin?.stop();
+    await t.srv.stop();
+  }
+});
+
 test('a revocation cleared in the database does not let the key sign again: the log records it', async () => {
   const t = await setUp(1);
   try {
