@@ -28,6 +28,15 @@
 /* PostgreSQL's base64 breaks lines every 76 characters; docs/ledger-format.md's has no line breaks.
  */
 #define B64(expr) "translate(encode(" expr ", 'base64'), E'\\n', '')"
+/* Key events are found in log_leaf itself (db/migrations/0056_log_leaf_key_events.sql has the
+ * index these two expressions use): a key event leaf begins with {"at": and its first
+ * "key_id":" is its key id. The log_key_event table is never what a check trusts. */
+#define KEY_EVENT_LEAF(leaf) "substring(" leaf " FROM 1 FOR 6) = '\\x7b226174223a'::bytea"
+#define KEY_EVENT_KEY(leaf)                                                                        \
+    "substring(" leaf " FROM position('\\x226b65795f6964223a22'::bytea IN " leaf ") + 10 FOR 64)"
+/* The key event leaves of key `key` (an SQL text expression), as a FROM-less condition on l. */
+#define KEY_EVENTS_OF(key)                                                                         \
+    KEY_EVENT_LEAF("l.leaf") " AND " KEY_EVENT_KEY("l.leaf") " = convert_to(" key ", 'UTF8')"
 
 static const char *SQL_INIT_HEAD =
     "INSERT INTO log_head (origin, verifier_key, size, root) VALUES ($1, $2, 0, decode($3, 'hex')) "
@@ -98,30 +107,144 @@ static const char *SQL_REVIEW_DECIDED =
     "UPDATE review SET status = 'decided', version = version + 1, updated_at = now() "
     "WHERE id = $1::uuid";
 
-#define DECISION_JSON                                                                              \
-    "json_build_object('id', d.id, 'review_id', d.review_id, 'decision', d.decision, "             \
-    "'chosen_option', d.chosen_option, 'comparison_sha256', to_json(d.comparison_sha256), "        \
-    "'supersedes', d.supersedes, 'superseded_by', (SELECT min(n.id::text) FROM decision n "        \
-    "WHERE n.supersedes = d.id), 'signer', d.signer, 'signer_key_id', d.signer_key_id, "           \
-    "'leaf_index', d.leaf_index, 'received_at', " UTC_MICROS(                                      \
-        "d.received_at") ", "                                                                      \
-                         "'record', d.record, 'signature', d.signature, "                          \
-                         "'leaf', (SELECT " B64(                                                   \
-                             "l.leaf") " FROM log_leaf l "                                         \
-                                       "WHERE l.leaf_index = d.leaf_index), "                      \
-                                       "'enrol_leaf', (SELECT " B64(                               \
-                                           "l.leaf") " FROM log_key_event e "                      \
-                                                     "JOIN log_leaf l ON l.leaf_index = "          \
-                                                     "e.leaf_index "                               \
-                                                     "WHERE e.key_id = d.signer_key_id AND "       \
-                                                     "e.kind = 'enrol'), "                         \
-                                                     "'successor_leaf', (SELECT " B64(             \
-                                                         "l.leaf") " FROM decision n "             \
-                                                                   "JOIN log_leaf l ON "           \
-                                                                   "l.leaf_index = n.leaf_index "  \
-                                                                   "WHERE n.supersedes = "         \
-                                                                   "d.id ORDER BY n.leaf_index "   \
-                                                                   "LIMIT 1))"
+#define DECISION_JSON                                                                                                                     \
+    "json_build_object('id', d.id, 'review_id', d.review_id, 'decision', d.decision, "                                                    \
+    "'chosen_option', d.chosen_option, 'comparison_sha256', to_json(d.comparison_sha256), "                                               \
+    "'supersedes', d.supersedes, 'superseded_by', (SELECT min(n.id::text) FROM decision n "                                               \
+    "WHERE n.supersedes = d.id), 'signer', d.signer, 'signer_key_id', d.signer_key_id, "                                                  \
+    "'leaf_index', d.leaf_index, 'received_at', " UTC_MICROS(                                                                             \
+        "d.received_at") ", "                                                                                                             \
+                         "'record', d.record, 'signature', d.signature, "                                                                 \
+                         "'leaf', (SELECT " B64("l.leaf") " FROM log_leaf l "                                                             \
+                                                          "WHERE l.leaf_index = d.leaf_index), "                                          \
+                                                          "'enrol_leaf', (SELECT " B64("l.leaf") " FROM log_leaf l WHERE " KEY_EVENTS_OF( \
+                                                              "d.signer_key_id") " ORDER BY "                                             \
+                                                                                 "l.leaf_index "                                          \
+                                                                                 "LIMIT 1), "                                             \
+                                                                                 "'successor_"                                            \
+                                                                                 "leaf', "                                                \
+                                                                                 "(SELECT " B64(                                          \
+                                                                                     "l.leaf") " "                                        \
+                                                                                               "F"                                        \
+                                                                                               "R"                                        \
+                                                                                               "O"                                        \
+                                                                                               "M"                                        \
+                                                                                               " "                                        \
+                                                                                               "d"                                        \
+                                                                                               "e"                                        \
+                                                                                               "c"                                        \
+                                                                                               "i"                                        \
+                                                                                               "s"                                        \
+                                                                                               "i"                                        \
+                                                                                               "o"                                        \
+                                                                                               "n"                                        \
+                                                                                               " "                                        \
+                                                                                               "n"                                        \
+                                                                                               " "                                        \
+                                                                                               "J"                                        \
+                                                                                               "O"                                        \
+                                                                                               "I"                                        \
+                                                                                               "N"                                        \
+                                                                                               " "                                        \
+                                                                                               "l"                                        \
+                                                                                               "o"                                        \
+                                                                                               "g"                                        \
+                                                                                               "_"                                        \
+                                                                                               "l"                                        \
+                                                                                               "e"                                        \
+                                                                                               "a"                                        \
+                                                                                               "f"                                        \
+                                                                                               " "                                        \
+                                                                                               "l"                                        \
+                                                                                               " "                                        \
+                                                                                               "O"                                        \
+                                                                                               "N"                                        \
+                                                                                               " "                                        \
+                                                                                               "l"                                        \
+                                                                                               "."                                        \
+                                                                                               "l"                                        \
+                                                                                               "e"                                        \
+                                                                                               "a"                                        \
+                                                                                               "f"                                        \
+                                                                                               "_"                                        \
+                                                                                               "i"                                        \
+                                                                                               "n"                                        \
+                                                                                               "d"                                        \
+                                                                                               "e"                                        \
+                                                                                               "x"                                        \
+                                                                                               " "                                        \
+                                                                                               "="                                        \
+                                                                                               " "                                        \
+                                                                                               "n"                                        \
+                                                                                               "."                                        \
+                                                                                               "l"                                        \
+                                                                                               "e"                                        \
+                                                                                               "a"                                        \
+                                                                                               "f"                                        \
+                                                                                               "_"                                        \
+                                                                                               "i"                                        \
+                                                                                               "n"                                        \
+                                                                                               "d"                                        \
+                                                                                               "e"                                        \
+                                                                                               "x"                                        \
+                                                                                               " "                                        \
+                                                                                               "W"                                        \
+                                                                                               "H"                                        \
+                                                                                               "E"                                        \
+                                                                                               "R"                                        \
+                                                                                               "E"                                        \
+                                                                                               " "                                        \
+                                                                                               "n"                                        \
+                                                                                               "."                                        \
+                                                                                               "s"                                        \
+                                                                                               "u"                                        \
+                                                                                               "p"                                        \
+                                                                                               "e"                                        \
+                                                                                               "r"                                        \
+                                                                                               "s"                                        \
+                                                                                               "e"                                        \
+                                                                                               "d"                                        \
+                                                                                               "e"                                        \
+                                                                                               "s"                                        \
+                                                                                               " "                                        \
+                                                                                               "="                                        \
+                                                                                               " "                                        \
+                                                                                               "d"                                        \
+                                                                                               "."                                        \
+                                                                                               "i"                                        \
+                                                                                               "d"                                        \
+                                                                                               " "                                        \
+                                                                                               "O"                                        \
+                                                                                               "R"                                        \
+                                                                                               "D"                                        \
+                                                                                               "E"                                        \
+                                                                                               "R"                                        \
+                                                                                               " "                                        \
+                                                                                               "B"                                        \
+                                                                                               "Y"                                        \
+                                                                                               " "                                        \
+                                                                                               "n"                                        \
+                                                                                               "."                                        \
+                                                                                               "l"                                        \
+                                                                                               "e"                                        \
+                                                                                               "a"                                        \
+                                                                                               "f"                                        \
+                                                                                               "_"                                        \
+                                                                                               "i"                                        \
+                                                                                               "n"                                        \
+                                                                                               "d"                                        \
+                                                                                               "e"                                        \
+                                                                                               "x"                                        \
+                                                                                               " "                                        \
+                                                                                               "L"                                        \
+                                                                                               "I"                                        \
+                                                                                               "M"                                        \
+                                                                                               "I"                                        \
+                                                                                               "T"                                        \
+                                                                                               " "                                        \
+                                                                                               "1"                                        \
+                                                                                               ")"                                        \
+                                                                                               ")"
 #define DECISION_VISIBLE(param)                                                                    \
     "(" param "::jsonb = 'null'::jsonb OR EXISTS (SELECT 1 FROM review r JOIN workload w "         \
     "ON w.id = ANY (r.workload_ids) WHERE r.id = d.review_id AND w.team IN "                       \
@@ -829,28 +952,40 @@ static const char *SQL_KEY_FOR_EVENT = "SELECT json_build_object('public_key', "
                         "k.created_at") ", 'revoked_at', CASE WHEN k.revoked_at IS NOT "
                                         "NULL THEN " UTC_MICROS(
                                             "k.revoked_at") " END, 'logged', EXISTS (SELECT 1 FROM "
-                                                            "log_key_event "
-                                                            "e WHERE e.key_id = k.key_id AND "
-                                                            "e.kind = $2)) FROM signing_key k JOIN "
-                                                            "app_user u ON u.id = "
-                                                            "k.user_id WHERE k.key_id = $1";
+                                                            "log_leaf l WHERE " KEY_EVENTS_OF(
+                                                                "k.key_id") " AND position("
+                                                                            "convert_to('\"kind\":"
+                                                                            "\"key_' || $2 || "
+                                                                            "'\"', 'UTF8') IN "
+                                                                            "l.leaf) > 0)) FROM "
+                                                                            "signing_key k JOIN "
+                                                                            "app_user u ON u.id = "
+                                                                            "k.user_id WHERE "
+                                                                            "k.key_id = $1";
 static const char *SQL_INSERT_KEY_EVENT =
     "INSERT INTO log_key_event (key_id, kind, leaf_index) VALUES ($1, $2, $3::bigint)";
 /* Keys the log does not enrol yet, or whose revocation it does not record yet, oldest first. */
 static const char *SQL_KEYS_UNLOGGED =
     "SELECT coalesce(json_agg(json_build_object('key_id', k.key_id, 'revoked', k.revoked_at IS "
     "NOT NULL) ORDER BY k.created_at, k.key_id), '[]') FROM signing_key k WHERE (NOT EXISTS "
-    "(SELECT 1 FROM log_key_event e WHERE e.key_id = k.key_id AND e.kind = 'enrol') AND "
-    "k.created_at <= (SELECT keys_before FROM log_key_backfill)) OR "
-    "(k.revoked_at IS NOT NULL AND NOT EXISTS (SELECT 1 FROM log_key_event e WHERE e.key_id = "
-    "k.key_id AND e.kind = 'revoke'))";
-/* The leaves that enrolled and revoked a key, for the check at append time. */
+    "(SELECT 1 FROM log_leaf l WHERE " KEY_EVENTS_OF(
+        "k.key_id") " AND position('\"kind\":"
+                    "\"key_enrol\"' IN convert_from(l.leaf, 'UTF8')) > 0) AND "
+                    "k.created_at <= (SELECT keys_before FROM log_key_backfill)) OR "
+                    "(k.revoked_at IS NOT NULL AND NOT EXISTS (SELECT 1 FROM log_leaf l "
+                    "WHERE " KEY_EVENTS_OF("k.key_id") " AND position('\"kind\":\"key_revoke\"' IN "
+                                                       "convert_from(l.leaf, "
+                                                       "'UTF8')) > 0))";
+/* The leaves that enrolled and revoked a key, for the check at append time: found in log_leaf
+ * (never through the log_key_event index, which a superuser can edit), with what the index
+ * says, which must agree. */
 static const char *SQL_KEY_LEAVES =
-    "SELECT coalesce(json_agg(json_build_object('i', l.leaf_index, 'leaf', " B64(
-        "l.leaf") ") "
-                  "ORDER BY l.leaf_index), '[]') FROM log_key_event e JOIN log_leaf l ON "
-                  "l.leaf_index = "
-                  "e.leaf_index WHERE e.key_id = $1";
+    "SELECT json_build_object('leaves', (SELECT coalesce(json_agg(json_build_object('i', "
+    "l.leaf_index, 'leaf', " B64("l.leaf") ") ORDER BY l.leaf_index), '[]') FROM log_leaf l "
+                                           "WHERE " KEY_EVENTS_OF(
+                                               "$1") "), 'indexed', (SELECT coalesce(json_agg(e."
+                                                     "leaf_index ORDER BY e.leaf_index), '[]') "
+                                                     "FROM log_key_event e WHERE e.key_id = $1))";
 
 enum store_status store__log_key_event(struct store_conn *c, const char *key_id, const char *kind,
                                        const unsigned char *server_sk, char *fault,
@@ -931,10 +1066,27 @@ static enum store_status check_signer_in_log(struct store_conn *c, const char *k
                                              const char *public_key, struct problems *p)
 {
     const char *params[] = {key_id};
-    json_t *leaves = NULL;
-    enum store_status st = store_json(c, SQL_KEY_LEAVES, 1, params, &leaves);
+    json_t *found = NULL;
+    enum store_status st = store_json(c, SQL_KEY_LEAVES, 1, params, &found);
     if (st != STORE_OK)
         return st;
+    const json_t *leaves = json_object_get(found, "leaves");
+    /* The index must point at exactly these leaves; the leaves decide either way. */
+    json_t *at = json_array();
+    size_t j;
+    json_t *one;
+    json_array_foreach(leaves, j, one) json_array_append(at, json_object_get(one, "i"));
+    if (!json_equal(at, json_object_get(found, "indexed"))) {
+        char *a = json_dumps(at, JSON_COMPACT);
+        char *b = json_dumps(json_object_get(found, "indexed"), JSON_COMPACT);
+        fprintf(stderr,
+                "{\"level\":\"error\",\"msg\":\"the key event index differs from the log's "
+                "leaves (the leaves decide)\",\"key_id\":\"%s\",\"leaves\":%s,\"indexed\":%s}\n",
+                key_id, a ? a : "null", b ? b : "null");
+        free(a);
+        free(b);
+    }
+    json_decref(at);
     struct keylog *k = keylog_new();
     char why[512] = "";
     size_t i;
@@ -971,7 +1123,7 @@ static enum store_status check_signer_in_log(struct store_conn *c, const char *k
         problems_add(p, "/record/signer_key_id", "the log does not let this key sign: %s",
                      why[0] ? why : "out of memory");
     keylog_free(k);
-    json_decref(leaves);
+    json_decref(found);
     return STORE_OK;
 }
 

@@ -277,6 +277,33 @@ test('a revocation cleared in the database does not let the key sign again: the 
   }
 });
 
+test('a revocation whose index row is deleted too does not let the key sign again: the leaves are the truth', async () => {
+  const t = await setUp(1);
+  try {
+    const rita = await addOwner(t.srv, 'rita');
+    assert.equal((await postDecision(t.srv.url, rita, record(rita, t.review.id))).status, 201);
+    const del = await api(t.srv.url, 'DELETE', `/api/v1/me/signing-keys/${rita.keyId}`, { token: rita.token });
+    assert.equal(del.status, 200, del.text);
+    const revokeLeaf = t.sql(`SELECT leaf_index FROM log_key_event WHERE key_id = '${rita.keyId}' AND kind = 'revoke'`);
+    // The attack: the revocation cleared in signing_key and its row deleted from the index.
+    t.asSuperuser(`UPDATE signing_key SET revoked_at = NULL WHERE key_id = '${rita.keyId}'; DELETE FROM log_key_event WHERE key_id = '${rita.keyId}' AND kind = 'revoke'`);
+    const r = await postDecision(t.srv.url, rita, record(rita, t.review.id));
+    assert.equal(r.status, 422, r.text);
+    assert.match(r.json.errors.map((e) => `${e.pointer} ${e.message}`).join('\n'),
+      new RegExp(`^/record/signer_key_id this key was revoked \\(the log records it: key [0-9a-f]{64} was revoked by leaf ${revokeLeaf}\\)`, 'm'));
+    // The enrolment's index row deleted as well: the enrolment leaf is still found, and so is
+    // the owner a decision is bound to.
+    t.asSuperuser(`DELETE FROM log_key_event WHERE key_id = '${rita.keyId}'`);
+    const again = await postDecision(t.srv.url, rita, record(rita, t.review.id));
+    assert.equal(again.status, 422, again.text);
+    assert.match(again.text, /was revoked by leaf/);
+    const first = t.sql(`SELECT id FROM decision WHERE signer_key_id = '${rita.keyId}'`);
+    assert.equal((await t.get(`/api/v1/decisions/${first}`)).status, 200);
+  } finally {
+    await t.srv.stop();
+  }
+});
+
 test('a key the log never enrolled signs nothing, even when its row is in the database', async () => {
   const t = await setUp(1);
   try {
