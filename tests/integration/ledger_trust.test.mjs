@@ -1,11 +1,15 @@
-// The four ways issue #10 broke "auditors need not trust capledger", each done here as the
+// The ways issue #10 broke "auditors need not trust capledger", each done here as the
 // PostgreSQL superuser exactly as an attacker with the database would (triggers disabled with
-// session_replication_role = replica), and what capledger does about each:
-//   1. a forged bundle (a leaf dropped, the root rebuilt, the checkpoint re-signed by another
-//      key) is rejected by `capledger verify --key`;
-//   2. a rewound log head never gets a second signed root for a size: the append is refused
-//      (503 log-inconsistent), /readyz fails, owners and admins get an alert;
-//   3. a revocation cleared in the signing_key table does not let the key sign again;
+// session_replication_role = replica), and what capledger does about each (the forged bundle —
+// a leaf dropped, the root rebuilt, the checkpoint re-signed by another key — rejected by
+// `capledger verify --key` is in cli_ledger.test.mjs):
+//   1. a rewound log head never gets a second signed root for a size: the append is refused
+//      (503 log-inconsistent), /readyz fails, owners and admins get an alert; nor does a deeper
+//      rewind that deletes the checkpoints and cosignatures too (the server remembers, outside
+//      the database, the largest checkpoint it signed: KEY.state);
+//   2. once the log is inconsistent, key events stop with the decisions (503);
+//   3. a revocation cleared in the signing_key table (and its log_key_event index row) does not
+//      let the key sign again: the key check reads the leaves;
 //   4. a decision row edited in place is never served: the API answers from the leaf.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -121,6 +121,9 @@ test('two witnesses cosign; one stopped catches up; a fork is refused; verify co
     assert.equal(r.status, 409, r.text);
     assert.equal(r.headers['content-type'], 'text/x.tlog.size');
     assert.equal(r.text, '6\n');
+    // B logs the refused checkpoint itself as evidence (a signed note is public data).
+    const bLog = () => fs.readFileSync(path.join(dir, 'wb.example.log'), 'utf8').split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+    assert.ok(bLog().some((l) => l.msg === 'refused a checkpoint' && l.status === 409 && l.checkpoint === fork), bLog().map((l) => JSON.stringify(l)).join('\n'));
     // A longer tree that does not extend it: the proof does not verify.
     const longer = signWithServerKey(srv.keyFile, bundle.origin, 7, crypto.randomBytes(32));
     r = await api(b.url, 'POST', '/add-checkpoint', { body: `old 6\n${crypto.randomBytes(32).toString('base64')}\n${crypto.randomBytes(32).toString('base64')}\n\n${longer}` });
