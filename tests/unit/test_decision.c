@@ -201,7 +201,7 @@ static void test_validate_refuses_nul_in_member_names(void **state)
 {
     (void)state;
     json_t *record = parse(good_record);
-    json_object_setn(record, "decision\0x", 10, json_string("advance"));
+    json_object_setn_new(record, "decision\0x", 10, json_string("advance"));
     struct problems errs;
     problems_init(&errs);
     assert_true(decision_validate(record, "/record", &errs) >= 1);
