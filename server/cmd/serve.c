@@ -147,6 +147,11 @@ int cmd_serve(int argc, char **argv)
                         "https://HOST[:PORT]\n");
         return 2;
     }
+    char witnesses_why[256];
+    if (cosign_check(cfg.witnesses, witnesses_why, sizeof witnesses_why) != 0) {
+        fprintf(stderr, "capledger: %s\n", witnesses_why);
+        return 2;
+    }
     threadstack_set_min((size_t)cfg.thread_stack_kb << 10);
     if (cfg.conn_reserve > cfg.threads / 2)
         cfg.conn_reserve = cfg.threads / 2;
@@ -165,6 +170,21 @@ int cmd_serve(int argc, char **argv)
     if (!store)
         return 1;
     char log_why[512];
+    /* The largest checkpoint this server signed or observed, kept beside its key, outside the
+     * database (docs/auditors.md: what a rewound database cannot hide). */
+    size_t state_len = strlen(cfg.key_file) + sizeof ".state";
+    char *state_path = malloc(state_len);
+    if (state_path)
+        snprintf(state_path, state_len, "%s.state", cfg.key_file);
+    snprintf(log_why, sizeof log_why, "out of memory");
+    int state_rc =
+        state_path ? store_log_state_open(store, state_path, log_why, sizeof log_why) : -1;
+    free(state_path);
+    if (state_rc != 0) {
+        fprintf(stderr, "capledger: %s\n", log_why);
+        store_close(store);
+        return 1;
+    }
     if (store_log_init(store, cfg.log_origin, sk, log_why, sizeof log_why) != STORE_OK) {
         fprintf(stderr, "capledger: %s\n", log_why);
         store_close(store);

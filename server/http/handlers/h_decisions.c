@@ -180,10 +180,7 @@ static void decision_create(struct req *r)
                      "registered key (PUT /api/v1/me/signing-key)");
         break;
     case LEDGER_INCONSISTENT:
-        resp_problem(r, 503, "log-inconsistent", "The decision log is inconsistent",
-                     "the stored log contradicts itself (see the server log and the alert sent "
-                     "to owners and admins): nothing was appended, and nothing will be until an "
-                     "operator has restored it");
+        resp_log_inconsistent(r);
         break;
     case LEDGER_DUPLICATE:
         if (idem.active && (out = same_decision_stored(r, record, sig)) != NULL) {
