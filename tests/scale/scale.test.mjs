@@ -186,6 +186,10 @@ test('two instances behind HAProxy on a primary and a hot standby: an instance k
       if (standbyCount !== primaryCount) await sleep(100);
     }
     assert.equal(standbyCount, primaryCount, 'the standby replayed every write');
+    // The instances still running stop cleanly (exit 0; under ASan, no leak report).
+    const ends = await t.stop();
+    assert.equal(ends.length, 2, 'instance 1 and the restarted instance 2');
+    for (const end of ends) assert.equal(end.code, 0, `an instance ended ${JSON.stringify(end)}`);
   } catch (e) {
     for (const f of [t.apps[0]?.log, t.apps[1]?.log, t.proxyLog, t.standbyLog]) {
       try { console.log(`# --- ${f}\n${fs.readFileSync(f, 'utf8').split('\n').slice(-30).join('\n')}`); } catch { /* none */ }
