@@ -19,25 +19,32 @@ static const char *SQL_COPY =
     "gpu_model, submitted_at, started_at, ended_at, gpus, state, exit_code, gpu_utilization) "
     "FROM STDIN";
 
-/* Rows are offered in line order, so of two rows of the upload with the same (cluster,
- * external_id) the first is stored and the second counted a duplicate, like a row already
- * stored (ON CONFLICT DO NOTHING also skips rows that conflict within the one command).
+/* Of two rows of the upload with the same (cluster, external_id) the first (in line order) is
+ * offered and the second counted a duplicate, like a row already stored. What is a duplicate
+ * is decided by run_key (PRIMARY KEY (cluster, external_id); the partitioned run cannot hold
+ * that unique index, see 0060_partition_by_month.sql): ON CONFLICT DO NOTHING there, and only
+ * the rows whose key went in reach run, in line order.
  * The class of each run: the upload's ?class= ($2), else the run's own (JSON), else the
  * cluster's map for its partition and GPU model, else for its partition (any model), else the
  * cluster's default class, else none (unclassified). */
 static const char *SQL_MOVE =
-    "WITH ins AS (INSERT INTO run (cluster, external_id, team, \"user\", workload_class, "
+    "WITH first AS (SELECT DISTINCT ON (cluster, external_id) * FROM run_stage "
+    "ORDER BY cluster, external_id, lineno), "
+    "keys AS (INSERT INTO run_key (cluster, external_id) SELECT cluster, external_id FROM first "
+    "ON CONFLICT DO NOTHING RETURNING cluster, external_id), "
+    "ins AS (INSERT INTO run (cluster, external_id, team, \"user\", workload_class, "
     "partition, gpu_model, submitted_at, started_at, ended_at, gpus, state, exit_code, "
     "gpu_utilization, upload_id) "
     "SELECT s.cluster, s.external_id, s.team, s.\"user\", coalesce($2::text, s.workload_class, "
     "m1.workload_class, m0.workload_class, c.default_class), s.partition, s.gpu_model, "
     "s.submitted_at, s.started_at, s.ended_at, s.gpus, s.state, s.exit_code, s.gpu_utilization, "
-    "$1::uuid FROM run_stage s "
+    "$1::uuid FROM first s JOIN keys k ON k.cluster = s.cluster AND k.external_id = "
+    "s.external_id "
     "LEFT JOIN cluster_partition m1 ON m1.cluster = s.cluster AND m1.partition = s.partition "
     "AND m1.gpu_model = s.gpu_model "
     "LEFT JOIN cluster_partition m0 ON m0.cluster = s.cluster AND m0.partition = s.partition "
     "AND m0.gpu_model = '' LEFT JOIN cluster c ON c.name = s.cluster ORDER BY s.lineno "
-    "ON CONFLICT (cluster, external_id) DO NOTHING RETURNING workload_class) "
+    "RETURNING workload_class) "
     "SELECT json_build_object('inserted', (SELECT count(*) FROM ins), 'staged', "
     "(SELECT count(*) FROM run_stage), 'classes', (SELECT coalesce(json_object_agg(k, n), '{}') "
     "FROM (SELECT coalesce(workload_class, 'unclassified') AS k, count(*) AS n FROM ins "
