@@ -243,27 +243,43 @@ static const char *SQL_USAGE =
 
 /* The idle report counts stored samples (each once, however often its file was uploaded), with
  * the idle threshold of the upload that stored it; the longest idle stretch is the longest any
- * upload that stored samples saw. */
+ * upload that stored samples saw. It is priced by each benchmark's offer (the capacity the
+ * samples were measured on) at price_per_hour / gpus_per_instance per GPU-hour: a sample
+ * stands for its upload's time_span_s × gpus / samples GPU-seconds (uploads without
+ * timestamps have no span: their samples are unpriced). */
 #define IDLE_SELECT(key)                                                                           \
     "SELECT " key ", count(*) AS uploads, sum(samples) AS samples, sum(with_duty) AS "             \
     "samples_with_duty_cycle, sum(duty_sum) / nullif(sum(with_duty), 0) AS duty_cycle_mean, "      \
     "sum(idle)::float8 / nullif(sum(with_duty), 0) AS idle_fraction, max(longest_idle_s) "         \
-    "FILTER (WHERE samples > 0) AS longest_idle_s, array_agg(DISTINCT idle_below) AS idle_below "  \
-    "FROM per u "
+    "FILTER (WHERE samples > 0) AS longest_idle_s, array_agg(DISTINCT idle_below) AS idle_below, " \
+    "sum(gh) AS gpu_hours, sum(idle_gh) AS idle_gpu_hours, coalesce(sum(samples) FILTER (WHERE "   \
+    "gh IS NULL), 0) AS unpriced_samples, CASE WHEN count(DISTINCT cur) FILTER (WHERE gh > 0) = "  \
+    "1 "                                                                                           \
+    "THEN json_build_object('currency', min(cur) FILTER (WHERE gh > 0), 'amount', sum(gh * "       \
+    "price), 'idle_amount', sum(idle_gh * price), 'idle_share', sum(idle_gh * price) / "           \
+    "nullif(sum(gh * price), 0)) END AS cost, array_agg(DISTINCT cur) FILTER (WHERE gh > 0) AS "   \
+    "currencies FROM per u "
 
 static const char *SQL_IDLE =
     "WITH t AS (SELECT u.id, u.team, u.benchmark_id, b.workload_id, (u.summary->>'idle_below')"
-    "::float8 AS idle_below, (u.summary->>'longest_idle_s')::float8 AS longest_idle_s "
-    "FROM upload u JOIN benchmark b ON b.id = u.benchmark_id WHERE u.kind = 'telemetry' "
+    "::float8 AS idle_below, (u.summary->>'longest_idle_s')::float8 AS longest_idle_s, "
+    "(u.summary->>'time_span_s')::float8 * (u.summary->>'gpus')::float8 / "
+    "nullif((u.summary->>'samples')::float8, 0) AS sample_s, o.price_per_hour / "
+    "o.gpus_per_instance AS price, o.currency AS cur "
+    "FROM upload u JOIN benchmark b ON b.id = u.benchmark_id JOIN offer o ON o.id = b.offer_id "
+    "WHERE u.kind = 'telemetry' "
     "AND ($1::jsonb = 'null'::jsonb OR u.team IN (SELECT jsonb_array_elements_text($1::jsonb))) "
     "AND ($2::text IS NULL OR u.team = $2) "
     "AND ($3::timestamptz IS NULL OR u.created_at >= $3::timestamptz) "
     "AND ($4::timestamptz IS NULL OR u.created_at < $4::timestamptz)), "
     "per AS (SELECT t.id, t.team, t.benchmark_id, t.workload_id, t.idle_below, "
     "t.longest_idle_s, count(x.gpu) AS samples, count(x.duty_cycle) AS with_duty, "
-    "sum(x.duty_cycle) AS duty_sum, count(*) FILTER (WHERE x.duty_cycle < t.idle_below) AS idle "
+    "sum(x.duty_cycle) AS duty_sum, count(*) FILTER (WHERE x.duty_cycle < t.idle_below) AS idle, "
+    "count(x.gpu) * t.sample_s / 3600 AS gh, count(*) FILTER (WHERE x.duty_cycle < t.idle_below) "
+    "* t.sample_s / 3600 AS idle_gh, t.price, t.cur "
     "FROM t LEFT JOIN telemetry_sample x ON x.upload_id = t.id "
-    "GROUP BY t.id, t.team, t.benchmark_id, t.workload_id, t.idle_below, t.longest_idle_s) "
+    "GROUP BY t.id, t.team, t.benchmark_id, t.workload_id, t.idle_below, t.longest_idle_s, "
+    "t.sample_s, t.price, t.cur) "
     "SELECT json_build_object("
     "'benchmarks', (SELECT coalesce(json_agg(to_jsonb(x) ORDER BY x.team, x.benchmark_id), "
     "'[]') FROM (" IDLE_SELECT(

@@ -55,6 +55,7 @@ GET    /api/v1/workloads/{id}                     users
 PATCH  /api/v1/workloads/{id}                     owner team
 GET    /api/v1/offers                             users
 POST   /api/v1/offers                             admin owner
+POST   /api/v1/offers/import                      admin owner
 GET    /api/v1/offers/{id}                        users
 GET    /api/v1/benchmarks                         users
 POST   /api/v1/benchmarks                         owner team

@@ -79,6 +79,12 @@ struct telemetry_options {
     const char *fields; /* nvidia-smi `noheader`: the --query-gpu list; NULL → a header line */
     timefmt_local_to_utc_fn local_to_utc; /* nvidia-smi / dmon local times; NULL → UTC */
     void *tz_ctx;
+    /* DCGM: the scrape time (epoch ms) of lines without a Prometheus timestamp — the exporter
+     * prints none, so a client that scrapes it on a schedule names the time with ?at=. Such an
+     * upload then holds one scrape: a metric repeating for a GPU without a timestamp is a
+     * problem that stops the reader (all of its samples would otherwise share the time). */
+    bool has_at;
+    int64_t at_ms;
 };
 
 /* Called for every sample; a non-zero return stops the reader (telemetry_feed_line → -1). */
@@ -100,8 +106,9 @@ struct telemetry_reader {
     size_t npending, pending_cap;
     bool dcgm_has_ts; /* the current scrape's Prometheus timestamp */
     int64_t dcgm_ts_ms;
-    long samples;  /* delivered to on_sample */
-    long rejected; /* lines with problems */
+    bool dcgm_at_used; /* a scrape was stamped with opt.at_ms */
+    long samples;      /* delivered to on_sample */
+    long rejected;     /* lines with problems */
 };
 
 /* "nvidia-smi", "dmon", "dcgm" → format; anything else → TELEMETRY_UNKNOWN. */

@@ -165,6 +165,9 @@ function uploadResult(data) {
     ['inserted', data.inserted], ['duplicates', data.duplicates], ['skipped', data.skipped],
     ['steps', data.steps_skipped], ['samples', data.samples],
     ['load points', Array.isArray(data.load_points) ? data.load_points.length : undefined], ['rejected', rejectedTotal],
+    // a price catalog: new offers, new versions of changed prices, unchanged, rows left out
+    ['new offers', data.created], ['new versions', data.updated], ['unchanged', data.unchanged],
+    ['CPU-only rows', data.skipped_cpu_only], ['unknown GPU memory', data.skipped_unknown_memory],
   ].filter(([, v]) => v !== undefined && v !== null);
   return h('div', { class: 'upload-result', 'data-testid': 'upload-result' },
     notice(h('span', null, 'Uploaded. Cite it as evidence with id ', h('code', { class: 'hash' }, data.id || (data.benchmark && data.benchmark.id) || '?'), '.'), 'success'),
@@ -274,13 +277,17 @@ function uploads(ctx) {
       query: { format: val(ltFormat), workload_id: ltWorkload.value(), offer_id: ltOffer.value(), where: val(ltWhere) },
     }),
   });
+  const priceFormat = field('Format', select([['', 'price sheet: the offer fields as column names'], ['skypilot', 'SkyPilot catalog (vms.csv)']]), { name: 'format' });
+  const priceProvider = field('Cloud of a SkyPilot catalog', h('input', { type: 'text', spellcheck: 'false', placeholder: 'gcp' }), { name: 'provider', hint: 'a vms.csv does not name its cloud: aws, gcp, lambda, …' });
   const priceForm = uploadForm({
     title: 'Price sheet (offers CSV)',
-    description: 'One offer per line with the offer fields as column names.',
-    fields: [],
+    description: 'One offer per line with the offer fields as column names, or a SkyPilot catalog: a changed price becomes a new offer version, the old one stays for the comparisons that used it.',
+    fields: [priceFormat, priceProvider],
     fileLabel: 'Offers CSV',
     accept: '.csv,text/csv',
-    send: (f) => request('POST', '/offers', { body: f, contentType: 'text/csv' }),
+    send: (f) => (val(priceFormat) === 'skypilot'
+      ? request('POST', '/offers/import', { body: f, contentType: 'text/csv', query: { format: 'skypilot', provider: val(priceProvider) } })
+      : request('POST', '/offers', { body: f, contentType: 'text/csv' })),
   });
   return h('div', { class: 'uploads' },
     may(ctx.user, 'POST /runs') ? runsForm : null,
