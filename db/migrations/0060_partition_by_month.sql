@@ -177,6 +177,13 @@ BEGIN
 END $$;
 
 -- ---- the data already stored ----
+-- the months it needs first (up to the last one made ahead), so rows go straight to them
+SELECT count(*) FILTER (WHERE capledger_partition_month('run', 'submitted_at', m))
+FROM (SELECT DISTINCT date_trunc('month', submitted_at AT TIME ZONE 'UTC')::date AS m FROM run_unpartitioned
+      WHERE submitted_at < (date_trunc('month', now() AT TIME ZONE 'UTC') + interval '4 months') AT TIME ZONE 'UTC') x;
+SELECT count(*) FILTER (WHERE capledger_partition_month('telemetry_sample', 'ts', m))
+FROM (SELECT DISTINCT date_trunc('month', ts AT TIME ZONE 'UTC')::date AS m FROM telemetry_sample_unpartitioned
+      WHERE ts < (date_trunc('month', now() AT TIME ZONE 'UTC') + interval '4 months') AT TIME ZONE 'UTC') x;
 INSERT INTO run_key (cluster, external_id) SELECT cluster, external_id FROM run_unpartitioned;
 INSERT INTO run (id, cluster, external_id, team, "user", workload_class, submitted_at, started_at,
                  ended_at, gpus, state, exit_code, gpu_utilization, upload_id, partition, gpu_model)
@@ -187,5 +194,5 @@ DROP TABLE run_unpartitioned;
 INSERT INTO telemetry_sample SELECT upload_id, benchmark_id, ts, gpu, duty_cycle, memory_used_gb,
     memory_total_gb, power_w FROM telemetry_sample_unpartitioned;
 DROP TABLE telemetry_sample_unpartitioned;
--- the rows land in the default partitions; this splits them into months (and makes the next)
+-- the current month and the next ones
 SELECT capledger_partitions_maintain(3, 0);
