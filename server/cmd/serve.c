@@ -21,6 +21,7 @@
 #include "http/http.h"
 #include "store/alerts.h"
 #include "store/ledger.h"
+#include "store/partitions.h"
 #include "store/users.h"
 
 /* Loads the server's Ed25519 key, creating it (mode 0600, with KEY.pub beside it) when the
@@ -124,6 +125,60 @@ static void *sweeper_run(void *arg)
     return NULL;
 }
 
+/* Time partitions (store_partitions_maintain): at start, then every hour. A failure is logged
+ * and retried an hour later; uploads never wait for it (rows no partition covers go to the
+ * default partition). */
+struct maintainer {
+    pthread_t thread;
+    struct store *store;
+    int ahead;
+    int retention_months;
+    volatile sig_atomic_t stop;
+};
+
+static void partitions_maintain(struct maintainer *m)
+{
+    json_t *done = NULL;
+    char why[512];
+    enum store_status st =
+        store_partitions_maintain(m->store, m->ahead, m->retention_months, &done, why, sizeof why);
+    if (st != STORE_OK) {
+        json_t *line =
+            json_pack("{s:s, s:s, s:s, s:s}", "level", "warn", "msg",
+                      "partition maintenance failed", "status", store_status_name(st), "why", why);
+        char *text = line ? json_dumps(line, JSON_COMPACT) : NULL;
+        fprintf(stderr, "%s\n", text ? text : "{\"level\":\"warn\"}");
+        free(text);
+        json_decref(line);
+        return;
+    }
+    json_t *created = json_object_get(done, "created");
+    json_t *dropped = json_object_get(done, "dropped");
+    if (json_array_size(created) || json_array_size(dropped)) {
+        json_t *line = json_pack("{s:s, s:s, s:O, s:O}", "level", "info", "msg", "partitions",
+                                 "created", created, "dropped", dropped);
+        char *text = line ? json_dumps(line, JSON_COMPACT) : NULL;
+        if (text)
+            fprintf(stderr, "%s\n", text);
+        free(text);
+        json_decref(line);
+    }
+    json_decref(done);
+}
+
+static void *maintainer_run(void *arg)
+{
+    struct maintainer *m = arg;
+    for (int waited = 0; !m->stop; waited++) {
+        sleep(1);
+        if (waited + 1 < 3600)
+            continue;
+        waited = -1;
+        partitions_maintain(m);
+    }
+    return NULL;
+}
+
 int cmd_serve(int argc, char **argv)
 {
     struct config cfg;
@@ -219,6 +274,11 @@ int cmd_serve(int argc, char **argv)
         cfg.read_database_url ? store_open(cfg.read_database_url, cfg.pool_size) : NULL;
     hc.read_store = replica;
     hc.read_wait_ms = cfg.read_wait_ms;
+    /* Before listening, so a server that answers has this month's partitions and its retention
+     * applied. */
+    struct maintainer mt = {
+        .store = store, .ahead = cfg.partitions_ahead, .retention_months = cfg.retention_months};
+    partitions_maintain(&mt);
     mg_init_library(0);
     char why[256] = "";
     struct http_server *srv = http_start(&hc, store, why, sizeof why);
@@ -232,6 +292,7 @@ int cmd_serve(int argc, char **argv)
             "{\"level\":\"info\",\"msg\":\"listening\",\"listen\":\"%s\",\"version\":\"%s\","
             "\"threads\":%d,\"worker_stack_bytes\":%zu}\n",
             cfg.listen, CAPLEDGER_VERSION, cfg.threads, http_worker_stack_bytes());
+    int maintaining = pthread_create(&mt.thread, NULL, maintainer_run, &mt) == 0;
     struct sweeper sw = {.store = store, .interval_s = cfg.drift_sweep_s};
     int sweeping = sw.interval_s > 0 && pthread_create(&sw.thread, NULL, sweeper_run, &sw) == 0;
     struct deliver_config dc = {
@@ -256,6 +317,10 @@ int cmd_serve(int argc, char **argv)
     sigwait(&stop, &sig);
     cosign_stop(cosigner);
     deliver_stop(deliverer);
+    if (maintaining) {
+        mt.stop = 1;
+        pthread_join(mt.thread, NULL);
+    }
     if (sweeping) {
         sw.stop = 1;
         pthread_join(sw.thread, NULL);
