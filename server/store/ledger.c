@@ -6,6 +6,7 @@
  * other leaves. */
 #include "store/ledger.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1277,27 +1278,34 @@ static void cite(struct citations *set, const json_t *s)
     json_array_append(set->order, (json_t *)s);
 }
 
-/* The key ids and comparison hashes the leaves' records name. A leaf that does not parse is
- * skipped here: the verifier names it. */
-static void collect_citations(const json_t *leaves, struct citations *key_ids,
+/* The key ids and comparison hashes a leaf's record names. Only a leaf with a top-level
+ * "record" member can name any (key events have none), so the others are not parsed. A leaf
+ * that does not parse is skipped here: the verifier names it. */
+static void collect_citations(const uint8_t *leaf_bytes, size_t len, struct citations *key_ids,
                               struct citations *hashes)
 {
-    size_t i;
-    json_t *b64;
-    json_array_foreach(leaves, i, b64)
-    {
-        size_t len = json_string_length(b64);
-        uint8_t *bytes = malloc(len + 1);
-        long n = bytes ? codec_b64_decode(json_string_value(b64), len, bytes, len) : -1;
-        json_t *leaf = n >= 0 ? json_loadb((const char *)bytes, (size_t)n, 0, NULL) : NULL;
-        free(bytes);
-        const json_t *record = json_object_get(leaf, "record");
-        cite(key_ids, json_object_get(record, "signer_key_id"));
-        size_t k;
-        json_t *h;
-        json_array_foreach(json_object_get(record, "comparison_sha256"), k, h) cite(hashes, h);
-        json_decref(leaf);
-    }
+    static const char member[] = "\"record\":";
+    if (!memmem(leaf_bytes, len, member, sizeof member - 1))
+        return;
+    json_t *leaf = json_loadb((const char *)leaf_bytes, len, 0, NULL);
+    const json_t *record = json_object_get(leaf, "record");
+    cite(key_ids, json_object_get(record, "signer_key_id"));
+    size_t k;
+    json_t *h;
+    json_array_foreach(json_object_get(record, "comparison_sha256"), k, h) cite(hashes, h);
+    json_decref(leaf);
+}
+
+/* The leaves of a page as one JSON string, "b64,b64,..." (PostgreSQL's base64 with its line
+ * breaks): an order of magnitude cheaper to make and read than a JSON array of them. */
+static const char *SQL_BUNDLE_PAGE =
+    "SELECT to_json(coalesce(string_agg(encode(leaf, 'base64'), ',' ORDER BY leaf_index), '')) "
+    "FROM log_leaf WHERE leaf_index >= $1::bigint AND leaf_index < $2::bigint";
+
+static bool is_b64(char ch)
+{
+    return (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+           ch == '+' || ch == '/' || ch == '=';
 }
 
 #define BUNDLE_PAGE 2000 /* leaves read and written at once */
@@ -1331,6 +1339,47 @@ static int put_member(struct bundle_out *o, const char *name, const json_t *v, i
     put(o, text, len);
     free(text);
     return 0;
+}
+
+/* Writes the leaves of one page (text as SQL_BUNDLE_PAGE makes it) as JSON strings, each after
+ * a comma unless it is the bundle's first, and collects their citations. -1 when a leaf is not
+ * base64 (the database gave something else) or memory runs out. */
+static int put_page(struct bundle_out *o, const char *text, int *any, struct citations *key_ids,
+                    struct citations *hashes)
+{
+    size_t cap = strlen(text) + 3;
+    char *b64 = malloc(cap);
+    uint8_t *bytes = malloc(cap);
+    int rc = 0;
+    if (!b64 || !bytes)
+        rc = -1;
+    for (const char *p = text; rc == 0 && *p;) {
+        size_t n = 0;
+        b64[n++] = '"';
+        for (; *p && *p != ','; p++)
+            if (*p != '\n') {
+                if (!is_b64(*p)) {
+                    rc = -1;
+                    break;
+                }
+                b64[n++] = *p;
+            }
+        if (*p == ',')
+            p++;
+        if (rc != 0)
+            break;
+        long len = codec_b64_decode(b64 + 1, n - 1, bytes, cap);
+        if (len >= 0)
+            collect_citations(bytes, (size_t)len, key_ids, hashes);
+        b64[n++] = '"';
+        if (*any)
+            put(o, ",", 1);
+        put(o, b64, n);
+        *any = 1;
+    }
+    free(b64);
+    free(bytes);
+    return rc;
 }
 
 enum store_status store_audit_bundle_stream(struct store *s, store_sink sink, void *ctx,
@@ -1371,27 +1420,16 @@ enum store_status store_audit_bundle_stream(struct store *s, store_sink sink, vo
         snprintf(a, sizeof a, "%lld", start);
         snprintf(b, sizeof b, "%lld", end);
         const char *pe[] = {a, b};
-        st = store_json(c, SQL_ENTRIES, 2, pe, &page);
+        st = store_json(c, SQL_BUNDLE_PAGE, 2, pe, &page);
         if (st != STORE_OK)
             break;
         /* Fewer leaves than the range when one was removed behind the database's back: the
          * bundle carries what is stored, and capledger verify names what is missing. */
-        collect_citations(page, &key_ids, &hashes);
-        /* The page's array as resp_json dumps it, without its brackets. */
-        size_t len = 0;
-        char *text = jcs_dump(page, &len);
-        if (!text || len < 2) {
-            free(text);
+        if (!json_string_value(page) ||
+            put_page(&o, json_string_value(page), &any, &key_ids, &hashes) != 0) {
             st = STORE_ERROR;
             break;
         }
-        if (len > 2) {
-            if (any)
-                put(&o, ",", 1);
-            put(&o, text + 1, len - 2);
-            any = 1;
-        }
-        free(text);
         json_decref(page);
         page = NULL;
     }
