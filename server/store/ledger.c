@@ -47,13 +47,15 @@ static const char *SQL_HEAD_EVIDENCE =
 static const char *SQL_LATEST_CHECKPOINT =
     "SELECT json_build_object('tree_size', tree_size, 'root', encode(root, 'hex')) "
     "FROM log_checkpoint ORDER BY tree_size DESC LIMIT 1";
-#define LEAF_PAGE 1000
+#define LEAF_PAGE 5000
+/* A page of leaves as one JSON string "<index>:<hex leaf>:<hex hash>,...", in index order: an order
+ * of magnitude cheaper to make and read than an array of objects. */
 static const char *SQL_LEAF_PAGE =
-    "SELECT coalesce(json_agg(json_build_object('i', leaf_index, 'leaf', " B64(
-        "leaf") ", "
-                "'hash', encode(leaf_hash, 'hex')) ORDER BY leaf_index), '[]') FROM (SELECT * FROM "
-                "log_leaf "
-                "WHERE leaf_index >= $1::bigint ORDER BY leaf_index LIMIT 1000) t";
+    "SELECT json_build_object('n', count(*), 'first', min(leaf_index), 'last', max(leaf_index), "
+    "'text', coalesce(string_agg(leaf_index || ':' || encode(leaf, 'hex') || ':' || "
+    "encode(leaf_hash, 'hex'), ',' "
+    "ORDER BY leaf_index), '')) FROM log_leaf WHERE leaf_index >= $1::bigint AND leaf_index < "
+    "$1::bigint + 5000";
 
 /* The signer's key, locked against revocation until this append commits. */
 static const char *SQL_SIGNER =
@@ -273,6 +275,22 @@ static enum store_status head_consistent(struct store_conn *c, const json_t *hea
     return STORE_OK;
 }
 
+/* Decodes the 2·n lower-case hex digits at text into out. Returns 0, or -1. */
+static int hex_span(const char *text, size_t n, uint8_t *out)
+{
+    for (size_t i = 0; i < 2 * n; i++) {
+        char ch = text[i];
+        int v = ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
+        if (v < 0)
+            return -1;
+        if (i % 2 == 0)
+            out[i / 2] = (uint8_t)(v << 4);
+        else
+            out[i / 2] |= (uint8_t)v;
+    }
+    return 0;
+}
+
 /* At start: the root recomputed from every stored leaf's bytes must be the latest checkpoint's,
  * and each stored leaf hash the hash of its bytes. Fills evidence ("" when consistent). */
 static enum store_status leaves_consistent(struct store_conn *c, char *evidence, size_t size)
@@ -284,6 +302,8 @@ static enum store_status leaves_consistent(struct store_conn *c, char *evidence,
         return st;
     uint64_t n = 0;
     struct merkle_frontier f = {.count = 0};
+    uint8_t *bytes = NULL;
+    size_t cap = 0;
     for (;;) {
         char start[24];
         snprintf(start, sizeof start, "%llu", (unsigned long long)n);
@@ -292,43 +312,58 @@ static enum store_status leaves_consistent(struct store_conn *c, char *evidence,
         st = store_json(c, SQL_LEAF_PAGE, 1, p, &page);
         if (st != STORE_OK)
             break;
-        size_t i;
-        json_t *row;
-        json_array_foreach(page, i, row)
-        {
-            if ((uint64_t)json_integer_value(json_object_get(row, "i")) != n) {
+        json_int_t got = json_integer_value(json_object_get(page, "n"));
+        const char *at = text_of(page, "text");
+        while (at && *at && st == STORE_OK && !evidence[0]) {
+            /* <index>:<hex leaf>:<hex hash> */
+            char *end = NULL;
+            unsigned long long index = strtoull(at, &end, 10);
+            const char *leaf_hex = end && *end == ':' ? end + 1 : NULL;
+            const char *hash_hex = leaf_hex ? strchr(leaf_hex, ':') : NULL;
+            if (!hash_hex || strlen(hash_hex + 1) < 2 * MERKLE_HASH_BYTES) {
+                st = STORE_ERROR;
+                break;
+            }
+            hash_hex++;
+            if (index != n) {
                 snprintf(evidence, size, "leaf %llu is missing from the stored leaves",
                          (unsigned long long)n);
                 break;
             }
-            const char *b64 = text_of(row, "leaf");
-            size_t b64_len = b64 ? strlen(b64) : 0;
-            uint8_t *bytes = malloc(b64_len / 4 * 3 + 1);
-            long len = bytes ? codec_b64_decode(b64, b64_len, bytes, b64_len / 4 * 3 + 1) : -1;
-            uint8_t hash[MERKLE_HASH_BYTES];
-            char hex[2 * MERKLE_HASH_BYTES + 1] = "";
-            if (len >= 0) {
-                merkle_leaf_hash(bytes, (size_t)len, hash);
-                codec_hex_encode(hash, sizeof hash, hex);
+            size_t leaf_len = (size_t)(hash_hex - 1 - leaf_hex) / 2;
+            if (leaf_len + 1 > cap) {
+                uint8_t *grown = realloc(bytes, leaf_len + 1);
+                if (!grown) {
+                    st = STORE_ERROR;
+                    break;
+                }
+                bytes = grown;
+                cap = leaf_len + 1;
             }
-            free(bytes);
-            if (len < 0) {
+            if (hex_span(leaf_hex, leaf_len, bytes) != 0) {
                 st = STORE_ERROR;
                 break;
             }
-            if (!text_of(row, "hash") || strcmp(hex, text_of(row, "hash")) != 0) {
+            uint8_t hash[MERKLE_HASH_BYTES];
+            char hex[2 * MERKLE_HASH_BYTES + 1];
+            merkle_leaf_hash(bytes, leaf_len, hash);
+            codec_hex_encode(hash, sizeof hash, hex);
+            if (strncmp(hex, hash_hex, 2 * MERKLE_HASH_BYTES) != 0) {
                 snprintf(evidence, size, "leaf %llu's stored hash is not the hash of its bytes",
                          (unsigned long long)n);
                 break;
             }
             merkle_frontier_append(&f, n, hash);
             n++;
+            at = hash_hex + 2 * MERKLE_HASH_BYTES;
+            if (*at == ',')
+                at++;
         }
-        size_t got = json_array_size(page);
         json_decref(page);
         if (st != STORE_OK || evidence[0] || got < LEAF_PAGE)
             break;
     }
+    free(bytes);
     if (st == STORE_OK && !evidence[0]) {
         json_int_t cp_size = json_integer_value(json_object_get(latest, "tree_size"));
         char root[2 * MERKLE_HASH_BYTES + 1];
