@@ -1,27 +1,31 @@
 #!/usr/bin/env bash
-# bench/http_api.sh — run by hand: request rates of the HTTP stack, with baselines measured in
-# the same run on the same machine.
+# bench/http_api.sh — run by hand: the rate of a token-authenticated read against the machine's
+# limits, measured in the same run on the same machine.
 #
-#   /healthz                      Civetweb + router + access log, no database
-#   GET /api/v1/teams/{id}        + bearer-token lookup + one primary-key SELECT (2 queries)
-#   baseline: pgbench             the same two statements, prepared, straight to PostgreSQL
+#   GET /api/v1/workloads/{id}    bearer token (cached, core/auth/tokencache.h) + one
+#                                 primary-key SELECT, as a pipeline polling evidence does
+#   limit 1: GET /healthz         the same server's HTTP stack with no database at all
+#   limit 2: pgbench -S           PostgreSQL's own primary-key selects (pgbench_accounts,
+#                                 prepared), the same number of clients
 #
-# wrk (Debian package `wrk`) drives HTTP with keep-alive; pgbench with the same number of
-# clients. The ratio API/pgbench is what capledger's own layers cost per request.
+# wrk (Debian package `wrk`) drives HTTP with keep-alive; the ratios printed are what the
+# read costs relative to each limit (targets: >= 0.5 of /healthz, p99 <= 10 ms at 32
+# connections). RSS of the server is sampled idle and at the end of each load.
 #
 # Environment: CAPLEDGER_BENCH_DATABASE_URL (libpq conninfo of a database from which the script
 # may CREATE and DROP a scratch database; default host=/tmp/devpg user=postgres dbname=postgres),
-# CAPLEDGER_BIN (default build/capledger), SECONDS_EACH (default 10), CLIENTS (default 16),
+# CAPLEDGER_BIN (default build/capledger), SECONDS_EACH (default 10), CLIENTS (default 32),
 # PORT (default 18932).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 BIN=${CAPLEDGER_BIN:-$ROOT/build/capledger}
 BASE=${CAPLEDGER_BENCH_DATABASE_URL:-host=/tmp/devpg user=postgres dbname=postgres}
 SECONDS_EACH=${SECONDS_EACH:-10}
-CLIENTS=${CLIENTS:-16}
+CLIENTS=${CLIENTS:-32}
 PORT=${PORT:-18932}
 DB=capledger_httpbench_$$
 DBURL="${BASE/dbname=postgres/dbname=$DB}"
+case "$DBURL" in *"dbname=$DB"*) ;; *) DBURL="$BASE dbname=$DB" ;; esac
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/capledger-httpbench.XXXXXX")
 SERVER_PID=
 cleanup() {
@@ -31,35 +35,46 @@ cleanup() {
 }
 trap cleanup EXIT
 command -v wrk >/dev/null || { echo "install wrk: apt-get install -y wrk" >&2; exit 1; }
+command -v pgbench >/dev/null || { echo "pgbench (postgresql-contrib) is needed" >&2; exit 1; }
 [ -x "$BIN" ] || { echo "build first: $BIN not found" >&2; exit 1; }
 psql -X -q -d "$BASE" -c "CREATE DATABASE $DB" >/dev/null
 
-CAPLEDGER_DATABASE_URL=$DBURL CAPLEDGER_LISTEN=127.0.0.1:$PORT CAPLEDGER_KEY_FILE=$WORK/key \
-  CAPLEDGER_ADMIN_PASSWORD="bench-$(head -c 12 /dev/urandom | base64)" \
-  CAPLEDGER_THREADS=$((CLIENTS + 8)) "$BIN" serve 2>"$WORK/server.log" &
+(cd "$ROOT" && CAPLEDGER_DATABASE_URL=$DBURL CAPLEDGER_LISTEN=127.0.0.1:$PORT \
+  CAPLEDGER_KEY_FILE=$WORK/key CAPLEDGER_ADMIN_PASSWORD="bench-$(head -c 12 /dev/urandom | base64)" \
+  CAPLEDGER_MAX_CONNS_PER_ADDRESS=0 exec "$BIN" serve 2>"$WORK/server.log") &
 SERVER_PID=$!
 for _ in $(seq 100); do curl -fs "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
-TOKEN=$(CAPLEDGER_DATABASE_URL=$DBURL "$BIN" token create admin --label bench 2>/dev/null)
-TEAM_ID=$(curl -fs -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
-  -d '{"name":"bench"}' "http://127.0.0.1:$PORT/api/v1/teams" | sed 's/.*"id":"\([^"]*\)".*/\1/')
-TOKEN_SHA=$(printf '%s' "$TOKEN" | sha256sum | cut -d' ' -f1)
+rss() { awk '/VmRSS/ {printf "%.1f MiB", $2 / 1024}' "/proc/$SERVER_PID/status"; }
+export CAPLEDGER_DATABASE_URL=$DBURL
+"$BIN" team add bench >/dev/null
+printf 'bench-member-password-%s\n' $$ | "$BIN" user add benchmember --role team --team bench >/dev/null
+TOKEN=$("$BIN" token create benchmember --label bench 2>/dev/null | tail -1)
+W=$(curl -fs -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
+  -d '{"team":"bench","name":"resnet50","kind":"training","class":"production","memory_required_gb":30}' \
+  "http://127.0.0.1:$PORT/api/v1/workloads" | sed 's/.*"id":"\([^"]*\)".*/\1/')
+curl -fs -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$PORT/api/v1/workloads/$W" >/dev/null
 
-rate() { awk '/Requests\/sec/ {print $2}'; }
-echo "clients: $CLIENTS, $SECONDS_EACH s each, $(nproc) cores"
-healthz=$(wrk -t1 -c"$CLIENTS" -d"${SECONDS_EACH}s" "http://127.0.0.1:$PORT/healthz" | rate)
-cat >"$WORK/auth.lua" <<LUA
-wrk.headers["Authorization"] = "Bearer $TOKEN"
-LUA
-team=$(wrk -t1 -c"$CLIENTS" -d"${SECONDS_EACH}s" -s "$WORK/auth.lua" \
-  "http://127.0.0.1:$PORT/api/v1/teams/$TEAM_ID" | rate)
-# The same work without HTTP: the token lookup (an UPDATE … RETURNING joined to the user and
-# teams, as the server runs it) and the team SELECT.
-cat >"$WORK/pgbench.sql" <<SQL
-WITH t AS (UPDATE api_token SET last_used_at = now() WHERE token_sha256 = '$TOKEN_SHA' AND revoked_at IS NULL RETURNING id, user_id) SELECT u.id FROM t JOIN app_user u ON u.id = t.user_id;
-SELECT json_build_object('id', id, 'name', name, 'created_at', created_at) FROM team WHERE id::text = '$TEAM_ID' OR name = '$TEAM_ID';
-SQL
-pg=$(pgbench -n -M prepared -c "$CLIENTS" -j 2 -T "$SECONDS_EACH" -f "$WORK/pgbench.sql" "$DBURL" 2>/dev/null |
+run_wrk() { # run_wrk URL [LUA] — prints "rate p99_ms"
+  local args=(-t2 -c"$CLIENTS" -d"${SECONDS_EACH}s" --latency)
+  [ -n "${2:-}" ] && args+=(-s "$2")
+  wrk "${args[@]}" "$1" | awk '
+    /Requests\/sec/ { rate = $2 }
+    /^ +99%/ { v = $2; if (v ~ /us$/) ms = v / 1000; else if (v ~ /ms$/) ms = v + 0; else ms = v * 1000 }
+    END { printf "%s %.2f\n", rate, ms }'
+}
+echo "clients: $CLIENTS, $SECONDS_EACH s each, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "server RSS idle: $(rss)"
+read -r healthz healthz_p99 < <(run_wrk "http://127.0.0.1:$PORT/healthz")
+echo "server RSS after /healthz load: $(rss)"
+printf 'wrk.headers["Authorization"] = "Bearer %s"\n' "$TOKEN" >"$WORK/auth.lua"
+read -r get get_p99 < <(run_wrk "http://127.0.0.1:$PORT/api/v1/workloads/$W" "$WORK/auth.lua")
+echo "server RSS after GET load: $(rss)"
+grep -q '"status":5' "$WORK/server.log" && echo "WARNING: the server answered 5xx during the run"
+pgbench -i -q -s 10 "$DBURL" >/dev/null 2>&1
+pg=$(pgbench -n -S -M prepared -c "$CLIENTS" -j 2 -T "$SECONDS_EACH" "$DBURL" 2>/dev/null |
   awk '/^tps/ {print $3; exit}')
-printf '%-34s %12s req/s\n' "GET /healthz" "$healthz" "GET /api/v1/teams/{id} (token)" "$team" \
-  "baseline: pgbench same 2 statements" "$pg"
-awk -v a="$team" -v b="$pg" 'BEGIN { printf "API / pgbench ratio: %.2f\n", a / b }'
+printf '%-44s %10.0f req/s  p99 %6.2f ms\n' "limit: GET /healthz (same server)" "$healthz" "$healthz_p99" \
+  "GET /api/v1/workloads/{id} (token)" "$get" "$get_p99"
+printf '%-44s %10.0f tps\n' "limit: pgbench -S (primary-key select)" "$pg"
+awk -v a="$get" -v h="$healthz" -v p="$pg" \
+  'BEGIN { printf "ratio GET / healthz: %.2f   GET / pgbench -S: %.2f\n", a / h, a / p }'

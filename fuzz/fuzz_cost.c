@@ -33,6 +33,8 @@ static void cap_trials(json_t *scenario)
                             json_integer(FUZZ_MAX_TRIALS));
 }
 
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size > FUZZ_MAX_INPUT_BYTES)

@@ -135,6 +135,9 @@ static const struct config_var VARS[] = {
      "serve: space-separated origins allowed cross-origin (none when unset)"},
     {"CAPLEDGER_SESSION_IDLE_S", CONFIG_INT, 1, 86400, "1800", FIELD(session_idle_s),
      "serve: browser session idle expiry, seconds"},
+    {"CAPLEDGER_TOKEN_CACHE_MS", CONFIG_INT, 0, 1000, "1000", FIELD(token_cache_ms),
+     "serve: a resolved API token is reused this long, ms; a revocation elsewhere takes at most "
+     "this (0: never)"},
     {"CAPLEDGER_DRIFT_SWEEP_S", CONFIG_INT, 0, 86400, "60", FIELD(drift_sweep_s),
      "serve: seconds between background drift checks (0: none)"},
     {"CAPLEDGER_WEBHOOK_TIMEOUT_S", CONFIG_REAL, 0.1, 300, "10", FIELD(webhook_timeout_s),

@@ -25,6 +25,7 @@ struct config {
     const char *public_origin;   /* NULL: the request's scheme and Host */
     const char *cors_origins;    /* NULL: no cross-origin access */
     int session_idle_s;          /* browser session idle expiry */
+    int token_cache_ms;          /* how long a resolved API token is reused */
     int drift_sweep_s;           /* 0: no background drift check */
     double webhook_timeout_s;    /* one delivery attempt */
     double webhook_retry_base_s; /* the first backoff step */

@@ -191,6 +191,7 @@ int cmd_serve(int argc, char **argv)
         .public_origin = cfg.public_origin,
         .cors_origins = cfg.cors_origins,
         .session_idle_s = cfg.session_idle_s,
+        .token_cache_ms = cfg.token_cache_ms,
     };
     /* Reports may read from a replica; it is never migrated (it follows the primary). */
     struct store *replica =

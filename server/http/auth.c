@@ -12,9 +12,11 @@
 #include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/auth/secret.h"
 #include "core/auth/session.h"
+#include "core/auth/tokencache.h"
 #include "http/internal.h"
 #include "store/sessions.h"
 #include "store/users.h"
@@ -185,6 +187,40 @@ int auth_resolve(struct req *r)
     return rc;
 }
 
+static int64_t monotonic_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The token's row from the cache when fresh, else from PostgreSQL (and then cached until the
+ * cache's time to live or the token's expiry, whichever comes first: core/auth/tokencache.h). */
+static enum store_status token_resolve(struct app *app, const char *hash, json_t **row)
+{
+    int64_t now = monotonic_ms();
+    char *cached = token_cache_get(app->tokens, hash, now);
+    if (cached) {
+        *row = json_loads(cached, 0, NULL);
+        sodium_memzero(cached, strlen(cached));
+        free(cached);
+        if (*row)
+            return STORE_OK;
+    }
+    enum store_status st = store_token_resolve(app->store, hash, row);
+    if (st != STORE_OK)
+        return st;
+    json_t *left = json_object_get(*row, "expires_in_ms");
+    int64_t expires = json_is_number(left) ? now + (int64_t)json_number_value(left) : -1;
+    char *text = json_dumps(*row, JSON_COMPACT);
+    if (text) {
+        token_cache_put(app->tokens, hash, text, now, expires);
+        sodium_memzero(text, strlen(text));
+        free(text);
+    }
+    return STORE_OK;
+}
+
 static int resolve_bearer(struct req *r, const char *authz)
 {
     if (strncasecmp(authz, "Bearer ", 7) != 0)
@@ -195,7 +231,7 @@ static int resolve_bearer(struct req *r, const char *authz)
     char hash[65];
     secret_sha256_hex(token, strlen(token), hash);
     json_t *row = NULL;
-    enum store_status st = store_token_resolve(r->app->store, hash, &row);
+    enum store_status st = token_resolve(r->app, hash, &row);
     int rc = 0;
     if (st == STORE_NOT_FOUND)
         rc = unauthorized(r, "the token is not valid");

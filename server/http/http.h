@@ -24,6 +24,7 @@ struct http_config {
                                   the request's own scheme and Host */
     const char *cors_origins;  /* space-separated origins allowed cross-origin; NULL: none */
     int session_idle_s;        /* browser sessions end after this many seconds unused */
+    int token_cache_ms;        /* a resolved API token is reused this long (0-1000; 0: never) */
     struct store *read_store;  /* optional replica for reports (NULL: the primary) */
 };
 

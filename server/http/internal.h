@@ -47,6 +47,7 @@ struct app {
     const struct http_config *cfg;
     struct metrics *metrics;
     struct conns *conns; /* the slow-client guard (http/conns.h); NULL when not listening */
+    struct token_cache *tokens; /* resolved API tokens, fresh for token_cache_ms (core/auth) */
 };
 
 struct req;

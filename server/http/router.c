@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/auth/tokencache.h"
 #include "core/httpframe.h"
 #include "core/ledger/jcs.h"
 #include "http/conns.h"
@@ -28,6 +29,8 @@ static const struct route *const route_tables[] = {
 /* Civetweb's request_timeout_ms: how long it waits for the headers, and within a body read for
  * the next bytes. The guard (http/conns.h) bounds the totals: header deadline, body rate. */
 #define REQUEST_TIMEOUT_MS "10000"
+
+#define TOKEN_CACHE_SLOTS 1024 /* direct-mapped: a pipeline rarely has more tokens in use */
 
 struct http_server {
     struct mg_context *ctx;
@@ -505,6 +508,7 @@ struct http_server *http_server_detached(const struct http_config *cfg, struct s
     srv->app.read_store = cfg->read_store ? cfg->read_store : store;
     srv->app.cfg = &srv->cfg;
     srv->app.metrics = metrics_new(router_route_count() + 1);
+    srv->app.tokens = token_cache_new(TOKEN_CACHE_SLOTS, cfg->token_cache_ms);
     return srv;
 }
 
@@ -545,6 +549,7 @@ struct http_server *http_start(const struct http_config *cfg, struct store *stor
     srv->ctx = mg_start2(&init, &err);
     if (!srv->ctx) {
         metrics_free(srv->app.metrics);
+        token_cache_free(srv->app.tokens);
         free(srv);
         return NULL;
     }
@@ -584,5 +589,6 @@ void http_stop(struct http_server *srv)
     mg_stop(srv->ctx); /* closes the listener, then waits for worker threads to finish */
     conns_stop(srv->app.conns);
     metrics_free(srv->app.metrics);
+    token_cache_free(srv->app.tokens);
     free(srv);
 }

@@ -3,13 +3,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* A read, plus a write of last_used_at only when the stored one is over a minute old: a busy
+ * token does not serialise its requests on its own row's lock or write WAL on every read.
+ * expires_in_ms bounds how long the caller may cache the answer (http/auth.c). */
 static const char *SQL_TOKEN_RESOLVE =
-    "WITH t AS (UPDATE api_token SET last_used_at = now() "
+    "WITH t AS (SELECT id, user_id, expires_at, last_used_at FROM api_token "
     "  WHERE token_sha256 = $1 AND revoked_at IS NULL "
-    "  AND (expires_at IS NULL OR expires_at > now()) RETURNING id, user_id) "
+    "  AND (expires_at IS NULL OR expires_at > now())), "
+    "touch AS (UPDATE api_token a SET last_used_at = now() FROM t WHERE a.id = t.id "
+    "  AND (t.last_used_at IS NULL OR t.last_used_at < now() - interval '60 seconds') "
+    "  RETURNING a.id) "
     "SELECT json_build_object('user_id', u.id, 'username', u.username, 'role', u.role, "
     "  'token_id', t.id, 'teams', coalesce((SELECT json_agg(tm.name ORDER BY tm.name) "
-    "  FROM user_team ut JOIN team tm ON tm.id = ut.team_id WHERE ut.user_id = u.id), '[]')) "
+    "  FROM user_team ut JOIN team tm ON tm.id = ut.team_id WHERE ut.user_id = u.id), '[]'), "
+    "  'expires_in_ms', floor(extract(epoch FROM t.expires_at - now()) * 1000)) "
     "FROM t JOIN app_user u ON u.id = t.user_id WHERE u.disabled_at IS NULL";
 
 /* Team names are resolved inside the statement; a name that does not exist makes the count

@@ -439,7 +439,7 @@ static void test_dcgm_several_scrapes(void **state)
     size_t len = 3 * (a_len + b_len);
     char *text = malloc(len);
     assert_non_null(text);
-    for (int i = 0; i < 3; i++) {
+    for (size_t i = 0; i < 3; i++) {
         memcpy(text + i * (a_len + b_len), a, a_len);
         memcpy(text + i * (a_len + b_len) + a_len, b, b_len);
     }

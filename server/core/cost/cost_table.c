@@ -120,12 +120,18 @@ static void feasibility_row(struct strbuf *sb, const json_t *options, size_t wid
         char cell[128] = "yes";
         const json_t *reasons = json_object_get(opt, "infeasible_reasons");
         if (!json_is_true(json_object_get(opt, "feasible"))) {
-            size_t n = snprintf(cell, sizeof cell, "no");
+            size_t n = 2; /* "no" */
+            memcpy(cell, "no", 3);
             size_t k;
             const json_t *r;
-            json_array_foreach(reasons, k, r) if (n < sizeof cell) n +=
-                snprintf(cell + n, sizeof cell - n, "%s%s", k ? "," : ": ",
-                         json_string_value(r) ? json_string_value(r) : "?");
+            json_array_foreach(reasons, k, r)
+            {
+                if (n >= sizeof cell)
+                    break;
+                int w = snprintf(cell + n, sizeof cell - n, "%s%s", k ? "," : ": ",
+                                 json_string_value(r) ? json_string_value(r) : "?");
+                n += w > 0 ? (size_t)w : 0;
+            }
         }
         sb_printf(sb, "  ");
         sb_pad(sb, cell, width, true);

@@ -141,7 +141,8 @@ enum openb_result openb_feed_line(struct openb_reader *r, const char *line, size
         problems_add_line(errs, lineno, r->col[OPENB_GPU_MILLI] + 1, "/gpus",
                           "gpu_milli: '%.*s' is not in 0..1000", (int)gm->len, gm->s);
     else /* gpu_milli is the share of each GPU; 0 with GPUs would mean whole ones */
-        out->gpus = num_gpu == 0 ? 0 : (double)num_gpu * (gpu_milli ? gpu_milli : 1000) / 1000;
+        out->gpus =
+            num_gpu == 0 ? 0 : (double)num_gpu * (double)(gpu_milli ? gpu_milli : 1000) / 1000;
 
     const struct openb_field *phase = &f[r->col[OPENB_POD_PHASE]];
     bool started = false, known = false;

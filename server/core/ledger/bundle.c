@@ -325,7 +325,7 @@ static int check_witnesses(const struct bundle_trust *trust, const char *checkpo
             return fail(why, why_size, "witness key %zu: not a witness verifier key", i + 1);
         uint64_t t = 0;
         int ok = witness_cosignature_verify(checkpoint, strlen(checkpoint), &k, &t) == 0;
-        cosigned += ok;
+        cosigned += ok ? 1u : 0u;
         json_object_set_new(seen, k.name, ok ? json_integer((json_int_t)t) : json_null());
     }
     if (cosigned < trust->quorum)

@@ -7,6 +7,7 @@
 
 #include "core/auth/password.h"
 #include "core/auth/secret.h"
+#include "core/auth/tokencache.h"
 #include "core/validate.h"
 #include "http/hashgate.h"
 #include "http/internal.h"
@@ -238,6 +239,8 @@ static void token_revoke(struct req *r)
     struct audit_actor who;
     if (uuid_valid(r->params[0]))
         st = store_token_revoke(r->app->store, req_actor(r, &who), r->params[0], owner);
+    if (st == STORE_OK)
+        token_cache_flush(r->app->tokens); /* other instances: within CAPLEDGER_TOKEN_CACHE_MS */
     if (st != STORE_OK) {
         resp_store_error(r, st, "token");
         return;
