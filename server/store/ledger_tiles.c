@@ -14,12 +14,13 @@ static const char *SQL_TILE_NEW = "INSERT INTO log_tile (level, tile_index, hash
 static const char *SQL_TILE_GROW =
     "UPDATE log_tile SET hashes = hashes || decode($3, 'hex') WHERE level = $1::smallint AND "
     "tile_index = $2::bigint AND length(hashes) = $4::integer * 32";
-/* The planned tiles, each cut to the width the proof reads. */
+/* The planned tiles, each cut to the width the proof reads: one primary-key look-up per tile
+ * (LATERAL, so that no plan scans the table, e.g. with stale statistics after a rebuild). */
 static const char *SQL_TILES_READ =
-    "SELECT coalesce(json_agg(json_build_array(t.level, t.tile_index, "
-    "encode(substr(t.hashes, 1, u.w * 32), 'hex'))), '[]') FROM log_tile t "
-    "JOIN unnest($1::integer[], $2::bigint[], $3::integer[]) AS u(l, i, w) "
-    "ON t.level = u.l AND t.tile_index = u.i";
+    "SELECT coalesce(json_agg(json_build_array(u.l, u.i, t.h)), '[]') "
+    "FROM unnest($1::integer[], $2::bigint[], $3::integer[]) AS u(l, i, w) "
+    "CROSS JOIN LATERAL (SELECT encode(substr(hashes, 1, u.w * 32), 'hex') AS h FROM log_tile "
+    "WHERE level = u.l AND tile_index = u.i) t";
 static const char *SQL_TILES_STATS =
     "SELECT coalesce(json_agg(json_build_object('level', level, 'tiles', n, 'hashes', h, 'last', "
     "m)), '[]') FROM (SELECT level, count(*) AS n, sum(length(hashes)) / 32 AS h, max(tile_index) "
@@ -285,6 +286,8 @@ enum store_status store__tiles_ensure(struct store_conn *c, uint64_t size, const
         return st;
     if (!cover) {
         st = tiles_rebuild(c, size);
+        if (st == STORE_OK) /* fresh statistics for the new rows */
+            st = store_exec(c, "ANALYZE log_tile", 0, NULL, NULL);
         if (st != STORE_OK)
             return st;
         *rebuilt = 1;
