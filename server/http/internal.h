@@ -46,7 +46,7 @@ struct app {
     struct store *read_store; /* reports: a replica when configured, else the same as store */
     const struct http_config *cfg;
     struct metrics *metrics;
-    struct conns *conns; /* the slow-client guard (http/conns.h); NULL when not listening */
+    struct conns *conns;        /* the slow-client guard (http/conns.h); NULL when not listening */
     struct token_cache *tokens; /* resolved API tokens, fresh for token_cache_ms (core/auth) */
 };
 
