@@ -1,6 +1,6 @@
 /* Fuzz target for the telemetry readers: the first byte picks the format (or detection), the
- * noheader query list and the chunk size; every sample goes through the COPY renderer and the
- * summary, whose JSON is built at the end. */
+ * noheader query list (nvidia-smi) or ?at= (dcgm), and the chunk size; every sample goes through
+ * the COPY renderer and the summary, whose JSON is built at the end. */
 #include <jansson.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -42,6 +42,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         .fields = (mode & 4) ? "timestamp,index,uuid,utilization.gpu,memory.used,memory.total,"
                                "power.draw"
                              : NULL,
+        .has_at = format == TELEMETRY_DCGM && (mode & 4),
+        .at_ms = 1764816300250,
     };
     struct problems errs;
     problems_init(&errs);

@@ -140,6 +140,12 @@ static const struct config_var VARS[] = {
      "this (0: never)"},
     {"CAPLEDGER_DRIFT_SWEEP_S", CONFIG_INT, 0, 86400, "60", FIELD(drift_sweep_s),
      "serve: seconds between background drift checks (0: none)"},
+    {"CAPLEDGER_PARTITIONS_AHEAD", CONFIG_INT, 1, 120, "3", FIELD(partitions_ahead),
+     "serve: months after the current one whose run and telemetry partitions exist (checked at "
+     "start and hourly)"},
+    {"CAPLEDGER_RETENTION_MONTHS", CONFIG_INT, 0, 1200, "0", FIELD(retention_months),
+     "serve: drop run and telemetry months that ended this many whole months before the "
+     "current one (0: keep everything)"},
     {"CAPLEDGER_WEBHOOK_TIMEOUT_S", CONFIG_REAL, 0.1, 300, "10", FIELD(webhook_timeout_s),
      "serve: one webhook delivery attempt, connecting included, seconds"},
     {"CAPLEDGER_WEBHOOK_RETRY_BASE_S", CONFIG_REAL, 0.01, 3600, "15", FIELD(webhook_retry_base_s),

@@ -29,37 +29,9 @@
 #include "cmd/cmd.h"
 #include "cmd/config.h"
 #include "cmd/files.h"
+#include "cmd/import.h"
+#include "core/duration.h"
 #include "core/jsonlimit.h"
-
-/* Bytes read from the file per write: large enough that framing and syscalls cost nothing next
- * to the server's parsing, small enough to keep the client's memory flat. */
-#define IMPORT_CHUNK_BYTES ((size_t)64 << 10)
-/* Replies are summaries (counts and the rejected lines, which the server caps); anything larger
- * is not a capledger reply. */
-#define IMPORT_REPLY_MAX_BYTES ((size_t)64 << 20)
-/* How long the server may take between the end of the upload and its reply: a million sacct
- * lines go through COPY in seconds, so ten minutes means the server is stuck. */
-#define IMPORT_REPLY_TIMEOUT_MS (10 * 60 * 1000)
-#define IMPORT_TOKEN_MAX 512
-#define IMPORT_IDEM_KEY_MAX 255
-#define IMPORT_DEFAULT_URL "http://127.0.0.1:8080"
-
-/* How the body's content type is chosen. */
-enum import_ctype {
-    CT_CSV,           /* text/csv */
-    CT_TEXT,          /* text/plain: the server detects the format from the content */
-    CT_JSON_OR_LINES, /* '[' first → application/json, else application/x-ndjson */
-    CT_JSON_OR_TEXT,  /* '{' or '[' first → application/json, else text/plain */
-};
-
-struct import_kind {
-    const char *name;
-    const char *path;       /* under the URL's base */
-    const char *path_param; /* a --param that names a resource in the path (before path_tail) */
-    const char *path_tail;
-    enum import_ctype ctype;
-    const char *help;
-};
 
 static const struct import_kind IMPORT_KINDS[] = {
     {"runs", "/api/v1/runs", NULL, NULL, CT_CSV,
@@ -70,20 +42,50 @@ static const struct import_kind IMPORT_KINDS[] = {
      "             told apart by the first character"},
     {"telemetry", "/api/v1/benchmarks/", "benchmark", "/telemetry", CT_TEXT,
      "nvidia-smi --format=csv, nvidia-smi dmon or DCGM exporter text →\n"
-     "             POST /api/v1/benchmarks/ID/telemetry; needs --param benchmark=ID (format=, "
+     "             POST /api/v1/benchmarks/ID/telemetry; needs --benchmark ID (format=, "
      "idle_below=)"},
     {"loadtest", "/api/v1/benchmarks/import", NULL, NULL, CT_JSON_OR_TEXT,
      "vLLM JSON/JSONL, GenAI-Perf CSV/JSON or an MLPerf summary → POST\n"
      "             /api/v1/benchmarks/import; --param format=vllm|genai-perf|mlperf "
      "workload_id=… offer_id=…"},
     {"offers", "/api/v1/offers", NULL, NULL, CT_CSV,
-     "a CSV price sheet → POST /api/v1/offers (text/csv)"},
+     "a CSV price sheet → POST /api/v1/offers (text/csv); with --format skypilot a\n"
+     "             SkyPilot catalog vms.csv → POST /api/v1/offers/import (provider= from\n"
+     "             --param provider=, else the file's directory or name: gcp/vms.csv, gcp_…)"},
 };
+
+/* `offers --format skypilot`: a price catalog, imported as offer versions. */
+static const struct import_kind OFFERS_SKYPILOT = {
+    "offers", "/api/v1/offers/import", NULL, NULL, CT_CSV, NULL};
+
+/* The clouds of skypilot-catalog, to name the provider from a catalog's path. */
+static const char *const CATALOG_CLOUDS[] = {
+    "aws",  "azure",  "gcp",        "lambda",     "ibm",        "oci",
+    "scp",  "runpod", "fluidstack", "cudo",       "paperspace", "do",
+    "vast", "nebius", "hyperbolic", "kubernetes", NULL};
+
+/* The cloud a catalog path names: its directory (…/gcp/vms.csv) or the start of its file name
+ * up to '_' or '-' (gcp_vms_v7.csv). NULL when neither is a known cloud. */
+static const char *catalog_provider(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    const char *name = base ? base + 1 : path;
+    for (int i = 0; CATALOG_CLOUDS[i]; i++) {
+        size_t n = strlen(CATALOG_CLOUDS[i]);
+        if (strncmp(name, CATALOG_CLOUDS[i], n) == 0 && (name[n] == '_' || name[n] == '-'))
+            return CATALOG_CLOUDS[i];
+        if (base && (size_t)(base - path) >= n && strncmp(base - n, CATALOG_CLOUDS[i], n) == 0 &&
+            (base - n == path || base[-(long)n - 1] == '/'))
+            return CATALOG_CLOUDS[i];
+    }
+    return NULL;
+}
 
 static void import_help(FILE *out)
 {
     fprintf(out,
             "usage: capledger import KIND FILE [--url URL] [--token-file F] [--param k=v]...\n"
+            "                        [--format F]\n"
             "                        [--idempotency-key K]\n\n"
             "Sends FILE (- for standard input) to a running capledger and prints its JSON reply.\n"
             "Exit 0 on a 2xx reply, 1 on a 4xx/5xx reply or a connection failure (the problem and\n"
@@ -98,9 +100,24 @@ static void import_help(FILE *out)
             "  --token-file F       the API token is the first line of F; without it,\n"
             "                       $CAPLEDGER_TOKEN (never an argument: ps would show it)\n"
             "  --param k=v          a query parameter, URL-encoded (repeatable)\n"
+            "  --format F           offers: skypilot or csv; other kinds: the same as\n"
+            "                       --param format=F\n"
             "  --idempotency-key K  reuse the key printed by an attempt that failed on the\n"
             "                       network: the server then answers its first reply again\n"
-            "                       instead of storing the upload twice\n\n"
+            "                       instead of storing the upload twice\n"
+            "  --benchmark ID       telemetry: the same as --param benchmark=ID\n\n"
+            "Live DCGM telemetry (no FILE):\n"
+            "  capledger import telemetry --from-url http://HOST:9400/metrics --benchmark ID\n"
+            "                            [--every 15s] [--for 10m]\n"
+            "  scrapes the exporter every --every (default 15s; at least 1s) for --for (default:\n"
+            "  until SIGINT/SIGTERM) and uploads each scrape with ?format=dcgm&at=<its time>.\n"
+            "  Durations: 500ms, 15s, 10m, 1h, 2d, or sums like 1h30m. A scrape is capped at\n"
+            "  8 MiB and 10 s (or the interval if shorter); a failed scrape is retried within its "
+            "interval, a failed\n"
+            "  upload is kept and retried with backoff (same Idempotency-Key, so never stored\n"
+            "  twice). Each reply is one JSON line on stdout; stderr names every scrape or\n"
+            "  upload that failed and ends with a summary. Exit 0 when every scrape was stored,\n"
+            "  1 otherwise (2 on a usage error).\n\n"
             "A regular file is sent with its size as Content-Length; standard input and other\n"
             "streams with chunked transfer encoding. Neither is held in memory whole.\n");
 }
@@ -109,19 +126,12 @@ static int import_usage(const char *why)
 {
     fprintf(stderr, "capledger import: %s\n", why);
     fprintf(stderr, "usage: capledger import KIND FILE [--url URL] [--token-file F] [--param "
-                    "k=v]... [--idempotency-key K]\n       (capledger import --help for KINDs)\n");
+                    "k=v]... [--idempotency-key K]\n"
+                    "       capledger import telemetry --from-url URL --benchmark ID [--every "
+                    "15s] [--for 10m]\n"
+                    "       (capledger import --help for KINDs)\n");
     return 2;
 }
-
-struct import_args {
-    const struct import_kind *kind;
-    const char *file;
-    const char *url;
-    const char *token_file;
-    const char *idem_key;
-    const char **params; /* argv entries "k=v" */
-    size_t n_params;
-};
 
 /* Accepts "--name VALUE" and "--name=VALUE". Returns the value and advances *i, or NULL. */
 static const char *option_value(int argc, char **argv, int *i, const char *name, int *missing)
@@ -144,7 +154,8 @@ static int parse_args(int argc, char **argv, struct import_args *a)
 {
     const char *positional[2];
     int n_positional = 0;
-    a->params = calloc((size_t)argc, sizeof *a->params);
+    /* + format=dcgm (--from-url), or format=skypilot and provider= (offers --format) */
+    a->params = calloc((size_t)argc + 2, sizeof *a->params);
     if (!a->params)
         return import_usage("out of memory");
     for (int i = 1; i < argc; i++) {
@@ -156,7 +167,39 @@ static int parse_args(int argc, char **argv, struct import_args *a)
             a->token_file = v;
         else if ((v = option_value(argc, argv, &i, "--idempotency-key", &missing)))
             a->idem_key = v;
-        else if ((v = option_value(argc, argv, &i, "--param", &missing))) {
+        else if ((v = option_value(argc, argv, &i, "--format", &missing)))
+            a->format = v;
+        else if ((v = option_value(argc, argv, &i, "--from-url", &missing)))
+            a->from_url = v;
+        else if ((v = option_value(argc, argv, &i, "--every", &missing))) {
+            a->every_text = v;
+            if (!duration_parse_ms(v, &a->every_ms) || a->every_ms < 1000) {
+                fprintf(stderr,
+                        "capledger import: --every '%s' is not a duration of at least 1s "
+                        "(e.g. 15s, 1m, 1h30m)\n",
+                        v);
+                return 2;
+            }
+        } else if ((v = option_value(argc, argv, &i, "--for", &missing))) {
+            a->for_text = v;
+            if (!duration_parse_ms(v, &a->for_ms)) {
+                fprintf(stderr,
+                        "capledger import: --for '%s' is not a duration (e.g. 10m, 1h, 2d; at "
+                        "most 366d)\n",
+                        v);
+                return 2;
+            }
+        } else if ((v = option_value(argc, argv, &i, "--benchmark", &missing))) {
+            if (!v[0] || a->benchmark_param) {
+                fprintf(stderr, "capledger import: --benchmark needs one ID\n");
+                return 2;
+            }
+            size_t n = strlen(v) + sizeof "benchmark=";
+            if (!(a->benchmark_param = malloc(n)))
+                return import_usage("out of memory");
+            snprintf(a->benchmark_param, n, "benchmark=%s", v);
+            a->params[a->n_params++] = a->benchmark_param;
+        } else if ((v = option_value(argc, argv, &i, "--param", &missing))) {
             const char *eq = strchr(v, '=');
             if (!eq || eq == v) {
                 fprintf(stderr, "capledger import: --param '%s' is not k=v\n", v);
@@ -175,7 +218,12 @@ static int parse_args(int argc, char **argv, struct import_args *a)
             positional[n_positional++] = argv[i];
         }
     }
-    if (n_positional != 2)
+    if (a->from_url && n_positional != 1)
+        return import_usage("--from-url takes the place of FILE: capledger import telemetry "
+                            "--from-url URL --benchmark ID");
+    if (!a->from_url && (a->every_ms || a->for_ms))
+        return import_usage("--every and --for go with --from-url");
+    if (!a->from_url && n_positional != 2)
         return import_usage("KIND and FILE are required");
     for (size_t k = 0; k < sizeof IMPORT_KINDS / sizeof IMPORT_KINDS[0]; k++)
         if (strcmp(positional[0], IMPORT_KINDS[k].name) == 0)
@@ -184,7 +232,71 @@ static int parse_args(int argc, char **argv, struct import_args *a)
         fprintf(stderr, "capledger import: unknown KIND '%s'\n", positional[0]);
         return import_usage("KIND is runs, runs-json, telemetry, loadtest or offers");
     }
-    a->file = positional[1];
+    if (a->benchmark_param && strcmp(a->kind->name, "telemetry") != 0)
+        return import_usage("--benchmark goes with KIND telemetry");
+    size_t n_bench = 0;
+    for (size_t k = 0; k < a->n_params; k++)
+        n_bench += strncmp(a->params[k], "benchmark=", 10) == 0;
+    if (a->benchmark_param && n_bench > 1)
+        return import_usage("give the benchmark once: --benchmark ID or --param benchmark=ID");
+    if (a->format && strcmp(a->kind->name, "offers") == 0 && !a->from_url) {
+        if (strcmp(a->format, "skypilot") == 0) {
+            static char provider[64];
+            int given = 0;
+            for (size_t i = 0; i < a->n_params; i++)
+                given |= strncmp(a->params[i], "provider=", 9) == 0;
+            const char *cloud = given ? NULL : catalog_provider(positional[1]);
+            if (!given && !cloud) {
+                fprintf(stderr,
+                        "capledger import: '%s' does not name its cloud (a directory "
+                        "or file name such as gcp/vms.csv or lambda_vms.csv): add "
+                        "--param provider=NAME\n",
+                        positional[1]);
+                return 2;
+            }
+            a->kind = &OFFERS_SKYPILOT;
+            a->params[a->n_params++] = "format=skypilot";
+            if (cloud) {
+                snprintf(provider, sizeof provider, "provider=%s", cloud);
+                a->params[a->n_params++] = provider;
+            }
+        } else if (strcmp(a->format, "csv") != 0) {
+            return import_usage("offers take --format csv (a price sheet, the default) or "
+                                "--format skypilot (a SkyPilot vms.csv)");
+        }
+    } else if (a->format) {
+        static char format[128];
+        if (strlen(a->format) > 100)
+            return import_usage("--format is too long");
+        snprintf(format, sizeof format, "format=%s", a->format);
+        a->params[a->n_params++] = format;
+    }
+    if (a->from_url) {
+        if (strcmp(a->kind->name, "telemetry") != 0)
+            return import_usage("--from-url scrapes a DCGM exporter: KIND telemetry only");
+        if (a->idem_key)
+            return import_usage("--idempotency-key is for one upload; --from-url draws a key per "
+                                "scrape (and reuses it when it retries)");
+        int has_format = 0;
+        for (size_t k = 0; k < a->n_params; k++) {
+            if (strncmp(a->params[k], "at=", 3) == 0)
+                return import_usage("--from-url sets at= itself (each scrape's time)");
+            if (strncmp(a->params[k], "format=", 7) == 0) {
+                if (strcmp(a->params[k], "format=dcgm") != 0)
+                    return import_usage("--from-url reads DCGM exporter text: format=dcgm");
+                has_format = 1;
+            }
+        }
+        if (!has_format)
+            a->params[a->n_params++] = "format=dcgm";
+        if (!a->every_ms) {
+            a->every_ms = 15000;
+            a->every_text = "15s";
+        }
+        a->file = a->from_url;
+    } else {
+        a->file = positional[1];
+    }
     if (!a->url) {
         const char *env = config_env("CAPLEDGER_URL");
         a->url = env ? env : IMPORT_DEFAULT_URL;
@@ -200,16 +312,7 @@ static int parse_args(int argc, char **argv, struct import_args *a)
     return 0;
 }
 
-/* The parts of an http:// URL that a request needs. */
-struct import_url {
-    char authority[300]; /* host[:port] as written, for the Host header */
-    char host[256];      /* without brackets, for connect */
-    int port;
-    const char *base; /* the path prefix, without its trailing '/' */
-    size_t base_len;
-};
-
-static int parse_url(const char *url, struct import_url *u)
+int import_parse_url(const char *url, const char *flag, struct import_url *u)
 {
     if (strncasecmp(url, "https://", 8) == 0) {
         fprintf(stderr,
@@ -219,14 +322,14 @@ static int parse_url(const char *url, struct import_url *u)
         return 2;
     }
     if (strncasecmp(url, "http://", 7) != 0) {
-        fprintf(stderr, "capledger import: --url '%s' is not an http:// URL\n", url);
+        fprintf(stderr, "capledger import: %s '%s' is not an http:// URL\n", flag, url);
         return 2;
     }
     const char *auth = url + 7;
     size_t auth_len = strcspn(auth, "/");
     if (auth_len == 0 || auth_len >= sizeof u->authority || strpbrk(url, "?#") ||
         memchr(auth, '@', auth_len)) {
-        fprintf(stderr, "capledger import: --url '%s': want http://HOST[:PORT][/PREFIX]\n", url);
+        fprintf(stderr, "capledger import: %s '%s': want http://HOST[:PORT][/PREFIX]\n", flag, url);
         return 2;
     }
     memcpy(u->authority, auth, auth_len);
@@ -236,7 +339,7 @@ static int parse_url(const char *url, struct import_url *u)
     if (host[0] == '[') {
         const char *close = strchr(host, ']');
         if (!close || (close[1] != '\0' && close[1] != ':')) {
-            fprintf(stderr, "capledger import: --url '%s': bad IPv6 address\n", url);
+            fprintf(stderr, "capledger import: %s '%s': bad IPv6 address\n", flag, url);
             return 2;
         }
         host++;
@@ -254,7 +357,7 @@ static int parse_url(const char *url, struct import_url *u)
         char *end;
         long p = strtol(port, &end, 10);
         if (*port == '\0' || *end != '\0' || p < 1 || p > 65535 || host_len == 0) {
-            fprintf(stderr, "capledger import: --url '%s': bad port\n", url);
+            fprintf(stderr, "capledger import: %s '%s': bad port\n", flag, url);
             return 2;
         }
         u->port = (int)p;
@@ -267,7 +370,7 @@ static int parse_url(const char *url, struct import_url *u)
 }
 
 /* Appends s percent-encoded (RFC 3986: everything but unreserved characters). out has room. */
-static size_t percent_encode(char *out, const char *s, size_t len)
+size_t import_percent_encode(char *out, const char *s, size_t len)
 {
     static const char hex[] = "0123456789ABCDEF";
     size_t n = 0;
@@ -287,7 +390,7 @@ static size_t percent_encode(char *out, const char *s, size_t len)
 
 /* The request target: base + the kind's path (with the path parameter) + the query. Returns a
  * malloc'd string, or NULL after printing why (exit status in *status). */
-static char *build_target(const struct import_args *a, const struct import_url *u, int *status)
+char *import_build_target(const struct import_args *a, const struct import_url *u, int *status)
 {
     const struct import_kind *k = a->kind;
     size_t need = u->base_len + strlen(k->path) + (k->path_tail ? strlen(k->path_tail) : 0) + 2;
@@ -301,8 +404,10 @@ static char *build_target(const struct import_args *a, const struct import_url *
                 a->params[i][name_len] == '=')
                 path_value = a->params[i] + name_len + 1;
         if (!path_value || !path_value[0]) {
-            fprintf(stderr, "capledger import: %s needs --param %s=ID (it goes in the path)\n",
-                    k->name, k->path_param);
+            fprintf(stderr,
+                    "capledger import: %s needs --%s ID (or --param %s=ID; it goes in the "
+                    "path)\n",
+                    k->name, k->path_param, k->path_param);
             *status = import_usage("missing parameter");
             return NULL;
         }
@@ -319,7 +424,7 @@ static char *build_target(const struct import_args *a, const struct import_url *
     memcpy(t + n, k->path, strlen(k->path));
     n += strlen(k->path);
     if (path_value) {
-        n += percent_encode(t + n, path_value, strlen(path_value));
+        n += import_percent_encode(t + n, path_value, strlen(path_value));
         memcpy(t + n, k->path_tail, strlen(k->path_tail));
         n += strlen(k->path_tail);
     }
@@ -331,9 +436,9 @@ static char *build_target(const struct import_args *a, const struct import_url *
             continue;
         t[n++] = sep;
         sep = '&';
-        n += percent_encode(t + n, p, (size_t)(eq - p));
+        n += import_percent_encode(t + n, p, (size_t)(eq - p));
         t[n++] = '=';
-        n += percent_encode(t + n, eq + 1, strlen(eq + 1));
+        n += import_percent_encode(t + n, eq + 1, strlen(eq + 1));
     }
     t[n] = '\0';
     return t;
@@ -421,7 +526,7 @@ static const char *content_type(enum import_ctype rule, const char *start, size_
 }
 
 /* Writes all of buf; mg_write may stop short on a slow socket. Returns 0 or -1. */
-static int write_all(struct mg_connection *conn, const char *buf, size_t len)
+int import_write_all(struct mg_connection *conn, const char *buf, size_t len)
 {
     while (len > 0) {
         int n = mg_write(conn, buf, len);
@@ -526,7 +631,7 @@ static int send_request(struct sender *s, const struct import_args *a, const cha
             memcpy(s->wire + out, "0\r\n\r\n", 5);
             out += 5;
         }
-        int cut = write_all(s->conn, s->wire, out) != 0;
+        int cut = import_write_all(s->conn, s->wire, out) != 0;
         /* The header (and the token in it) is on the wire or lost; no copy stays in memory. */
         if (header_len > 0)
             sodium_memzero(s->wire, header_len);
@@ -557,7 +662,7 @@ static int send_request(struct sender *s, const struct import_args *a, const cha
 }
 
 /* One entry of a problem's errors[] or a reply's rejected[]: "line L col C POINTER: MESSAGE". */
-static void print_fault_list(const json_t *list)
+void import_print_faults(const json_t *list)
 {
     size_t i;
     const json_t *e;
@@ -596,7 +701,7 @@ static int report_reply(const struct mg_response_info *ri, const char *body, siz
             fprintf(stderr, "capledger import: %lld line(s) rejected:\n",
                     json_is_integer(total) ? (long long)json_integer_value(total)
                                            : (long long)json_array_size(rejected));
-            print_fault_list(rejected);
+            import_print_faults(rejected);
         }
     } else {
         const char *title = json_string_value(json_object_get(doc, "title"));
@@ -606,7 +711,7 @@ static int report_reply(const struct mg_response_info *ri, const char *body, siz
         if (detail)
             fprintf(stderr, ": %s", detail);
         fputc('\n', stderr);
-        print_fault_list(json_object_get(doc, "errors"));
+        import_print_faults(json_object_get(doc, "errors"));
     }
     json_decref(doc);
     return ok ? 0 : 1;
@@ -673,9 +778,9 @@ int cmd_import(int argc, char **argv)
     int status = parse_args(argc, argv, &a);
     if (status != 0)
         goto out;
-    if ((status = parse_url(a.url, &u)) != 0)
+    if ((status = import_parse_url(a.url, "--url", &u)) != 0)
         goto out;
-    if (!(target = build_target(&a, &u, &status)))
+    if (!(target = import_build_target(&a, &u, &status)))
         goto out;
     status = 1;
     if (sodium_init() < 0) {
@@ -684,6 +789,13 @@ int cmd_import(int argc, char **argv)
     }
     if ((status = read_token(a.token_file, token)) != 0)
         goto out;
+    if (a.from_url) {
+        signal(SIGPIPE, SIG_IGN);
+        mg_init_library(0);
+        library_up = 1;
+        status = import_live(&a, &u, target, token);
+        goto out;
+    }
     status = 1;
     s.fd = strcmp(a.file, "-") == 0 ? dup(STDIN_FILENO) : open(a.file, O_RDONLY | O_CLOEXEC);
     struct stat st;
@@ -733,5 +845,6 @@ out:
         mg_exit_library();
     free(target);
     free(a.params);
+    free(a.benchmark_param);
     return status;
 }

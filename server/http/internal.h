@@ -108,6 +108,7 @@ extern const struct route decision_routes[];
 extern const struct route log_routes[];
 extern const struct route alert_routes[];
 extern const struct route webhook_routes[];
+extern const struct route series_routes[];
 
 /* ----- responses (each writes the whole reply in one mg_write) ----- */
 void resp_json(struct req *r, int status, json_t *body_stolen);
@@ -146,6 +147,9 @@ void resp_invalid(struct req *r, const struct problems *p, const char *detail);
 json_t *problems_errors_json(const struct problems *p);
 /* Maps a store status to the right problem (404/409/422/503/500). */
 void resp_store_error(struct req *r, enum store_status st, const char *what);
+/* 503, problem type log-inconsistent: this process found the decision log inconsistent and
+ * appends nothing more (decisions and key events alike). */
+void resp_log_inconsistent(struct req *r);
 
 /* ----- request helpers ----- */
 const char *req_header(struct req *r, const char *name);

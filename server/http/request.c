@@ -341,6 +341,14 @@ void resp_invalid(struct req *r, const struct problems *p, const char *detail)
     resp_json_headers(r, 422, body, "application/problem+json", NULL);
 }
 
+void resp_log_inconsistent(struct req *r)
+{
+    resp_problem(r, 503, "log-inconsistent", "The decision log is inconsistent",
+                 "the stored log contradicts itself (see the server log and the alert sent to "
+                 "owners and admins): nothing was appended, and nothing will be until an operator "
+                 "has restored it");
+}
+
 void resp_store_error(struct req *r, enum store_status st, const char *what)
 {
     switch (st) {

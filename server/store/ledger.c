@@ -19,6 +19,7 @@
 #include "core/ledger/merkle.h"
 #include "core/ledger/note.h"
 #include "core/ledger/tile.h"
+#include "core/ledger/seen.h"
 #include "core/validate.h"
 #include "store/alerts.h"
 #include "store/reviews.h"
@@ -29,6 +30,15 @@
 /* PostgreSQL's base64 breaks lines every 76 characters; docs/ledger-format.md's has no line breaks.
  */
 #define B64(expr) "translate(encode(" expr ", 'base64'), E'\\n', '')"
+/* Key events are found in log_leaf itself (db/migrations/0056_log_leaf_key_events.sql has the
+ * index these two expressions use): a key event leaf begins with {"at": and its first
+ * "key_id":" is its key id. The log_key_event table is never what a check trusts. */
+#define KEY_EVENT_LEAF(leaf) "substring(" leaf " FROM 1 FOR 6) = '\\x7b226174223a'::bytea"
+#define KEY_EVENT_KEY(leaf)                                                                        \
+    "substring(" leaf " FROM position('\\x226b65795f6964223a22'::bytea IN " leaf ") + 10 FOR 64)"
+/* The key event leaves of key `key` (an SQL text expression), as a FROM-less condition on l. */
+#define KEY_EVENTS_OF(key)                                                                         \
+    KEY_EVENT_LEAF("l.leaf") " AND " KEY_EVENT_KEY("l.leaf") " = convert_to(" key ", 'UTF8')"
 
 static const char *SQL_INIT_HEAD =
     "INSERT INTO log_head (origin, verifier_key, size, root) VALUES ($1, $2, 0, decode($3, 'hex')) "
@@ -39,11 +49,14 @@ static const char *SQL_LOCK_HEAD =
 static const char *SQL_INSERT_CHECKPOINT =
     "INSERT INTO log_checkpoint (tree_size, root, note) VALUES ($1::bigint, decode($2, 'hex'), $3) "
     "ON CONFLICT (tree_size) DO NOTHING";
-/* What the stored checkpoints and leaves say about a head of size $1 (all index look-ups). */
+/* What the stored checkpoints and leaves say about a head of size $1, and the stored root of
+ * size $2 (the checkpoint this server remembers signing or observing; all index look-ups). */
 static const char *SQL_HEAD_EVIDENCE =
     "SELECT json_build_object('checkpoint_root', (SELECT encode(root, 'hex') FROM log_checkpoint "
     "WHERE tree_size = $1::bigint), 'latest_checkpoint', (SELECT max(tree_size) FROM "
-    "log_checkpoint), 'leaves', (SELECT coalesce(max(leaf_index) + 1, 0) FROM log_leaf))";
+    "log_checkpoint), 'leaves', (SELECT coalesce(max(leaf_index) + 1, 0) FROM log_leaf), "
+    "'seen_checkpoint_root', (SELECT encode(root, 'hex') FROM log_checkpoint WHERE tree_size = "
+    "$2::bigint))";
 static const char *SQL_LATEST_CHECKPOINT =
     "SELECT json_build_object('tree_size', tree_size, 'root', encode(root, 'hex')) "
     "FROM log_checkpoint ORDER BY tree_size DESC LIMIT 1";
@@ -98,30 +111,144 @@ static const char *SQL_REVIEW_DECIDED =
     "UPDATE review SET status = 'decided', version = version + 1, updated_at = now() "
     "WHERE id = $1::uuid";
 
-#define DECISION_JSON                                                                              \
-    "json_build_object('id', d.id, 'review_id', d.review_id, 'decision', d.decision, "             \
-    "'chosen_option', d.chosen_option, 'comparison_sha256', to_json(d.comparison_sha256), "        \
-    "'supersedes', d.supersedes, 'superseded_by', (SELECT min(n.id::text) FROM decision n "        \
-    "WHERE n.supersedes = d.id), 'signer', d.signer, 'signer_key_id', d.signer_key_id, "           \
-    "'leaf_index', d.leaf_index, 'received_at', " UTC_MICROS(                                      \
-        "d.received_at") ", "                                                                      \
-                         "'record', d.record, 'signature', d.signature, "                          \
-                         "'leaf', (SELECT " B64(                                                   \
-                             "l.leaf") " FROM log_leaf l "                                         \
-                                       "WHERE l.leaf_index = d.leaf_index), "                      \
-                                       "'enrol_leaf', (SELECT " B64(                               \
-                                           "l.leaf") " FROM log_key_event e "                      \
-                                                     "JOIN log_leaf l ON l.leaf_index = "          \
-                                                     "e.leaf_index "                               \
-                                                     "WHERE e.key_id = d.signer_key_id AND "       \
-                                                     "e.kind = 'enrol'), "                         \
-                                                     "'successor_leaf', (SELECT " B64(             \
-                                                         "l.leaf") " FROM decision n "             \
-                                                                   "JOIN log_leaf l ON "           \
-                                                                   "l.leaf_index = n.leaf_index "  \
-                                                                   "WHERE n.supersedes = "         \
-                                                                   "d.id ORDER BY n.leaf_index "   \
-                                                                   "LIMIT 1))"
+#define DECISION_JSON                                                                                                                     \
+    "json_build_object('id', d.id, 'review_id', d.review_id, 'decision', d.decision, "                                                    \
+    "'chosen_option', d.chosen_option, 'comparison_sha256', to_json(d.comparison_sha256), "                                               \
+    "'supersedes', d.supersedes, 'superseded_by', (SELECT min(n.id::text) FROM decision n "                                               \
+    "WHERE n.supersedes = d.id), 'signer', d.signer, 'signer_key_id', d.signer_key_id, "                                                  \
+    "'leaf_index', d.leaf_index, 'received_at', " UTC_MICROS(                                                                             \
+        "d.received_at") ", "                                                                                                             \
+                         "'record', d.record, 'signature', d.signature, "                                                                 \
+                         "'leaf', (SELECT " B64("l.leaf") " FROM log_leaf l "                                                             \
+                                                          "WHERE l.leaf_index = d.leaf_index), "                                          \
+                                                          "'enrol_leaf', (SELECT " B64("l.leaf") " FROM log_leaf l WHERE " KEY_EVENTS_OF( \
+                                                              "d.signer_key_id") " ORDER BY "                                             \
+                                                                                 "l.leaf_index "                                          \
+                                                                                 "LIMIT 1), "                                             \
+                                                                                 "'successor_"                                            \
+                                                                                 "leaf', "                                                \
+                                                                                 "(SELECT " B64(                                          \
+                                                                                     "l.leaf") " "                                        \
+                                                                                               "F"                                        \
+                                                                                               "R"                                        \
+                                                                                               "O"                                        \
+                                                                                               "M"                                        \
+                                                                                               " "                                        \
+                                                                                               "d"                                        \
+                                                                                               "e"                                        \
+                                                                                               "c"                                        \
+                                                                                               "i"                                        \
+                                                                                               "s"                                        \
+                                                                                               "i"                                        \
+                                                                                               "o"                                        \
+                                                                                               "n"                                        \
+                                                                                               " "                                        \
+                                                                                               "n"                                        \
+                                                                                               " "                                        \
+                                                                                               "J"                                        \
+                                                                                               "O"                                        \
+                                                                                               "I"                                        \
+                                                                                               "N"                                        \
+                                                                                               " "                                        \
+                                                                                               "l"                                        \
+                                                                                               "o"                                        \
+                                                                                               "g"                                        \
+                                                                                               "_"                                        \
+                                                                                               "l"                                        \
+                                                                                               "e"                                        \
+                                                                                               "a"                                        \
+                                                                                               "f"                                        \
+                                                                                               " "                                        \
+                                                                                               "l"                                        \
+                                                                                               " "                                        \
+                                                                                               "O"                                        \
+                                                                                               "N"                                        \
+                                                                                               " "                                        \
+                                                                                               "l"                                        \
+                                                                                               "."                                        \
+                                                                                               "l"                                        \
+                                                                                               "e"                                        \
+                                                                                               "a"                                        \
+                                                                                               "f"                                        \
+                                                                                               "_"                                        \
+                                                                                               "i"                                        \
+                                                                                               "n"                                        \
+                                                                                               "d"                                        \
+                                                                                               "e"                                        \
+                                                                                               "x"                                        \
+                                                                                               " "                                        \
+                                                                                               "="                                        \
+                                                                                               " "                                        \
+                                                                                               "n"                                        \
+                                                                                               "."                                        \
+                                                                                               "l"                                        \
+                                                                                               "e"                                        \
+                                                                                               "a"                                        \
+                                                                                               "f"                                        \
+                                                                                               "_"                                        \
+                                                                                               "i"                                        \
+                                                                                               "n"                                        \
+                                                                                               "d"                                        \
+                                                                                               "e"                                        \
+                                                                                               "x"                                        \
+                                                                                               " "                                        \
+                                                                                               "W"                                        \
+                                                                                               "H"                                        \
+                                                                                               "E"                                        \
+                                                                                               "R"                                        \
+                                                                                               "E"                                        \
+                                                                                               " "                                        \
+                                                                                               "n"                                        \
+                                                                                               "."                                        \
+                                                                                               "s"                                        \
+                                                                                               "u"                                        \
+                                                                                               "p"                                        \
+                                                                                               "e"                                        \
+                                                                                               "r"                                        \
+                                                                                               "s"                                        \
+                                                                                               "e"                                        \
+                                                                                               "d"                                        \
+                                                                                               "e"                                        \
+                                                                                               "s"                                        \
+                                                                                               " "                                        \
+                                                                                               "="                                        \
+                                                                                               " "                                        \
+                                                                                               "d"                                        \
+                                                                                               "."                                        \
+                                                                                               "i"                                        \
+                                                                                               "d"                                        \
+                                                                                               " "                                        \
+                                                                                               "O"                                        \
+                                                                                               "R"                                        \
+                                                                                               "D"                                        \
+                                                                                               "E"                                        \
+                                                                                               "R"                                        \
+                                                                                               " "                                        \
+                                                                                               "B"                                        \
+                                                                                               "Y"                                        \
+                                                                                               " "                                        \
+                                                                                               "n"                                        \
+                                                                                               "."                                        \
+                                                                                               "l"                                        \
+                                                                                               "e"                                        \
+                                                                                               "a"                                        \
+                                                                                               "f"                                        \
+                                                                                               "_"                                        \
+                                                                                               "i"                                        \
+                                                                                               "n"                                        \
+                                                                                               "d"                                        \
+                                                                                               "e"                                        \
+                                                                                               "x"                                        \
+                                                                                               " "                                        \
+                                                                                               "L"                                        \
+                                                                                               "I"                                        \
+                                                                                               "M"                                        \
+                                                                                               "I"                                        \
+                                                                                               "T"                                        \
+                                                                                               " "                                        \
+                                                                                               "1"                                        \
+                                                                                               ")"                                        \
+                                                                                               ")"
 #define DECISION_VISIBLE(param)                                                                    \
     "(" param "::jsonb = 'null'::jsonb OR EXISTS (SELECT 1 FROM review r JOIN workload w "         \
     "ON w.id = ANY (r.workload_ids) WHERE r.id = d.review_id AND w.team IN "                       \
@@ -238,11 +365,15 @@ static enum store_status head_consistent(struct store_conn *c, const json_t *hea
     evidence[0] = '\0';
     json_int_t n = json_integer_value(json_object_get(head, "size"));
     const char *root = text_of(head, "root");
-    char size_text[24];
+    struct store *s = store__conn_store(c);
+    struct note_checkpoint seen;
+    int has_seen = store__log_seen(s, &seen);
+    char size_text[24], seen_text[24];
     snprintf(size_text, sizeof size_text, "%lld", (long long)n);
-    const char *p[] = {size_text};
+    snprintf(seen_text, sizeof seen_text, "%llu", has_seen ? (unsigned long long)seen.size : 0ULL);
+    const char *p[] = {size_text, seen_text};
     json_t *facts = NULL;
-    enum store_status st = store_json(c, SQL_HEAD_EVIDENCE, 1, p, &facts);
+    enum store_status st = store_json(c, SQL_HEAD_EVIDENCE, 2, p, &facts);
     if (st != STORE_OK)
         return st;
     const char *cp_root = text_of(facts, "checkpoint_root");
@@ -271,6 +402,21 @@ static enum store_status head_consistent(struct store_conn *c, const json_t *hea
         snprintf(evidence, size,
                  "the log head's compact range folds to root %s, not to its root %s (size %lld)",
                  folded, root, (long long)n);
+    /* The database agrees with itself; it must also agree with what this server remembers
+     * (outside the database) having signed or observed: a deeper rewind — checkpoints and
+     * cosignatures deleted with the leaves — shows only here. */
+    if (!evidence[0] && has_seen) {
+        uint8_t head_root[MERKLE_HASH_BYTES], cp_at_seen[MERKLE_HASH_BYTES];
+        const char *seen_root = text_of(facts, "seen_checkpoint_root");
+        int have_cp =
+            seen_root && codec_hex_decode_exact(seen_root, cp_at_seen, sizeof cp_at_seen) == 0;
+        char why[400];
+        if (codec_hex_decode_exact(root, head_root, sizeof head_root) != 0)
+            snprintf(evidence, size, "the log head's root is not a hash");
+        else if (seen_check(seen.size, seen.root, (uint64_t)n, head_root,
+                            have_cp ? cp_at_seen : NULL, why, sizeof why) != 0)
+            snprintf(evidence, size, "%s (state file %s)", why, store__log_state_path(s));
+    }
     json_decref(facts);
     return STORE_OK;
 }
@@ -296,6 +442,10 @@ static int hex_span(const char *text, size_t n, uint8_t *out)
 static enum store_status leaves_consistent(struct store_conn *c, char *evidence, size_t size)
 {
     evidence[0] = '\0';
+    struct note_checkpoint seen;
+    int has_seen = store__log_seen(store__conn_store(c), &seen);
+    if (has_seen && seen.size == 0)
+        has_seen = 0; /* the empty tree: nothing to recompute */
     json_t *latest = NULL;
     enum store_status st = store_json(c, SQL_LATEST_CHECKPOINT, 0, NULL, &latest);
     if (st != STORE_OK)
@@ -312,7 +462,7 @@ static enum store_status leaves_consistent(struct store_conn *c, char *evidence,
         st = store_json(c, SQL_LEAF_PAGE, 1, p, &page);
         if (st != STORE_OK)
             break;
-        json_int_t got = json_integer_value(json_object_get(page, "n"));
+        json_int_t page_leaves = json_integer_value(json_object_get(page, "n"));
         const char *at = text_of(page, "text");
         while (at && *at && st == STORE_OK && !evidence[0]) {
             /* <index>:<hex leaf>:<hex hash> */
@@ -355,12 +505,30 @@ static enum store_status leaves_consistent(struct store_conn *c, char *evidence,
             }
             merkle_frontier_append(&f, n, hash);
             n++;
+            /* The checkpoint this server remembers, below the latest (which is compared
+             * after the loop): its root over the stored leaves. */
+            if (has_seen && n == seen.size &&
+                (uint64_t)json_integer_value(json_object_get(latest, "tree_size")) != n) {
+                uint8_t r[MERKLE_HASH_BYTES];
+                merkle_frontier_root(&f, r);
+                if (memcmp(r, seen.root, sizeof r) != 0) {
+                    char got[2 * MERKLE_HASH_BYTES + 1], want[2 * MERKLE_HASH_BYTES + 1];
+                    codec_hex_encode(r, sizeof r, got);
+                    codec_hex_encode(seen.root, sizeof seen.root, want);
+                    snprintf(evidence, size,
+                             "the root over the first %llu stored leaves is %s, but this server "
+                             "signed or observed root %s for that size (state file %s)",
+                             (unsigned long long)n, got, want,
+                             store__log_state_path(store__conn_store(c)));
+                    break;
+                }
+            }
             at = hash_hex + 2 * MERKLE_HASH_BYTES;
             if (*at == ',')
                 at++;
         }
         json_decref(page);
-        if (st != STORE_OK || evidence[0] || got < LEAF_PAGE)
+        if (st != STORE_OK || evidence[0] || page_leaves < LEAF_PAGE)
             break;
     }
     free(bytes);
@@ -471,6 +639,14 @@ enum store_status store_log_init(struct store *s, const char *origin,
         st = STORE_CONFLICT;
         goto out;
     }
+    struct note_checkpoint seen;
+    if (store__log_seen(s, &seen) && strcmp(seen.origin, origin) != 0) {
+        snprintf(why, why_size,
+                 "the log state file %s is of the log '%s', not of CAPLEDGER_LOG_ORIGIN '%s'",
+                 store__log_state_path(s), seen.origin, origin);
+        st = STORE_CONFLICT;
+        goto out;
+    }
     if (json_integer_value(json_object_get(head, "size")) == 0)
         st = sign_checkpoint(c, origin, 0, empty_root, server_sk, NULL);
     if (st == STORE_OK)
@@ -494,6 +670,10 @@ enum store_status store_log_init(struct store *s, const char *origin,
         st = tiles_at_start(c, evidence, sizeof evidence);
     if (st != STORE_OK)
         snprintf(why, why_size, "cannot check the log: %s", store_status_name(st));
+    uint8_t head_root[MERKLE_HASH_BYTES];
+    if (st == STORE_OK && !evidence[0] && text_of(head, "root") &&
+        codec_hex_decode_exact(text_of(head, "root"), head_root, sizeof head_root) == 0)
+        store__log_seen_advance(s, origin, size, head_root); /* observed, and recomputed */
 out:
     if (st != STORE_OK)
         store_rollback(c);
@@ -672,6 +852,8 @@ static enum store_status append_leaf_locked(struct store_conn *c, const json_t *
         st = store_exec(c, SQL_UPDATE_HEAD, 3, ph, NULL);
     if (st == STORE_OK)
         st = sign_checkpoint(c, origin, size + 1, root, server_sk, &note);
+    if (st == STORE_OK) /* remembered outside the database once the transaction commits */
+        store__log_seen_pending(c, origin, size + 1, root);
     if (st == STORE_CONFLICT) {
         snprintf(fault, fault_size, "a checkpoint of size %llu was already stored",
                  (unsigned long long)size + 1);
@@ -837,28 +1019,40 @@ static const char *SQL_KEY_FOR_EVENT = "SELECT json_build_object('public_key', "
                         "k.created_at") ", 'revoked_at', CASE WHEN k.revoked_at IS NOT "
                                         "NULL THEN " UTC_MICROS(
                                             "k.revoked_at") " END, 'logged', EXISTS (SELECT 1 FROM "
-                                                            "log_key_event "
-                                                            "e WHERE e.key_id = k.key_id AND "
-                                                            "e.kind = $2)) FROM signing_key k JOIN "
-                                                            "app_user u ON u.id = "
-                                                            "k.user_id WHERE k.key_id = $1";
+                                                            "log_leaf l WHERE " KEY_EVENTS_OF(
+                                                                "k.key_id") " AND position("
+                                                                            "convert_to('\"kind\":"
+                                                                            "\"key_' || $2 || "
+                                                                            "'\"', 'UTF8') IN "
+                                                                            "l.leaf) > 0)) FROM "
+                                                                            "signing_key k JOIN "
+                                                                            "app_user u ON u.id = "
+                                                                            "k.user_id WHERE "
+                                                                            "k.key_id = $1";
 static const char *SQL_INSERT_KEY_EVENT =
     "INSERT INTO log_key_event (key_id, kind, leaf_index) VALUES ($1, $2, $3::bigint)";
 /* Keys the log does not enrol yet, or whose revocation it does not record yet, oldest first. */
 static const char *SQL_KEYS_UNLOGGED =
     "SELECT coalesce(json_agg(json_build_object('key_id', k.key_id, 'revoked', k.revoked_at IS "
     "NOT NULL) ORDER BY k.created_at, k.key_id), '[]') FROM signing_key k WHERE (NOT EXISTS "
-    "(SELECT 1 FROM log_key_event e WHERE e.key_id = k.key_id AND e.kind = 'enrol') AND "
-    "k.created_at <= (SELECT keys_before FROM log_key_backfill)) OR "
-    "(k.revoked_at IS NOT NULL AND NOT EXISTS (SELECT 1 FROM log_key_event e WHERE e.key_id = "
-    "k.key_id AND e.kind = 'revoke'))";
-/* The leaves that enrolled and revoked a key, for the check at append time. */
+    "(SELECT 1 FROM log_leaf l WHERE " KEY_EVENTS_OF(
+        "k.key_id") " AND position('\"kind\":"
+                    "\"key_enrol\"' IN convert_from(l.leaf, 'UTF8')) > 0) AND "
+                    "k.created_at <= (SELECT keys_before FROM log_key_backfill)) OR "
+                    "(k.revoked_at IS NOT NULL AND NOT EXISTS (SELECT 1 FROM log_leaf l "
+                    "WHERE " KEY_EVENTS_OF("k.key_id") " AND position('\"kind\":\"key_revoke\"' IN "
+                                                       "convert_from(l.leaf, "
+                                                       "'UTF8')) > 0))";
+/* The leaves that enrolled and revoked a key, for the check at append time: found in log_leaf
+ * (never through the log_key_event index, which a superuser can edit), with what the index
+ * says, which must agree. */
 static const char *SQL_KEY_LEAVES =
-    "SELECT coalesce(json_agg(json_build_object('i', l.leaf_index, 'leaf', " B64(
-        "l.leaf") ") "
-                  "ORDER BY l.leaf_index), '[]') FROM log_key_event e JOIN log_leaf l ON "
-                  "l.leaf_index = "
-                  "e.leaf_index WHERE e.key_id = $1";
+    "SELECT json_build_object('leaves', (SELECT coalesce(json_agg(json_build_object('i', "
+    "l.leaf_index, 'leaf', " B64("l.leaf") ") ORDER BY l.leaf_index), '[]') FROM log_leaf l "
+                                           "WHERE " KEY_EVENTS_OF(
+                                               "$1") "), 'indexed', (SELECT coalesce(json_agg(e."
+                                                     "leaf_index ORDER BY e.leaf_index), '[]') "
+                                                     "FROM log_key_event e WHERE e.key_id = $1))";
 
 enum store_status store__log_key_event(struct store_conn *c, const char *key_id, const char *kind,
                                        const unsigned char *server_sk, char *fault,
@@ -939,10 +1133,27 @@ static enum store_status check_signer_in_log(struct store_conn *c, const char *k
                                              const char *public_key, struct problems *p)
 {
     const char *params[] = {key_id};
-    json_t *leaves = NULL;
-    enum store_status st = store_json(c, SQL_KEY_LEAVES, 1, params, &leaves);
+    json_t *found = NULL;
+    enum store_status st = store_json(c, SQL_KEY_LEAVES, 1, params, &found);
     if (st != STORE_OK)
         return st;
+    const json_t *leaves = json_object_get(found, "leaves");
+    /* The index must point at exactly these leaves; the leaves decide either way. */
+    json_t *at = json_array();
+    size_t j;
+    json_t *one;
+    json_array_foreach(leaves, j, one) json_array_append(at, json_object_get(one, "i"));
+    if (!json_equal(at, json_object_get(found, "indexed"))) {
+        char *a = json_dumps(at, JSON_COMPACT);
+        char *b = json_dumps(json_object_get(found, "indexed"), JSON_COMPACT);
+        fprintf(stderr,
+                "{\"level\":\"error\",\"msg\":\"the key event index differs from the log's "
+                "leaves (the leaves decide)\",\"key_id\":\"%s\",\"leaves\":%s,\"indexed\":%s}\n",
+                key_id, a ? a : "null", b ? b : "null");
+        free(a);
+        free(b);
+    }
+    json_decref(at);
     struct keylog *k = keylog_new();
     char why[512] = "";
     size_t i;
@@ -979,7 +1190,7 @@ static enum store_status check_signer_in_log(struct store_conn *c, const char *k
         problems_add(p, "/record/signer_key_id", "the log does not let this key sign: %s",
                      why[0] ? why : "out of memory");
     keylog_free(k);
-    json_decref(leaves);
+    json_decref(found);
     return STORE_OK;
 }
 

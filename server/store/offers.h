@@ -17,8 +17,19 @@ enum store_status store_offer_create(struct store *s, const struct audit_actor *
 enum store_status store_offer_create_many(struct store *s, const struct audit_actor *who,
                                           const json_t *docs, const json_t *upload,
                                           json_t **out) STORE_MUSTCHECK;
+/* A price catalog (documents with `catalog` set, validated; borrowed) as offer versions, with
+ * the upload record upload, in one transaction: a key's current version is kept when its
+ * figures are the same, else superseded by a new version (the old row stays, readable by id).
+ * The upload row gets inserted = the offers stored, duplicates = the unchanged ones.
+ * *out: {created, updated, unchanged, stored, items: [{id, status, version, supersedes,
+ * previous_price_per_hour, …}]} in input order. */
+enum store_status store_offer_import(struct store *s, const struct audit_actor *who,
+                                     const json_t *docs, const json_t *upload,
+                                     json_t **out) STORE_MUSTCHECK;
+/* Any version, with superseded_by (NULL while current). */
 enum store_status store_offer_get(struct store *s, const char *id, json_t **out) STORE_MUSTCHECK;
-/* Filters: provider, gpu_model, purchase_option, created from/to. */
+/* Current offers only (none supersedes them). Filters: provider, gpu_model, purchase_option,
+ * created from/to. */
 enum store_status store_offer_list(struct store *s, const struct evlist_query *q,
                                    json_t **out) STORE_MUSTCHECK;
 

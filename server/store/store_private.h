@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "core/ledger/tile.h"
+#include "core/ledger/note.h"
 
 /* Runs a multi-statement script without parameters (migration files only). */
 enum store_status store__exec_script(struct store_conn *c, const char *sql) STORE_MUSTCHECK;
@@ -53,5 +54,21 @@ enum store_status store__tiles_prove(struct store_conn *c, enum store_tile_proof
 enum store_status store__tiles_ensure(struct store_conn *c, uint64_t size, const char *root_hex,
                                       int *rebuilt, char *evidence,
                                       size_t evidence_size) STORE_MUSTCHECK;
+/* The largest checkpoint this process signed or observed (store_log_state_open's file): 1 and
+ * *out when there is one, 0 when it never saw one. */
+int store__log_seen(struct store *s, struct note_checkpoint *out);
+/* The state file's path, for evidence ("(none)" without one). */
+const char *store__log_state_path(struct store *s);
+/* Raises the seen checkpoint to (size, root) when larger (never lowers it), and writes the
+ * state file atomically (temporary file, fsync, rename). Instances sharing the file keep the
+ * largest any of them wrote. A failed write is logged. */
+void store__log_seen_advance(struct store *s, const char *origin, uint64_t size,
+                             const uint8_t root[32]);
+/* In a transaction: the checkpoint it signed, which store_commit passes to
+ * store__log_seen_advance once the transaction really committed (a rollback forgets it). */
+void store__log_seen_pending(struct store_conn *c, const char *origin, uint64_t size,
+                             const uint8_t root[32]);
+/* The store a connection belongs to. */
+struct store *store__conn_store(struct store_conn *c);
 
 #endif

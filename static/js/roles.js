@@ -9,6 +9,7 @@ export const WRITES = {
   'POST /workloads': ['owner', 'team'],
   'PATCH /workloads/{id}': ['owner', 'team'],
   'POST /offers': ['admin', 'owner'],
+  'POST /offers/import': ['admin', 'owner'],
   'POST /benchmarks': ['owner', 'team'],
   'POST /benchmarks/import': ['owner', 'team'],
   'POST /benchmarks/{id}/telemetry': ['owner', 'team'],

@@ -73,6 +73,15 @@ test('README: quick start, first steps and evidence commands run as written', { 
     assert.equal(r.status, 0, `the README's commands failed (${r.status}):\n${r.stderr}\n${r.stdout.slice(-3000)}`);
     assert.match(r.stdout, /"username":"ana"/, 'GET /me answers as ana');
     assert.match(r.stdout, /"gpu_hours"/, 'the usage report is printed');
+    assert.match(r.stdout, /\{"created":36,"unchanged":0,"skipped_cpu_only":2\}/, 'the SkyPilot catalog is imported');
+    // The usage report (the block's last output) is priced by the fox map, in the offer's USD;
+    // the one ifi_accel GPU run has no entry in the map, so the report names it as unpriced.
+    // (curl adds no newline after a reply: the report starts at the last '{"currency":')
+    const usage = JSON.parse(r.stdout.slice(r.stdout.lastIndexOf('{"currency":')));
+    assert.equal(usage.currency, 'USD', r.stdout.slice(-2000));
+    const priced = usage.groups.filter((g) => g.cost);
+    assert.ok(priced.length > 0 && priced.every((g) => g.cost.amount > 0), JSON.stringify(usage));
+    assert.deepEqual(usage.unpriced.map((u) => [u.cluster, u.partition]), [['fox', 'ifi_accel']]);
 
     // Away from scripts/run's capledger.env, a command says what it tried and what to set.
     const lost = spawnSync(path.join(projectDir, 'build', 'capledger'), ['team', 'add', 'nlp'], {

@@ -480,6 +480,56 @@ static void test_dcgm_several_scrapes(void **state)
     problems_free(&errs);
 }
 
+/* ?at=: a scrape without Prometheus timestamps takes the scrape time; a line's own timestamp
+ * wins; a second un-timestamped scrape in the same upload stops the reader (its samples would
+ * otherwise all share the one time and be counted as duplicates). */
+static void test_dcgm_at_scrape_time(void **state)
+{
+    (void)state;
+    size_t a_len;
+    char *a = sample_load(LKE, &a_len);
+    struct problems errs;
+    problems_init(&errs);
+    struct collected c;
+    const struct telemetry_options opt = {.has_at = true, .at_ms = 1764816300250};
+    collect_text(&c, a, a_len, TELEMETRY_DCGM, &opt, TELEMETRY_DEFAULT_IDLE_BELOW, 97, &errs);
+    assert_int_equal(c.status, 0);
+    assert_int_equal(errs.total, 0);
+    assert_int_equal(c.samples, 1);
+    assert_true(c.first.has_ts);
+    assert_true(c.first.ts_ms == 1764816300250);
+    assert_near(c.first.duty_cycle, 0.004656);
+    const char *row = "2025-12-04T02:45:00.250Z\tGPU-a8394b51";
+    assert_memory_equal(c.copy.data, row, strlen(row));
+    collected_free(&c);
+
+    const char *mixed = "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",Hostname=\"n1\"} 10 1700000000000\n"
+                        "DCGM_FI_DEV_GPU_UTIL{gpu=\"1\",Hostname=\"n1\"} 20\n";
+    collect_text(&c, mixed, strlen(mixed), TELEMETRY_DCGM, &opt, TELEMETRY_DEFAULT_IDLE_BELOW, 50,
+                 &errs);
+    assert_int_equal(c.status, 0);
+    assert_int_equal(errs.total, 0);
+    assert_int_equal(c.samples, 2);
+    assert_true(c.first.ts_ms == 1700000000000);
+    assert_near(figure(&c, "time_span_s"), (1764816300250.0 - 1700000000000.0) / 1000);
+    collected_free(&c);
+
+    size_t two_len = 2 * a_len;
+    char *two = malloc(two_len);
+    assert_non_null(two);
+    memcpy(two, a, a_len);
+    memcpy(two + a_len, a, a_len);
+    collect_text(&c, two, two_len, TELEMETRY_DCGM, &opt, TELEMETRY_DEFAULT_IDLE_BELOW, 4096, &errs);
+    assert_int_not_equal(c.status, 0);
+    assert_int_equal(errs.total, 1);
+    assert_non_null(strstr(errs.items[0].message, "second scrape"));
+    assert_true(errs.items[0].line > (long)30);
+    collected_free(&c);
+    free(two);
+    free(a);
+    problems_free(&errs);
+}
+
 /* Percentiles from the 1001-bin histogram stay within 0.0005 of percentile_cont. */
 static void test_summary_quantisation_and_memory(void **state)
 {
@@ -680,6 +730,7 @@ int main(void)
         cmocka_unit_test(test_dcgm_lke_prefers_gr_engine_active),
         cmocka_unit_test(test_dcgm_upcloud_idle),
         cmocka_unit_test(test_dcgm_several_scrapes),
+        cmocka_unit_test(test_dcgm_at_scrape_time),
         cmocka_unit_test(test_summary_quantisation_and_memory),
         cmocka_unit_test(test_malformed_corpus),
     };

@@ -604,8 +604,8 @@ static int dcgm_flush(struct telemetry_reader *r)
         memcpy(s.gpu, p->key, sizeof s.gpu);
         memcpy(s.model, p->model, sizeof s.model);
         s.mig = p->mig;
-        s.has_ts = r->dcgm_has_ts;
-        s.ts_ms = r->dcgm_ts_ms;
+        s.has_ts = r->dcgm_has_ts || r->opt.has_at;
+        s.ts_ms = r->dcgm_has_ts ? r->dcgm_ts_ms : r->opt.at_ms;
 #define DCGM_HAS(m) (p->seen & (1u << (m)) && !isnan(p->value[m]))
         if (DCGM_HAS(DCGM_GR_ENGINE_ACTIVE)) {
             s.duty_cycle = p->value[DCGM_GR_ENGINE_ACTIVE];
@@ -632,6 +632,8 @@ static int dcgm_flush(struct telemetry_reader *r)
 #undef DCGM_HAS
         rc = telemetry_deliver(r, &s);
     }
+    if (r->npending > 0 && !r->dcgm_has_ts && r->opt.has_at)
+        r->dcgm_at_used = true;
     r->npending = 0;
     return rc;
 }
@@ -692,6 +694,14 @@ static int dcgm_feed(struct telemetry_reader *r, const char *line, size_t len, l
         if (dcgm_flush(r) != 0)
             return -1;
         p = NULL;
+    }
+    if (!p && r->npending == 0 && !has_ts && r->dcgm_at_used) {
+        problems_add_line(errs, lineno, 0, NULL,
+                          "%s starts a second scrape without timestamps, but ?at= is the time "
+                          "of one scrape: send each scrape on its own, or with its timestamps",
+                          dcgm_metrics[m].name);
+        r->fatal = true;
+        return -1;
     }
     if (!p) {
         if (r->npending == TELEMETRY_MAX_GPUS_PER_SCRAPE) {

@@ -41,6 +41,14 @@
 #define TELEMETRY_MAX_GPUS_PER_SCRAPE 1024 /* DCGM: GPUs gathered before a scrape ends */
 #define TELEMETRY_SUMMARY_MAX_GPUS 65536
 #define TELEMETRY_DEFAULT_IDLE_BELOW 0.05
+/* The duty-cycle series of a benchmark (GET /benchmarks/{id}/telemetry/series): at most this
+ * many points (equal time buckets), idle stretches listed when they last at least
+ * TELEMETRY_SERIES_DEFAULT_IDLE_MIN_S seconds (unless ?idle_min_s= says otherwise), the first
+ * TELEMETRY_SERIES_MAX_STRETCHES of them. */
+#define TELEMETRY_SERIES_DEFAULT_POINTS 300
+#define TELEMETRY_SERIES_MAX_POINTS 2000
+#define TELEMETRY_SERIES_DEFAULT_IDLE_MIN_S 10
+#define TELEMETRY_SERIES_MAX_STRETCHES 200
 #define TELEMETRY_DUTY_BINS 1001 /* summary histogram: duty cycle in steps of 0.001 */
 
 enum telemetry_format {
@@ -79,6 +87,12 @@ struct telemetry_options {
     const char *fields; /* nvidia-smi `noheader`: the --query-gpu list; NULL → a header line */
     timefmt_local_to_utc_fn local_to_utc; /* nvidia-smi / dmon local times; NULL → UTC */
     void *tz_ctx;
+    /* DCGM: the scrape time (epoch ms) of lines without a Prometheus timestamp — the exporter
+     * prints none, so a client that scrapes it on a schedule names the time with ?at=. Such an
+     * upload then holds one scrape: a metric repeating for a GPU without a timestamp is a
+     * problem that stops the reader (all of its samples would otherwise share the time). */
+    bool has_at;
+    int64_t at_ms;
 };
 
 /* Called for every sample; a non-zero return stops the reader (telemetry_feed_line → -1). */
@@ -100,8 +114,9 @@ struct telemetry_reader {
     size_t npending, pending_cap;
     bool dcgm_has_ts; /* the current scrape's Prometheus timestamp */
     int64_t dcgm_ts_ms;
-    long samples;  /* delivered to on_sample */
-    long rejected; /* lines with problems */
+    bool dcgm_at_used; /* a scrape was stamped with opt.at_ms */
+    long samples;      /* delivered to on_sample */
+    long rejected;     /* lines with problems */
 };
 
 /* "nvidia-smi", "dmon", "dcgm" → format; anything else → TELEMETRY_UNKNOWN. */

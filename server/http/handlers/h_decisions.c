@@ -153,10 +153,7 @@ static void decision_create(struct req *r)
                      "registered key (PUT /api/v1/me/signing-key)");
         break;
     case LEDGER_INCONSISTENT:
-        resp_problem(r, 503, "log-inconsistent", "The decision log is inconsistent",
-                     "the stored log contradicts itself (see the server log and the alert sent "
-                     "to owners and admins): nothing was appended, and nothing will be until an "
-                     "operator has restored it");
+        resp_log_inconsistent(r);
         break;
     case LEDGER_DUPLICATE:
         resp_problem(r, 409, "conflict", "Conflict",

@@ -10,6 +10,7 @@
 
 #include "core/validate.h"
 #include "core/formats/evfield.h"
+#include "core/formats/skypilot.h"
 #include "http/evidence.h"
 #include "http/idempotency.h"
 #include "http/upload.h"
@@ -42,6 +43,10 @@ static const struct evfield OFFER_FIELDS[] = {
     {"egress_price_gb", EVF_NUMBER, 0, 0, EVF_NO_MAX, 0, NULL, NULL},
     {"orchestration_overhead", EVF_NUMBER, 0, 0, 100, 0, NULL, NULL},
     {"id", EVF_STRING, EVF_SERVER, 0, 0, 0, NULL, NULL},
+    {"catalog", EVF_STRING, EVF_SERVER, 0, 0, 0, NULL, NULL},
+    {"version", EVF_STRING, EVF_SERVER, 0, 0, 0, NULL, NULL},
+    {"supersedes", EVF_STRING, EVF_SERVER, 0, 0, 0, NULL, NULL},
+    {"superseded_by", EVF_STRING, EVF_SERVER, 0, 0, 0, NULL, NULL},
     {"upload_id", EVF_STRING, EVF_SERVER, 0, 0, 0, NULL, NULL},
     {"created_by", EVF_STRING, EVF_SERVER, 0, 0, 0, NULL, NULL},
     {"created_at", EVF_STRING, EVF_SERVER, 0, 0, 0, NULL, NULL},
@@ -284,6 +289,150 @@ out:
     idem_end(r, &idem);
 }
 
+static const char *const CATALOG_FORMATS[] = {"skypilot", NULL};
+
+/* What a catalog read gave, for the reply and the upload record's summary. */
+static json_t *catalog_counts(const struct skypilot_reader *sky, const char *provider)
+{
+    json_t *models = json_array();
+    for (size_t i = 0; models && i < sky->n_unknown_models; i++)
+        json_array_append_new(models, json_string(sky->unknown_models[i]));
+    return json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o*}", "format", "skypilot",
+                     "provider", provider, "rows", (json_int_t)sky->rows, "gpu_rows",
+                     (json_int_t)sky->gpu_rows, "offers", (json_int_t)sky->n, "skipped_cpu_only",
+                     (json_int_t)sky->skipped_cpu_only, "skipped_fractional_gpus",
+                     (json_int_t)sky->skipped_fractional, "skipped_unpriced",
+                     (json_int_t)sky->skipped_unpriced, "skipped_unknown_memory",
+                     (json_int_t)sky->skipped_unknown_memory, "unknown_memory_models", models);
+}
+
+/* ?provider=: the cloud the catalog prices (SkyPilot's file does not say): 1-100 of a-z 0-9 -
+ * _ (aws, gcp, lambda, …). */
+static int provider_valid(const char *s)
+{
+    size_t n = strlen(s);
+    return n >= 1 && n <= 100 && strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789-_") == n;
+}
+
+/* POST /offers/import?format=skypilot&provider=P[&currency=USD]: a SkyPilot vms.csv, streamed.
+ * Nothing is stored unless every line reads; then each offer is created, kept (same figures)
+ * or superseded by a new version (see store_offer_import). */
+static void offer_import(struct req *r)
+{
+    struct idem idem;
+    struct problems p;
+    problems_init(&p);
+    struct skypilot_reader sky;
+    skypilot_reader_init(&sky);
+    struct csv_row row;
+    csv_row_init(&row);
+    struct upload_stream *u = NULL;
+    json_t *docs = NULL, *rec = NULL, *out = NULL;
+    char fbuf[40], pbuf[128], cbuf[40], ct[96];
+    if (idem_begin_stream(r, &idem) == IDEM_ANSWERED)
+        goto out;
+    const char *format = ev_query(r, "format", EVQ_ENUM, CATALOG_FORMATS, fbuf, sizeof fbuf, &p);
+    const char *provider = ev_query(r, "provider", EVQ_TEXT, NULL, pbuf, sizeof pbuf, &p);
+    const char *currency = ev_query(r, "currency", EVQ_TEXT, NULL, cbuf, sizeof cbuf, &p);
+    if (!format && !p.total)
+        problems_add(&p, "?format", "is required: format=skypilot (a SkyPilot catalog vms.csv)");
+    if (!provider && !p.total)
+        problems_add(&p, "?provider",
+                     "is required: the cloud the catalog prices (aws, gcp, lambda, …), which a "
+                     "vms.csv does not name; --param provider=… of capledger import");
+    else if (provider && !provider_valid(provider))
+        problems_add(&p, "?provider", "must be 1-100 of a-z, 0-9, '-' and '_'");
+    if (!currency)
+        currency = p.total ? NULL : "USD";
+    if (currency && (strlen(currency) != 3 || strspn(currency, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != 3))
+        problems_add(&p, "?currency", "must be an ISO 4217 code (three capital letters)");
+    req_content_type(r, ct, sizeof ct);
+    if (!p.total && strcmp(ct, "text/csv") != 0) {
+        resp_problem(r, 415, "unsupported-media-type", "Unsupported media type",
+                     "send the catalog as text/csv, not '%s'", ct[0] ? ct : "(none)");
+        goto out;
+    }
+    if (p.total) {
+        resp_invalid(r, &p, NULL);
+        goto out;
+    }
+    u = upload_stream_new(r, &idem, 0);
+    if (!u) {
+        resp_problem(r, 503, "unavailable", "Service unavailable", "out of memory");
+        goto out;
+    }
+    struct linebuf_line line;
+    enum linebuf_status ls;
+    int stop = 0;
+    while ((ls = upload_next_line(u, &line)) != LINEBUF_NEED_MORE) {
+        if (stop)
+            continue;
+        if (ls != LINEBUF_LINE) {
+            linebuf_report(&u->lb, ls, &line, &p);
+            continue;
+        }
+        if (line.len == 0)
+            continue;
+        long bad = 0;
+        if (csv_split(&row, line.text, line.len, ',', &bad) != 0) {
+            problems_add_line(&p, line.lineno, bad, "",
+                              "unterminated quote, text after a closing quote, or more than %d "
+                              "cells",
+                              CSV_MAX_CELLS);
+            stop = !sky.have_header;
+            continue;
+        }
+        if (skypilot_feed(&sky, &row, line.lineno, &p) != 0)
+            stop = 1;
+    }
+    upload_drain(u);
+    if (upload_reply_transport_fault(u))
+        goto out;
+    if (!sky.have_header && !p.total)
+        problems_add_line(&p, 1, 0, "", "the catalog is empty: it needs a header line");
+    else if (!p.total && sky.n == 0)
+        problems_add_line(&p, 2, 0, "", "the catalog has no GPU offers (%ld CPU-only rows)",
+                          sky.skipped_cpu_only);
+    if (p.total) {
+        resp_invalid(r, &p, "The catalog has faults (nothing was stored): see errors.");
+        goto out;
+    }
+    docs = skypilot_offers_json(&sky, provider, currency);
+    char id[37], sha[65];
+    store_new_uuid(id);
+    upload_digest_hex(u, sha);
+    rec = docs ? ev_upload_record(r, id, "offers", NULL, "skypilot", u->bytes, sha) : NULL;
+    if (!rec) {
+        resp_problem(r, 503, "unavailable", "Service unavailable", "out of memory");
+        goto out;
+    }
+    json_object_set_new(rec, "lines", json_integer(u->lb.lineno));
+    json_object_set_new(rec, "skipped",
+                        json_integer(sky.skipped_cpu_only + sky.skipped_fractional +
+                                     sky.skipped_unpriced + sky.skipped_unknown_memory));
+    json_object_set_new(rec, "summary", catalog_counts(&sky, provider));
+    struct audit_actor who;
+    enum store_status st = store_offer_import(r->app->store, req_actor(r, &who), docs, rec, &out);
+    if (st != STORE_OK) {
+        resp_store_error(r, st, "offer");
+        goto out;
+    }
+    json_object_set_new(out, "id", json_string(id));
+    json_object_update(out, json_object_get(rec, "summary"));
+    json_int_t stored = json_integer_value(json_object_get(out, "stored"));
+    idem_reply(r, &idem, stored > 0 ? 201 : 200, out);
+    out = NULL;
+out:
+    idem_end(r, &idem);
+    json_decref(out);
+    json_decref(rec);
+    json_decref(docs);
+    upload_stream_free(u);
+    csv_row_free(&row);
+    skypilot_reader_free(&sky);
+    problems_free(&p);
+}
+
 static void offer_get(struct req *r)
 {
     json_t *o = NULL;
@@ -319,6 +468,8 @@ const struct route offer_routes[] = {
     {"GET", "/api/v1/offers", offer_list, ROLES_USERS, 0,
      "limit cursor from to provider gpu_model purchase_option q"},
     {"POST", "/api/v1/offers", offer_create, ROLE_OWNER | ROLE_ADMIN, ROUTE_STREAM_BODY, NULL},
+    {"POST", "/api/v1/offers/import", offer_import, ROLE_OWNER | ROLE_ADMIN, ROUTE_STREAM_BODY,
+     "format provider currency"},
     {"GET", "/api/v1/offers/{id}", offer_get, ROLES_USERS, 0, NULL},
     {NULL, NULL, NULL, 0, 0, NULL},
 };

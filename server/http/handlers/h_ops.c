@@ -14,7 +14,7 @@ static void healthz(struct req *r)
 /* Ready only when the database answers and every migration on disk is applied. */
 static void readyz(struct req *r)
 {
-    char why[256] = "";
+    char why[640] = ""; /* the log's evidence is up to 512 bytes */
     enum store_status st = store_ready(r->app->store, r->app->cfg->migrations_dir, why, sizeof why);
     if (st != STORE_OK) {
         resp_problem(r, 503, "not-ready", "Not ready", "%s", why[0] ? why : "database unavailable");

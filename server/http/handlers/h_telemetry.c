@@ -5,7 +5,11 @@
  * benchmark (same GPU and timestamp) is counted, not stored again. The summary is computed on the
  * fly (constant memory); the benchmark's duty cycle and memory peak, when the benchmark did not
  * give them, are derived from all its samples into a separate table (benchmarks themselves are
- * immutable). GET /benchmarks/{id}/telemetry lists the uploads with their summaries. */
+ * immutable). GET /benchmarks/{id}/telemetry lists the uploads with their summaries.
+ *
+ * ?at=TIME (dcgm only) is the scrape time of lines without a Prometheus timestamp, which the
+ * DCGM exporter never prints: `capledger import telemetry --from-url` sends each scrape with it,
+ * so every sample has a time and a retried scrape is counted as duplicates, not stored twice. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,9 +75,10 @@ static int on_sample(const struct telemetry_sample *s, void *ctx)
 }
 
 struct tele_params {
-    char format[16], idle[32], force[8];
-    const char *format_p;
+    char format[16], idle[32], force[8], at[TIMEFMT_UTC_LEN];
+    const char *format_p, *at_p;
     int force_on;
+    int64_t at_ms;
     double idle_below;
     struct upload_params up;
 };
@@ -84,6 +89,15 @@ static int read_params(struct req *r, struct tele_params *q, struct problems *p)
     q->format_p = ev_query(r, "format", EVQ_ENUM, FORMATS, q->format, sizeof q->format, p);
     q->force_on = ev_query(r, "force", EVQ_BOOL, NULL, q->force, sizeof q->force, p) &&
                   strcmp(q->force, "true") == 0;
+    q->at_p = ev_query(r, "at", EVQ_TIME, NULL, q->at, sizeof q->at, p);
+    struct timefmt_fields at;
+    if (q->at_p && (!timefmt_parse(q->at_p, strlen(q->at_p), &at) ||
+                    timefmt_resolve_ms(&at, NULL, NULL, &q->at_ms) != 0))
+        q->at_p = NULL; /* cannot happen: ev_query normalised it */
+    if (q->at_p && q->format_p && strcmp(q->format_p, "dcgm") != 0)
+        problems_add(p, "?at",
+                     "query parameter at (the scrape time) applies to format=dcgm only: "
+                     "nvidia-smi and dmon print their own timestamps");
     q->idle_below = TELEMETRY_DEFAULT_IDLE_BELOW;
     if (ev_query(r, "idle_below", EVQ_TEXT, NULL, q->idle, sizeof q->idle, p) &&
         (!textnum_parse_double(q->idle, strlen(q->idle), &q->idle_below) ||
@@ -183,6 +197,17 @@ static void telemetry_upload(struct req *r)
         upload_peek(u, TELEMETRY_DETECT_BYTES, &head, &head_len);
         format = telemetry_detect_format(head, head_len);
     }
+    if (format != TELEMETRY_UNKNOWN && format != TELEMETRY_DCGM && q.at_p) {
+        upload_drain(u);
+        if (upload_reply_transport_fault(u))
+            goto out;
+        problems_add(&p, "?at",
+                     "query parameter at (the scrape time) applies to dcgm-exporter text only, "
+                     "and this upload reads as %s",
+                     telemetry_format_name(format));
+        resp_invalid(r, &p, NULL);
+        goto out;
+    }
     if (format == TELEMETRY_UNKNOWN) {
         upload_drain(u);
         if (upload_reply_transport_fault(u))
@@ -197,6 +222,8 @@ static void telemetry_upload(struct req *r)
         .fields = q.up.fields_p,
         .local_to_utc = q.up.has_tz ? upload_tz_local_to_utc : NULL,
         .tz_ctx = q.up.has_tz ? &q.up.tz : NULL,
+        .has_at = q.at_p != NULL,
+        .at_ms = q.at_ms,
     };
     if (telemetry_reader_init(&rd, format, &opt, on_sample, &in, &errs) != 0) {
         upload_drain(u);
@@ -280,6 +307,8 @@ static void telemetry_upload(struct req *r)
     json_object_set_new(rec, "summary", json_incref(summary));
     json_object_set_new(rec, "warnings", json_incref(warnings));
     json_t *params = json_pack("{s:f, s:b}", "idle_below", q.idle_below, "force", q.force_on);
+    if (q.at_p)
+        json_object_set_new(params, "at", json_string(q.at_p));
     upload_params_json(&q.up, params);
     json_object_set_new(rec, "params", params);
     struct audit_actor who;
@@ -331,6 +360,6 @@ const struct route telemetry_routes[] = {
     {"GET", "/api/v1/benchmarks/{id}/telemetry", telemetry_list, ROLES_USERS, 0,
      "limit cursor from to"},
     {"POST", "/api/v1/benchmarks/{id}/telemetry", telemetry_upload, ROLE_OWNER | ROLE_TEAM,
-     ROUTE_STREAM_BODY, "format idle_below fields tz atomic force"},
+     ROUTE_STREAM_BODY, "format idle_below fields tz atomic force at"},
     {NULL, NULL, NULL, 0, 0, NULL},
 };
