@@ -116,6 +116,14 @@ extern const struct route series_routes[];
 /* ----- responses (each writes the whole reply in one mg_write) ----- */
 void resp_json(struct req *r, int status, json_t *body_stolen);
 void resp_json_etag(struct req *r, int status, json_t *body_stolen, const char *etag);
+/* A reply whose body is written as it is made (Transfer-Encoding: chunked): begin sends the
+ * status and headers (NULL when out of memory or already answered), write buffers and sends
+ * chunks (returns -1 once the client is gone), end sends the last chunk when complete, or
+ * else closes the connection without it so that the client sees the body cut short. */
+struct resp_stream;
+struct resp_stream *resp_stream_begin(struct req *r, int status, const char *content_type);
+int resp_stream_write(struct resp_stream *s, const char *bytes, size_t len);
+void resp_stream_end(struct resp_stream *s, int complete);
 void resp_bytes(struct req *r, int status, const char *content_type, const char *body, size_t len,
                 const char *extra_headers);
 /* RFC 9457 problem+json. type_slug becomes "https://capledger.dev/problems/<slug>". */
