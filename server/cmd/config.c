@@ -98,7 +98,11 @@ static const struct config_var VARS[] = {
     {"CAPLEDGER_DATABASE_URL", CONFIG_CONNINFO, 0, 0, "dbname=capledger", FIELD(database_url),
      "libpq conninfo or URL of the database (else what $CAPLEDGER_VAR_DIR/capledger.env says)"},
     {"CAPLEDGER_READ_DATABASE_URL", CONFIG_CONNINFO, 0, 0, NULL, FIELD(read_database_url),
-     "optional read replica for the usage and idle reports"},
+     "optional hot standby: reports and read-only GETs read from it when it has replayed the "
+     "caller's writes (else the primary)"},
+    {"CAPLEDGER_READ_WAIT_MS", CONFIG_INT, 0, 5000, "100", FIELD(read_wait_ms),
+     "serve: how long a read waits for the standby to replay the caller's writes, ms (then it "
+     "reads the primary)"},
     {"CAPLEDGER_VAR_DIR", CONFIG_TEXT, 0, 0, "var", NO_FIELD,
      "where scripts/run keeps its cluster, key and capledger.env (read by every command)"},
     {"CAPLEDGER_LISTEN", CONFIG_TEXT, 0, 0, "127.0.0.1:8080", FIELD(listen),
@@ -140,6 +144,12 @@ static const struct config_var VARS[] = {
      "this (0: never)"},
     {"CAPLEDGER_DRIFT_SWEEP_S", CONFIG_INT, 0, 86400, "60", FIELD(drift_sweep_s),
      "serve: seconds between background drift checks (0: none)"},
+    {"CAPLEDGER_PARTITIONS_AHEAD", CONFIG_INT, 1, 120, "3", FIELD(partitions_ahead),
+     "serve: months after the current one whose run and telemetry partitions exist (checked at "
+     "start and hourly)"},
+    {"CAPLEDGER_RETENTION_MONTHS", CONFIG_INT, 0, 1200, "0", FIELD(retention_months),
+     "serve: drop run and telemetry months that ended this many whole months before the "
+     "current one (0: keep everything)"},
     {"CAPLEDGER_WEBHOOK_TIMEOUT_S", CONFIG_REAL, 0.1, 300, "10", FIELD(webhook_timeout_s),
      "serve: one webhook delivery attempt, connecting included, seconds"},
     {"CAPLEDGER_WEBHOOK_RETRY_BASE_S", CONFIG_REAL, 0.01, 3600, "15", FIELD(webhook_retry_base_s),

@@ -9,6 +9,7 @@ struct config {
     const char *database_url;
     const char *database_url_source; /* "the environment", the env file's path, or the default */
     const char *read_database_url;   /* NULL: reports read the primary */
+    int read_wait_ms;                /* reads wait this long for the standby (http/reads.h) */
     const char *listen;
     const char *static_dir;
     const char *migrations_dir;
@@ -27,6 +28,8 @@ struct config {
     int session_idle_s;          /* browser session idle expiry */
     int token_cache_ms;          /* how long a resolved API token is reused */
     int drift_sweep_s;           /* 0: no background drift check */
+    int partitions_ahead;        /* months after the current one with partitions made */
+    int retention_months;        /* 0: keep runs and samples for ever */
     double webhook_timeout_s;    /* one delivery attempt */
     double webhook_retry_base_s; /* the first backoff step */
     int webhook_deny_private;    /* refuse loopback and private addresses too */

@@ -21,6 +21,7 @@
 #include "http/http.h"
 #include "store/alerts.h"
 #include "store/ledger.h"
+#include "store/partitions.h"
 #include "store/users.h"
 
 /* Loads the server's Ed25519 key, creating it (mode 0600, with KEY.pub beside it) when the
@@ -124,6 +125,60 @@ static void *sweeper_run(void *arg)
     return NULL;
 }
 
+/* Time partitions (store_partitions_maintain): at start, then every hour. A failure is logged
+ * and retried an hour later; uploads never wait for it (rows no partition covers go to the
+ * default partition). */
+struct maintainer {
+    pthread_t thread;
+    struct store *store;
+    int ahead;
+    int retention_months;
+    volatile sig_atomic_t stop;
+};
+
+static void partitions_maintain(struct maintainer *m)
+{
+    json_t *done = NULL;
+    char why[512];
+    enum store_status st =
+        store_partitions_maintain(m->store, m->ahead, m->retention_months, &done, why, sizeof why);
+    if (st != STORE_OK) {
+        json_t *line =
+            json_pack("{s:s, s:s, s:s, s:s}", "level", "warn", "msg",
+                      "partition maintenance failed", "status", store_status_name(st), "why", why);
+        char *text = line ? json_dumps(line, JSON_COMPACT) : NULL;
+        fprintf(stderr, "%s\n", text ? text : "{\"level\":\"warn\"}");
+        free(text);
+        json_decref(line);
+        return;
+    }
+    json_t *created = json_object_get(done, "created");
+    json_t *dropped = json_object_get(done, "dropped");
+    if (json_array_size(created) || json_array_size(dropped)) {
+        json_t *line = json_pack("{s:s, s:s, s:O, s:O}", "level", "info", "msg", "partitions",
+                                 "created", created, "dropped", dropped);
+        char *text = line ? json_dumps(line, JSON_COMPACT) : NULL;
+        if (text)
+            fprintf(stderr, "%s\n", text);
+        free(text);
+        json_decref(line);
+    }
+    json_decref(done);
+}
+
+static void *maintainer_run(void *arg)
+{
+    struct maintainer *m = arg;
+    for (int waited = 0; !m->stop; waited++) {
+        sleep(1);
+        if (waited + 1 < 3600)
+            continue;
+        waited = -1;
+        partitions_maintain(m);
+    }
+    return NULL;
+}
+
 int cmd_serve(int argc, char **argv)
 {
     struct config cfg;
@@ -147,6 +202,11 @@ int cmd_serve(int argc, char **argv)
                         "https://HOST[:PORT]\n");
         return 2;
     }
+    char witnesses_why[256];
+    if (cosign_check(cfg.witnesses, witnesses_why, sizeof witnesses_why) != 0) {
+        fprintf(stderr, "capledger: %s\n", witnesses_why);
+        return 2;
+    }
     threadstack_set_min((size_t)cfg.thread_stack_kb << 10);
     if (cfg.conn_reserve > cfg.threads / 2)
         cfg.conn_reserve = cfg.threads / 2;
@@ -165,6 +225,21 @@ int cmd_serve(int argc, char **argv)
     if (!store)
         return 1;
     char log_why[512];
+    /* The largest checkpoint this server signed or observed, kept beside its key, outside the
+     * database (docs/auditors.md: what a rewound database cannot hide). */
+    size_t state_len = strlen(cfg.key_file) + sizeof ".state";
+    char *state_path = malloc(state_len);
+    if (state_path)
+        snprintf(state_path, state_len, "%s.state", cfg.key_file);
+    snprintf(log_why, sizeof log_why, "out of memory");
+    int state_rc =
+        state_path ? store_log_state_open(store, state_path, log_why, sizeof log_why) : -1;
+    free(state_path);
+    if (state_rc != 0) {
+        fprintf(stderr, "capledger: %s\n", log_why);
+        store_close(store);
+        return 1;
+    }
     if (store_log_init(store, cfg.log_origin, sk, log_why, sizeof log_why) != STORE_OK) {
         fprintf(stderr, "capledger: %s\n", log_why);
         store_close(store);
@@ -193,10 +268,17 @@ int cmd_serve(int argc, char **argv)
         .session_idle_s = cfg.session_idle_s,
         .token_cache_ms = cfg.token_cache_ms,
     };
-    /* Reports may read from a replica; it is never migrated (it follows the primary). */
+    /* Reports and read-only GETs may read from a hot standby; it is never migrated (it follows
+     * the primary). */
     struct store *replica =
         cfg.read_database_url ? store_open(cfg.read_database_url, cfg.pool_size) : NULL;
     hc.read_store = replica;
+    hc.read_wait_ms = cfg.read_wait_ms;
+    /* Before listening, so a server that answers has this month's partitions and its retention
+     * applied. */
+    struct maintainer mt = {
+        .store = store, .ahead = cfg.partitions_ahead, .retention_months = cfg.retention_months};
+    partitions_maintain(&mt);
     mg_init_library(0);
     char why[256] = "";
     struct http_server *srv = http_start(&hc, store, why, sizeof why);
@@ -210,6 +292,7 @@ int cmd_serve(int argc, char **argv)
             "{\"level\":\"info\",\"msg\":\"listening\",\"listen\":\"%s\",\"version\":\"%s\","
             "\"threads\":%d,\"worker_stack_bytes\":%zu}\n",
             cfg.listen, CAPLEDGER_VERSION, cfg.threads, http_worker_stack_bytes());
+    int maintaining = pthread_create(&mt.thread, NULL, maintainer_run, &mt) == 0;
     struct sweeper sw = {.store = store, .interval_s = cfg.drift_sweep_s};
     int sweeping = sw.interval_s > 0 && pthread_create(&sw.thread, NULL, sweeper_run, &sw) == 0;
     struct deliver_config dc = {
@@ -234,6 +317,10 @@ int cmd_serve(int argc, char **argv)
     sigwait(&stop, &sig);
     cosign_stop(cosigner);
     deliver_stop(deliverer);
+    if (maintaining) {
+        mt.stop = 1;
+        pthread_join(mt.thread, NULL);
+    }
     if (sweeping) {
         sw.stop = 1;
         pthread_join(sw.thread, NULL);

@@ -14,6 +14,7 @@
 #include <civetweb.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <jansson.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -165,11 +166,23 @@ static int add_checkpoint(struct mg_connection *conn, void *data)
         snprintf(text, sizeof text, "%s\n", status == 500 ? "cannot record the state" : v.why);
         reply(conn, status, "text/plain", text);
     }
-    if (status == 409 || status == 422)
-        fprintf(stderr,
-                "{\"level\":\"warn\",\"msg\":\"refused a checkpoint\",\"origin\":\"%s\","
-                "\"status\":%d,\"why\":\"%s\",\"cosigned_size\":%" PRIu64 "}\n",
-                w->logs[log].name, status, v.why, known);
+    if (status == 409 || status == 422) {
+        /* The evidence: the refused checkpoint's signed note as it was sent (public data). */
+        json_t *ev = json_pack("{s:s, s:s, s:s, s:i, s:s, s:I, s:s%}", "level", "warn", "msg",
+                               "refused a checkpoint", "origin", w->logs[log].name, "status",
+                               status, "why", v.why, "cosigned_size", (json_int_t)known,
+                               "checkpoint", cp + 2, strlen(cp + 2));
+        char *text = ev ? json_dumps(ev, JSON_COMPACT) : NULL;
+        if (text)
+            fprintf(stderr, "%s\n", text);
+        else /* not UTF-8: the note cannot be a JSON string */
+            fprintf(stderr,
+                    "{\"level\":\"warn\",\"msg\":\"refused a checkpoint\",\"status\":%d,"
+                    "\"cosigned_size\":%" PRIu64 ",\"checkpoint\":null}\n",
+                    status, known);
+        free(text);
+        json_decref(ev);
+    }
     free(line);
     free(body);
     return status;

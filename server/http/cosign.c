@@ -12,6 +12,7 @@
 
 #include "core/ledger/codec.h"
 #include "core/ledger/witness.h"
+#include "store/alerts.h"
 #include "store/ledger.h"
 
 #define MAX_WITNESSES 16
@@ -114,6 +115,34 @@ static void backoff(struct cosigner *c, struct target *t, const char *what)
 static void handle_answer(struct cosigner *c, struct target *t, long long size, long long known,
                           const char *note, long status, const struct buffer *answer);
 
+/* A witness that refuses the log's checkpoint because of what it cosigned before (409 with a
+ * larger size, or 422: the proof does not verify against its view) saw another history of this
+ * log: not a hiccup to retry quietly, but evidence of a fork. Logged with the checkpoint, and
+ * a log_integrity alert for owners and admins (one per witness, size and answer). */
+static void refused(struct cosigner *c, struct target *t, long long size, const char *note,
+                    const char *why)
+{
+    const char *nl = strchr(note, '\n');
+    int origin_len = nl ? (int)(nl - note) : (int)strlen(note);
+    char message[512];
+    snprintf(message, sizeof message,
+             "Witness %s refused checkpoint %lld of %.*s: %s: it saw a different history of "
+             "this log. Compare the witness's state with the log's checkpoints: either the log "
+             "was rewound or forked, or the witness was shown another log under this key.",
+             t->key.name, size, origin_len, note, why);
+    json_t *line = json_pack("{s:s, s:s, s:s, s:s}", "level", "error", "msg",
+                             "a witness refused the log's checkpoint", "evidence", message,
+                             "checkpoint", note);
+    char *text = line ? json_dumps(line, JSON_COMPACT) : NULL;
+    if (text)
+        fprintf(stderr, "%s\n", text);
+    free(text);
+    json_decref(line);
+    if (store_alert_log_integrity_message(c->cfg.store, message) != STORE_OK)
+        fprintf(stderr, "{\"level\":\"error\",\"msg\":\"cannot record the log alert\"}\n");
+    backoff(c, t, "it refused the checkpoint: it saw a different history of this log");
+}
+
 /* One round for one witness: brings it to the latest checkpoint when it is behind. */
 static void push(struct cosigner *c, struct target *t, const json_t *head)
 {
@@ -210,9 +239,18 @@ static void handle_answer(struct cosigner *c, struct target *t, long long size, 
          * it saw, and only an operator can settle it). */
         char *end = NULL;
         long long theirs = strtoll(answer->data, &end, 10);
-        if (end == answer->data || theirs < 0 || theirs > size ||
-            store_log_witness_seen(c->cfg.store, t->vkey, theirs) != STORE_OK || theirs == known)
+        if (end != answer->data && theirs > size) {
+            char why[96];
+            snprintf(why, sizeof why, "it answered 409, having cosigned size %lld", theirs);
+            refused(c, t, size, note, why);
+        } else if (end == answer->data || theirs < 0 ||
+                   store_log_witness_seen(c->cfg.store, t->vkey, theirs) != STORE_OK ||
+                   theirs == known)
             backoff(c, t, "it refused the checkpoint (409): it cosigned another view of the log");
+    } else if (status == 422) {
+        refused(c, t, size, note,
+                "it answered 422: the consistency proof from the size it cosigned does not "
+                "verify against its view");
     } else {
         char what[160];
         snprintf(what, sizeof what, status ? "it answered %ld" : "no answer", status);
@@ -237,22 +275,15 @@ static void *run(void *arg)
     return NULL;
 }
 
-struct cosigner *cosign_start(const struct cosign_config *cfg, char *why, size_t why_size)
+/* Parses CAPLEDGER_WITNESSES into c->targets; 0, or -1 with *why set. */
+static int parse_witnesses(struct cosigner *c, const char *witnesses, char *why, size_t why_size)
 {
-    why[0] = '\0';
-    if (!cfg->witnesses || !*cfg->witnesses)
-        return NULL;
-    struct cosigner *c = calloc(1, sizeof *c);
-    char *list = strdup(cfg->witnesses);
-    if (!c || !list) {
+    char *list = strdup(witnesses);
+    if (!list) {
         snprintf(why, why_size, "out of memory");
-        goto fail;
+        return -1;
     }
-    c->cfg = *cfg;
-    if (c->cfg.timeout_s <= 0)
-        c->cfg.timeout_s = 5;
-    if (c->cfg.retry_max_s <= 0)
-        c->cfg.retry_max_s = 60;
+    int rc = 0;
     char *save = NULL;
     for (char *entry = strtok_r(list, ",", &save); entry; entry = strtok_r(NULL, ",", &save)) {
         while (*entry == ' ')
@@ -262,8 +293,12 @@ struct cosigner *cosign_start(const struct cosign_config *cfg, char *why, size_t
             continue;
         struct target *t = &c->targets[c->n];
         if (c->n == MAX_WITNESSES || !space) {
-            snprintf(why, why_size, "CAPLEDGER_WITNESSES: each entry is \"VKEY URL\"");
-            goto fail;
+            snprintf(why, why_size,
+                     "CAPLEDGER_WITNESSES: each entry is \"VKEY URL\" (at most %d entries, "
+                     "separated by commas)",
+                     MAX_WITNESSES);
+            rc = -1;
+            break;
         }
         *space = '\0';
         char *url = space + 1;
@@ -279,27 +314,57 @@ struct cosigner *cosign_start(const struct cosign_config *cfg, char *why, size_t
                      "CAPLEDGER_WITNESSES: \"%.80s\" is not a witness verifier key (type 0x04) "
                      "followed by an http(s) URL",
                      entry);
-            goto fail;
+            rc = -1;
+            break;
         }
         snprintf(t->vkey, sizeof t->vkey, "%s", entry);
         snprintf(t->url, sizeof t->url, "%s", url);
         c->n++;
     }
     free(list);
-    list = NULL;
-    if (c->n == 0) {
+    return rc;
+}
+
+int cosign_check(const char *witnesses, char *why, size_t why_size)
+{
+    why[0] = '\0';
+    if (!witnesses || !*witnesses)
+        return 0;
+    struct cosigner *c = calloc(1, sizeof *c);
+    if (!c) {
+        snprintf(why, why_size, "out of memory");
+        return -1;
+    }
+    int rc = parse_witnesses(c, witnesses, why, why_size);
+    free(c);
+    return rc;
+}
+
+struct cosigner *cosign_start(const struct cosign_config *cfg, char *why, size_t why_size)
+{
+    why[0] = '\0';
+    if (!cfg->witnesses || !*cfg->witnesses)
+        return NULL;
+    struct cosigner *c = calloc(1, sizeof *c);
+    if (!c) {
+        snprintf(why, why_size, "out of memory");
+        return NULL;
+    }
+    c->cfg = *cfg;
+    if (c->cfg.timeout_s <= 0)
+        c->cfg.timeout_s = 5;
+    if (c->cfg.retry_max_s <= 0)
+        c->cfg.retry_max_s = 60;
+    if (parse_witnesses(c, cfg->witnesses, why, why_size) != 0 || c->n == 0) {
         free(c);
         return NULL;
     }
     if (pthread_create(&c->thread, NULL, run, c) != 0) {
         snprintf(why, why_size, "cannot start the witness thread");
-        goto fail;
+        free(c);
+        return NULL;
     }
     return c;
-fail:
-    free(list);
-    free(c);
-    return NULL;
 }
 
 void cosign_stop(struct cosigner *c)

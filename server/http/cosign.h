@@ -23,5 +23,8 @@ struct cosigner;
  * (and NULL returned) when the list does not parse. */
 struct cosigner *cosign_start(const struct cosign_config *cfg, char *why, size_t why_size);
 void cosign_stop(struct cosigner *c);
+/* Whether `witnesses` (CAPLEDGER_WITNESSES) parses: 0, or -1 with *why naming the variable.
+ * serve checks it before anything starts, and refuses to start (exit 2) on a bad value. */
+int cosign_check(const char *witnesses, char *why, size_t why_size);
 
 #endif

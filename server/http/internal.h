@@ -45,12 +45,14 @@ struct principal {
 struct app {
     struct store *store;
     struct store *read_store; /* reports: a replica when configured, else the same as store */
+    struct reads *reads;      /* read routing to the standby (http/reads.h); NULL: none */
     const struct http_config *cfg;
     struct metrics *metrics;
     struct conns *conns;        /* the slow-client guard (http/conns.h); NULL when not listening */
     struct token_cache *tokens; /* resolved API tokens, fresh for token_cache_ms (core/auth) */
 };
 
+struct reads;
 struct req;
 typedef void (*handler_fn)(struct req *r);
 
@@ -86,9 +88,10 @@ struct req {
     int status;              /* status sent, 0 until a response is written */
     int close; /* the connection ends after the reply (framing fault, unread or broken body) */
     size_t bytes_out;
-    double started;   /* seconds, monotonic */
-    size_t body_read; /* body bytes read so far */
-    int handling;     /* the route's handler runs: an early fault reply drains a streamed body */
+    double started;    /* seconds, monotonic */
+    size_t body_read;  /* body bytes read so far */
+    int reads_pending; /* a write of this user is counted in flight (http/reads.h) */
+    int handling;      /* the route's handler runs: an early fault reply drains a streamed body */
 };
 
 /* Route tables of each handler file, joined by router.c. Terminated by a {NULL} entry. */
@@ -111,10 +114,19 @@ extern const struct route decision_routes[];
 extern const struct route log_routes[];
 extern const struct route alert_routes[];
 extern const struct route webhook_routes[];
+extern const struct route series_routes[];
 
 /* ----- responses (each writes the whole reply in one mg_write) ----- */
 void resp_json(struct req *r, int status, json_t *body_stolen);
 void resp_json_etag(struct req *r, int status, json_t *body_stolen, const char *etag);
+/* A reply whose body is written as it is made (Transfer-Encoding: chunked): begin sends the
+ * status and headers (NULL when out of memory or already answered), write buffers and sends
+ * chunks (returns -1 once the client is gone), end sends the last chunk when complete, or
+ * else closes the connection without it so that the client sees the body cut short. */
+struct resp_stream;
+struct resp_stream *resp_stream_begin(struct req *r, int status, const char *content_type);
+int resp_stream_write(struct resp_stream *s, const char *bytes, size_t len);
+void resp_stream_end(struct resp_stream *s, int complete);
 void resp_bytes(struct req *r, int status, const char *content_type, const char *body, size_t len,
                 const char *extra_headers);
 /* RFC 9457 problem+json. type_slug becomes "https://capledger.dev/problems/<slug>". */
@@ -148,6 +160,9 @@ typedef json_t *(*create_fn)(struct req *r, struct problems *p);
 void resp_create(struct req *r, create_fn make);
 /* The end of a read: 200 with row (stolen) when st is STORE_OK, else resp_store_error. */
 void resp_stored(struct req *r, enum store_status st, json_t *row_stolen, const char *what);
+/* 503, problem type log-inconsistent: this process found the decision log inconsistent and
+ * appends nothing more (decisions and key events alike). */
+void resp_log_inconsistent(struct req *r);
 
 /* ----- request helpers ----- */
 const char *req_header(struct req *r, const char *name);

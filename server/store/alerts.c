@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/validate.h"
+#include "store/ledger.h"
 #include "store/webhooks.h"
 
 #define ALERT_JSON                                                                                 \
@@ -20,20 +21,23 @@
     "'status', a.status, 'note', a.note, 'version', a.version, 'created_at', a.created_at, "       \
     "'updated_at', a.updated_at, 'updated_by', a.updated_by)"
 
-/* Latest decision per review, unless it stops the work or cites nothing, and unless every
- * metric has already been raised for it. */
+/* The latest decision of every review (by leaf index), unless every metric has already been
+ * raised for it. What the decision says (decide, chosen option, cited comparison, time) is
+ * read from its leaf afterwards (store_decision_get), never from the row. */
 static const char *SQL_CANDIDATES =
     "SELECT coalesce(json_agg(json_build_object('decision_id', d.id, 'review_id', r.id, "
-    "'owner', r.owner, 'threshold', r.drift_threshold, 'received_at', d.received_at, "
-    "'chosen_option', d.chosen_option, 'workload_ids', to_json(r.workload_ids), "
-    "'comparison_sha256', c.sha256, 'resolved', c.resolved, "
-    "'winner', coalesce(c.result->>'winner', c.result->'ranking'->>0), "
-    "'document', s.document)), '[]') "
-    "FROM review r CROSS JOIN LATERAL (SELECT * FROM decision x WHERE x.review_id = r.id "
+    "'owner', r.owner, 'threshold', r.drift_threshold, 'workload_ids', to_json(r.workload_ids)"
+    ")), '[]') "
+    "FROM review r CROSS JOIN LATERAL (SELECT x.id FROM decision x WHERE x.review_id = r.id "
     "ORDER BY x.leaf_index DESC LIMIT 1) d "
-    "JOIN comparison c ON c.sha256 = d.comparison_sha256[1] "
-    "LEFT JOIN scenario s ON s.id = c.scenario_id "
-    "WHERE d.decision <> 'stop' AND (SELECT count(*) FROM alert a WHERE a.decision_id = d.id) < 4";
+    "WHERE (SELECT count(*) FROM alert a WHERE a.decision_id = d.id) < 4";
+
+/* The comparison a decision's leaf cites first, with its scenario. */
+static const char *SQL_COMPARISON =
+    "SELECT json_build_object('comparison_sha256', c.sha256, 'resolved', c.resolved, "
+    "'winner', coalesce(c.result->>'winner', c.result->'ranking'->>0), "
+    "'document', s.document) FROM comparison c LEFT JOIN scenario s ON s.id = c.scenario_id "
+    "WHERE c.sha256 = $1";
 
 #define SINCE_RUNS                                                                                 \
     "FROM run x WHERE x.gpus > 0 AND x.submitted_at >= $2::timestamptz "                           \
@@ -309,6 +313,37 @@ static enum store_status sweep_one(struct store *s, const struct audit_actor *wh
     return st;
 }
 
+/* Fills a candidate with what its decision's leaf says (received_at, chosen_option) and the
+ * comparison the leaf cites first. STORE_NOT_FOUND when there is nothing to check: the decision
+ * stops the work, cites nothing, or its row differs from its leaf (then store_decision_get has
+ * logged it and alerted owners and admins, and nothing is computed from the edited row). */
+static enum store_status bind_candidate(struct store *s, json_t *cand)
+{
+    char fault[512];
+    json_t *d = NULL, *cmp = NULL;
+    enum store_status st = store_decision_get(
+        s, json_string_value(json_object_get(cand, "decision_id")), NULL, fault, sizeof fault, &d);
+    if (st != STORE_OK)
+        return st;
+    const char *decision = json_string_value(json_object_get(d, "decision"));
+    const char *cited =
+        json_string_value(json_array_get(json_object_get(d, "comparison_sha256"), 0));
+    if (fault[0] || !decision || strcmp(decision, "stop") == 0 || !cited) {
+        json_decref(d);
+        return STORE_NOT_FOUND;
+    }
+    const char *p[] = {cited};
+    st = store_json1(s, SQL_COMPARISON, 1, p, &cmp);
+    if (st == STORE_OK) {
+        json_object_update(cand, cmp);
+        json_object_set(cand, "received_at", json_object_get(d, "received_at"));
+        json_object_set(cand, "chosen_option", json_object_get(d, "chosen_option"));
+    }
+    json_decref(cmp);
+    json_decref(d);
+    return st;
+}
+
 enum store_status store_alert_sweep(struct store *s, const struct audit_actor *who, int *raised)
 {
     *raised = 0;
@@ -320,7 +355,13 @@ enum store_status store_alert_sweep(struct store *s, const struct audit_actor *w
     json_t *cand;
     json_array_foreach(cands, i, cand)
     {
-        st = sweep_one(s, who, cand, raised);
+        st = bind_candidate(s, cand);
+        if (st == STORE_NOT_FOUND) { /* a stop, no citation, or a row that differs from its leaf */
+            st = STORE_OK;
+            continue;
+        }
+        if (st == STORE_OK)
+            st = sweep_one(s, who, cand, raised);
         if (st != STORE_OK)
             break;
     }
@@ -361,6 +402,11 @@ enum store_status store_alert_log_integrity(struct store *s, const char *evidenc
              "Compare the latest checkpoint auditors or witnesses hold with the database before "
              "anything else.",
              evidence);
+    return store_alert_log_integrity_message(s, message);
+}
+
+enum store_status store_alert_log_integrity_message(struct store *s, const char *message)
+{
     const char *p[] = {message};
     struct store_conn *c = store_acquire(s, 2000);
     if (!c)

@@ -35,6 +35,10 @@ enum store_status store_alert_sweep(struct store *s, const struct audit_actor *w
 /* An alert of kind log_integrity for every enabled owner and admin, its message naming the
  * evidence (once per addressee and message). */
 enum store_status store_alert_log_integrity(struct store *s, const char *evidence) STORE_MUSTCHECK;
+/* The same alert with `message` as it is (for evidence that does not stop the log, such as a
+ * witness refusing a checkpoint because it cosigned another history). */
+enum store_status store_alert_log_integrity_message(struct store *s,
+                                                    const char *message) STORE_MUSTCHECK;
 
 /* Alerts: {id, kind, review_id, decision_id, owner, metric, assumed, observed,
  * relative_change, threshold, sample_size, evidence, message, status, note, version,

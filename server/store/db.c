@@ -9,6 +9,8 @@
 #include "store/store_private.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
 #include <libpq-fe.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -16,6 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+#include "core/ledger/codec.h"
+#include "core/ledger/note.h"
 
 #define RECONNECT_BACKOFF_MS 250
 #define CONNECT_TIMEOUT_S "3"
@@ -29,9 +35,20 @@ struct prepared {
     char *sql;       /* owned copy */
 };
 
+/* A checkpoint this connection's transaction signed: it becomes the store's seen checkpoint
+ * once (and only if) the transaction commits. */
+struct seen_pending {
+    int set;
+    char origin[NOTE_NAME_MAX + 1];
+    uint64_t size;
+    uint8_t root[32];
+};
+
 struct store_conn {
+    struct store *owner;
     PGconn *pg;
     int in_use;
+    struct seen_pending pending;
     struct prepared prepared[PREPARED_MAX];
     int nprepared;
     char sqlstate[6];
@@ -51,6 +68,11 @@ struct store {
     atomic_uint_fast64_t db_errors;
     atomic_uint_fast64_t reconnects;
     char *log_fault; /* the first evidence that the decision log is inconsistent (under lock) */
+    /* The largest checkpoint this process signed or observed, and its file (under seen_lock). */
+    pthread_mutex_t seen_lock;
+    char *seen_path;
+    int seen_set;
+    struct note_checkpoint seen;
 };
 
 static int64_t now_ms(void)
@@ -95,7 +117,10 @@ struct store *store_open(const char *conninfo, int pool_size)
         return NULL;
     }
     s->size = pool_size;
+    for (int i = 0; i < pool_size; i++)
+        s->slots[i].owner = s;
     pthread_mutex_init(&s->lock, NULL);
+    pthread_mutex_init(&s->seen_lock, NULL);
     pthread_cond_init(&s->freed, NULL);
     return s;
 }
@@ -114,6 +139,8 @@ void store_close(struct store *s)
     pthread_mutex_unlock(&s->lock);
     pthread_mutex_destroy(&s->lock);
     pthread_cond_destroy(&s->freed);
+    pthread_mutex_destroy(&s->seen_lock);
+    free(s->seen_path);
     free(s->slots);
     free(s->conninfo);
     free(s->log_fault);
@@ -136,6 +163,149 @@ bool store_log_fault(struct store *s, char *evidence, size_t size)
         snprintf(evidence, size, "%s", s->log_fault);
     pthread_mutex_unlock(&s->lock);
     return fault;
+}
+
+/* ---- the seen checkpoint (store.h: store_log_state_open) ---- */
+
+/* Reads a state file (a checkpoint body); 1 when read, 0 when absent, -1 when unreadable. */
+static int read_seen(const char *path, struct note_checkpoint *out)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return errno == ENOENT ? 0 : -1;
+    char text[NOTE_NAME_MAX + 128];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    int bad = ferror(f) || !feof(f);
+    fclose(f);
+    if (bad)
+        return -1;
+    text[n] = '\0';
+    return note_checkpoint_parse(text, n, out) == 0 ? 1 : -1;
+}
+
+/* Writes path atomically: a temporary file beside it, fsync, rename, fsync of the folder. */
+static int write_seen(const char *path, const struct note_checkpoint *cp)
+{
+    char *body = note_checkpoint_body(cp->origin, cp->size, cp->root);
+    size_t tmp_len = strlen(path) + 32;
+    char *tmp = malloc(tmp_len), *dir_copy = strdup(path);
+    int rc = -1, fd = -1;
+    if (!body || !tmp || !dir_copy)
+        goto out;
+    snprintf(tmp, tmp_len, "%s.tmp.%ld", path, (long)getpid());
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        goto out;
+    size_t len = strlen(body);
+    if (write(fd, body, len) != (ssize_t)len || fsync(fd) != 0)
+        goto out;
+    if (close(fd) != 0) {
+        fd = -1;
+        goto out;
+    }
+    fd = -1;
+    if (rename(tmp, path) != 0)
+        goto out;
+    int dfd = open(dirname(dir_copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        fsync(dfd);
+        close(dfd);
+    }
+    rc = 0;
+out:
+    if (fd >= 0)
+        close(fd);
+    if (rc != 0 && tmp)
+        unlink(tmp);
+    free(body);
+    free(tmp);
+    free(dir_copy);
+    return rc;
+}
+
+int store_log_state_open(struct store *s, const char *path, char *why, size_t why_size)
+{
+    struct note_checkpoint cp;
+    int got = read_seen(path, &cp);
+    if (got < 0) {
+        snprintf(why, why_size,
+                 "the log state file %s cannot be read or is not a checkpoint body (origin, "
+                 "size, base64 root): restore it, or move it away only if this server never "
+                 "signed for this log",
+                 path);
+        return -1;
+    }
+    pthread_mutex_lock(&s->seen_lock);
+    free(s->seen_path);
+    s->seen_path = strdup(path);
+    s->seen_set = got == 1;
+    if (got == 1)
+        s->seen = cp;
+    pthread_mutex_unlock(&s->seen_lock);
+    if (!s->seen_path) {
+        snprintf(why, why_size, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+const char *store__log_state_path(struct store *s)
+{
+    return s->seen_path ? s->seen_path : "(none)";
+}
+
+int store__log_seen(struct store *s, struct note_checkpoint *out)
+{
+    pthread_mutex_lock(&s->seen_lock);
+    int set = s->seen_set;
+    if (set)
+        *out = s->seen;
+    pthread_mutex_unlock(&s->seen_lock);
+    return set;
+}
+
+struct store *store__conn_store(struct store_conn *c)
+{
+    return c->owner;
+}
+
+void store__log_seen_advance(struct store *s, const char *origin, uint64_t size,
+                             const uint8_t root[32])
+{
+    pthread_mutex_lock(&s->seen_lock);
+    if (!s->seen_path) { /* no state file (tools other than serve): nothing is kept */
+        pthread_mutex_unlock(&s->seen_lock);
+        return;
+    }
+    /* Instances sharing the file keep the largest any of them wrote. */
+    struct note_checkpoint file;
+    int in_file = read_seen(s->seen_path, &file) == 1 && strcmp(file.origin, origin) == 0;
+    if (in_file && (!s->seen_set || file.size > s->seen.size)) {
+        s->seen = file;
+        s->seen_set = 1;
+    }
+    if (!s->seen_set || size > s->seen.size) {
+        snprintf(s->seen.origin, sizeof s->seen.origin, "%s", origin);
+        s->seen.size = size;
+        memcpy(s->seen.root, root, 32);
+        s->seen_set = 1;
+    }
+    int stale = !in_file || file.size != s->seen.size || memcmp(file.root, s->seen.root, 32) != 0;
+    if (stale && write_seen(s->seen_path, &s->seen) != 0)
+        fprintf(stderr,
+                "{\"level\":\"error\",\"msg\":\"cannot write the log state file\","
+                "\"path\":\"%s\",\"error\":\"%s\"}\n",
+                s->seen_path, strerror(errno));
+    pthread_mutex_unlock(&s->seen_lock);
+}
+
+void store__log_seen_pending(struct store_conn *c, const char *origin, uint64_t size,
+                             const uint8_t root[32])
+{
+    c->pending.set = 1;
+    snprintf(c->pending.origin, sizeof c->pending.origin, "%s", origin);
+    c->pending.size = size;
+    memcpy(c->pending.root, root, 32);
 }
 
 void store_stats(struct store *s, struct store_stats *out)
@@ -269,6 +439,7 @@ void store_release(struct store *s, struct store_conn *c)
 {
     if (!c)
         return;
+    c->pending.set = 0;
     if (c->pg) {
         /* Never hand back a connection in the middle of something: drain, and drop it when
          * it is broken or left inside a transaction. */
@@ -301,6 +472,12 @@ static enum store_status classify(struct store_conn *c, PGresult *r, struct stor
     snprintf(c->constraint, sizeof c->constraint, "%s", constraint ? constraint : "");
     snprintf(c->error, sizeof c->error, "%s", msg ? msg : "");
     if (PQstatus(c->pg) != CONNECTION_OK || !state)
+        return STORE_UNAVAILABLE;
+    /* On a hot standby, 40001 and 40P01 are a read cancelled by a conflict with recovery (WAL
+     * replay needed what it held): transient, answered as 503 so that the read is retried. */
+    const char *standby = PQparameterStatus(c->pg, "in_hot_standby");
+    if (standby && strcmp(standby, "on") == 0 &&
+        (strcmp(state, "40001") == 0 || strcmp(state, "40P01") == 0))
         return STORE_UNAVAILABLE;
     if (strcmp(state, "23505") == 0 || strcmp(state, "40001") == 0 || strcmp(state, "40P01") == 0)
         return STORE_CONFLICT;
@@ -441,11 +618,23 @@ enum store_status store_begin(struct store_conn *c)
 
 enum store_status store_commit(struct store_conn *c)
 {
-    return store_exec(c, "COMMIT", 0, NULL, NULL);
+    if (!c->pending.set)
+        return store_exec(c, "COMMIT", 0, NULL, NULL);
+    PGresult *r = NULL;
+    enum store_status st = run(c, "COMMIT", 0, NULL, &r);
+    /* A COMMIT of an aborted transaction succeeds as a ROLLBACK: only a real commit counts. */
+    int committed = st == STORE_OK && r && strcmp(PQcmdStatus(r), "COMMIT") == 0;
+    PQclear(r);
+    if (committed)
+        store__log_seen_advance(c->owner, c->pending.origin, c->pending.size, c->pending.root);
+    c->pending.set = 0;
+    return st;
 }
 
 void store_rollback(struct store_conn *c)
 {
+    if (c)
+        c->pending.set = 0;
     if (c && c->pg && PQtransactionStatus(c->pg) != PQTRANS_IDLE) {
         PGresult *r = PQexec(c->pg, "ROLLBACK");
         PQclear(r);

@@ -6,6 +6,7 @@
  * other leaves. */
 #include "store/ledger.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,8 @@
 #include "core/ledger/gate.h"
 #include "core/ledger/merkle.h"
 #include "core/ledger/note.h"
+#include "core/ledger/tile.h"
+#include "core/ledger/seen.h"
 #include "core/validate.h"
 #include "store/alerts.h"
 #include "store/reviews.h"
@@ -27,6 +30,15 @@
 /* PostgreSQL's base64 breaks lines every 76 characters; docs/ledger-format.md's has no line breaks.
  */
 #define B64(expr) "translate(encode(" expr ", 'base64'), E'\\n', '')"
+/* Key events are found in log_leaf itself (db/migrations/0056_log_leaf_key_events.sql has the
+ * index these two expressions use): a key event leaf begins with {"at": and its first
+ * "key_id":" is its key id. The log_key_event table is never what a check trusts. */
+#define KEY_EVENT_LEAF(leaf) "substring(" leaf " FROM 1 FOR 6) = '\\x7b226174223a'::bytea"
+#define KEY_EVENT_KEY(leaf)                                                                        \
+    "substring(" leaf " FROM position('\\x226b65795f6964223a22'::bytea IN " leaf ") + 10 FOR 64)"
+/* The key event leaves of key `key` (an SQL text expression), as a FROM-less condition on l. */
+#define KEY_EVENTS_OF(key)                                                                         \
+    KEY_EVENT_LEAF("l.leaf") " AND " KEY_EVENT_KEY("l.leaf") " = convert_to(" key ", 'UTF8')"
 
 static const char *SQL_INIT_HEAD =
     "INSERT INTO log_head (origin, verifier_key, size, root) VALUES ($1, $2, 0, decode($3, 'hex')) "
@@ -37,21 +49,26 @@ static const char *SQL_LOCK_HEAD =
 static const char *SQL_INSERT_CHECKPOINT =
     "INSERT INTO log_checkpoint (tree_size, root, note) VALUES ($1::bigint, decode($2, 'hex'), $3) "
     "ON CONFLICT (tree_size) DO NOTHING";
-/* What the stored checkpoints and leaves say about a head of size $1 (all index look-ups). */
+/* What the stored checkpoints and leaves say about a head of size $1, and the stored root of
+ * size $2 (the checkpoint this server remembers signing or observing; all index look-ups). */
 static const char *SQL_HEAD_EVIDENCE =
     "SELECT json_build_object('checkpoint_root', (SELECT encode(root, 'hex') FROM log_checkpoint "
     "WHERE tree_size = $1::bigint), 'latest_checkpoint', (SELECT max(tree_size) FROM "
-    "log_checkpoint), 'leaves', (SELECT coalesce(max(leaf_index) + 1, 0) FROM log_leaf))";
+    "log_checkpoint), 'leaves', (SELECT coalesce(max(leaf_index) + 1, 0) FROM log_leaf), "
+    "'seen_checkpoint_root', (SELECT encode(root, 'hex') FROM log_checkpoint WHERE tree_size = "
+    "$2::bigint))";
 static const char *SQL_LATEST_CHECKPOINT =
     "SELECT json_build_object('tree_size', tree_size, 'root', encode(root, 'hex')) "
     "FROM log_checkpoint ORDER BY tree_size DESC LIMIT 1";
-#define LEAF_PAGE 1000
+#define LEAF_PAGE 5000
+/* A page of leaves as one JSON string "<index>:<hex leaf>:<hex hash>,...", in index order: an order
+ * of magnitude cheaper to make and read than an array of objects. */
 static const char *SQL_LEAF_PAGE =
-    "SELECT coalesce(json_agg(json_build_object('i', leaf_index, 'leaf', " B64(
-        "leaf") ", "
-                "'hash', encode(leaf_hash, 'hex')) ORDER BY leaf_index), '[]') FROM (SELECT * FROM "
-                "log_leaf "
-                "WHERE leaf_index >= $1::bigint ORDER BY leaf_index LIMIT 1000) t";
+    "SELECT json_build_object('n', count(*), 'first', min(leaf_index), 'last', max(leaf_index), "
+    "'text', coalesce(string_agg(leaf_index || ':' || encode(leaf, 'hex') || ':' || "
+    "encode(leaf_hash, 'hex'), ',' "
+    "ORDER BY leaf_index), '')) FROM log_leaf WHERE leaf_index >= $1::bigint AND leaf_index < "
+    "$1::bigint + 5000";
 
 /* The signer's key, locked against revocation until this append commits. */
 static const char *SQL_SIGNER =
@@ -94,30 +111,144 @@ static const char *SQL_REVIEW_DECIDED =
     "UPDATE review SET status = 'decided', version = version + 1, updated_at = now() "
     "WHERE id = $1::uuid";
 
-#define DECISION_JSON                                                                              \
-    "json_build_object('id', d.id, 'review_id', d.review_id, 'decision', d.decision, "             \
-    "'chosen_option', d.chosen_option, 'comparison_sha256', to_json(d.comparison_sha256), "        \
-    "'supersedes', d.supersedes, 'superseded_by', (SELECT min(n.id::text) FROM decision n "        \
-    "WHERE n.supersedes = d.id), 'signer', d.signer, 'signer_key_id', d.signer_key_id, "           \
-    "'leaf_index', d.leaf_index, 'received_at', " UTC_MICROS(                                      \
-        "d.received_at") ", "                                                                      \
-                         "'record', d.record, 'signature', d.signature, "                          \
-                         "'leaf', (SELECT " B64(                                                   \
-                             "l.leaf") " FROM log_leaf l "                                         \
-                                       "WHERE l.leaf_index = d.leaf_index), "                      \
-                                       "'enrol_leaf', (SELECT " B64(                               \
-                                           "l.leaf") " FROM log_key_event e "                      \
-                                                     "JOIN log_leaf l ON l.leaf_index = "          \
-                                                     "e.leaf_index "                               \
-                                                     "WHERE e.key_id = d.signer_key_id AND "       \
-                                                     "e.kind = 'enrol'), "                         \
-                                                     "'successor_leaf', (SELECT " B64(             \
-                                                         "l.leaf") " FROM decision n "             \
-                                                                   "JOIN log_leaf l ON "           \
-                                                                   "l.leaf_index = n.leaf_index "  \
-                                                                   "WHERE n.supersedes = "         \
-                                                                   "d.id ORDER BY n.leaf_index "   \
-                                                                   "LIMIT 1))"
+#define DECISION_JSON                                                                                                                     \
+    "json_build_object('id', d.id, 'review_id', d.review_id, 'decision', d.decision, "                                                    \
+    "'chosen_option', d.chosen_option, 'comparison_sha256', to_json(d.comparison_sha256), "                                               \
+    "'supersedes', d.supersedes, 'superseded_by', (SELECT min(n.id::text) FROM decision n "                                               \
+    "WHERE n.supersedes = d.id), 'signer', d.signer, 'signer_key_id', d.signer_key_id, "                                                  \
+    "'leaf_index', d.leaf_index, 'received_at', " UTC_MICROS(                                                                             \
+        "d.received_at") ", "                                                                                                             \
+                         "'record', d.record, 'signature', d.signature, "                                                                 \
+                         "'leaf', (SELECT " B64("l.leaf") " FROM log_leaf l "                                                             \
+                                                          "WHERE l.leaf_index = d.leaf_index), "                                          \
+                                                          "'enrol_leaf', (SELECT " B64("l.leaf") " FROM log_leaf l WHERE " KEY_EVENTS_OF( \
+                                                              "d.signer_key_id") " ORDER BY "                                             \
+                                                                                 "l.leaf_index "                                          \
+                                                                                 "LIMIT 1), "                                             \
+                                                                                 "'successor_"                                            \
+                                                                                 "leaf', "                                                \
+                                                                                 "(SELECT " B64(                                          \
+                                                                                     "l.leaf") " "                                        \
+                                                                                               "F"                                        \
+                                                                                               "R"                                        \
+                                                                                               "O"                                        \
+                                                                                               "M"                                        \
+                                                                                               " "                                        \
+                                                                                               "d"                                        \
+                                                                                               "e"                                        \
+                                                                                               "c"                                        \
+                                                                                               "i"                                        \
+                                                                                               "s"                                        \
+                                                                                               "i"                                        \
+                                                                                               "o"                                        \
+                                                                                               "n"                                        \
+                                                                                               " "                                        \
+                                                                                               "n"                                        \
+                                                                                               " "                                        \
+                                                                                               "J"                                        \
+                                                                                               "O"                                        \
+                                                                                               "I"                                        \
+                                                                                               "N"                                        \
+                                                                                               " "                                        \
+                                                                                               "l"                                        \
+                                                                                               "o"                                        \
+                                                                                               "g"                                        \
+                                                                                               "_"                                        \
+                                                                                               "l"                                        \
+                                                                                               "e"                                        \
+                                                                                               "a"                                        \
+                                                                                               "f"                                        \
+                                                                                               " "                                        \
+                                                                                               "l"                                        \
+                                                                                               " "                                        \
+                                                                                               "O"                                        \
+                                                                                               "N"                                        \
+                                                                                               " "                                        \
+                                                                                               "l"                                        \
+                                                                                               "."                                        \
+                                                                                               "l"                                        \
+                                                                                               "e"                                        \
+                                                                                               "a"                                        \
+                                                                                               "f"                                        \
+                                                                                               "_"                                        \
+                                                                                               "i"                                        \
+                                                                                               "n"                                        \
+                                                                                               "d"                                        \
+                                                                                               "e"                                        \
+                                                                                               "x"                                        \
+                                                                                               " "                                        \
+                                                                                               "="                                        \
+                                                                                               " "                                        \
+                                                                                               "n"                                        \
+                                                                                               "."                                        \
+                                                                                               "l"                                        \
+                                                                                               "e"                                        \
+                                                                                               "a"                                        \
+                                                                                               "f"                                        \
+                                                                                               "_"                                        \
+                                                                                               "i"                                        \
+                                                                                               "n"                                        \
+                                                                                               "d"                                        \
+                                                                                               "e"                                        \
+                                                                                               "x"                                        \
+                                                                                               " "                                        \
+                                                                                               "W"                                        \
+                                                                                               "H"                                        \
+                                                                                               "E"                                        \
+                                                                                               "R"                                        \
+                                                                                               "E"                                        \
+                                                                                               " "                                        \
+                                                                                               "n"                                        \
+                                                                                               "."                                        \
+                                                                                               "s"                                        \
+                                                                                               "u"                                        \
+                                                                                               "p"                                        \
+                                                                                               "e"                                        \
+                                                                                               "r"                                        \
+                                                                                               "s"                                        \
+                                                                                               "e"                                        \
+                                                                                               "d"                                        \
+                                                                                               "e"                                        \
+                                                                                               "s"                                        \
+                                                                                               " "                                        \
+                                                                                               "="                                        \
+                                                                                               " "                                        \
+                                                                                               "d"                                        \
+                                                                                               "."                                        \
+                                                                                               "i"                                        \
+                                                                                               "d"                                        \
+                                                                                               " "                                        \
+                                                                                               "O"                                        \
+                                                                                               "R"                                        \
+                                                                                               "D"                                        \
+                                                                                               "E"                                        \
+                                                                                               "R"                                        \
+                                                                                               " "                                        \
+                                                                                               "B"                                        \
+                                                                                               "Y"                                        \
+                                                                                               " "                                        \
+                                                                                               "n"                                        \
+                                                                                               "."                                        \
+                                                                                               "l"                                        \
+                                                                                               "e"                                        \
+                                                                                               "a"                                        \
+                                                                                               "f"                                        \
+                                                                                               "_"                                        \
+                                                                                               "i"                                        \
+                                                                                               "n"                                        \
+                                                                                               "d"                                        \
+                                                                                               "e"                                        \
+                                                                                               "x"                                        \
+                                                                                               " "                                        \
+                                                                                               "L"                                        \
+                                                                                               "I"                                        \
+                                                                                               "M"                                        \
+                                                                                               "I"                                        \
+                                                                                               "T"                                        \
+                                                                                               " "                                        \
+                                                                                               "1"                                        \
+                                                                                               ")"                                        \
+                                                                                               ")"
 #define DECISION_VISIBLE(param)                                                                    \
     "(" param "::jsonb = 'null'::jsonb OR EXISTS (SELECT 1 FROM review r JOIN workload w "         \
     "ON w.id = ANY (r.workload_ids) WHERE r.id = d.review_id AND w.team IN "                       \
@@ -143,9 +274,6 @@ static const char *SQL_HEAD =
 static const char *SQL_ENTRIES = "SELECT coalesce(json_agg(" B64(
     "leaf") " ORDER BY leaf_index), '[]') FROM log_leaf "
             "WHERE leaf_index >= $1::bigint AND leaf_index < $2::bigint";
-static const char *SQL_LEAF_HASHES =
-    "SELECT to_json(coalesce(string_agg(encode(leaf_hash, 'hex'), '' ORDER BY leaf_index), '')) "
-    "FROM log_leaf WHERE leaf_index < $1::bigint";
 static const char *SQL_BUNDLE_KEYS =
     "SELECT coalesce(json_object_agg(k.key_id, json_build_object('public_key', " B64(
         "k.public_key") ", 'owner', u.username, 'revoked_at', "
@@ -237,11 +365,15 @@ static enum store_status head_consistent(struct store_conn *c, const json_t *hea
     evidence[0] = '\0';
     json_int_t n = json_integer_value(json_object_get(head, "size"));
     const char *root = text_of(head, "root");
-    char size_text[24];
+    struct store *s = store__conn_store(c);
+    struct note_checkpoint seen;
+    int has_seen = store__log_seen(s, &seen);
+    char size_text[24], seen_text[24];
     snprintf(size_text, sizeof size_text, "%lld", (long long)n);
-    const char *p[] = {size_text};
+    snprintf(seen_text, sizeof seen_text, "%llu", has_seen ? (unsigned long long)seen.size : 0ULL);
+    const char *p[] = {size_text, seen_text};
     json_t *facts = NULL;
-    enum store_status st = store_json(c, SQL_HEAD_EVIDENCE, 1, p, &facts);
+    enum store_status st = store_json(c, SQL_HEAD_EVIDENCE, 2, p, &facts);
     if (st != STORE_OK)
         return st;
     const char *cp_root = text_of(facts, "checkpoint_root");
@@ -270,8 +402,39 @@ static enum store_status head_consistent(struct store_conn *c, const json_t *hea
         snprintf(evidence, size,
                  "the log head's compact range folds to root %s, not to its root %s (size %lld)",
                  folded, root, (long long)n);
+    /* The database agrees with itself; it must also agree with what this server remembers
+     * (outside the database) having signed or observed: a deeper rewind — checkpoints and
+     * cosignatures deleted with the leaves — shows only here. */
+    if (!evidence[0] && has_seen) {
+        uint8_t head_root[MERKLE_HASH_BYTES], cp_at_seen[MERKLE_HASH_BYTES];
+        const char *seen_root = text_of(facts, "seen_checkpoint_root");
+        int have_cp =
+            seen_root && codec_hex_decode_exact(seen_root, cp_at_seen, sizeof cp_at_seen) == 0;
+        char why[400];
+        if (codec_hex_decode_exact(root, head_root, sizeof head_root) != 0)
+            snprintf(evidence, size, "the log head's root is not a hash");
+        else if (seen_check(seen.size, seen.root, (uint64_t)n, head_root,
+                            have_cp ? cp_at_seen : NULL, why, sizeof why) != 0)
+            snprintf(evidence, size, "%s (state file %s)", why, store__log_state_path(s));
+    }
     json_decref(facts);
     return STORE_OK;
+}
+
+/* Decodes the 2·n lower-case hex digits at text into out. Returns 0, or -1. */
+static int hex_span(const char *text, size_t n, uint8_t *out)
+{
+    for (size_t i = 0; i < 2 * n; i++) {
+        char ch = text[i];
+        int v = ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
+        if (v < 0)
+            return -1;
+        if (i % 2 == 0)
+            out[i / 2] = (uint8_t)(v << 4);
+        else
+            out[i / 2] |= (uint8_t)v;
+    }
+    return 0;
 }
 
 /* At start: the root recomputed from every stored leaf's bytes must be the latest checkpoint's,
@@ -279,12 +442,18 @@ static enum store_status head_consistent(struct store_conn *c, const json_t *hea
 static enum store_status leaves_consistent(struct store_conn *c, char *evidence, size_t size)
 {
     evidence[0] = '\0';
+    struct note_checkpoint seen;
+    int has_seen = store__log_seen(store__conn_store(c), &seen);
+    if (has_seen && seen.size == 0)
+        has_seen = 0; /* the empty tree: nothing to recompute */
     json_t *latest = NULL;
     enum store_status st = store_json(c, SQL_LATEST_CHECKPOINT, 0, NULL, &latest);
     if (st != STORE_OK)
         return st;
     uint64_t n = 0;
     struct merkle_frontier f = {.count = 0};
+    uint8_t *bytes = NULL;
+    size_t cap = 0;
     for (;;) {
         char start[24];
         snprintf(start, sizeof start, "%llu", (unsigned long long)n);
@@ -293,43 +462,76 @@ static enum store_status leaves_consistent(struct store_conn *c, char *evidence,
         st = store_json(c, SQL_LEAF_PAGE, 1, p, &page);
         if (st != STORE_OK)
             break;
-        size_t i;
-        json_t *row;
-        json_array_foreach(page, i, row)
-        {
-            if ((uint64_t)json_integer_value(json_object_get(row, "i")) != n) {
+        json_int_t page_leaves = json_integer_value(json_object_get(page, "n"));
+        const char *at = text_of(page, "text");
+        while (at && *at && st == STORE_OK && !evidence[0]) {
+            /* <index>:<hex leaf>:<hex hash> */
+            char *end = NULL;
+            unsigned long long index = strtoull(at, &end, 10);
+            const char *leaf_hex = end && *end == ':' ? end + 1 : NULL;
+            const char *hash_hex = leaf_hex ? strchr(leaf_hex, ':') : NULL;
+            if (!hash_hex || strlen(hash_hex + 1) < 2 * MERKLE_HASH_BYTES) {
+                st = STORE_ERROR;
+                break;
+            }
+            hash_hex++;
+            if (index != n) {
                 snprintf(evidence, size, "leaf %llu is missing from the stored leaves",
                          (unsigned long long)n);
                 break;
             }
-            const char *b64 = text_of(row, "leaf");
-            size_t b64_len = b64 ? strlen(b64) : 0;
-            uint8_t *bytes = malloc(b64_len / 4 * 3 + 1);
-            long len = bytes ? codec_b64_decode(b64, b64_len, bytes, b64_len / 4 * 3 + 1) : -1;
-            uint8_t hash[MERKLE_HASH_BYTES];
-            char hex[2 * MERKLE_HASH_BYTES + 1] = "";
-            if (len >= 0) {
-                merkle_leaf_hash(bytes, (size_t)len, hash);
-                codec_hex_encode(hash, sizeof hash, hex);
+            size_t leaf_len = (size_t)(hash_hex - 1 - leaf_hex) / 2;
+            if (leaf_len + 1 > cap) {
+                uint8_t *grown = realloc(bytes, leaf_len + 1);
+                if (!grown) {
+                    st = STORE_ERROR;
+                    break;
+                }
+                bytes = grown;
+                cap = leaf_len + 1;
             }
-            free(bytes);
-            if (len < 0) {
+            if (hex_span(leaf_hex, leaf_len, bytes) != 0) {
                 st = STORE_ERROR;
                 break;
             }
-            if (!text_of(row, "hash") || strcmp(hex, text_of(row, "hash")) != 0) {
+            uint8_t hash[MERKLE_HASH_BYTES];
+            char hex[2 * MERKLE_HASH_BYTES + 1];
+            merkle_leaf_hash(bytes, leaf_len, hash);
+            codec_hex_encode(hash, sizeof hash, hex);
+            if (strncmp(hex, hash_hex, 2 * MERKLE_HASH_BYTES) != 0) {
                 snprintf(evidence, size, "leaf %llu's stored hash is not the hash of its bytes",
                          (unsigned long long)n);
                 break;
             }
             merkle_frontier_append(&f, n, hash);
             n++;
+            /* The checkpoint this server remembers, below the latest (which is compared
+             * after the loop): its root over the stored leaves. */
+            if (has_seen && n == seen.size &&
+                (uint64_t)json_integer_value(json_object_get(latest, "tree_size")) != n) {
+                uint8_t r[MERKLE_HASH_BYTES];
+                merkle_frontier_root(&f, r);
+                if (memcmp(r, seen.root, sizeof r) != 0) {
+                    char got[2 * MERKLE_HASH_BYTES + 1], want[2 * MERKLE_HASH_BYTES + 1];
+                    codec_hex_encode(r, sizeof r, got);
+                    codec_hex_encode(seen.root, sizeof seen.root, want);
+                    snprintf(evidence, size,
+                             "the root over the first %llu stored leaves is %s, but this server "
+                             "signed or observed root %s for that size (state file %s)",
+                             (unsigned long long)n, got, want,
+                             store__log_state_path(store__conn_store(c)));
+                    break;
+                }
+            }
+            at = hash_hex + 2 * MERKLE_HASH_BYTES;
+            if (*at == ',')
+                at++;
         }
-        size_t got = json_array_size(page);
         json_decref(page);
-        if (st != STORE_OK || evidence[0] || got < LEAF_PAGE)
+        if (st != STORE_OK || evidence[0] || page_leaves < LEAF_PAGE)
             break;
     }
+    free(bytes);
     if (st == STORE_OK && !evidence[0]) {
         json_int_t cp_size = json_integer_value(json_object_get(latest, "tree_size"));
         char root[2 * MERKLE_HASH_BYTES + 1];
@@ -352,6 +554,31 @@ static enum store_status leaves_consistent(struct store_conn *c, char *evidence,
 }
 
 /* ---- start-up ---- */
+
+/* Under the head lock: the tiles must cover the head (built from the leaves when they do not:
+ * a log from before the tiles, migration 0070) and give its root. */
+static enum store_status tiles_at_start(struct store_conn *c, char *evidence, size_t size)
+{
+    json_t *head = NULL;
+    int rebuilt = 0;
+    enum store_status st = store_begin(c);
+    if (st == STORE_OK)
+        st = store_json(c, SQL_LOCK_HEAD, 0, NULL, &head);
+    uint64_t n = (uint64_t)json_integer_value(json_object_get(head, "size"));
+    if (st == STORE_OK)
+        st = store__tiles_ensure(c, n, text_of(head, "root") ? text_of(head, "root") : "", &rebuilt,
+                                 evidence, size);
+    if (st == STORE_OK && !evidence[0])
+        st = store_commit(c);
+    else
+        store_rollback(c);
+    if (st == STORE_OK && rebuilt)
+        fprintf(stderr,
+                "{\"level\":\"info\",\"msg\":\"log tiles built from the leaves\",\"size\":%llu}\n",
+                (unsigned long long)n);
+    json_decref(head);
+    return st;
+}
 
 static enum store_status log_unlogged_keys(struct store *s, const unsigned char *server_sk,
                                            char *fault, size_t fault_size);
@@ -412,16 +639,24 @@ enum store_status store_log_init(struct store *s, const char *origin,
         st = STORE_CONFLICT;
         goto out;
     }
+    struct note_checkpoint seen;
+    if (store__log_seen(s, &seen) && strcmp(seen.origin, origin) != 0) {
+        snprintf(why, why_size,
+                 "the log state file %s is of the log '%s', not of CAPLEDGER_LOG_ORIGIN '%s'",
+                 store__log_state_path(s), seen.origin, origin);
+        st = STORE_CONFLICT;
+        goto out;
+    }
     if (json_integer_value(json_object_get(head, "size")) == 0)
         st = sign_checkpoint(c, origin, 0, empty_root, server_sk, NULL);
-    if (st == STORE_OK)
-        st = store_commit(c);
     if (st != STORE_OK) {
         snprintf(why, why_size, "cannot record the log head: %s", store_status_name(st));
         goto out;
     }
     /* The head, the checkpoints and the leaves must agree; if not, the server starts but
-     * appends nothing and is not ready, so that an operator sees why. */
+     * appends nothing and is not ready, so that an operator sees why. The checks run before
+     * the commit, under the head's row lock: another instance appending meanwhile would
+     * otherwise move the checkpoints and leaves past the head read here (a false "rewound"). */
     struct merkle_frontier f;
     uint64_t size = (uint64_t)json_integer_value(json_object_get(head, "size"));
     if (merkle_frontier_parse(text_of(head, "frontier") ? text_of(head, "frontier") : "", size,
@@ -431,8 +666,19 @@ enum store_status store_log_init(struct store *s, const char *origin,
         st = head_consistent(c, head, &f, evidence, sizeof evidence);
     if (st == STORE_OK && !evidence[0])
         st = leaves_consistent(c, evidence, sizeof evidence);
+    if (st == STORE_OK && !evidence[0])
+        st = tiles_at_start(c, evidence, sizeof evidence);
     if (st != STORE_OK)
         snprintf(why, why_size, "cannot check the log: %s", store_status_name(st));
+    uint8_t head_root[MERKLE_HASH_BYTES];
+    if (st == STORE_OK && !evidence[0] && text_of(head, "root") &&
+        codec_hex_decode_exact(text_of(head, "root"), head_root, sizeof head_root) == 0)
+        store__log_seen_advance(s, origin, size, head_root); /* observed, and recomputed */
+    if (st == STORE_OK) {
+        st = store_commit(c);
+        if (st != STORE_OK)
+            snprintf(why, why_size, "cannot record the log head: %s", store_status_name(st));
+    }
 out:
     if (st != STORE_OK)
         store_rollback(c);
@@ -588,7 +834,8 @@ static enum store_status append_leaf_locked(struct store_conn *c, const json_t *
         goto out;
     uint8_t leaf_hash[MERKLE_HASH_BYTES], root[MERKLE_HASH_BYTES];
     merkle_leaf_hash((const uint8_t *)leaf, leaf_len, leaf_hash);
-    merkle_frontier_append(&f, size, leaf_hash);
+    struct tile_hash stored[TILE_LEVELS];
+    size_t stored_count = tile_append(&f, size, leaf_hash, stored);
     merkle_frontier_root(&f, root);
     frontier_text = merkle_frontier_hex(&f);
     if (!frontier_text)
@@ -600,11 +847,18 @@ static enum store_status append_leaf_locked(struct store_conn *c, const json_t *
     codec_hex_encode(root, sizeof root, root_hex);
     const char *pl[] = {index_text, leaf_b64, leaf_hex};
     st = store_exec(c, SQL_INSERT_LEAF, 3, pl, NULL);
+    /* The tiles grow in the same transaction, under the same lock. */
+    if (st == STORE_OK)
+        st = store__tiles_write(c, stored, stored_count, fault, fault_size);
+    if (st != STORE_OK || fault[0])
+        goto out;
     const char *ph[] = {size_text, root_hex, frontier_text};
     if (st == STORE_OK)
         st = store_exec(c, SQL_UPDATE_HEAD, 3, ph, NULL);
     if (st == STORE_OK)
         st = sign_checkpoint(c, origin, size + 1, root, server_sk, &note);
+    if (st == STORE_OK) /* remembered outside the database once the transaction commits */
+        store__log_seen_pending(c, origin, size + 1, root);
     if (st == STORE_CONFLICT) {
         snprintf(fault, fault_size, "a checkpoint of size %llu was already stored",
                  (unsigned long long)size + 1);
@@ -770,28 +1024,40 @@ static const char *SQL_KEY_FOR_EVENT = "SELECT json_build_object('public_key', "
                         "k.created_at") ", 'revoked_at', CASE WHEN k.revoked_at IS NOT "
                                         "NULL THEN " UTC_MICROS(
                                             "k.revoked_at") " END, 'logged', EXISTS (SELECT 1 FROM "
-                                                            "log_key_event "
-                                                            "e WHERE e.key_id = k.key_id AND "
-                                                            "e.kind = $2)) FROM signing_key k JOIN "
-                                                            "app_user u ON u.id = "
-                                                            "k.user_id WHERE k.key_id = $1";
+                                                            "log_leaf l WHERE " KEY_EVENTS_OF(
+                                                                "k.key_id") " AND position("
+                                                                            "convert_to('\"kind\":"
+                                                                            "\"key_' || $2 || "
+                                                                            "'\"', 'UTF8') IN "
+                                                                            "l.leaf) > 0)) FROM "
+                                                                            "signing_key k JOIN "
+                                                                            "app_user u ON u.id = "
+                                                                            "k.user_id WHERE "
+                                                                            "k.key_id = $1";
 static const char *SQL_INSERT_KEY_EVENT =
     "INSERT INTO log_key_event (key_id, kind, leaf_index) VALUES ($1, $2, $3::bigint)";
 /* Keys the log does not enrol yet, or whose revocation it does not record yet, oldest first. */
 static const char *SQL_KEYS_UNLOGGED =
     "SELECT coalesce(json_agg(json_build_object('key_id', k.key_id, 'revoked', k.revoked_at IS "
     "NOT NULL) ORDER BY k.created_at, k.key_id), '[]') FROM signing_key k WHERE (NOT EXISTS "
-    "(SELECT 1 FROM log_key_event e WHERE e.key_id = k.key_id AND e.kind = 'enrol') AND "
-    "k.created_at <= (SELECT keys_before FROM log_key_backfill)) OR "
-    "(k.revoked_at IS NOT NULL AND NOT EXISTS (SELECT 1 FROM log_key_event e WHERE e.key_id = "
-    "k.key_id AND e.kind = 'revoke'))";
-/* The leaves that enrolled and revoked a key, for the check at append time. */
+    "(SELECT 1 FROM log_leaf l WHERE " KEY_EVENTS_OF(
+        "k.key_id") " AND position('\"kind\":"
+                    "\"key_enrol\"' IN convert_from(l.leaf, 'UTF8')) > 0) AND "
+                    "k.created_at <= (SELECT keys_before FROM log_key_backfill)) OR "
+                    "(k.revoked_at IS NOT NULL AND NOT EXISTS (SELECT 1 FROM log_leaf l "
+                    "WHERE " KEY_EVENTS_OF("k.key_id") " AND position('\"kind\":\"key_revoke\"' IN "
+                                                       "convert_from(l.leaf, "
+                                                       "'UTF8')) > 0))";
+/* The leaves that enrolled and revoked a key, for the check at append time: found in log_leaf
+ * (never through the log_key_event index, which a superuser can edit), with what the index
+ * says, which must agree. */
 static const char *SQL_KEY_LEAVES =
-    "SELECT coalesce(json_agg(json_build_object('i', l.leaf_index, 'leaf', " B64(
-        "l.leaf") ") "
-                  "ORDER BY l.leaf_index), '[]') FROM log_key_event e JOIN log_leaf l ON "
-                  "l.leaf_index = "
-                  "e.leaf_index WHERE e.key_id = $1";
+    "SELECT json_build_object('leaves', (SELECT coalesce(json_agg(json_build_object('i', "
+    "l.leaf_index, 'leaf', " B64("l.leaf") ") ORDER BY l.leaf_index), '[]') FROM log_leaf l "
+                                           "WHERE " KEY_EVENTS_OF(
+                                               "$1") "), 'indexed', (SELECT coalesce(json_agg(e."
+                                                     "leaf_index ORDER BY e.leaf_index), '[]') "
+                                                     "FROM log_key_event e WHERE e.key_id = $1))";
 
 enum store_status store__log_key_event(struct store_conn *c, const char *key_id, const char *kind,
                                        const unsigned char *server_sk, char *fault,
@@ -872,10 +1138,27 @@ static enum store_status check_signer_in_log(struct store_conn *c, const char *k
                                              const char *public_key, struct problems *p)
 {
     const char *params[] = {key_id};
-    json_t *leaves = NULL;
-    enum store_status st = store_json(c, SQL_KEY_LEAVES, 1, params, &leaves);
+    json_t *found = NULL;
+    enum store_status st = store_json(c, SQL_KEY_LEAVES, 1, params, &found);
     if (st != STORE_OK)
         return st;
+    const json_t *leaves = json_object_get(found, "leaves");
+    /* The index must point at exactly these leaves; the leaves decide either way. */
+    json_t *at = json_array();
+    size_t j;
+    json_t *one;
+    json_array_foreach(leaves, j, one) json_array_append(at, json_object_get(one, "i"));
+    if (!json_equal(at, json_object_get(found, "indexed"))) {
+        char *a = json_dumps(at, JSON_COMPACT);
+        char *b = json_dumps(json_object_get(found, "indexed"), JSON_COMPACT);
+        fprintf(stderr,
+                "{\"level\":\"error\",\"msg\":\"the key event index differs from the log's "
+                "leaves (the leaves decide)\",\"key_id\":\"%s\",\"leaves\":%s,\"indexed\":%s}\n",
+                key_id, a ? a : "null", b ? b : "null");
+        free(a);
+        free(b);
+    }
+    json_decref(at);
     struct keylog *k = keylog_new();
     char why[512] = "";
     size_t i;
@@ -912,7 +1195,7 @@ static enum store_status check_signer_in_log(struct store_conn *c, const char *k
         problems_add(p, "/record/signer_key_id", "the log does not let this key sign: %s",
                      why[0] ? why : "out of memory");
     keylog_free(k);
-    json_decref(leaves);
+    json_decref(found);
     return STORE_OK;
 }
 
@@ -1189,56 +1472,28 @@ enum store_status store_log_entries(struct store *s, long long start, long long 
     return *out ? STORE_OK : STORE_ERROR;
 }
 
-/* The leaf hashes of the first n leaves (malloc'd array), or NULL with *st set. */
-static uint8_t (*leaf_hashes(struct store *s, long long n,
-                             enum store_status *st))[MERKLE_HASH_BYTES]
+/* A proof from the stored tiles (ledger_tiles.c): O(log n) hashes read. */
+static enum store_status tile_proof(struct store *s, enum store_tile_proof kind, long long n,
+                                    long long m, uint8_t (*proof)[MERKLE_HASH_BYTES], size_t *len)
 {
-    char size_text[24];
-    snprintf(size_text, sizeof size_text, "%lld", n);
-    const char *p[] = {size_text};
-    json_t *hex = NULL;
-    *st = store_json1(s, SQL_LEAF_HASHES, 1, p, &hex);
-    if (*st != STORE_OK)
-        return NULL;
-    const char *text = json_string_value(hex);
-    uint8_t(*hashes)[MERKLE_HASH_BYTES] = malloc(((size_t)n + 1) * MERKLE_HASH_BYTES);
-    if (!text || !hashes || strlen(text) != (size_t)n * 2 * MERKLE_HASH_BYTES) {
-        /* Fewer stored leaves than the size asked for: a gap the database should refuse. */
-        *st = STORE_ERROR;
-        free(hashes);
-        json_decref(hex);
-        return NULL;
-    }
-    for (long long i = 0; i < n; i++) {
-        char part[2 * MERKLE_HASH_BYTES + 1];
-        memcpy(part, text + i * 2 * MERKLE_HASH_BYTES, 2 * MERKLE_HASH_BYTES);
-        part[2 * MERKLE_HASH_BYTES] = '\0';
-        if (codec_hex_decode_exact(part, hashes[i], MERKLE_HASH_BYTES) != 0)
-            *st = STORE_ERROR;
-    }
-    json_decref(hex);
-    if (*st != STORE_OK) {
-        free(hashes);
-        return NULL;
-    }
-    return hashes;
+    if (n < 0 || m < 0)
+        return STORE_INVALID;
+    struct store_conn *c = store_acquire(s, 2000);
+    if (!c)
+        return STORE_UNAVAILABLE;
+    enum store_status st = store__tiles_prove(c, kind, (uint64_t)n, (uint64_t)m, proof, len);
+    store_release(s, c);
+    return st;
 }
 
 enum store_status store_log_inclusion(struct store *s, long long index, long long size,
                                       json_t **out)
 {
-    enum store_status st;
-    uint8_t(*hashes)[MERKLE_HASH_BYTES] = leaf_hashes(s, size, &st);
-    if (!hashes)
-        return st;
     uint8_t proof[MERKLE_MAX_PROOF][MERKLE_HASH_BYTES];
     size_t len = 0;
-    if (merkle_inclusion_proof((const uint8_t(*)[MERKLE_HASH_BYTES])hashes, (size_t)size,
-                               (size_t)index, proof, &len) != 0) {
-        free(hashes);
-        return STORE_INVALID;
-    }
-    free(hashes);
+    enum store_status st = tile_proof(s, STORE_TILE_INCLUSION, size, index, proof, &len);
+    if (st != STORE_OK)
+        return st;
     *out =
         json_pack("{s:I, s:I, s:o}", "leaf_index", (json_int_t)index, "tree_size", (json_int_t)size,
                   "hashes", hex_array((const uint8_t(*)[MERKLE_HASH_BYTES])proof, len, 0));
@@ -1248,83 +1503,193 @@ enum store_status store_log_inclusion(struct store *s, long long index, long lon
 enum store_status store_log_consistency(struct store *s, long long first, long long second,
                                         json_t **out)
 {
-    enum store_status st;
-    uint8_t(*hashes)[MERKLE_HASH_BYTES] = leaf_hashes(s, second, &st);
-    if (!hashes)
-        return st;
     uint8_t proof[MERKLE_MAX_PROOF][MERKLE_HASH_BYTES];
     size_t len = 0;
-    if (merkle_consistency_proof((const uint8_t(*)[MERKLE_HASH_BYTES])hashes, (size_t)second,
-                                 (size_t)first, proof, &len) != 0) {
-        free(hashes);
-        return STORE_INVALID;
-    }
-    free(hashes);
+    enum store_status st = tile_proof(s, STORE_TILE_CONSISTENCY, second, first, proof, &len);
+    if (st != STORE_OK)
+        return st;
     *out = json_pack("{s:I, s:I, s:o}", "first", (json_int_t)first, "second", (json_int_t)second,
                      "hashes", hex_array((const uint8_t(*)[MERKLE_HASH_BYTES])proof, len, 0));
     return *out ? STORE_OK : STORE_ERROR;
 }
 
-/* Adds the string s to the array set unless it is there. */
-static void set_add(json_t *set, const json_t *s)
+/* The distinct strings a bundle cites, in first-seen order (the order the keys and comparisons
+ * queries are given them), with a member set so that a million leaves cost a million look-ups,
+ * not a scan each. */
+struct citations {
+    json_t *order; /* array */
+    json_t *seen;  /* object: string -> true */
+};
+
+static void cite(struct citations *set, const json_t *s)
 {
-    if (!json_is_string(s))
+    const char *text = jcs_text(s);
+    if (!text || json_object_get(set->seen, text))
         return;
-    size_t i;
-    json_t *v;
-    json_array_foreach(set, i, v) if (json_equal(v, s)) return;
-    json_array_append(set, (json_t *)s);
+    json_object_set_new(set->seen, text, json_true());
+    json_array_append(set->order, (json_t *)s);
 }
 
-/* The key ids and comparison hashes the leaves' records name. A leaf that does not parse is
- * skipped here: the verifier names it. */
-static void collect_citations(const json_t *leaves, json_t *key_ids, json_t *hashes)
+/* The key ids and comparison hashes a leaf's record names. Only a leaf with a top-level
+ * "record" member can name any (key events have none), so the others are not parsed. A leaf
+ * that does not parse is skipped here: the verifier names it. */
+static void collect_citations(const uint8_t *leaf_bytes, size_t len, struct citations *key_ids,
+                              struct citations *hashes)
 {
-    size_t i;
-    json_t *b64;
-    json_array_foreach(leaves, i, b64)
-    {
-        size_t len = json_string_length(b64);
-        uint8_t *bytes = malloc(len + 1);
-        long n = bytes ? codec_b64_decode(json_string_value(b64), len, bytes, len) : -1;
-        json_t *leaf = n >= 0 ? json_loadb((const char *)bytes, (size_t)n, 0, NULL) : NULL;
-        free(bytes);
-        const json_t *record = json_object_get(leaf, "record");
-        set_add(key_ids, json_object_get(record, "signer_key_id"));
-        size_t k;
-        json_t *h;
-        json_array_foreach(json_object_get(record, "comparison_sha256"), k, h) set_add(hashes, h);
-        json_decref(leaf);
+    static const char member[] = "\"record\":";
+    if (!memmem(leaf_bytes, len, member, sizeof member - 1))
+        return;
+    json_t *leaf = json_loadb((const char *)leaf_bytes, len, 0, NULL);
+    const json_t *record = json_object_get(leaf, "record");
+    cite(key_ids, json_object_get(record, "signer_key_id"));
+    size_t k;
+    json_t *h;
+    json_array_foreach(json_object_get(record, "comparison_sha256"), k, h) cite(hashes, h);
+    json_decref(leaf);
+}
+
+/* The leaves of a page as one JSON string, "b64,b64,..." (PostgreSQL's base64 with its line
+ * breaks): an order of magnitude cheaper to make and read than a JSON array of them. */
+static const char *SQL_BUNDLE_PAGE =
+    "SELECT to_json(coalesce(string_agg(encode(leaf, 'base64'), ',' ORDER BY leaf_index), '')) "
+    "FROM log_leaf WHERE leaf_index >= $1::bigint AND leaf_index < $2::bigint";
+
+static bool is_b64(char ch)
+{
+    return (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+           ch == '+' || ch == '/' || ch == '=';
+}
+
+#define BUNDLE_PAGE 2000 /* leaves read and written at once */
+
+struct bundle_out {
+    store_sink sink;
+    void *ctx;
+    int *written;
+    int failed;
+};
+
+static void put(struct bundle_out *o, const char *bytes, size_t len)
+{
+    if (o->failed || len == 0)
+        return;
+    *o->written = 1;
+    if (o->sink(o->ctx, bytes, len) != 0)
+        o->failed = 1;
+}
+
+/* `,"name":` then v as resp_json dumps it (first member: `{"name":`). */
+static int put_member(struct bundle_out *o, const char *name, const json_t *v, int first)
+{
+    char head[64];
+    int n = snprintf(head, sizeof head, "%s\"%s\":", first ? "{" : ",", name);
+    size_t len = 0;
+    char *text = jcs_dump(v, &len);
+    if (!text)
+        return -1;
+    put(o, head, (size_t)n);
+    put(o, text, len);
+    free(text);
+    return 0;
+}
+
+/* Writes the leaves of one page (text as SQL_BUNDLE_PAGE makes it) as JSON strings, each after
+ * a comma unless it is the bundle's first, and collects their citations. -1 when a leaf is not
+ * base64 (the database gave something else) or memory runs out. */
+static int put_page(struct bundle_out *o, const char *text, int *any, struct citations *key_ids,
+                    struct citations *hashes)
+{
+    size_t cap = strlen(text) + 3;
+    char *b64 = malloc(cap);
+    uint8_t *bytes = malloc(cap);
+    int rc = 0;
+    if (!b64 || !bytes)
+        rc = -1;
+    for (const char *p = text; rc == 0 && *p;) {
+        size_t n = 0;
+        b64[n++] = '"';
+        for (; *p && *p != ','; p++)
+            if (*p != '\n') {
+                if (!is_b64(*p)) {
+                    rc = -1;
+                    break;
+                }
+                b64[n++] = *p;
+            }
+        if (*p == ',')
+            p++;
+        if (rc != 0)
+            break;
+        long len = codec_b64_decode(b64 + 1, n - 1, bytes, cap);
+        if (len >= 0)
+            collect_citations(bytes, (size_t)len, key_ids, hashes);
+        b64[n++] = '"';
+        if (*any)
+            put(o, ",", 1);
+        put(o, b64, n);
+        *any = 1;
     }
+    free(b64);
+    free(bytes);
+    return rc;
 }
 
-enum store_status store_audit_bundle(struct store *s, json_t **out)
+enum store_status store_audit_bundle_stream(struct store *s, store_sink sink, void *ctx,
+                                            int *written)
 {
-    *out = NULL;
-    json_t *head = NULL, *leaves = NULL, *keys = NULL, *comparisons = NULL;
-    json_t *key_ids = json_array(), *hashes = json_array();
+    *written = 0;
+    struct bundle_out o = {sink, ctx, written, 0};
+    json_t *head = NULL, *page = NULL, *keys = NULL, *comparisons = NULL;
+    struct citations key_ids = {json_array(), json_object()};
+    struct citations hashes = {json_array(), json_object()};
     char *ids_text = NULL, *hashes_text = NULL;
-    struct store_conn *c = store_acquire(s, 2000);
+    enum store_status st = STORE_ERROR;
+    struct store_conn *c = NULL;
+    if (!key_ids.order || !key_ids.seen || !hashes.order || !hashes.seen)
+        goto out;
+    c = store_acquire(s, 2000);
     if (!c) {
-        json_decref(key_ids);
-        json_decref(hashes);
-        return STORE_UNAVAILABLE;
+        st = STORE_UNAVAILABLE;
+        goto out;
     }
     /* The checkpoint first, then exactly its leaves: leaves are immutable, so a concurrent
      * append cannot make the two disagree. */
-    enum store_status st = store_json(c, SQL_HEAD, 0, NULL, &head);
+    st = store_json(c, SQL_HEAD, 0, NULL, &head);
     if (st != STORE_OK)
         goto out;
-    char zero[] = "0", size_text[24];
-    snprintf(size_text, sizeof size_text, "%lld",
-             (long long)json_integer_value(json_object_get(head, "tree_size")));
-    const char *pe[] = {zero, size_text};
-    st = store_json(c, SQL_ENTRIES, 2, pe, &leaves);
+    long long size = (long long)json_integer_value(json_object_get(head, "tree_size"));
+    st = STORE_ERROR;
+    if (put_member(&o, "origin", json_object_get(head, "origin"), 1) != 0 ||
+        put_member(&o, "verifier_key", json_object_get(head, "verifier_key"), 0) != 0 ||
+        put_member(&o, "checkpoint", json_object_get(head, "checkpoint"), 0) != 0)
+        goto out;
+    put(&o, ",\"leaves\":[", 11);
+    st = STORE_OK;
+    int any = 0;
+    for (long long start = 0; start < size && st == STORE_OK && !o.failed; start += BUNDLE_PAGE) {
+        long long end = start + BUNDLE_PAGE < size ? start + BUNDLE_PAGE : size;
+        char a[24], b[24];
+        snprintf(a, sizeof a, "%lld", start);
+        snprintf(b, sizeof b, "%lld", end);
+        const char *pe[] = {a, b};
+        st = store_json(c, SQL_BUNDLE_PAGE, 2, pe, &page);
+        if (st != STORE_OK)
+            break;
+        /* Fewer leaves than the range when one was removed behind the database's back: the
+         * bundle carries what is stored, and capledger verify names what is missing. */
+        if (!json_string_value(page) ||
+            put_page(&o, json_string_value(page), &any, &key_ids, &hashes) != 0) {
+            st = STORE_ERROR;
+            break;
+        }
+        json_decref(page);
+        page = NULL;
+    }
     if (st != STORE_OK)
         goto out;
-    collect_citations(leaves, key_ids, hashes);
-    ids_text = json_dumps(key_ids, JSON_COMPACT);
-    hashes_text = json_dumps(hashes, JSON_COMPACT);
+    put(&o, "]", 1);
+    ids_text = json_dumps(key_ids.order, JSON_COMPACT);
+    hashes_text = json_dumps(hashes.order, JSON_COMPACT);
     if (!ids_text || !hashes_text) {
         st = STORE_ERROR;
         goto out;
@@ -1337,23 +1702,26 @@ enum store_status store_audit_bundle(struct store *s, json_t **out)
     st = store_json(c, SQL_BUNDLE_COMPARISONS, 1, pc, &comparisons);
     if (st != STORE_OK)
         goto out;
-    *out = json_pack("{s:O, s:O, s:O, s:O, s:O, s:O}", "origin", json_object_get(head, "origin"),
-                     "verifier_key", json_object_get(head, "verifier_key"), "checkpoint",
-                     json_object_get(head, "checkpoint"), "leaves", leaves, "signer_keys", keys,
-                     "comparisons", comparisons);
-    if (!*out)
+    if (put_member(&o, "signer_keys", keys, 0) != 0 ||
+        put_member(&o, "comparisons", comparisons, 0) != 0) {
         st = STORE_ERROR;
+        goto out;
+    }
+    put(&o, "}", 1);
 out:
-    store_release(s, c);
+    if (c)
+        store_release(s, c);
     json_decref(head);
-    json_decref(leaves);
+    json_decref(page);
     json_decref(keys);
     json_decref(comparisons);
-    json_decref(key_ids);
-    json_decref(hashes);
+    json_decref(key_ids.order);
+    json_decref(key_ids.seen);
+    json_decref(hashes.order);
+    json_decref(hashes.seen);
     free(ids_text);
     free(hashes_text);
-    return st;
+    return st == STORE_OK && o.failed ? STORE_ERROR : st;
 }
 
 /* ---- witnesses ---- */

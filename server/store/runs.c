@@ -19,25 +19,60 @@ static const char *SQL_COPY =
     "gpu_model, submitted_at, started_at, ended_at, gpus, state, exit_code, gpu_utilization) "
     "FROM STDIN";
 
-/* Rows are offered in line order, so of two rows of the upload with the same (cluster,
- * external_id) the first is stored and the second counted a duplicate, like a row already
- * stored (ON CONFLICT DO NOTHING also skips rows that conflict within the one command).
+/* Of two rows of the upload with the same (cluster, external_id) the first (in line order) is
+ * offered and the second counted a duplicate, like a row already stored. What is a duplicate
+ * is decided by run_key (PRIMARY KEY (cluster, external_id); the partitioned run cannot hold
+ * that unique index, see 0060_partition_by_month.sql): ON CONFLICT DO NOTHING there, and only
+ * the rows whose key went in reach run, in line order.
  * The class of each run: the upload's ?class= ($2), else the run's own (JSON), else the
  * cluster's map for its partition and GPU model, else for its partition (any model), else the
  * cluster's default class, else none (unclassified). */
+/* The usage rollups (0061_usage_rollup.sql) gain the stored runs in the same statement, in key
+ * order (so concurrent uploads lock their rows in one order). */
+#define ROLLUP_ADD                                                                                 \
+    "runs = d.runs + EXCLUDED.runs, gpu_runs = d.gpu_runs + EXCLUDED.gpu_runs, gh_runs = "         \
+    "d.gh_runs + EXCLUDED.gh_runs, never_started = d.never_started + EXCLUDED.never_started, gh "  \
+    "= "                                                                                           \
+    "d.gh + EXCLUDED.gh, qw_sum = d.qw_sum + EXCLUDED.qw_sum, qw_n = d.qw_n + EXCLUDED.qw_n, "     \
+    "util_sum = d.util_sum + EXCLUDED.util_sum, util_n = d.util_n + EXCLUDED.util_n"
+
 static const char *SQL_MOVE =
-    "WITH ins AS (INSERT INTO run (cluster, external_id, team, \"user\", workload_class, "
+    "WITH first AS (SELECT DISTINCT ON (cluster, external_id) * FROM run_stage "
+    "ORDER BY cluster, external_id, lineno), "
+    "keys AS (INSERT INTO run_key (cluster, external_id) SELECT cluster, external_id FROM first "
+    "ON CONFLICT DO NOTHING RETURNING cluster, external_id), "
+    "ins AS (INSERT INTO run (cluster, external_id, team, \"user\", workload_class, "
     "partition, gpu_model, submitted_at, started_at, ended_at, gpus, state, exit_code, "
     "gpu_utilization, upload_id) "
     "SELECT s.cluster, s.external_id, s.team, s.\"user\", coalesce($2::text, s.workload_class, "
     "m1.workload_class, m0.workload_class, c.default_class), s.partition, s.gpu_model, "
     "s.submitted_at, s.started_at, s.ended_at, s.gpus, s.state, s.exit_code, s.gpu_utilization, "
-    "$1::uuid FROM run_stage s "
+    "$1::uuid FROM first s JOIN keys k ON k.cluster = s.cluster AND k.external_id = "
+    "s.external_id "
     "LEFT JOIN cluster_partition m1 ON m1.cluster = s.cluster AND m1.partition = s.partition "
     "AND m1.gpu_model = s.gpu_model "
     "LEFT JOIN cluster_partition m0 ON m0.cluster = s.cluster AND m0.partition = s.partition "
     "AND m0.gpu_model = '' LEFT JOIN cluster c ON c.name = s.cluster ORDER BY s.lineno "
-    "ON CONFLICT (cluster, external_id) DO NOTHING RETURNING workload_class) "
+    "RETURNING submitted_at, team, workload_class, cluster, partition, gpu_model, state, gpus, "
+    "started_at, ended_at, gpu_utilization), "
+    "g AS (SELECT date_trunc('day', submitted_at, 'UTC') AS day, team, workload_class, cluster, "
+    "partition, gpu_model, state, count(*) AS runs, count(*) FILTER (WHERE gpus > 0) AS gpu_runs, "
+    "count(*) FILTER (WHERE gh > 0) AS gh_runs, count(*) FILTER (WHERE started_at IS NULL) AS "
+    "never_started, coalesce(sum(gh), 0) AS gh, coalesce(sum(qw), 0) AS qw_sum, count(qw) AS "
+    "qw_n, coalesce(sum(gpu_utilization), 0) AS util_sum, count(gpu_utilization) AS util_n "
+    "FROM (SELECT i.*, CASE WHEN started_at IS NOT NULL THEN gpus * extract(epoch FROM ended_at "
+    "- started_at) / 3600 ELSE 0 END AS gh, CASE WHEN started_at IS NOT NULL AND gpus > 0 THEN "
+    "extract(epoch FROM started_at - submitted_at) END AS qw FROM ins i) x "
+    "GROUP BY 1, 2, 3, 4, 5, 6, 7), "
+    "day_up AS (INSERT INTO run_usage_day AS d SELECT * FROM g ORDER BY 1, 2, 3, 4, 5, 6, 7 "
+    "ON CONFLICT (day, team, workload_class, cluster, partition, gpu_model, state) DO UPDATE "
+    "SET " ROLLUP_ADD " RETURNING 1), "
+    "month_up AS (INSERT INTO run_usage_month AS d SELECT date_trunc('month', day, 'UTC'), team, "
+    "workload_class, cluster, partition, gpu_model, state, sum(runs), sum(gpu_runs), "
+    "sum(gh_runs), sum(never_started), sum(gh), sum(qw_sum), sum(qw_n), sum(util_sum), "
+    "sum(util_n) FROM g GROUP BY 1, 2, 3, 4, 5, 6, 7 ORDER BY 1, 2, 3, 4, 5, 6, 7 "
+    "ON CONFLICT (month, team, workload_class, cluster, partition, gpu_model, state) DO UPDATE "
+    "SET " ROLLUP_ADD " RETURNING 1) "
     "SELECT json_build_object('inserted', (SELECT count(*) FROM ins), 'staged', "
     "(SELECT count(*) FROM run_stage), 'classes', (SELECT coalesce(json_object_agg(k, n), '{}') "
     "FROM (SELECT coalesce(workload_class, 'unclassified') AS k, count(*) AS n FROM ins "

@@ -51,13 +51,17 @@ static enum store_status append_key_event(struct store_conn *c, const json_t *ro
 }
 
 /* Runs sql (one key row back) and appends the key event leaf of `kind` to the log, audited as
- * `action`, in one transaction. STORE_UNAVAILABLE when the log is inconsistent (reported). */
+ * `action`, in one transaction. STORE_UNAVAILABLE, with nothing written, when the log is
+ * inconsistent: found so now (reported), or earlier by this process (store_log_fault), which
+ * then appends nothing more — no decision, and no key event either. */
 static enum store_status write_with_event(struct store *s, const struct audit_actor *who,
                                           const char *action, const char *sql, int nparams,
                                           const char *const *params, const char *key_id,
                                           const char *kind, const unsigned char *server_sk,
                                           json_t **out)
 {
+    if (store_log_fault(s, NULL, 0))
+        return STORE_UNAVAILABLE;
     struct key_event e = {.key_id = key_id, .kind = kind, .server_sk = server_sk};
     struct audit_check then = {.then = append_key_event, .ctx = &e};
     enum store_status st =

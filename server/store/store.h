@@ -35,6 +35,14 @@ struct store;
  * not ready. Copies the evidence into evidence[size] (may be NULL). */
 bool store_log_fault(struct store *s, char *evidence, size_t size);
 
+/* The file, outside the database, where this server keeps the largest checkpoint it signed or
+ * observed (a checkpoint body: origin, size, base64 root); serve uses CAPLEDGER_KEY_FILE's path
+ * with ".state" appended. Read here (absent: none seen yet), written on every append and at
+ * start. An append or start that finds the database's head behind it, or with another root,
+ * is the log-inconsistent state. Call before store_log_init. Returns 0, or -1 with *why set
+ * when the file exists but cannot be read as a checkpoint body. */
+int store_log_state_open(struct store *s, const char *path, char *why, size_t why_size);
+
 struct store;
 struct store_conn; /* one checked-out connection, for transactions */
 

@@ -4,7 +4,7 @@
 // caption says in words what the chart shows, with the figures in a table, so nothing is
 // only visible as a picture. Without the library (not installed) the words and tables remain.
 import { h } from './dom.js';
-import { money, percent, number } from './format.js';
+import { money, percent, number, duration } from './format.js';
 
 const PALETTE = ['#1f5fa8', '#c2571a', '#2e7d32', '#7b3fa0', '#8a6d00', '#00838f', '#ad1457', '#455a64'];
 
@@ -231,6 +231,114 @@ export function sloChart(scenario) {
         ],
       },
       options: { ...BASE_OPTIONS, scales: { x: { type: 'linear', title: { display: true, text: 'offered requests/s' } }, y: { title: { display: true, text: `${metric}` } } } },
+    }),
+  });
+}
+
+// "07:04:28 UTC" (with the date when it is not the first point's day).
+function clock(ms, dayOf) {
+  const iso = new Date(ms).toISOString();
+  const t = `${iso.slice(11, 19)} UTC`;
+  return dayOf && iso.slice(0, 10) !== new Date(dayOf).toISOString().slice(0, 10) ? `${iso.slice(0, 10)} ${t}` : t;
+}
+function elapsed(s) {
+  const v = Math.round(s);
+  const hh = Math.floor(v / 3600);
+  const mm = Math.floor((v % 3600) / 60);
+  const ss = v % 60;
+  return hh ? `${hh}h${String(mm).padStart(2, '0')}m` : mm ? `${mm}m${String(ss).padStart(2, '0')}s` : `${ss}s`;
+}
+
+// Telemetry: a benchmark's duty cycle over time (GET /benchmarks/{id}/telemetry/series: the
+// mean of all GPUs per time bucket, with the min–max band when there are several), its idle
+// stretches shaded and listed. The x axis is the time since the first sample.
+export function dutyCycleChart(series) {
+  const pts = ((series && series.points) || []).filter((p) => p.t && Number.isFinite(p.duty_cycle_mean));
+  if (!pts.length) return null;
+  const t0 = Date.parse(series.first_ts || pts[0].t);
+  const at = (text) => (Date.parse(text) - t0) / 1000;
+  const stretches = series.idle_stretches || [];
+  const total = series.idle_stretches_total ?? stretches.length;
+  const mean = pts.reduce((s, p) => s + p.duty_cycle_mean * p.samples, 0) / pts.reduce((s, p) => s + p.samples, 0);
+  const rule = `duty cycle below ${percent(series.idle_below, 1)} for at least ${duration(series.idle_min_s)}`;
+  const longest = stretches.reduce((m, s) => (s.duration_s > m.duration_s ? s : m), stretches[0] || { duration_s: 0 });
+  const span = (Date.parse(series.last_ts) - t0) / 1000;
+  const summary = `Duty cycle of ${number(series.samples, 0)} samples from ${number(series.gpus, 0)} GPU(s) over ${duration(span)} from ${clock(t0)}${pts.length < series.samples ? `, shown as ${pts.length} averaged points` : ''}: mean ${percent(mean)}. `
+    + (total
+      ? `${number(total, 0)} idle stretch${total === 1 ? '' : 'es'} (${rule}), ${duration(series.idle_seconds_total)} in all; the longest ${duration(longest.duration_s)} from ${clock(Date.parse(longest.start), t0)}.`
+      : `No idle stretch (${rule}).`);
+  const listed = h('details', { class: 'legend', open: stretches.length > 0 && stretches.length <= 10 ? true : null },
+    h('summary', null, total ? `Idle stretches (${total > stretches.length ? `first ${stretches.length} of ${total}` : total})` : 'Idle stretches (none)'),
+    stretches.length ? h('table', { 'data-testid': 'idle-stretches' },
+      h('caption', null, `Idle: ${rule}.`),
+      h('thead', null, h('tr', null, ...['GPU', 'from', 'to', 'lasting', 'samples'].map((c, i) => h('th', { scope: 'col', class: i >= 3 ? 'num' : null }, c)))),
+      h('tbody', null, stretches.map((s) => h('tr', null, h('td', null, s.gpu), h('td', null, clock(Date.parse(s.start), t0)), h('td', null, clock(Date.parse(s.end), t0)),
+        h('td', { class: 'num' }, duration(s.duration_s)), h('td', { class: 'num' }, number(s.samples, 0))))))
+      : h('p', { class: 'hint' }, `No run of samples with ${rule}.`));
+  const band = series.gpus > 1;
+  return figure({
+    id: 'duty-cycle',
+    title: 'GPU duty cycle over time, idle stretches shaded.',
+    summary,
+    details: listed,
+    draw: (Chart, canvas) => new Chart(canvas, {
+      type: 'line',
+      data: {
+        datasets: [
+          {
+            label: `idle stretch (${rule})`,
+            data: stretches.flatMap((s) => [{ x: at(s.start), y: 1 }, { x: at(s.end), y: 1 }, { x: at(s.end), y: null }]),
+            borderColor: 'rgba(179, 38, 30, 0.35)', backgroundColor: 'rgba(179, 38, 30, 0.15)', fill: 'origin', pointRadius: 0, borderWidth: 1, spanGaps: false,
+          },
+          {
+            label: band ? 'duty cycle (mean of the GPUs)' : 'duty cycle',
+            data: pts.map((p) => ({ x: at(p.t), y: p.duty_cycle_mean })),
+            borderColor: PALETTE[0], backgroundColor: PALETTE[0], pointRadius: pts.length > 60 ? 0 : 2, borderWidth: 2,
+          },
+          ...(band ? [{
+            label: 'lowest GPU', data: pts.map((p) => ({ x: at(p.t), y: p.duty_cycle_min })),
+            borderColor: '#9aa5b1', backgroundColor: '#9aa5b1', borderDash: [3, 3], pointRadius: 0, borderWidth: 1,
+          }] : []),
+        ],
+      },
+      options: {
+        ...BASE_OPTIONS,
+        scales: {
+          x: { type: 'linear', min: 0, title: { display: true, text: `time since ${clock(t0)}` }, ticks: { callback: (v) => elapsed(v) } },
+          y: { min: 0, max: 1, title: { display: true, text: 'duty cycle' }, ticks: { callback: (v) => `${Math.round(v * 100)}%` } },
+        },
+      },
+    }),
+  });
+}
+
+// GPU-hours per day, week or month by team and workload class (GET /reports/usage/series),
+// stacked per bucket.
+export function usageOverTimeChart(doc) {
+  const buckets = (doc && doc.buckets) || [];
+  const groups = ((doc && doc.groups) || []).filter((g) => Array.isArray(g.gpu_hours));
+  if (!buckets.length || !groups.length) return null;
+  const name = (g) => `${g.team ?? 'no team'} · ${g.workload_class || 'unclassified'}`;
+  const totals = groups.map((g) => g.gpu_hours.reduce((s, v) => s + v, 0));
+  const busiest = buckets.map((b, i) => groups.reduce((s, g) => s + g.gpu_hours[i], 0));
+  const peak = busiest.indexOf(Math.max(...busiest));
+  const summary = `GPU-hours per ${doc.bucket} from ${buckets[0]} to ${buckets[buckets.length - 1]} (${buckets.length} ${doc.bucket}${buckets.length === 1 ? '' : 's'}${doc.truncated ? ', the latest kept' : ''}), by team and class: ${groups.map((g, i) => `${name(g)} ${number(totals[i])}`).join('; ')}; the busiest ${doc.bucket} began ${buckets[peak]} with ${number(busiest[peak])}.`;
+  const details = h('details', { class: 'legend' }, h('summary', null, `GPU-hours per ${doc.bucket} as a table`),
+    h('table', null,
+      h('thead', null, h('tr', null, h('th', { scope: 'col' }, `${doc.bucket} from`), ...groups.map((g) => h('th', { scope: 'col', class: 'num' }, name(g))))),
+      h('tbody', null, buckets.map((b, i) => h('tr', null, h('th', { scope: 'row' }, b), ...groups.map((g) => h('td', { class: 'num' }, number(g.gpu_hours[i]))))))));
+  return figure({
+    id: 'usage-over-time',
+    title: `GPU-hours per ${doc.bucket}, by team and class.`,
+    summary,
+    details,
+    draw: (Chart, canvas) => new Chart(canvas, {
+      type: 'bar',
+      data: {
+        labels: buckets,
+        datasets: groups.map((g, i) => ({ label: name(g), data: g.gpu_hours, backgroundColor: PALETTE[i % PALETTE.length], stack: 'gpu-hours' })),
+      },
+      options: { ...BASE_OPTIONS, scales: { x: { stacked: true, title: { display: true, text: `${doc.bucket} beginning (UTC)` } }, y: { stacked: true, title: { display: true, text: 'GPU-hours' } } } },
     }),
   });
 }

@@ -13,13 +13,18 @@ export const DESCRIBE = {
   workloads: (w) => `${w.name} (${w.team}) · ${w.kind}${w.class ? `, ${w.class}` : ''} · ${day(w.created_at)}`,
   offers: (o) => `${o.name || o.instance_type} · ${o.provider} ${o.region} · ${o.purchase_option} · ${day(o.created_at)}`,
   benchmarks: (b) => `${b.workload_name || 'workload'} on ${b.offer_name || 'offer'} (${b.team}) · measured ${day(b.measured_at)}`,
+  comparisons: (c) => `${c.scenario_name || 'scenario'} · ${c.team ?? 'no team'} · ${dateTime(c.created_at)} — winner ${c.winner ?? 'none'}${c.hourly_price_trap ? ' · hourly-price trap' : ''}${c.other ? ' · not of this review\'s workloads' : ''}`,
   uploads: (u) => `${{ runs: 'job accounting', telemetry: 'GPU telemetry', offers: 'price sheet', benchmark_import: 'load test' }[u.kind] || u.kind}${u.format ? ` (${u.format})` : ''}${u.team ? ` · ${u.team}` : ''} · ${Number(u.inserted ?? 0)} records · by ${u.created_by_name} · ${dateTime(u.created_at)}`,
 };
 
 // recordPicker({label, path: '/workloads', kind: 'workloads', multiple, query, hint})
 // → {wrap, control, error, values(), set(ids), load()} (control/error as dom.field's).
-export function recordPicker({ label, path, kind, multiple = false, query = {}, hint, name, search: searchable = true }) {
+// Records are told apart by their id (key: 'sha256' for comparisons); showKey prints the full
+// key next to each name (hashes auditors copy). values() keeps the order of choosing.
+// fetchItems(prefix) may replace the one list route (records from several).
+export function recordPicker({ label, path, kind, multiple = false, query = {}, hint, name, search: searchable = true, key = 'id', showKey = false, fetchItems }) {
   const describe = DESCRIBE[kind];
+  const known = new Map(); // key → text, of every record listed so far
   const id = uid(name || 'picker');
   const search = h('input', { type: 'search', id: `${id}-q`, autocomplete: 'off', spellcheck: 'false' });
   const list = h('div', { class: 'picker-list', role: 'group', 'aria-label': `${label}: matches` });
@@ -41,8 +46,12 @@ export function recordPicker({ label, path, kind, multiple = false, query = {}, 
     const mine = ++seq;
     let items;
     try {
-      const { data } = await get(path, { ...query, limit: 50, q: search.value.trim() });
-      items = data.items || [];
+      if (fetchItems) {
+        items = await fetchItems(search.value.trim());
+      } else {
+        const { data } = await get(path, { ...query, limit: 50, q: search.value.trim() });
+        items = data.items || [];
+      }
     } catch (e) {
       if (mine === seq) list.replaceChildren(h('p', { class: 'hint' }, `Could not list: ${e.message}`));
       return;
@@ -51,16 +60,22 @@ export function recordPicker({ label, path, kind, multiple = false, query = {}, 
     const group = `${id}-choice`;
     list.replaceChildren(...(items.length ? items.map((r) => {
       const text = describe(r);
-      const box = h('input', { type: multiple ? 'checkbox' : 'radio', name: group, value: r.id, id: `${id}-${r.id}`, checked: chosen.has(r.id) });
-      box.addEventListener('change', () => {
+      const k = r[key];
+      known.set(k, text);
+      if (chosen.has(k)) chosen.set(k, text);
+      const box = h('input', { type: multiple ? 'checkbox' : 'radio', name: group, value: k, id: `${id}-${String(k).slice(0, 40)}`, checked: chosen.has(k) });
+      box.addEventListener('change', (ev) => {
+        ev.stopPropagation(); // the picker as a whole reports the change, once
         if (!multiple) chosen.clear();
-        if (box.checked) chosen.set(r.id, text);
-        else chosen.delete(r.id);
+        if (box.checked) chosen.set(k, text);
+        else chosen.delete(k);
         showChosen();
         control.dispatchEvent(new Event('change', { bubbles: true }));
       });
-      return h('div', { class: 'picker-item' }, box, h('label', { for: box.id }, text));
+      return h('div', { class: 'picker-item' }, box, h('label', { for: box.id }, text,
+        showKey ? h('code', { class: 'hash picker-key' }, ` ${k}`) : null));
     }) : [h('p', { class: 'hint' }, 'No match.')]));
+    showChosen();
   }
 
   let timer = null;
@@ -76,6 +91,50 @@ export function recordPicker({ label, path, kind, multiple = false, query = {}, 
     values: () => [...chosen.keys()],
     value: () => [...chosen.keys()][0] || '',
     clear: () => { chosen.clear(); showChosen(); load(); },
+    // Chooses exactly these, in this order (a record not listed yet shows by its key).
+    set: (keys) => {
+      const next = new Map(keys.filter(Boolean).map((k) => [k, known.get(k) || chosen.get(k) || k]));
+      chosen.clear();
+      for (const [k, v] of next) chosen.set(k, v);
+      showChosen();
+      for (const box of list.querySelectorAll('input')) box.checked = chosen.has(box.value);
+    },
     load,
   };
+}
+
+// The evidence a decision or an artifact cites, by name: benchmarks (workload on offer) and
+// uploads (what, by whom, when). One field for errors (at …/evidence).
+export function evidencePicker({ name = 'evidence', label = 'Evidence' } = {}) {
+  const bench = recordPicker({ label: `${label}: benchmarks`, path: '/benchmarks', kind: 'benchmarks', multiple: true, name });
+  const uploads = recordPicker({ label: `${label}: uploads`, path: '/uploads', kind: 'uploads', multiple: true, name: `${name}-uploads`, search: false });
+  return {
+    wrap: h('div', { class: 'evidence-pickers' }, bench.wrap, uploads.wrap),
+    control: bench.control,
+    error: bench.error,
+    values: () => [...bench.values(), ...uploads.values()],
+    clear: () => { bench.clear(); uploads.clear(); },
+  };
+}
+
+// The stored comparisons of a review's workloads (GET /reviews/{id}/comparisons), by scenario
+// name and date, with their SHA-256 shown; several may be chosen, the first is the one cited
+// first.
+// first. The review's own come first; after them the other stored comparisons one may read
+// (the newest of the 50 newest scenarios), marked as not of this review's workloads.
+export function comparisonsPicker(review, { label = 'Cited comparisons', name = 'comparison_sha256', hint } = {}) {
+  async function fetchItems() {
+    const mine = (await get(`/reviews/${encodeURIComponent(review.id)}/comparisons`, { limit: 50 })).data.items || [];
+    const seen = new Set(mine.map((c) => c.sha256));
+    const scenarios = (await get('/scenarios', { limit: 50 }).catch(() => ({ data: { items: [] } }))).data.items || [];
+    const others = (await Promise.all(scenarios.map((sc) => get(`/scenarios/${encodeURIComponent(sc.id)}/comparisons`, { limit: 3 })
+      .then((r) => r.data.items || [], () => [])))).flat()
+      .filter((c) => !seen.has(c.sha256) && seen.add(c.sha256))
+      .sort((a, b) => String(b.created_at).localeCompare(String(a.created_at)))
+      .map((c) => ({ ...c, other: true }));
+    return [...mine, ...others];
+  }
+  return recordPicker({
+    label, kind: 'comparisons', multiple: true, name, search: false, key: 'sha256', showKey: true, hint, fetchItems,
+  });
 }

@@ -8,8 +8,8 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import { mintToken } from '../integration/lib/cli.mjs';
 import { addOwner, buildEvidence, createReview, postDecision, record } from '../integration/ledger.lib.mjs';
-import { startServer } from '../integration/lib/harness.mjs';
-import { launch, watchedPage, createUser, signIn, openRoute } from './lib/browser.mjs';
+import { api, startServer } from '../integration/lib/harness.mjs';
+import { launch, watchedPage, createUser, signIn, openRoute, readData } from './lib/browser.mjs';
 
 const axeSource = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -17,6 +17,7 @@ let srv;
 let browser;
 let users;
 let routes;
+let benchmark;
 
 before(async () => {
   srv = await startServer();
@@ -36,9 +37,16 @@ before(async () => {
   const common = ['compare', 'account'];
   const review_ = `reviews/${review.id}`;
   const decision = `decisions/${d.json.id}`;
+  // A benchmark's view with its duty-cycle chart (real nvidia-smi samples attached).
+  const benchId = Object.values(ev.benchmarkIds)[0];
+  const tele = await api(srv.url, 'POST', `/api/v1/benchmarks/${benchId}/telemetry?format=nvidia-smi&force=true`, {
+    token: pavel.token, body: readData('samples/nvidia-smi/nesi_a100_nounits_l5_timeseries.csv'), headers: { 'Content-Type': 'text/csv' },
+  });
+  assert.equal(tele.status, 201, tele.text);
+  benchmark = `evidence/benchmarks/${benchId}`;
   routes = {
-    owner: [...common, 'reviews', review_, decision, 'evidence/workloads', 'evidence/benchmarks', 'evidence/usage', 'evidence/upload', 'alerts', 'audit'],
-    team: [...common, 'evidence/workloads', 'evidence/upload', 'reviews', review_, decision],
+    owner: [...common, 'reviews', review_, decision, 'evidence/workloads', 'evidence/benchmarks', benchmark, 'evidence/usage', 'evidence/upload', 'alerts', 'audit'],
+    team: [...common, 'evidence/workloads', benchmark, 'evidence/upload', 'reviews', review_, decision],
     auditor: [...common, 'audit', 'reviews', review_, decision, 'evidence/runs'],
     admin: [...common, 'admin', 'audit'],
   };
@@ -73,6 +81,7 @@ for (const [name, viewport] of [['1280×800', { width: 1280, height: 800 }], ['n
           await page.getByTestId('winner').waitFor();
         }
         await page.locator('html[data-busy="0"]').waitFor({ state: 'attached' });
+        if (route === benchmark) await page.locator('figure[data-chart="duty-cycle"][data-drawn="true"]').waitFor();
         for (const v of await axe(page)) {
           if (v.impact === 'serious' || v.impact === 'critical') found.push(`${role} #/${route}: ${v.id} (${v.impact}) ${v.help} at ${v.nodes.join(', ')}`);
         }

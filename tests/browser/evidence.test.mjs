@@ -85,12 +85,14 @@ test('a sacct upload reports inserted, skipped and, on the second upload, duplic
   // classed copy under production, the first upload's runs without a class.
   await page.goto(`${srv.url}/#/evidence/usage`);
   await page.locator('.list-results[data-loads="1"]').waitFor();
-  const usage = await page.locator('.list-results table').innerText();
+  const usage = await page.getByRole('table', { name: 'Job accounting by group' }).innerText();
   assert.match(usage, /team\s+class\s+Runs\s+GPU-hours\s+Failure rate/);
   assert.match(usage, /vision\s+production\s+59\s+30\.66\s+9%/);
   assert.match(usage, /vision\s+59\s+30\.66\s+9%/);
   // The same figures as a chart (Chart.js) with its text summary.
   assert.match(await drawnChart(page, 'usage'), /^GPU-hours by team and workload class: .*vision .*production 30\.66/);
+  // And over time (GET /reports/usage/series): the jobs started on two days, so per day.
+  assert.match(await drawnChart(page, 'usage-over-time'), /^GPU-hours per day from 2025-09-25 to 2025-09-26 \(2 days\), by team and class: vision · unclassified 30\.66; vision · production 30\.66;/);
   assert.deepEqual(problems, []);
   await context.close();
 });

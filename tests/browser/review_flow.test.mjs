@@ -104,10 +104,13 @@ test('a signed decision locks the form, updates the status, and the next one mus
   assert.match(await page.getByTestId('review-status').innerText(), /open/);
   const form = page.locator('form.decision-form');
   assert.equal(await form.getByLabel('Supersedes').inputValue(), '');
-  await form.getByLabel('Cited comparisons').fill(ev.comparison.sha256);
-  await form.getByLabel('Cited comparisons').blur();
+  // Cited by name (scenario and date) in the review's comparisons: the cockpit's is ticked.
+  await form.locator(`fieldset[data-picker=comparisons] input[value="${ev.comparison.sha256}"]`).check();
   await page.waitForFunction(() => document.querySelector('form.decision-form input[name=chosen_option]').value !== '');
   await form.getByLabel('Accepted by').fill('ravi');
+  // Evidence by name too: a benchmark (workload on offer, team, date).
+  await form.locator('fieldset[data-picker=benchmarks] input[type=checkbox]').first().check();
+  await form.getByLabel('Justification').fill('The winner on reliable cost; the boundary test comes next.');
 
   // Another owner decides first: this page's record supersedes nothing → 409 names the
   // current decision, and the form takes it.
@@ -213,7 +216,10 @@ test('the review page is the cockpit: comparison chosen by name, its checklist e
   assert.match(await cockpit.getByTestId('p90-why').innerText(), /expected cost is a mean/);
   if ((ev.result.break_even || []).length) assert.match(await drawnChart(page, 'tornado'), /before the winner changes, nearest first: /);
   // The decision form cites it.
-  assert.equal(await page.locator('form.decision-form textarea[name=comparison_sha256]').inputValue(), ev.comparison.sha256);
+  const cited = page.locator('form.decision-form fieldset[data-picker=comparisons]');
+  assert.deepEqual(await cited.locator('input:checked').evaluateAll((els) => els.map((e) => e.value)), [ev.comparison.sha256]);
+  assert.match(await cited.locator(`label[for$="${ev.comparison.sha256.slice(0, 40)}"]`).innerText(), new RegExp(`winner ${ev.result.winner}[\\s\\S]*${ev.comparison.sha256}`), 'named by scenario and date, the hash beside it');
+  assert.equal(await page.locator('form.decision-form textarea[name=comparison_sha256]').count(), 0, 'no hash to paste');
 
   // The checklist shown is the gate's: the same items as the API's checklist on that comparison,
   // and the verdict is what the real append of an advance answers.
@@ -262,6 +268,13 @@ test('the decision page shows every field, the signer\'s key, a verified inclusi
     assert.equal((await field(name)).trim(), rec[name].length ? rec[name].join('\n') : '—', name);
   }
   assert.match(await field('expected_operating_cost'), rec.expected_operating_cost ? new RegExp(rec.expected_operating_cost.amount) : /—/);
+  // Justification and evidence as signed (this decision has both): the evidence by name, its id beside.
+  assert.equal((await field('justification')).trim(), 'The winner on reliable cost; the boundary test comes next.');
+  assert.equal(rec.evidence.length, 1);
+  await page.waitForFunction(() => [...document.querySelectorAll('dd[data-field=evidence] .evidence-name')].every((x) => x.textContent !== ''));
+  const evidenceShown = await field('evidence');
+  assert.ok(evidenceShown.includes(rec.evidence[0]), 'the evidence id stays visible');
+  assert.match(evidenceShown, /^benchmark: .+ on .+ \(.+\) · measured \d{4}-\d\d-\d\d/, 'named');
   assert.equal(await page.getByTestId('signer').innerText(), 'olga');
   assert.equal(await page.getByTestId('signer-key').innerText(), rec.signer_key_id);
   assert.equal(await page.getByTestId('decision-leaf').innerText(), String(d.leaf_index));

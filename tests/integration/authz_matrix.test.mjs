@@ -63,6 +63,7 @@ POST   /api/v1/benchmarks/import                  owner team
 GET    /api/v1/benchmarks/{id}                    users
 GET    /api/v1/benchmarks/{id}/telemetry          users
 POST   /api/v1/benchmarks/{id}/telemetry          owner team
+GET    /api/v1/benchmarks/{id}/telemetry/series   users
 GET    /api/v1/runs                               users
 POST   /api/v1/runs                               owner team
 GET    /api/v1/uploads                            users
@@ -70,6 +71,7 @@ GET    /api/v1/uploads/{id}                       users
 
 GET    /api/v1/reports/usage                      users
 GET    /api/v1/reports/idle                       users
+GET    /api/v1/reports/usage/series               users
 GET    /api/v1/clusters                           users
 GET    /api/v1/clusters/{name}                    users
 PUT    /api/v1/clusters/{name}                    owner

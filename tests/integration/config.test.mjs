@@ -46,6 +46,14 @@ for (const [name, value, words] of [
   });
 }
 
+for (const value of ['nonsense', 'vkey-without-url', 'wa.example+1234+AAAA http://127.0.0.1:1']) {
+  test(`CAPLEDGER_WITNESSES=${value} refuses to start serve (exit 2, the variable named)`, () => {
+    const r = run(['serve'], { CAPLEDGER_WITNESSES: value, CAPLEDGER_LISTEN: '127.0.0.1:1' });
+    assert.equal(r.status, 2, r.stderr);
+    assert.match(r.stderr, /^capledger: CAPLEDGER_WITNESSES: /m);
+  });
+}
+
 test('config prints the settings without their secrets', () => {
   const r = run(['config'], {
     CAPLEDGER_DATABASE_URL: 'postgresql://ana:hunter2@db.example:5432/capledger',

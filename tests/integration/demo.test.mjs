@@ -95,11 +95,31 @@ test('the demo fills every main list, tells the design\'s story, and a second ru
   assert.ok(trap.ratio > 1.5, JSON.stringify(trap));
   // Telemetry (real captures) on both benchmarks; the Slurm jobs of a real cluster.
   const benches = (await get('/benchmarks')).items;
-  assert.equal(benches.length, 3);
-  for (const b of benches.filter((x) => !/after the decision/.test(x.notes))) {
+  assert.equal(benches.length, 5, 'two eval benchmarks, the one after the decision, two imported load tests');
+  for (const b of benches.filter((x) => x.notes && !/after the decision/.test(x.notes))) {
     assert.equal((await get(`/benchmarks/${b.id}/telemetry`)).items.length, 1, b.notes);
   }
   assert.ok((await get('/runs?cluster=fox&limit=100')).items.length >= 20);
+
+  // Inference: two real vLLM rate sweeps (4x L40S) imported through the API, a stored
+  // comparison of the two routing set-ups, with what the demand and latency charts draw.
+  const serve = (await get('/workloads')).items.find((w) => w.name === 'chat-assistant-3b');
+  assert.equal(serve.kind, 'inference');
+  const loadTests = benches.filter((b) => b.workload_id === serve.id);
+  assert.equal(loadTests.length, 2);
+  for (const b of loadTests) {
+    assert.equal(b.source.format, 'vllm');
+    assert.ok(b.load_points.length >= 2, JSON.stringify(b.load_points));
+  }
+  const serveScenario = (await get('/scenarios')).items.find((x) => /KV-cache-aware routing/.test(x.name));
+  const serveCmps = await get(`/scenarios/${serveScenario.id}/comparisons`);
+  assert.equal(serveCmps.items.length, 1);
+  const serveCmp = await get(`/comparisons/${serveCmps.items[0].sha256}`);
+  assert.equal(serveCmp.result.options.length, 2);
+  assert.equal(serveCmp.result.winner, 'kvcache-routing-autoscaled', 'the set-up meeting the TTFT SLO at the higher rate needs fewer replicas');
+  const serveCharts = await get(`/comparisons/${serveCmps.items[0].sha256}/charts`);
+  for (const o of serveCharts.options) assert.equal(o.replicas_by_profile_hour.length, 24, o.name);
+  assert.ok(serveCmp.scenario.options.every((o) => o.benchmark.load_points.length >= 2), 'the latency-vs-load curve has points');
 
   // The review: second phase, four artifacts, a signed revise decision, a drift alert.
   const review = (await get('/reviews')).items.find((r) => /13B regression suite/.test(r.title));

@@ -1,20 +1,25 @@
-// The four ways issue #10 broke "auditors need not trust capledger", each done here as the
+// The ways issue #10 broke "auditors need not trust capledger", each done here as the
 // PostgreSQL superuser exactly as an attacker with the database would (triggers disabled with
-// session_replication_role = replica), and what capledger does about each:
-//   1. a forged bundle (a leaf dropped, the root rebuilt, the checkpoint re-signed by another
-//      key) is rejected by `capledger verify --key`;
-//   2. a rewound log head never gets a second signed root for a size: the append is refused
-//      (503 log-inconsistent), /readyz fails, owners and admins get an alert;
-//   3. a revocation cleared in the signing_key table does not let the key sign again;
+// session_replication_role = replica), and what capledger does about each (the forged bundle —
+// a leaf dropped, the root rebuilt, the checkpoint re-signed by another key — rejected by
+// `capledger verify --key` is in cli_ledger.test.mjs):
+//   1. a rewound log head never gets a second signed root for a size: the append is refused
+//      (503 log-inconsistent), /readyz fails, owners and admins get an alert; nor does a deeper
+//      rewind that deletes the checkpoints and cosignatures too (the server remembers, outside
+//      the database, the largest checkpoint it signed: KEY.state);
+//   2. once the log is inconsistent, key events stop with the decisions (503);
+//   3. a revocation cleared in the signing_key table (and its log_key_event index row) does not
+//      let the key sign again: the key check reads the leaves;
 //   4. a decision row edited in place is never served: the API answers from the leaf.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
+import fs from 'node:fs';
 import { api, psql, startServer } from './lib/harness.mjs';
 import { mintToken } from './lib/cli.mjs';
 import {
   addOwner, addUser, createReview, jcs, leafHash, merkleRoot, newKeyPair, postDecision, record,
-  signRecord, signWithServerKey, verifyBundle,
+  signRecord, signWithServerKey, startTwin, verifyBundle,
 } from './ledger.lib.mjs';
 
 // A server with an owner (olga), an auditor and `n` revise decisions in one review.
@@ -99,6 +104,88 @@ test('a rewound log head gets no second signed root: 503 log-inconsistent, not r
   }
 });
 
+// The leaves as stored, and what the head was before a rewind (to put it back).
+function storedLog(t) {
+  const size = Number(t.sql('SELECT size FROM log_head'));
+  const leaves = t.sql("SELECT string_agg(encode(leaf, 'base64'), ',' ORDER BY leaf_index) FROM log_leaf")
+    .replace(/\n/g, '').split(',').map((b) => Buffer.from(b, 'base64'));
+  assert.equal(leaves.length, size);
+  return { size, leaves, hashes: leaves.map(leafHash) };
+}
+
+// A deeper rewind: the last leaf, its decision, the checkpoint of that size and its
+// cosignatures deleted, the head put back to the previous size. The database agrees with
+// itself; only what the server remembers outside it (KEY.state) shows the rewind.
+function deepRewind(t) {
+  const { size, hashes } = storedLog(t);
+  const lastId = t.sql(`SELECT id FROM decision WHERE leaf_index = ${size - 1}`);
+  const prevRoot = merkleRoot(hashes.slice(0, size - 1)).toString('hex');
+  const prevFrontier = frontier(hashes.slice(0, size - 1)).toString('hex');
+  t.asSuperuser(`DELETE FROM decision WHERE id = '${lastId}'; DELETE FROM log_leaf WHERE leaf_index = ${size - 1}; ` +
+    `DELETE FROM log_cosignature WHERE tree_size = ${size}; DELETE FROM log_checkpoint WHERE tree_size = ${size}; ` +
+    `UPDATE log_head SET size = ${size - 1}, root = '\\x${prevRoot}', frontier = '\\x${prevFrontier}'`);
+  return { size, rootBefore: merkleRoot(hashes).toString('hex') };
+}
+
+test('a deeper rewind (checkpoint and cosignatures deleted too) gets no second signed root: the state file outside the database', async () => {
+  const t = await setUp(3);
+  let twin;
+  try {
+    const { size, rootBefore } = deepRewind(t);
+    const state = `${t.srv.keyFile}.state`;
+    const r = await postDecision(t.srv.url, t.olga, record(t.olga, t.review.id));
+    assert.equal(r.status, 503, r.text);
+    assert.equal(r.json.type, 'https://capledger.dev/problems/log-inconsistent');
+    // No checkpoint of that size was signed again (with another root).
+    assert.equal(t.sql('SELECT max(tree_size) FROM log_checkpoint'), String(size - 1));
+    const evidence = new RegExp(`the log head has size ${size - 1}, but this server signed or observed the checkpoint of size ${size} \\(root ${rootBefore}\\): the database was rewound \\(state file ${state.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\)`);
+    const ready = await api(t.srv.url, 'GET', '/readyz');
+    assert.equal(ready.status, 503);
+    assert.match(ready.json.detail, evidence);
+    const integrity = (await t.get('/api/v1/alerts', t.admin)).json.items.filter((a) => a.kind === 'log_integrity');
+    assert.deepEqual(integrity.map((a) => a.owner).sort(), ['admin', 'olga']);
+    assert.match(integrity[0].message, evidence);
+    assert.ok(t.srv.stderrLines().some((l) => l.includes('"the decision log is inconsistent: appends stopped"') && evidence.test(l)));
+    // A restart with the same key (and so the same state file) finds it at start.
+    twin = await startTwin(t.srv);
+    const again = await api(twin.url, 'GET', '/readyz');
+    assert.equal(again.status, 503);
+    assert.match(again.json.detail, evidence);
+    assert.equal((await postDecision(twin.url, t.olga, record(t.olga, t.review.id))).status, 503);
+    assert.equal(t.sql('SELECT max(tree_size) FROM log_checkpoint'), String(size - 1));
+  } finally {
+    await twin?.stop();
+    await t.srv.stop();
+  }
+});
+
+test('the state file holds the latest checkpoint signed, and a rewritten leaf below it is found at start', async () => {
+  const t = await setUp(2);
+  let twin;
+  try {
+    const state = fs.readFileSync(`${t.srv.keyFile}.state`, 'utf8');
+    const head = (await t.get('/api/v1/log/checkpoint')).text;
+    assert.equal(state, head.slice(0, head.indexOf('\n\n') + 1));
+    // Rewound by one leaf and then extended by a forged leaf of the same size: the database is
+    // consistent again (head, checkpoint row and leaves), but not with the root it signed.
+    const { size, hashes } = storedLog(t);
+    const forged = Buffer.from('{"forged":true}');
+    const forgedHashes = [...hashes.slice(0, size - 1), leafHash(forged)];
+    const forgedRoot = merkleRoot(forgedHashes).toString('hex');
+    const lastId = t.sql(`SELECT id FROM decision WHERE leaf_index = ${size - 1}`);
+    t.asSuperuser(`DELETE FROM decision WHERE id = '${lastId}'; UPDATE log_leaf SET leaf = '\\x${forged.toString('hex')}', leaf_hash = '\\x${leafHash(forged).toString('hex')}' WHERE leaf_index = ${size - 1}; ` +
+      `UPDATE log_checkpoint SET root = '\\x${forgedRoot}' WHERE tree_size = ${size}; ` +
+      `UPDATE log_head SET root = '\\x${forgedRoot}', frontier = '\\x${frontier(forgedHashes).toString('hex')}'`);
+    twin = await startTwin(t.srv);
+    const ready = await api(twin.url, 'GET', '/readyz');
+    assert.equal(ready.status, 503);
+    assert.match(ready.json.detail, new RegExp(`the log head has size ${size} and root ${forgedRoot}, but this server signed or observed root [0-9a-f]{64} for that size`));
+  } finally {
+    await twin?.stop();
+    await t.srv.stop();
+  }
+});
+
 test('at start the root over the stored leaves is compared with the latest checkpoint', async () => {
   const t = await setUp(3);
   let twin;
@@ -119,6 +206,38 @@ test('at start the root over the stored leaves is compared with the latest check
     const r = await postDecision(twin.url, t.olga, record(t.olga, t.review.id));
     assert.equal(r.status, 503, r.text);
     assert.equal(t.sql('SELECT max(tree_size) FROM log_checkpoint'), String(size));
+  } finally {
+    await twin?.stop();
+    await t.srv.stop();
+  }
+});
+
+test('once the log is inconsistent, enrolling or revoking a key answers 503 log-inconsistent too', async () => {
+  const t = await setUp(2);
+  let twin;
+  try {
+    const rita = await addOwner(t.srv, 'rita');
+    // A leaf rewritten (with a matching leaf_hash): only the start check sees it, so the twin
+    // is faulted while each append's own head check would still pass.
+    const index = Number(t.sql('SELECT min(leaf_index) FROM decision'));
+    const leaf = Buffer.from(t.sql(`SELECT encode(leaf, 'base64') FROM log_leaf WHERE leaf_index = ${index}`), 'base64');
+    const changed = Buffer.from(leaf.toString().replace(/"received_at":"(\d)/, (m, d) => `"received_at":"${(Number(d) + 1) % 10}`));
+    t.asSuperuser(`UPDATE log_leaf SET leaf = '\\x${changed.toString('hex')}', leaf_hash = '\\x${leafHash(changed).toString('hex')}' WHERE leaf_index = ${index}`);
+    twin = await startTwin(t.srv);
+    assert.equal((await api(twin.url, 'GET', '/readyz')).status, 503);
+    const size = t.sql('SELECT size FROM log_head');
+    const keys = t.sql('SELECT count(*) FROM signing_key');
+    const fresh = newKeyPair();
+    const add = await api(twin.url, 'PUT', '/api/v1/me/signing-key', { token: rita.token, body: { public_key: fresh.publicKeyB64 } });
+    assert.equal(add.status, 503, add.text);
+    assert.equal(add.json.type, 'https://capledger.dev/problems/log-inconsistent');
+    const del = await api(twin.url, 'DELETE', `/api/v1/me/signing-keys/${rita.keyId}`, { token: rita.token });
+    assert.equal(del.status, 503, del.text);
+    assert.equal(del.json.type, 'https://capledger.dev/problems/log-inconsistent');
+    // Nothing half-written: no leaf, no key row, no revocation.
+    assert.equal(t.sql('SELECT size FROM log_head'), size);
+    assert.equal(t.sql('SELECT count(*) FROM signing_key'), keys);
+    assert.equal(t.sql(`SELECT revoked_at IS NULL FROM signing_key WHERE key_id = '${rita.keyId}'`), 't');
   } finally {
     await twin?.stop();
     await t.srv.stop();
@@ -157,6 +276,33 @@ test('a revocation cleared in the database does not let the key sign again: the 
     const v = verifyBundle(forged, t.key);
     assert.equal(v.status, 1, v.output);
     assert.match(v.output, new RegExp(`FAILED: leaf ${leaves.length}: key ${rita.keyId} was revoked by leaf \\d+`));
+  } finally {
+    await t.srv.stop();
+  }
+});
+
+test('a revocation whose index row is deleted too does not let the key sign again: the leaves are the truth', async () => {
+  const t = await setUp(1);
+  try {
+    const rita = await addOwner(t.srv, 'rita');
+    assert.equal((await postDecision(t.srv.url, rita, record(rita, t.review.id))).status, 201);
+    const del = await api(t.srv.url, 'DELETE', `/api/v1/me/signing-keys/${rita.keyId}`, { token: rita.token });
+    assert.equal(del.status, 200, del.text);
+    const revokeLeaf = t.sql(`SELECT leaf_index FROM log_key_event WHERE key_id = '${rita.keyId}' AND kind = 'revoke'`);
+    // The attack: the revocation cleared in signing_key and its row deleted from the index.
+    t.asSuperuser(`UPDATE signing_key SET revoked_at = NULL WHERE key_id = '${rita.keyId}'; DELETE FROM log_key_event WHERE key_id = '${rita.keyId}' AND kind = 'revoke'`);
+    const r = await postDecision(t.srv.url, rita, record(rita, t.review.id));
+    assert.equal(r.status, 422, r.text);
+    assert.match(r.json.errors.map((e) => `${e.pointer} ${e.message}`).join('\n'),
+      new RegExp(`^/record/signer_key_id this key was revoked \\(the log records it: key [0-9a-f]{64} was revoked by leaf ${revokeLeaf}\\)`, 'm'));
+    // The enrolment's index row deleted as well: the enrolment leaf is still found, and so is
+    // the owner a decision is bound to.
+    t.asSuperuser(`DELETE FROM log_key_event WHERE key_id = '${rita.keyId}'`);
+    const again = await postDecision(t.srv.url, rita, record(rita, t.review.id));
+    assert.equal(again.status, 422, again.text);
+    assert.match(again.text, /was revoked by leaf/);
+    const first = t.sql(`SELECT id FROM decision WHERE signer_key_id = '${rita.keyId}'`);
+    assert.equal((await t.get(`/api/v1/decisions/${first}`)).status, 200);
   } finally {
     await t.srv.stop();
   }

@@ -121,6 +121,9 @@ test('two witnesses cosign; one stopped catches up; a fork is refused; verify co
     assert.equal(r.status, 409, r.text);
     assert.equal(r.headers['content-type'], 'text/x.tlog.size');
     assert.equal(r.text, '6\n');
+    // B logs the refused checkpoint itself as evidence (a signed note is public data).
+    const bLog = () => fs.readFileSync(path.join(dir, 'wb.example.log'), 'utf8').split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+    assert.ok(bLog().some((l) => l.msg === 'refused a checkpoint' && l.status === 409 && l.checkpoint === fork), bLog().map((l) => JSON.stringify(l)).join('\n'));
     // A longer tree that does not extend it: the proof does not verify.
     const longer = signWithServerKey(srv.keyFile, bundle.origin, 7, crypto.randomBytes(32));
     r = await api(b.url, 'POST', '/add-checkpoint', { body: `old 6\n${crypto.randomBytes(32).toString('base64')}\n${crypto.randomBytes(32).toString('base64')}\n\n${longer}` });
@@ -140,6 +143,63 @@ test('two witnesses cosign; one stopped catches up; a fork is refused; verify co
     await b.stop();
   } finally {
     await srv.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a witness that refuses the log (409 with a larger size, or 422) raises a log_integrity alert', { timeout: 120_000 }, async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'capledger-witness-'));
+  // Two witnesses with real keys, answered by a stand-in that has seen another history: one
+  // says it cosigned a larger tree (409), the other that the proof does not verify (422).
+  const ahead = makeWitness(dir, 'ahead.example');
+  const forked = makeWitness(dir, 'forked.example');
+  const http = await import('node:http');
+  const servers = [];
+  for (const [w, status, body] of [[ahead, 409, '1000\n'], [forked, 422, 'consistency proof does not verify\n']]) {
+    w.port = await freePort();
+    w.url = `http://127.0.0.1:${w.port}`;
+    w.seen = [];
+    const s = http.createServer((req, res) => {
+      let text = '';
+      req.on('data', (d) => { text += d; });
+      req.on('end', () => {
+        w.seen.push(text);
+        res.writeHead(status, { 'content-type': status === 409 ? 'text/x.tlog.size' : 'text/plain' });
+        res.end(body);
+      });
+    });
+    await new Promise((r) => s.listen(w.port, '127.0.0.1', r));
+    servers.push(s);
+  }
+  const srv = await startServer({
+    env: {
+      CAPLEDGER_WITNESSES: `${ahead.vkey} ${ahead.url}, ${forked.vkey} ${forked.url}`,
+      CAPLEDGER_WITNESS_RETRY_MAX_S: '0.5',
+      CAPLEDGER_WITNESS_TIMEOUT_S: '2',
+    },
+  });
+  try {
+    const admin = { token: mintToken(srv, 'admin') };
+    const olga = await addOwner(srv, 'olga');
+    const review = await createReview(srv.url, olga, []);
+    assert.equal((await postDecision(srv.url, olga, record(olga, review.id))).status, 201);
+    const alerts = await waitFor('two log_integrity alerts for the admin', async () => {
+      const a = (await api(srv.url, 'GET', '/api/v1/alerts', { token: admin.token })).json.items.filter((x) => x.kind === 'log_integrity' && x.owner === 'admin');
+      return a.length >= 2 && a;
+    });
+    assert.ok(alerts.some((a) => /Witness ahead\.example refused checkpoint \d+ of localhost\/capledger: it answered 409, having cosigned size 1000: it saw a different history of this log/.test(a.message)), JSON.stringify(alerts));
+    assert.ok(alerts.some((a) => /Witness forked\.example refused checkpoint \d+ of localhost\/capledger: it answered 422/.test(a.message)), JSON.stringify(alerts));
+    const mine = (await api(srv.url, 'GET', '/api/v1/alerts', { token: olga.token })).json.items.filter((x) => x.kind === 'log_integrity');
+    assert.ok(mine.length >= 2);
+    // Retrying the same refusal does not alert again.
+    await sleep(1500);
+    const later = (await api(srv.url, 'GET', '/api/v1/alerts', { token: admin.token })).json.items.filter((x) => x.kind === 'log_integrity' && x.owner === 'admin');
+    const sizes = new Set(later.map((a) => a.message.match(/checkpoint (\d+)/)[1]));
+    assert.equal(later.length, 2 * sizes.size, JSON.stringify(later));
+    assert.ok(srv.stderrLines().some((l) => l.includes('"a witness refused the log\'s checkpoint"')));
+  } finally {
+    await srv.stop();
+    for (const s of servers) s.close();
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -283,3 +283,21 @@ test('drift after a decision raises alerts for the owner and puts the review bac
   assert.equal(again.status, 201, again.text);
   assert.equal((await call('GET', `/api/v1/reviews/${rv.id}`, olga)).json.status, 'decided');
 });
+
+test('the drift check reads the decision from its leaf: a row edited to hide a drift is named, not believed', async () => {
+  const { psql } = await import('./lib/harness.mjs');
+  const full = await buildEvidence(srv.url, admin, olga, { seed: 9 });
+  const rv = await createReview(srv.url, olga, [full.workloadId], { title: 'drift, edited' });
+  const dec = await postDecision(srv.url, olga, record(olga, rv.id, {
+    decision: 'advance', chosen_option: 'h100-on-demand', comparison_sha256: [full.comparison.sha256],
+  }));
+  assert.equal(dec.status, 201, dec.text);
+  // As the superuser with triggers off: the advance becomes a stop (which the check skips).
+  psql(`SET session_replication_role = replica; UPDATE decision SET decision = 'stop', chosen_option = NULL, record = jsonb_set(record, '{decision}', '"stop"') WHERE id = '${dec.json.id}'`, { database: srv.db });
+  const swept = await call('POST', '/api/v1/alerts/sweep', admin);
+  assert.equal(swept.status, 200, swept.text);
+  const integrity = (await call('GET', '/api/v1/alerts?owner=admin', admin)).json.items.filter((a) => a.kind === 'log_integrity');
+  assert.ok(integrity.some((a) => a.message.includes(`decision ${dec.json.id}: the stored row's decision differs from leaf ${dec.json.leaf_index}`)), JSON.stringify(integrity));
+  // Nothing is computed from the edited row.
+  assert.deepEqual((await call('GET', `/api/v1/alerts?review=${rv.id}`, olga)).json.items, []);
+});

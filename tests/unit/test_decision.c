@@ -195,6 +195,24 @@ static bool has_problem(const struct problems *errs, const char *pointer)
     return false;
 }
 
+/* jcs_parse accepts U+0000 in member names; a record never carries one, since "decision\0x"
+ * would read as "decision" to every C-string comparison. */
+static void test_validate_refuses_nul_in_member_names(void **state)
+{
+    (void)state;
+    json_t *record = parse(good_record);
+    json_object_setn_new(record, "decision\0x", 10, json_string("advance"));
+    struct problems errs;
+    problems_init(&errs);
+    assert_true(decision_validate(record, "/record", &errs) >= 1);
+    bool named = false;
+    for (size_t i = 0; i < errs.count; i++)
+        named |= strcmp(errs.items[i].message, "member names may not hold U+0000") == 0;
+    assert_true(named);
+    problems_free(&errs);
+    json_decref(record);
+}
+
 static void test_validate_names_every_fault(void **state)
 {
     (void)state;
@@ -283,6 +301,7 @@ int main(void)
         cmocka_unit_test(test_leaf_bytes),
         cmocka_unit_test(test_view_from_leaf),
         cmocka_unit_test(test_validate_good),
+        cmocka_unit_test(test_validate_refuses_nul_in_member_names),
         cmocka_unit_test(test_validate_names_every_fault),
         cmocka_unit_test(test_validate_timestamps),
     };

@@ -156,9 +156,10 @@ static void test_tricky_documents_refused(void **state)
         "[\"\\udc00\"]",
         "[\"\\ud83dx\"]",
         "[\"\\ude02\\ud83d\"]",
-        "[\"\xed\xa0\x80\"]", /* a surrogate encoded in UTF-8 */
-        "[\"\xc0\xaf\"]",     /* overlong */
-        "{\"a\\u0000b\":1}",  /* jansson cannot hold U+0000 in a member name */
+        "[\"\xed\xa0\x80\"]",              /* a surrogate encoded in UTF-8 */
+        "[\"\xc0\xaf\"]",                  /* overlong */
+        "{\"a\\u0000\":1,\"a\\u0000\":2}", /* a duplicate name holding U+0000 */
+        "{\"a\\u0000\":1, x}",             /* and a syntax error after one */
         "[1] [2]",
         "",
         "{",
@@ -205,6 +206,31 @@ static void test_nul_in_strings(void **state)
     assert_non_null(v);
     assert_int_equal(json_string_length(json_array_get(v, 0)), 3);
     assert_memory_equal(json_string_value(json_array_get(v, 0)), "a\0b", 3);
+    json_decref(v);
+    problems_free(&errs);
+}
+
+/* In member names too (jansson's parser refuses them, its objects hold them by length): the
+ * name keeps its length, sorts by its UTF-16 units (U+0000 first), and is escaped. */
+static void test_nul_in_member_names(void **state)
+{
+    (void)state;
+    expect_canonical("{\"a\\u0000b\":1}", "{\"a\\u0000b\":1}");
+    expect_canonical("{\"a\\u0000b\":1,\"a\":2,\"\\u0000\":3,\"a\\u0001\":4}",
+                     "{\"\\u0000\":3,\"a\":2,\"a\\u0000b\":1,\"a\\u0001\":4}");
+    /* Nested, next to a backslash escape that only looks like one, and with a private-use
+     * character (what the parser stands in for U+0000 with) already in the document. */
+    expect_canonical(
+        "[{\"x\":{\"\\u0000\":\"\\\\u0000\"}},{\"\\\\u0000\":1,\"\\ue000\":2,\"\\u0000\":3}]",
+        "[{\"x\":{\"\\u0000\":\"\\\\u0000\"}},{\"\\u0000\":3,\"\\\\u0000\":1,\"\xee\x80\x80\":2}]");
+    struct problems errs;
+    problems_init(&errs);
+    const char *text = "{\"k\\u0000\":[1]}";
+    json_t *v = jcs_parse(text, strlen(text), &errs);
+    assert_non_null(v);
+    assert_int_equal(json_object_size(v), 1);
+    assert_non_null(json_object_getn(v, "k\0", 2));
+    assert_null(json_object_get(v, "k"));
     json_decref(v);
     problems_free(&errs);
 }
@@ -270,6 +296,7 @@ int main(void)
         cmocka_unit_test(test_key_order_utf16),
         cmocka_unit_test(test_string_escapes),
         cmocka_unit_test(test_nul_in_strings),
+        cmocka_unit_test(test_nul_in_member_names),
         cmocka_unit_test(test_serializer_refuses_unrepresentable),
         cmocka_unit_test(test_dump_keeps_document_order),
     };

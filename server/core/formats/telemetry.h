@@ -41,6 +41,14 @@
 #define TELEMETRY_MAX_GPUS_PER_SCRAPE 1024 /* DCGM: GPUs gathered before a scrape ends */
 #define TELEMETRY_SUMMARY_MAX_GPUS 65536
 #define TELEMETRY_DEFAULT_IDLE_BELOW 0.05
+/* The duty-cycle series of a benchmark (GET /benchmarks/{id}/telemetry/series): at most this
+ * many points (equal time buckets), idle stretches listed when they last at least
+ * TELEMETRY_SERIES_DEFAULT_IDLE_MIN_S seconds (unless ?idle_min_s= says otherwise), the first
+ * TELEMETRY_SERIES_MAX_STRETCHES of them. */
+#define TELEMETRY_SERIES_DEFAULT_POINTS 300
+#define TELEMETRY_SERIES_MAX_POINTS 2000
+#define TELEMETRY_SERIES_DEFAULT_IDLE_MIN_S 10
+#define TELEMETRY_SERIES_MAX_STRETCHES 200
 #define TELEMETRY_DUTY_BINS 1001 /* summary histogram: duty cycle in steps of 0.001 */
 
 enum telemetry_format {

@@ -149,10 +149,21 @@ static void check_values(const json_t *v, const char *ptr, int depth, struct pro
             check_values(json_array_get(v, i), problems_pointer_index(child, sizeof child, ptr, i),
                          depth + 1, errs, added);
     } else if (json_is_object(v)) {
-        const char *key;
-        json_t *member;
-        json_object_foreach((json_t *)v, key, member) check_values(
-            member, problems_pointer(child, sizeof child, ptr, key), depth + 1, errs, added);
+        /* A member name holding U+0000 (which jcs_parse accepts) would compare, as a C
+         * string, equal to its part before the NUL: refused, so that no record carries a
+         * member that reads as another. */
+        for (void *it = json_object_iter((json_t *)v); it;
+             it = json_object_iter_next((json_t *)v, it)) {
+            const char *key = json_object_iter_key(it);
+            if (strlen(key) != json_object_iter_key_len(it)) {
+                problems_add(errs, problems_pointer(child, sizeof child, ptr, key),
+                             "member names may not hold U+0000");
+                (*added)++;
+                continue;
+            }
+            check_values(json_object_iter_value(it),
+                         problems_pointer(child, sizeof child, ptr, key), depth + 1, errs, added);
+        }
     }
 }
 

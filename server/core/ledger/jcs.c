@@ -445,7 +445,174 @@ char *jcs_dump(const json_t *v, size_t *len)
 
 /* ---- parsing ------------------------------------------------------------------------------ */
 
+static json_t *jcs_parse_text(const char *buf, size_t len, struct problems *errs);
+
+/* jansson 2.14's parser refuses U+0000 in a member name ("NUL byte in object key not
+ * supported", whatever the flags), though its objects hold such names by length
+ * (json_object_setn, json_object_iter_key_len). So when a member name holds the escape \u0000
+ * (a raw U+0000 is not JSON), the text is parsed with each such escape — in member names only —
+ * replaced by the escape of a private-use character the text does not contain (same length, so
+ * error positions hold), and the names are restored afterwards. */
+
+static int hex_digit(char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+/* Copies buf with every \u0000 inside a member name replaced by "\u" marker_hex; returns the
+ * number replaced, or 0 when none (out untouched). out has len bytes. */
+static size_t names_with_nul(const char *buf, size_t len, const char marker_hex[4], char *out)
+{
+    size_t replaced = 0;
+    size_t i = 0;
+    while (i < len) {
+        if (buf[i] != '"') {
+            i++;
+            continue;
+        }
+        size_t start = ++i, nuls = 0;
+        while (i < len && buf[i] != '"') {
+            if (buf[i] == '\\' && i + 1 < len) {
+                if (buf[i + 1] == 'u' && i + 5 < len && memcmp(buf + i + 2, "0000", 4) == 0)
+                    nuls++;
+                i += buf[i + 1] == 'u' ? 6 : 2;
+            } else {
+                i++;
+            }
+        }
+        size_t end = i < len ? i : len; /* the closing quote */
+        i = end + 1;
+        size_t j = i;
+        while (j < len && (buf[j] == ' ' || buf[j] == '\t' || buf[j] == '\n' || buf[j] == '\r'))
+            j++;
+        if (!nuls || j >= len || buf[j] != ':')
+            continue;
+        for (size_t k = start; k + 5 < end + 1 && k < end;) {
+            if (buf[k] == '\\' && buf[k + 1] == 'u' && memcmp(buf + k + 2, "0000", 4) == 0) {
+                if (out)
+                    memcpy(out + k + 2, marker_hex, 4);
+                replaced++;
+                k += 6;
+            } else {
+                k += buf[k] == '\\' ? (buf[k + 1] == 'u' ? 6 : 2) : 1;
+            }
+        }
+    }
+    return replaced;
+}
+
+/* Whether the text holds code point cp (E000..EFFF) raw or as an escape, in any case. */
+static bool text_holds(const char *buf, size_t len, uint32_t cp)
+{
+    char raw[3] = {(char)(0xE0 | (cp >> 12)), (char)(0x80 | ((cp >> 6) & 0x3F)),
+                   (char)(0x80 | (cp & 0x3F))};
+    for (size_t i = 0; i + 2 < len; i++)
+        if (memcmp(buf + i, raw, 3) == 0)
+            return true;
+    for (size_t i = 0; i + 5 < len; i++) {
+        if (buf[i] != '\\' || buf[i + 1] != 'u')
+            continue;
+        if (!hex_digit(buf[i + 2]) || !hex_digit(buf[i + 3]) || !hex_digit(buf[i + 4]) ||
+            !hex_digit(buf[i + 5]))
+            continue;
+        char hex[5] = {buf[i + 2], buf[i + 3], buf[i + 4], buf[i + 5], 0};
+        if ((uint32_t)strtoul(hex, NULL, 16) == cp)
+            return true;
+    }
+    return false;
+}
+
+/* Puts U+0000 back where the marker (3 UTF-8 bytes) stands in member names, recursively. */
+static bool restore_names(json_t *v, const char marker[3])
+{
+    if (json_is_array(v)) {
+        for (size_t i = 0; i < json_array_size(v); i++)
+            if (!restore_names(json_array_get(v, i), marker))
+                return false;
+        return true;
+    }
+    if (!json_is_object(v))
+        return true;
+    json_t *renamed = json_object();
+    if (!renamed)
+        return false;
+    bool ok = true;
+    for (void *it = json_object_iter(v); it && ok; it = json_object_iter_next(v, it)) {
+        ok = restore_names(json_object_iter_value(it), marker);
+        const char *key = json_object_iter_key(it);
+        size_t key_len = json_object_iter_key_len(it);
+        bool has = false;
+        for (size_t i = 0; i + 2 < key_len && !has; i++)
+            has = memcmp(key + i, marker, 3) == 0;
+        if (!ok || !has)
+            continue;
+        /* Each 3-byte marker becomes one NUL byte. */
+        char *name = malloc(key_len + 1);
+        size_t n = 0;
+        for (size_t i = 0; name && i < key_len;) {
+            if (i + 2 < key_len && memcmp(key + i, marker, 3) == 0) {
+                name[n++] = '\0';
+                i += 3;
+            } else {
+                name[n++] = key[i++];
+            }
+        }
+        ok = name && json_object_setn(renamed, name, n, json_object_iter_value(it)) == 0 &&
+             json_object_set_new(renamed, key, json_null()) == 0; /* marks the old name */
+        free(name);
+    }
+    /* Move: delete the old names (marked in `renamed` with null), add the new ones. */
+    for (void *it = json_object_iter(renamed); it && ok; it = json_object_iter_next(renamed, it)) {
+        const char *key = json_object_iter_key(it);
+        size_t key_len = json_object_iter_key_len(it);
+        if (json_is_null(json_object_iter_value(it)) && !memchr(key, '\0', key_len))
+            json_object_deln(v, key, key_len);
+    }
+    for (void *it = json_object_iter(renamed); it && ok; it = json_object_iter_next(renamed, it)) {
+        const char *key = json_object_iter_key(it);
+        size_t key_len = json_object_iter_key_len(it);
+        if (memchr(key, '\0', key_len))
+            ok = json_object_setn(v, key, key_len, json_object_iter_value(it)) == 0;
+    }
+    json_decref(renamed);
+    return ok;
+}
+
 json_t *jcs_parse(const char *buf, size_t len, struct problems *errs)
+{
+    char *copy = NULL;
+    char marker[3] = {0};
+    if (names_with_nul(buf, len, "0000", NULL)) {
+        uint32_t cp = 0xE000;
+        while (cp <= 0xEFFF && text_holds(buf, len, cp))
+            cp++;
+        copy = cp <= 0xEFFF ? malloc(len ? len : 1) : NULL;
+        if (!copy) {
+            if (errs)
+                problems_add_line(errs, 1, 1, "", "out of memory");
+            return NULL;
+        }
+        char hex[5];
+        snprintf(hex, sizeof hex, "%04x", (unsigned)cp);
+        memcpy(copy, buf, len);
+        names_with_nul(buf, len, hex, copy);
+        marker[0] = (char)(0xE0 | (cp >> 12));
+        marker[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        marker[2] = (char)(0x80 | (cp & 0x3F));
+        buf = copy;
+    }
+    json_t *v = jcs_parse_text(buf, len, errs);
+    if (v && copy && !restore_names(v, marker)) {
+        json_decref(v);
+        v = NULL;
+        if (errs)
+            problems_add_line(errs, 1, 1, "", "out of memory");
+    }
+    free(copy);
+    return v;
+}
+
+static json_t *jcs_parse_text(const char *buf, size_t len, struct problems *errs)
 {
     json_error_t error;
     /* U+0000 is an I-JSON character like any other: RFC 8785 canonicalizes it (as \u0000).

@@ -48,8 +48,9 @@ bool jcs_utf8_valid(const char *s, size_t n);
 
 /* Parses one JSON text strictly for canonicalization: duplicate keys, lone surrogate escapes,
  * invalid UTF-8 and trailing garbage are refused. U+0000 is accepted in string values (use
- * json_string_length, not strlen, on them); jansson cannot parse it in member names, so a
- * member name holding \u0000 is refused. Integers too large for jansson's
+ * json_string_length, not strlen, on them) and in member names (held by length: use
+ * json_object_iter_key_len or json_object_getn; jansson's parser refuses them, so they are
+ * parsed through a stand-in character and restored). Integers too large for jansson's
  * long long are kept as reals (every number of such a document is then a real), because JCS
  * reads numbers as doubles anyway. Returns a new reference, or NULL after appending the reason
  * (with line and column) to errs (errs may be NULL). */

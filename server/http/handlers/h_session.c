@@ -319,6 +319,10 @@ static void signing_key_put(struct req *r)
                      "this key is registered to another user, or was revoked");
         goto out;
     }
+    if (st == STORE_UNAVAILABLE && store_log_fault(r->app->store, NULL, 0)) {
+        resp_log_inconsistent(r);
+        goto out;
+    }
     if (st != STORE_OK) {
         resp_store_error(r, st, "signing key");
         goto out;
@@ -363,6 +367,10 @@ static void signing_key_delete(struct req *r)
                                  r->app->cfg->server_sk, &out);
     if (st == STORE_NOT_FOUND) {
         resp_problem(r, 404, "not-found", "Not found", "you have no signing key with this id");
+        return;
+    }
+    if (st == STORE_UNAVAILABLE && store_log_fault(r->app->store, NULL, 0)) {
+        resp_log_inconsistent(r);
         return;
     }
     if (st != STORE_OK) {

@@ -37,6 +37,15 @@ export async function renderCompare(root, ctx) {
     }
   });
 
+  // Options may name stored benchmarks by id; the latency-vs-load chart needs their load points,
+  // so those are read (a benchmark that cannot be read stays an id, and its curve is left out).
+  async function withStoredBenchmarks(scenario) {
+    const options = await Promise.all((scenario.options || []).map(async (o) => (typeof o.benchmark === 'string'
+      ? { ...o, benchmark: await get(`/benchmarks/${encodeURIComponent(o.benchmark)}`).then((r) => r.data, () => o.benchmark) }
+      : o)));
+    return { ...scenario, options };
+  }
+
   function parseScenario() {
     status.replaceChildren();
     const text = source.control.value.trim();
@@ -66,8 +75,9 @@ export async function renderCompare(root, ctx) {
       result.append(h('p', { class: 'loading' }, 'Computing…'));
       try {
         const { data } = await request('POST', '/compare', { json: scenario });
+        const shown = data.scenario || await withStoredBenchmarks(scenario);
         clear(result);
-        result.append(renderComparison(data, data.scenario || scenario, {
+        result.append(renderComparison(data, shown, {
           loadCharts: () => request('POST', '/compare/charts', { json: scenario }).then((r) => r.data),
         }));
         if (may(ctx.user, 'POST /scenarios')) result.append(h('section', { class: 'card save', 'aria-labelledby': 'save-title' },

@@ -4,25 +4,12 @@
 import { h, field, alertBox, notice, busy, showFieldError, uid } from '../dom.js';
 import { request, get, ApiError } from '../api.js';
 import { select } from '../listing.js';
-import { recordPicker } from '../pickers.js';
+import { evidencePicker, comparisonsPicker } from '../pickers.js';
 import { problemList, placeFieldErrors } from '../problems.js';
 import { JcsError } from '../jcs.js';
 import { loadKey, saveKey, generateKey, signRecord } from '../signing.js';
 import { checkLeaf } from '../inclusion.js';
 import { money, splitLines as lines } from '../format.js';
-
-// The evidence a decision cites, by name: benchmarks (workload on offer) and uploads (what,
-// by whom, when). Shown as one field; errors at /record/evidence land under it.
-function evidencePicker() {
-  const bench = recordPicker({ label: 'Evidence: benchmarks', path: '/benchmarks', kind: 'benchmarks', multiple: true, name: 'evidence' });
-  const uploads = recordPicker({ label: 'Evidence: uploads', path: '/uploads', kind: 'uploads', multiple: true, name: 'evidence-uploads', search: false });
-  return {
-    wrap: h('div', { class: 'evidence-pickers' }, bench.wrap, uploads.wrap),
-    control: bench.control,
-    error: bench.error,
-    values: () => [...bench.values(), ...uploads.values()],
-  };
-}
 
 // Optional text fields go into the record as null when empty (docs/ledger-format.md allows either).
 const orNull = (text) => (text.trim() === '' ? null : text.trim());
@@ -123,7 +110,7 @@ function lock(form, submit) {
 export function decisionForm(review, ctx, { getPrevious, onSigned, onAgain, refreshPrevious }) {
   const f = {
     decision: field('Decision', select([['revise', 'revise'], ['advance', 'advance'], ['stop', 'stop']], 'revise'), { name: 'decision', hint: 'advance needs the checklist covered; revise and stop are always allowed.' }),
-    comparison_sha256: field('Cited comparisons (SHA-256, one per line)', h('textarea', { rows: 2, class: 'code', spellcheck: 'false' }), { name: 'comparison_sha256', hint: 'The first is the comparison this decision rests on.' }),
+    comparison_sha256: comparisonsPicker(review, { hint: 'The stored comparisons of this review\'s workloads, by scenario and date (SHA-256 beside each). The first chosen is the one this decision rests on: the comparison chosen above.' }),
     chosen_option: field('Chosen option', h('input', { type: 'text', list: uid('options') }), { name: 'chosen_option', hint: 'An option name of the first cited comparison; empty for none.' }),
     evidence: evidencePicker(),
     question: field('Question', h('textarea', { rows: 2, value: review.question || '' }), { name: 'question' }),
@@ -155,7 +142,7 @@ export function decisionForm(review, ctx, { getPrevious, onSigned, onAgain, refr
 
   // Naming the first comparison fills the option list and says which option won.
   async function readFirstComparison() {
-    const first = lines(f.comparison_sha256.control.value)[0];
+    const first = f.comparison_sha256.values()[0];
     optionsList.replaceChildren();
     cmpInfo.textContent = '';
     if (!first) return;
@@ -203,7 +190,7 @@ export function decisionForm(review, ctx, { getPrevious, onSigned, onAgain, refr
       review_id: review.id,
       decision: f.decision.control.value,
       chosen_option: orNull(f.chosen_option.control.value),
-      comparison_sha256: lines(f.comparison_sha256.control.value),
+      comparison_sha256: f.comparison_sha256.values(),
       evidence: f.evidence.values(),
       question: orNull(f.question.control.value),
       baseline: orNull(f.baseline.control.value),
@@ -224,9 +211,9 @@ export function decisionForm(review, ctx, { getPrevious, onSigned, onAgain, refr
   // The cockpit names the comparison the review rests on: it becomes the first cited one.
   let cockpitSha = null;
   form.citeComparison = async (sha) => {
-    const rest = lines(f.comparison_sha256.control.value).filter((x) => x !== sha && x !== cockpitSha);
+    const rest = f.comparison_sha256.values().filter((x) => x !== sha && x !== cockpitSha);
     cockpitSha = sha;
-    f.comparison_sha256.control.value = [sha, ...rest].filter(Boolean).join('\n');
+    f.comparison_sha256.set([sha, ...rest]);
     if (f.chosen_option.control.dataset.auto !== 'false') f.chosen_option.control.value = '';
     await readFirstComparison();
   };

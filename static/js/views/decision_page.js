@@ -5,6 +5,7 @@ import { h, alertBox, notice } from '../dom.js';
 import { get } from '../api.js';
 import { checkLeaf } from '../inclusion.js';
 import { dateTime, shortId } from '../format.js';
+import { DESCRIBE } from '../pickers.js';
 
 const LOG_READERS = ['owner', 'auditor', 'admin'];
 
@@ -45,7 +46,7 @@ export async function renderDecision(root, ctx) {
         h('dt', null, 'Baseline'), h('dd', { 'data-field': 'baseline' }, text(r.baseline)),
         h('dt', null, 'Assumptions'), h('dd', { 'data-field': 'assumptions' }, list(r.assumptions)),
         h('dt', null, 'Unresolved questions'), h('dd', { 'data-field': 'unresolved_questions' }, list(r.unresolved_questions)),
-        h('dt', null, 'Evidence'), h('dd', { 'data-field': 'evidence' }, (r.evidence || []).length ? h('ul', null, r.evidence.map((e) => h('li', null, h('code', null, e)))) : text(null)),
+        h('dt', null, 'Evidence'), h('dd', { 'data-field': 'evidence' }, (r.evidence || []).length ? h('ul', null, r.evidence.map((e) => h('li', { 'data-evidence': e }, h('span', { class: 'evidence-name' }), ' ', h('code', null, e)))) : text(null)),
         h('dt', null, 'Residual exposure'), h('dd', { 'data-field': 'residual_exposure' }, text(r.residual_exposure)),
         h('dt', null, 'Expected operating cost'), h('dd', { 'data-field': 'expected_operating_cost' }, cost ? `${cost.amount} ${cost.currency} per ${cost.period}` : text(null)),
         h('dt', null, 'Next authority boundary'), h('dd', { 'data-field': 'next_authority_boundary' }, text(r.next_authority_boundary)),
@@ -67,6 +68,21 @@ export async function renderDecision(root, ctx) {
         h('dt', null, 'Leaf index'), h('dd', { 'data-testid': 'decision-leaf' }, String(d.leaf_index)),
         h('dt', null, 'Received'), h('dd', null, dateTime(d.received_at))),
       check));
+
+  // The evidence by name (benchmark: workload on offer; upload: what, by whom, when); the ids
+  // stay beside them for auditors.
+  await Promise.all((r.evidence || []).map(async (e) => {
+    const slot = root.querySelector(`li[data-evidence="${CSS.escape(e)}"] .evidence-name`);
+    if (!slot) return;
+    if (/^[0-9a-f]{64}$/.test(e)) {
+      slot.textContent = 'a stored comparison';
+      return;
+    }
+    const bench = await get(`/benchmarks/${encodeURIComponent(e)}`).then((x) => x.data).catch(() => null);
+    const upload = bench ? null : await get(`/uploads/${encodeURIComponent(e)}`).then((x) => x.data).catch(() => null);
+    slot.textContent = bench ? `benchmark: ${DESCRIBE.benchmarks(bench)}` : upload ? `upload: ${DESCRIBE.uploads(upload)}` : '(not readable by you)';
+  }));
+  if (ctx.stale()) return;
 
   if (!LOG_READERS.includes(ctx.user.role)) {
     check.append(notice('The log itself (checkpoint and proofs) is for owners, auditors and admins; they can check this leaf here.'));

@@ -9,7 +9,7 @@ import { money, number, percent, dateTime, shortId, duration } from '../format.j
 import { problemList } from '../problems.js';
 import { may } from '../roles.js';
 import { recordPicker } from '../pickers.js';
-import { usageChart } from '../charts.js';
+import { usageChart, usageOverTimeChart, dutyCycleChart } from '../charts.js';
 
 const TABS = [
   ['workloads', 'Workloads'],
@@ -111,7 +111,7 @@ function benchmarks() {
     columns: [
       { label: 'Measured', value: (r) => dateTime(r.measured_at) },
       { label: 'Team', value: (r) => r.team },
-      { label: 'Workload', value: (r) => r.workload_name || shortId(r.workload_id) },
+      { label: 'Workload', value: (r) => h('a', { href: `#/evidence/benchmarks/${r.id}`, title: 'The benchmark, its telemetry and duty cycle over time' }, r.workload_name || shortId(r.workload_id)) },
       { label: 'Offer', value: (r) => r.offer_name || shortId(r.offer_id) },
       { label: 'Throughput', class: 'num', value: (r) => (r.throughput_units_per_s ? `${number(r.throughput_units_per_s)}/s` : (r.load_points ? `${r.load_points.length} load points` : '')) },
       { label: 'Duty cycle', class: 'num', value: (r) => (r.gpu_duty_cycle != null ? percent(r.gpu_duty_cycle) : '') },
@@ -330,6 +330,72 @@ function jsonRecordForm(ctx) {
   return form;
 }
 
+// One benchmark: its figures, its telemetry uploads, and the duty cycle over time with the idle
+// stretches (GET /benchmarks/{id}/telemetry/series, downsampled by the server).
+function benchmarkView(id) {
+  const el = h('section', { class: 'benchmark-view', 'data-testid': 'benchmark-view' });
+  const idleBelow = field('Idle below duty cycle', h('input', { type: 'number', min: 0.001, max: 1, step: 'any', value: '0.05' }), { name: 'idle_below' });
+  const idleMin = field('Idle for at least (seconds)', h('input', { type: 'number', min: 0, step: 'any', value: '10' }), { name: 'idle_min_s' });
+  const apply = h('button', { type: 'submit' }, 'Show');
+  const chartBox = h('div', { class: 'list-results', 'aria-live': 'polite' });
+  const form = h('form', { class: 'filters', 'aria-label': 'Idle stretch rule' }, idleBelow.wrap, idleMin.wrap, apply);
+  let loads = 0;
+  async function loadSeries() {
+    try {
+      const { data } = await get(`/benchmarks/${encodeURIComponent(id)}/telemetry/series`, { idle_below: idleBelow.control.value, idle_min_s: idleMin.control.value });
+      chartBox.replaceChildren(dutyCycleChart(data) || h('p', { class: 'hint' }, data.samples
+        ? `${number(data.samples, 0)} telemetry samples, none with both a timestamp and a duty cycle: nothing to plot.`
+        : 'No telemetry attached to this benchmark yet (Evidence → Upload → GPU telemetry).'));
+    } catch (e) {
+      chartBox.replaceChildren(alertBox(`Duty cycle unavailable: ${e.message}`, problemList(e.errors)));
+    }
+    loads += 1;
+    chartBox.dataset.loads = String(loads);
+  }
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    busy(apply, loadSeries);
+  });
+  async function load() {
+    let b;
+    try {
+      ({ data: b } = await get(`/benchmarks/${encodeURIComponent(id)}`));
+    } catch (e) {
+      el.replaceChildren(alertBox(`Benchmark unavailable: ${e.message}`));
+      return;
+    }
+    const fact = (k, v) => (v === null || v === undefined || v === '' ? null : [h('dt', null, k), h('dd', null, v)]);
+    let uploads = [];
+    try {
+      ({ data: { items: uploads = [] } } = await get(`/benchmarks/${encodeURIComponent(id)}/telemetry`, { limit: 50 }));
+    } catch { /* the list is a detail; the chart says what is missing */ }
+    el.replaceChildren(
+      h('p', null, h('a', { href: '#/evidence/benchmarks' }, '← All benchmarks')),
+      h('h3', null, `${b.workload_name || shortId(b.workload_id)} on ${b.offer_name || shortId(b.offer_id)}`),
+      b.notes ? h('p', { class: 'hint' }, b.notes) : null,
+      h('dl', { class: 'facts' },
+        fact('Team', b.team), fact('Measured', dateTime(b.measured_at)), fact('Outcome', b.outcome),
+        fact('Throughput', b.throughput_units_per_s != null ? `${number(b.throughput_units_per_s)}/s` : null),
+        fact('Duty cycle', b.gpu_duty_cycle != null ? percent(b.gpu_duty_cycle) : null),
+        fact('Input stall', b.input_stall_fraction != null ? percent(b.input_stall_fraction) : null),
+        fact('Load points', Array.isArray(b.load_points) ? number(b.load_points.length, 0) : null),
+        fact('Id', h('code', { class: 'hash' }, b.id))),
+      h('h4', null, 'Duty cycle over time'),
+      h('p', { class: 'hint' }, 'All telemetry samples of the benchmark, every GPU together, averaged into at most 300 points by the server. An idle stretch is a run of one GPU\'s samples below the duty cycle chosen here, from its first idle sample to the next busy one, listed when it lasts at least the time chosen here.'),
+      form, chartBox,
+      h('h4', null, 'Telemetry uploads'),
+      table([
+        { label: 'When', value: (u) => dateTime(u.created_at) },
+        { label: 'Format', value: (u) => u.format || '' },
+        { label: 'Samples', class: 'num', value: (u) => number(u.inserted ?? (u.summary && u.summary.samples), 0) },
+        { label: 'Summary', value: (u) => (u.summary ? telemetrySummary(u.summary) : '') },
+        { label: 'Id', value: idCell },
+      ], uploads, { caption: 'Telemetry uploads of this benchmark', empty: 'No telemetry uploads.' }));
+    await loadSeries();
+  }
+  return { el, load };
+}
+
 // GET /reports/usage: where GPU hours go and how often runs fail, by the chosen groups.
 function usage() {
   const groups = [['team', 'team'], ['workload_class', 'class'], ['cluster', 'cluster'], ['state', 'state']];
@@ -339,10 +405,22 @@ function usage() {
   });
   const from = field('Submitted from', h('input', { type: 'date' }), { name: 'from' });
   const to = field('Submitted before', h('input', { type: 'date' }), { name: 'to' });
+  const bucket = field('Over time, per', select([['', 'week (day when the runs span under 3 weeks)'], ['day', 'day'], ['week', 'week'], ['month', 'month']]), { name: 'bucket', hint: 'a run counts in the period it started in' });
   const results = h('div', { class: 'list-results', 'aria-live': 'polite' });
   const apply = h('button', { type: 'submit' }, 'Show');
   const form = h('form', { class: 'filters', 'aria-label': 'Usage report' },
-    h('fieldset', { class: 'checks' }, h('legend', null, 'Group by'), boxes.map((b) => b.el)), from.wrap, to.wrap, apply);
+    h('fieldset', { class: 'checks' }, h('legend', null, 'Group by'), boxes.map((b) => b.el)), from.wrap, to.wrap, bucket.wrap, apply);
+  const utc = (d) => (d ? `${d}T00:00:00Z` : '');
+  async function overTime() {
+    try {
+      const range = { from: utc(from.control.value), to: utc(to.control.value) };
+      let { data } = await get('/reports/usage/series', { ...range, bucket: bucket.control.value || 'week' });
+      if (!bucket.control.value && data.buckets.length < 3) ({ data } = await get('/reports/usage/series', { ...range, bucket: 'day' }));
+      return usageOverTimeChart(data) || h('p', { class: 'hint' }, 'No GPU run started in this period: nothing to plot over time.');
+    } catch (e) {
+      return alertBox(`Usage over time unavailable: ${e.message}`, problemList(e.errors));
+    }
+  }
   let loads = 0;
   async function load() {
     const chosen = boxes.filter((b) => b.box.checked).map((b) => b.key);
@@ -360,7 +438,8 @@ function usage() {
         { label: 'GPU util.', class: 'num', value: (r) => (r.mean_gpu_utilization != null ? percent(r.mean_gpu_utilization) : '') },
         { label: 'Cost', class: 'num', value: (r) => (r.cost && typeof r.cost === 'object' ? money(r.cost.amount ?? r.cost.total, r.cost.currency) : (r.cost != null ? number(r.cost) : '')) },
       ], data.groups || [], { caption: 'Job accounting by group', empty: 'No runs in this period.' }),
-      chosen.includes('team') ? usageChart(data.groups) : null);
+      chosen.includes('team') ? usageChart(data.groups) : null,
+      await overTime());
     } catch (e) {
       results.replaceChildren(alertBox(`Usage report unavailable: ${e.message}`, problemList(e.errors)));
     }
@@ -384,7 +463,8 @@ export async function renderEvidence(root, ctx) {
     root.append(uploads(ctx));
     return;
   }
-  const list = { workloads, offers, benchmarks, runs, usage, uploads: uploadsList }[tab]();
+  const list = tab === 'benchmarks' && ctx.params[1] ? benchmarkView(ctx.params[1])
+    : { workloads, offers, benchmarks, runs, usage, uploads: uploadsList }[tab]();
   root.append(list.el);
   await list.load();
 }

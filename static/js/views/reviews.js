@@ -8,7 +8,7 @@ import { select } from '../listing.js';
 import { decisionForm } from './decision.js';
 import { comparisonPicker, gateVerdict } from './cockpit.js';
 import { may } from '../roles.js';
-import { recordPicker } from '../pickers.js';
+import { recordPicker, evidencePicker, comparisonsPicker } from '../pickers.js';
 
 const PHASES = [
   ['evidence_plan', 'Days 1–30: evidence plan', 0],
@@ -49,7 +49,7 @@ function newReviewForm(ctx) {
         const { data } = await request('POST', '/reviews', { json: body });
         ctx.navigate(`reviews/${data.id}`);
       } catch (e) {
-        const rest = e instanceof ApiError ? placeFieldErrors(f, e.errors) : [];
+        const rest = e instanceof ApiError ? placeFieldErrors({ ...f, evidence: cited }, e.errors) : [];
         out.append(alertBox(`Not created: ${e.message}`, problemList(rest)));
       }
     });
@@ -103,23 +103,32 @@ function artifactForm(review, onDone) {
     representative_inputs: field('Representative inputs', h('textarea', { rows: 2 }), { name: 'representative_inputs' }),
     baseline: field('Agreed baseline', h('textarea', { rows: 2 }), { name: 'baseline' }),
   };
+  // The evidence by name: benchmarks, uploads and the review's stored comparisons (ids stay in
+  // the API; a comparison shows its SHA-256 for whoever copies it).
+  const evidence = evidencePicker({ name: 'artifact-evidence' });
+  const comparisons = comparisonsPicker(review, { label: 'Evidence: stored comparisons', name: 'artifact-comparisons' });
+  const cited = { wrap: h('div', { class: 'artifact-evidence', 'data-testid': 'artifact-evidence' }, evidence.wrap, comparisons.wrap), control: evidence.control, error: evidence.error };
   const out = h('div', { class: 'form-status' });
   const submit = h('button', { type: 'submit' }, 'Add artifact');
   const form = h('form', { class: 'card', 'aria-labelledby': 'artifact-title' },
     h('h3', { id: 'artifact-title' }, 'Add an artifact'),
-    h('div', { class: 'grid-3' }, Object.values(f).map((x) => x.wrap)), out, submit);
+    h('div', { class: 'grid-3' }, Object.values(f).map((x) => x.wrap)), cited.wrap, out, submit);
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
     busy(submit, async () => {
       out.replaceChildren();
       const body = {};
       for (const [k, x] of Object.entries(f)) if (x.control.value.trim()) body[k] = x.control.value.trim();
+      const ids = [...evidence.values(), ...comparisons.values()];
+      if (ids.length) body.evidence = ids;
       try {
         await request('POST', `/reviews/${encodeURIComponent(review.id)}/artifacts`, { json: body });
         for (const k of ['title', 'contributor', 'due_on', 'representative_inputs', 'baseline']) f[k].control.value = '';
+        evidence.clear();
+        comparisons.clear();
         await onDone();
       } catch (e) {
-        const rest = e instanceof ApiError ? placeFieldErrors(f, e.errors) : [];
+        const rest = e instanceof ApiError ? placeFieldErrors({ ...f, evidence: cited }, e.errors) : [];
         out.append(alertBox(`Not added: ${e.message}`, problemList(rest)));
       }
     });

@@ -1,0 +1,113 @@
+/* Chart series, bounded in size (store/series.h):
+ *   GET /benchmarks/{id}/telemetry/series?points=&idle_below=&idle_min_s= — the benchmark's
+ *     duty cycle over time downsampled to at most `points` equal time buckets, and its idle
+ *     stretches (the first TELEMETRY_SERIES_MAX_STRETCHES, with their total count);
+ *   GET /reports/usage/series?bucket=day|week|month&team=&from=&to= — GPU-hours per bucket by
+ *     team and workload class, the latest USAGE_SERIES_MAX_BUCKETS buckets.
+ * Team members see their teams' benchmarks and runs only (a benchmark of another team is 404). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/formats/telemetry.h"
+#include "core/formats/textnum.h"
+#include "http/evidence.h"
+#include "store/series.h"
+
+/* ?name= as a number in [lo, hi] (default def); its text form goes to out. */
+static void number_param(struct req *r, const char *name, double def, double lo, double hi,
+                         int integer, char *out, size_t size, struct problems *p)
+{
+    char raw[40], pointer[48];
+    double v = def;
+    if (req_query(r, name, raw, sizeof raw) &&
+        (!textnum_parse_double(raw, strlen(raw), &v) || !(v >= lo && v <= hi) ||
+         (integer && v != (double)(long)v))) {
+        snprintf(pointer, sizeof pointer, "?%s", name);
+        problems_add(p, pointer, "query parameter %s is %s from %g to %g", name,
+                     integer ? "a whole number" : "a number", lo, hi);
+        v = def;
+    }
+    if (integer)
+        snprintf(out, size, "%ld", (long)v);
+    else
+        snprintf(out, size, "%.17g", v);
+}
+
+static void telemetry_series(struct req *r)
+{
+    struct problems p;
+    problems_init(&p);
+    char points[24], idle_below[32], idle_min[32], stretches[24];
+    json_t *out = NULL;
+    json_t *bench = ev_readable_benchmark(r, r->params[0]);
+    if (!bench)
+        goto done;
+    number_param(r, "points", TELEMETRY_SERIES_DEFAULT_POINTS, 2, TELEMETRY_SERIES_MAX_POINTS, 1,
+                 points, sizeof points, &p);
+    number_param(r, "idle_below", TELEMETRY_DEFAULT_IDLE_BELOW, 0.001, 1, 0, idle_below,
+                 sizeof idle_below, &p);
+    number_param(r, "idle_min_s", TELEMETRY_SERIES_DEFAULT_IDLE_MIN_S, 0, 86400.0 * 30, 0, idle_min,
+                 sizeof idle_min, &p);
+    if (p.total) {
+        resp_invalid(r, &p, NULL);
+        goto done;
+    }
+    snprintf(stretches, sizeof stretches, "%d", TELEMETRY_SERIES_MAX_STRETCHES);
+    enum store_status st = store_telemetry_series(r->app->read_store, r->params[0], points,
+                                                  idle_below, idle_min, stretches, &out);
+    if (st != STORE_OK) {
+        resp_store_error(r, st, "telemetry series");
+        goto done;
+    }
+    resp_json(r, 200, out);
+    out = NULL;
+done:
+    json_decref(out);
+    json_decref(bench);
+    problems_free(&p);
+}
+
+#define USAGE_SERIES_MAX_BUCKETS 120
+
+static const char *const BUCKETS[] = {"day", "week", "month", NULL};
+
+static void usage_series(struct req *r)
+{
+    struct problems p;
+    problems_init(&p);
+    char bucket[16], team[128], from[40], to[40], max[16];
+    json_t *out = NULL;
+    struct usage_series_query q;
+    memset(&q, 0, sizeof q);
+    q.bucket = ev_query(r, "bucket", EVQ_ENUM, BUCKETS, bucket, sizeof bucket, &p);
+    if (!q.bucket && !req_query(r, "bucket", bucket, sizeof bucket))
+        q.bucket = "week";
+    q.team = ev_query(r, "team", EVQ_TEXT, NULL, team, sizeof team, &p);
+    q.from = ev_query(r, "from", EVQ_TIME, NULL, from, sizeof from, &p);
+    q.to = ev_query(r, "to", EVQ_TIME, NULL, to, sizeof to, &p);
+    if (p.total) {
+        resp_invalid(r, &p, NULL);
+        goto done;
+    }
+    snprintf(max, sizeof max, "%d", USAGE_SERIES_MAX_BUCKETS);
+    q.buckets_max = max;
+    q.scope = &r->scope;
+    enum store_status st = store_usage_series(r->app->read_store, &q, &out);
+    if (st != STORE_OK) {
+        resp_store_error(r, st, "usage series");
+        goto done;
+    }
+    resp_json(r, 200, out);
+    out = NULL;
+done:
+    json_decref(out);
+    problems_free(&p);
+}
+
+const struct route series_routes[] = {
+    {"GET", "/api/v1/benchmarks/{id}/telemetry/series", telemetry_series, ROLES_USERS, 0,
+     "points idle_below idle_min_s"},
+    {"GET", "/api/v1/reports/usage/series", usage_series, ROLES_USERS, 0, "bucket team from to"},
+    {NULL, NULL, NULL, 0, 0, NULL},
+};
