@@ -271,7 +271,7 @@ static int smi_set_columns(struct telemetry_reader *r, const char *s, size_t len
         if (c < 0 || r->col[c] >= 0)
             continue;
         r->col[c] = i;
-        r->unit[c] = smi_columns[c].unit;
+        r->unit[c] = (int)smi_columns[c].unit;
         if (unit && smi_columns[c].unit != UNIT_NONE &&
             !textnum_equals_word(unit, ulen, telemetry_unit_names[smi_columns[c].unit])) {
             problems_add_line(errs, lineno, i + 1, NULL, "%s is in %.*s; nvidia-smi reports %s",
@@ -358,8 +358,8 @@ static int smi_feed(struct telemetry_reader *r, const char *line, size_t len, lo
     static const enum smi_column power_columns[] = {SMI_POWER, SMI_POWER_AVG, SMI_POWER_INSTANT};
     for (size_t i = 0; i < 3 && isnan(power); i++)
         if (r->col[power_columns[i]] >= 0)
-            ok &=
-                smi_value(r, power_columns[i], &f[r->col[power_columns[i]]], lineno, &power, errs);
+            ok &= smi_value(r, (int)power_columns[i], &f[r->col[power_columns[i]]], lineno, &power,
+                            errs);
     int c;
     if ((c = r->col[SMI_TIMESTAMP]) >= 0 && f[c].len > 0) {
         struct timefmt_fields t;
