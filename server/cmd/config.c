@@ -225,7 +225,7 @@ static int parse_value(const struct config_var *v, const char *text, void *dst, 
         return 0;
     case CONFIG_INT: {
         long n = strtol(text, &end, 10);
-        if (errno || end == text || *end || n < v->min || n > v->max) {
+        if (errno || end == text || *end || (double)n < v->min || (double)n > v->max) {
             snprintf(why, why_size, "must be an integer in %s", range_text(v, range, sizeof range));
             return -1;
         }

@@ -244,8 +244,10 @@ static json_t *problem_new(int status, const char *slug, const char *title, cons
                      "detail", detail ? detail : title);
 }
 
-static void resp_problem_v(struct req *r, int status, const char *type_slug, const char *title,
-                           json_t *members, const char *detail_fmt, va_list ap)
+__attribute__((format(printf, 6, 0))) static void resp_problem_v(struct req *r, int status,
+                                                                 const char *type_slug,
+                                                                 const char *title, json_t *members,
+                                                                 const char *detail_fmt, va_list ap)
 {
     char detail[512];
     vsnprintf(detail, sizeof detail, detail_fmt, ap);
