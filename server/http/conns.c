@@ -11,13 +11,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #define CONNS_TICK_MS 200
 #define CONNS_PRESSURE_MIN_WAIT_S 1.0
-#define CONNS_BODY_GRACE_S 10.0 /* a body's rate is judged after this long */
+#define CONNS_BODY_GRACE_S 10.0    /* a body's rate is judged after this long */
+#define CONNS_PRESSURE_STALL_S 0.5 /* short of workers: replies unread this long go first */
 
 /* One client socket on the listening port, as last seen by the guard's scan. */
 struct sock {
@@ -30,6 +33,10 @@ struct sock {
     int busy;               /* in a request handler now */
     double busy_since;      /* when the guard saw the current request */
     uint64_t bytes_at_busy; /* bytes received on the socket then */
+    double out_since;       /* when its send queue was seen non-empty after being empty; 0 */
+    uint64_t acked_at_out;  /* bytes the peer had acknowledged then */
+    uint64_t acked;         /* bytes acknowledged at the last scan */
+    double acked_moved;     /* last scan that saw acked advance (or the queue fill) */
     int seen;               /* mark for the scan */
     int shut;               /* already shut down */
 };
@@ -164,6 +171,55 @@ static uint64_t bytes_received(int fd)
     return info.tcpi_bytes_received;
 }
 
+/* Bytes waiting in the socket's send queue (sent and unacknowledged, or not sent yet) and bytes
+ * the peer has acknowledged since the socket opened. -1 when unknown. */
+static int send_state(int fd, uint64_t *queued, uint64_t *acked)
+{
+    int outq = 0;
+    struct tcp_info info;
+    socklen_t len = sizeof info;
+    memset(&info, 0, sizeof info);
+    if (ioctl(fd, SIOCOUTQ, &outq) != 0 || outq < 0 ||
+        getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) != 0 ||
+        len < offsetof(struct tcp_info, tcpi_bytes_acked) + sizeof info.tcpi_bytes_acked)
+        return -1;
+    *queued = (uint64_t)outq;
+    *acked = info.tcpi_bytes_acked;
+    return 0;
+}
+
+/* Follows a socket's send queue (scan). */
+static void track_send(struct sock *s, double now)
+{
+    uint64_t queued, acked;
+    if (send_state(s->fd, &queued, &acked) != 0 || queued == 0) {
+        s->out_since = 0;
+        return;
+    }
+    if (!s->out_since) {
+        s->out_since = s->acked_moved = now;
+        s->acked_at_out = s->acked = acked;
+        return;
+    }
+    if (acked != s->acked) {
+        s->acked = acked;
+        s->acked_moved = now;
+    }
+}
+
+/* 1 when the socket's replies are not read fast enough: nothing acknowledged for the send
+ * timeout, or less than the floor on average once the queue has been full that long. */
+static int send_too_slow(const struct conns *g, const struct sock *s, double now)
+{
+    if (!s->out_since || g->cfg.send_timeout_ms <= 0)
+        return 0;
+    double timeout = g->cfg.send_timeout_ms / 1000.0, took = now - s->out_since;
+    if (now - s->acked_moved > timeout)
+        return 1;
+    return g->cfg.send_min_bytes_per_s > 0 && took > timeout &&
+           (double)(s->acked - s->acked_at_out) < took * g->cfg.send_min_bytes_per_s;
+}
+
 void conns_opened(struct conns *g)
 {
     if (!g)
@@ -243,6 +299,7 @@ static void scan(struct conns *g, double now)
             s->first_seen = s->idle_since = now;
         }
         s->seen = 1;
+        track_send(s, now);
         struct mark *m = find_mark(g, addr, port);
         if (m) {
             if (m->busy && (!s->busy || m->begun != s->requests)) { /* a new request */
@@ -296,6 +353,23 @@ static void canned_set(struct canned *c, const char *status_line, const char *ex
     c->len = n > 0 && (size_t)n < sizeof c->text ? (size_t)n : 0;
 }
 
+/* Ends a socket whose replies are not read: reset on close (SO_LINGER 0), so what is queued
+ * is dropped rather than kept in the kernel for a peer that never reads it, and shut down, so
+ * a worker blocked in a send gets an error at once. Called with the lock held. */
+static void shed_reader(struct conns *g, struct sock *s)
+{
+    char addr[64];
+    int port;
+    if (s->shut || our_peer(g, s->fd, addr, sizeof addr, &port) != 0 || port != s->port ||
+        strcmp(addr, s->addr) != 0)
+        return;
+    struct linger now = {.l_onoff = 1, .l_linger = 0};
+    (void)setsockopt(s->fd, SOL_SOCKET, SO_LINGER, &now, sizeof now);
+    shutdown(s->fd, SHUT_RDWR);
+    s->shut = 1;
+    g->counts.shed_slow_read++;
+}
+
 /* Ends a socket: an optional reply, then shutdown (Civetweb's read returns at once and the
  * worker closes it). The peer is checked again first. Called with the lock held. */
 static void shed(struct conns *g, struct sock *s, const struct canned *reply, int always)
@@ -317,6 +391,13 @@ static int by_idle_since(const void *a, const void *b)
     return (x->idle_since > y->idle_since) - (x->idle_since < y->idle_since);
 }
 
+/* Replies unread longest first. */
+static int by_acked_moved(const void *a, const void *b)
+{
+    const struct sock *x = *(struct sock *const *)a, *y = *(struct sock *const *)b;
+    return (x->acked_moved > y->acked_moved) - (x->acked_moved < y->acked_moved);
+}
+
 static void enforce(struct conns *g, double now)
 {
     scan(g, now);
@@ -324,9 +405,20 @@ static void enforce(struct conns *g, double now)
     struct sock **waiting = calloc(g->nsocks ? g->nsocks : 1, sizeof *waiting);
     if (!waiting)
         return;
-    size_t nwaiting = 0;
+    struct sock **stalled = calloc(g->nsocks ? g->nsocks : 1, sizeof *stalled);
+    if (!stalled) {
+        free(waiting);
+        return;
+    }
+    size_t nwaiting = 0, nstalled = 0;
     for (size_t i = 0; i < g->nsocks; i++) {
         struct sock *s = &g->socks[i];
+        if (!s->shut && send_too_slow(g, s, now)) {
+            shed_reader(g, s);
+            continue;
+        }
+        if (!s->shut && s->out_since && now - s->acked_moved >= CONNS_PRESSURE_STALL_S)
+            stalled[nstalled++] = s;
         if (s->busy && !s->shut && g->cfg.body_min_bytes_per_s > 0) {
             struct mark *m = find_mark(g, s->addr, s->port);
             double took = now - s->busy_since;
@@ -365,6 +457,15 @@ static void enforce(struct conns *g, double now)
     for (size_t i = 0; i < g->nsocks; i++)
         in_use += !g->socks[i].shut;
     long limit = g->cfg.threads - g->cfg.reserve;
+    /* First the connections whose replies have not been read for half a second (a client
+     * reading its replies acknowledges them within a round trip), the longest-stalled first. */
+    qsort(stalled, nstalled, sizeof *stalled, by_acked_moved);
+    for (size_t i = 0; i < nstalled && in_use > limit; i++) {
+        if (stalled[i]->shut)
+            continue;
+        shed_reader(g, stalled[i]);
+        in_use--;
+    }
     qsort(waiting, nwaiting, sizeof *waiting, by_idle_since);
     for (size_t i = 0; i < nwaiting && in_use > limit; i++) {
         struct sock *s = waiting[i];
@@ -375,6 +476,7 @@ static void enforce(struct conns *g, double now)
         in_use--;
     }
     free(waiting);
+    free(stalled);
 }
 
 static void *guard_run(void *arg)

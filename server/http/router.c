@@ -594,6 +594,8 @@ struct http_server *http_start(const struct http_config *cfg, struct store *stor
         .max_per_address = cfg->max_conns_per_address,
         .header_timeout_ms = cfg->header_timeout_ms,
         .body_min_bytes_per_s = cfg->body_min_bytes_per_s,
+        .send_timeout_ms = cfg->send_timeout_ms,
+        .send_min_bytes_per_s = cfg->send_min_bytes_per_s,
         .listen_port = port.port,
     };
     struct conns *conns = conns_start(&guard);
