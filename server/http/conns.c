@@ -19,8 +19,10 @@
 
 #define CONNS_TICK_MS 200
 #define CONNS_PRESSURE_MIN_WAIT_S 1.0
-#define CONNS_BODY_GRACE_S 10.0    /* a body's rate is judged after this long */
-#define CONNS_PRESSURE_STALL_S 0.5 /* short of workers: replies unread this long go first */
+#define CONNS_BODY_GRACE_S 10.0       /* a body's rate is judged after this long */
+#define CONNS_PRESSURE_STALL_S 0.5    /* short of workers: replies unread this long go first */
+#define CONNS_PRESSURE_BODY_S 2.0     /* short of workers: bodies judged after this long */
+#define CONNS_PRESSURE_BODY_FACTOR 16 /* ... and shed when slower than this × the body floor */
 
 /* One client socket on the listening port, as last seen by the guard's scan. */
 struct sock {
@@ -37,6 +39,7 @@ struct sock {
     uint64_t acked_at_out;  /* bytes the peer had acknowledged then */
     uint64_t acked;         /* bytes acknowledged at the last scan */
     double acked_moved;     /* last scan that saw acked advance (or the queue fill) */
+    double body_rate;       /* bytes/s of the body so far while its handler reads it; -1 */
     int seen;               /* mark for the scan */
     int shut;               /* already shut down */
 };
@@ -336,7 +339,7 @@ struct canned {
     char text[512];
     size_t len;
 };
-static struct canned reply_408, reply_503, reply_408_body;
+static struct canned reply_408, reply_503, reply_408_body, reply_503_body;
 
 static void canned_set(struct canned *c, const char *status_line, const char *extra, int status,
                        const char *slug, const char *title, const char *detail)
@@ -391,6 +394,13 @@ static int by_idle_since(const void *a, const void *b)
     return (x->idle_since > y->idle_since) - (x->idle_since < y->idle_since);
 }
 
+/* Slowest body first. */
+static int by_body_rate(const void *a, const void *b)
+{
+    const struct sock *x = *(struct sock *const *)a, *y = *(struct sock *const *)b;
+    return (x->body_rate > y->body_rate) - (x->body_rate < y->body_rate);
+}
+
 /* Replies unread longest first. */
 static int by_acked_moved(const void *a, const void *b)
 {
@@ -410,7 +420,13 @@ static void enforce(struct conns *g, double now)
         free(waiting);
         return;
     }
-    size_t nwaiting = 0, nstalled = 0;
+    struct sock **slowbodies = calloc(g->nsocks ? g->nsocks : 1, sizeof *slowbodies);
+    if (!slowbodies) {
+        free(waiting);
+        free(stalled);
+        return;
+    }
+    size_t nwaiting = 0, nstalled = 0, nslowbodies = 0;
     for (size_t i = 0; i < g->nsocks; i++) {
         struct sock *s = &g->socks[i];
         if (!s->shut && send_too_slow(g, s, now)) {
@@ -419,14 +435,19 @@ static void enforce(struct conns *g, double now)
         }
         if (!s->shut && s->out_since && now - s->acked_moved >= CONNS_PRESSURE_STALL_S)
             stalled[nstalled++] = s;
+        s->body_rate = -1;
         if (s->busy && !s->shut && g->cfg.body_min_bytes_per_s > 0) {
             struct mark *m = find_mark(g, s->addr, s->port);
             double took = now - s->busy_since;
+            double got = (double)(bytes_received(s->fd) - s->bytes_at_busy);
             if (m && m->reading && took > CONNS_BODY_GRACE_S &&
-                (double)(bytes_received(s->fd) - s->bytes_at_busy) <
-                    took * g->cfg.body_min_bytes_per_s) {
+                got < took * g->cfg.body_min_bytes_per_s) {
                 shed(g, s, &reply_408_body, 1); /* the handler's read fails: it answers no more */
                 g->counts.shed_slow_body++;
+            } else if (m && m->reading && took >= CONNS_PRESSURE_BODY_S) {
+                s->body_rate = got / took;
+                if (s->body_rate < (double)CONNS_PRESSURE_BODY_FACTOR * g->cfg.body_min_bytes_per_s)
+                    slowbodies[nslowbodies++] = s;
             }
         }
         if (s->busy || s->shut)
@@ -475,8 +496,20 @@ static void enforce(struct conns *g, double now)
         g->counts.shed_pressure++;
         in_use--;
     }
+    /* Still short: bodies trickling in above the floor but far below a real upload's rate
+     * (CONNS_PRESSURE_BODY_FACTOR × the floor), slowest first — else a few hundred of them,
+     * each just above the floor, would hold every worker for a whole 1 GiB upload. */
+    qsort(slowbodies, nslowbodies, sizeof *slowbodies, by_body_rate);
+    for (size_t i = 0; i < nslowbodies && in_use > limit; i++) {
+        if (slowbodies[i]->shut)
+            continue;
+        shed(g, slowbodies[i], &reply_503_body, 1);
+        g->counts.shed_slow_body++;
+        in_use--;
+    }
     free(waiting);
     free(stalled);
+    free(slowbodies);
 }
 
 static void *guard_run(void *arg)
@@ -512,6 +545,9 @@ struct conns *conns_start(const struct conns_config *cfg)
              cfg->body_min_bytes_per_s);
     canned_set(&reply_408_body, "408 Request Timeout", "", 408, "request-timeout",
                "Request timeout", slow);
+    canned_set(&reply_503_body, "503 Service Unavailable", "Retry-After: 5\r\n", 503, "server-busy",
+               "Server busy",
+               "the server is short of workers and this body is arriving too slowly");
     canned_set(&reply_503, "503 Service Unavailable", "Retry-After: 5\r\n", 503,
                "too-many-connections", "Too many connections",
                "this address holds too many connections");

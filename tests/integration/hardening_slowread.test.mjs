@@ -124,3 +124,60 @@ describe('clients that never read their replies', () => {
     assert.ok(got >= want, `read ${got} bytes before the server ${closed ? 'closed' : 'stalled'}`);
   });
 });
+
+describe('bodies trickling in just above the floor', () => {
+  let srv;
+  let token;
+  before(async () => {
+    srv = await startServer({ env: { CAPLEDGER_THREADS: '16' } }); // reserve: 8 (half)
+    const u = cli(srv, ['user', 'add', 'bo', '--role', 'owner'], { input: 'bo has a long password 1\n' });
+    assert.equal(u.status, 0, u.stderr);
+    token = mintToken(srv, 'bo');
+  });
+  after(async () => { await srv?.stop(); });
+
+  test('24 uploads at 5 KB/s (above the 4 KiB/s floor) do not hold every worker', async () => {
+    const { hostname, port } = new URL(srv.url);
+    const uploads = Array.from({ length: 24 }, (_, i) => {
+      const sock = net.connect({ host: hostname, port: Number(port), localAddress: `127.0.2.${2 + (i % 4)}` });
+      const state = { closed: false, replies: '' };
+      let timer;
+      sock.on('connect', () => {
+        sock.write(`POST /api/v1/runs?cluster=c1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\n` +
+                   `Content-Type: application/x-ndjson\r\nContent-Length: ${500 << 20}\r\n\r\n`);
+        timer = setInterval(() => sock.write('\n'.repeat(1_250)), 250);
+      });
+      sock.on('data', (c) => { state.replies += c.toString('latin1'); });
+      sock.on('error', () => {});
+      sock.on('close', () => { clearInterval(timer); state.closed = true; });
+      state.stop = () => { clearInterval(timer); sock.destroy(); };
+      return state;
+    });
+    try {
+      await sleep(4_000); // past the 2 s after which the guard judges a body when short of workers
+      const worst = { healthz: 0, api: 0 };
+      const failures = [];
+      const t0 = performance.now();
+      while (performance.now() - t0 < 6_000) {
+        const h = await timed(() => api(srv.url, 'GET', '/healthz', { timeoutMs: 5_000 }).catch((e) => ({ status: String(e) })));
+        const me = await timed(() => api(srv.url, 'GET', '/api/v1/me', { token, timeoutMs: 5_000 }).catch((e) => ({ status: String(e) })));
+        if (h.r.status !== 200) failures.push(`/healthz ${h.r.status}`);
+        if (me.r.status !== 200) failures.push(`/me ${me.r.status}`);
+        worst.healthz = Math.max(worst.healthz, h.ms);
+        worst.api = Math.max(worst.api, me.ms);
+        await sleep(300);
+      }
+      console.log(`# 24 uploads at 5 KB/s: worst /healthz ${worst.healthz.toFixed(0)} ms, worst /me ${worst.api.toFixed(0)} ms`);
+      assert.deepEqual(failures.slice(0, 5), []);
+      assert.ok(worst.healthz < 2_000 && worst.api < 2_000, JSON.stringify(worst));
+      const shed = uploads.filter((u) => u.closed);
+      assert.ok(shed.length >= 8, `${shed.length} uploads ended`);
+      // 503 + Retry-After for a body shed, 408 for one still queued for a worker (never begun)
+      for (const u of shed.filter((x) => x.replies)) assert.match(u.replies, /^HTTP\/1\.1 (503 [\s\S]*Retry-After: 5|408 )/);
+      assert.ok(shed.some((u) => /^HTTP\/1\.1 503 /.test(u.replies)), "no body was shed");
+      assert.ok(uploads.some((u) => !u.closed), 'only what the reserve needed was shed');
+    } finally {
+      for (const u of uploads) u.stop();
+    }
+  });
+});
