@@ -638,6 +638,8 @@ static int dcgm_flush(struct telemetry_reader *r)
     return rc;
 }
 
+#define DCGM_TS_MAX_MS 253402300799999LL
+
 static int dcgm_feed(struct telemetry_reader *r, const char *line, size_t len, long lineno,
                      struct problems *errs)
 {
@@ -651,6 +653,16 @@ static int dcgm_feed(struct telemetry_reader *r, const char *line, size_t len, l
     long bad = dcgm_parse(line, len, &name, &labels, &value, &has_ts, &ts_ms, &too_long);
     if (bad) {
         problems_add_line(errs, lineno, bad, NULL, "not a Prometheus metric line");
+        r->rejected++;
+        return 0;
+    }
+    /* A sample time RFC 3339 can write (timefmt would clamp anything else to its ends, and
+     * PostgreSQL refuses what lies before its epoch range): 1970 to the end of 9999. */
+    if (has_ts && (ts_ms < 0 || ts_ms > DCGM_TS_MAX_MS)) {
+        problems_add_line(errs, lineno, 0, NULL,
+                          "the timestamp %lld is not milliseconds since 1970 from 0 to %lld "
+                          "(9999-12-31T23:59:59.999Z)",
+                          (long long)ts_ms, (long long)DCGM_TS_MAX_MS);
         r->rejected++;
         return 0;
     }
