@@ -12,6 +12,7 @@
 #include "cmd/files.h"
 #include "core/ledger/bundle.h"
 #include "core/ledger/jcs.h"
+#include "core/ledger/note.h"
 
 #define BUNDLE_MAX_BYTES (1u << 30)
 #define CHECKPOINT_MAX_BYTES (1u << 16)
@@ -26,6 +27,37 @@ static int usage(void)
     fprintf(stderr, "usage: capledger verify BUNDLE.json --key FILE [--approvers FILE] "
                     "[--witness VKEY]… [--quorum N] [--previous-checkpoint FILE] [--recompute]\n");
     return 2;
+}
+
+/* A quorum counts distinct witnesses: the same witness key given twice (under any name) would
+ * let one cosignature count twice. Returns 0, or prints why and returns 2. */
+static int witnesses_distinct(const char *const *witnesses, size_t n, long quorum)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct note_verifier a;
+        if (note_verifier_parse(witnesses[i], &a) != NOTE_OK)
+            continue; /* named by the verification itself */
+        for (size_t j = 0; j < i; j++) {
+            struct note_verifier b;
+            if (note_verifier_parse(witnesses[j], &b) == NOTE_OK &&
+                memcmp(a.public_key, b.public_key, sizeof a.public_key) == 0) {
+                fprintf(stderr,
+                        "capledger verify: NOT verified: --witness %zu and --witness %zu are the "
+                        "same witness key (%s): a quorum counts distinct witnesses, so give each "
+                        "witness once\n",
+                        j + 1, i + 1, a.name);
+                return 2;
+            }
+        }
+    }
+    if (quorum > (long)n) {
+        fprintf(stderr,
+                "capledger verify: NOT verified: --quorum %ld asks for more cosignatures than the "
+                "%zu --witness key%s given: give at least %ld witness keys\n",
+                quorum, n, n == 1 ? "" : "s", quorum);
+        return 2;
+    }
+    return 0;
 }
 
 static int no_key(void)
@@ -162,8 +194,10 @@ int cmd_verify(int argc, char **argv)
         else
             return usage();
     }
-    if (!bundle_path || quorum > (long)nwitnesses)
+    if (!bundle_path)
         return usage();
+    if (witnesses_distinct(witnesses, nwitnesses, quorum) != 0)
+        return 2;
     const char *env_key = config_env("CAPLEDGER_VERIFIER_KEY");
     if (!key_path && !env_key)
         return no_key();

@@ -335,6 +335,122 @@ static enum store_status sign_checkpoint(struct store_conn *c, const char *origi
     return st;
 }
 
+/* ---- authenticated leaf reads ---- */
+
+/* The server's own note verifier, per store, set by store_log_init from the key it signs
+ * with (never from log_head.verifier_key, which a superuser can edit). Set once at start,
+ * before any request; read after. */
+#define LOG_VERIFIERS 8
+static struct {
+    const struct store *store;
+    struct note_verifier v;
+} log_verifiers[LOG_VERIFIERS];
+
+static void log_verifier_set(const struct store *s, const struct note_verifier *v)
+{
+    for (size_t i = 0; i < LOG_VERIFIERS; i++)
+        if (log_verifiers[i].store == s || !log_verifiers[i].store) {
+            log_verifiers[i].store = s;
+            log_verifiers[i].v = *v;
+            return;
+        }
+}
+
+static const struct note_verifier *log_verifier(const struct store *s)
+{
+    for (size_t i = 0; i < LOG_VERIFIERS; i++)
+        if (log_verifiers[i].store == s)
+            return &log_verifiers[i].v;
+    return NULL;
+}
+
+static const char *SQL_LATEST_NOTE =
+    "SELECT json_build_object('tree_size', tree_size, 'note', note) FROM log_checkpoint "
+    "ORDER BY tree_size DESC LIMIT 1";
+
+/* The latest stored checkpoint, only when its note signature verifies with the server's own
+ * key: the root every authenticated read is checked against. Fills fault otherwise. */
+static enum store_status signed_checkpoint(struct store_conn *c, struct note_checkpoint *cp,
+                                           char *fault, size_t size)
+{
+    const struct note_verifier *v = log_verifier(store__conn_store(c));
+    if (!v) {
+        snprintf(fault, size, "the log was not opened: no key to authenticate its leaves");
+        return STORE_OK;
+    }
+    json_t *row = NULL;
+    enum store_status st = store_json(c, SQL_LATEST_NOTE, 0, NULL, &row);
+    if (st == STORE_NOT_FOUND) {
+        snprintf(fault, size, "no checkpoint is stored: no leaf can be authenticated");
+        return STORE_OK;
+    }
+    if (st != STORE_OK)
+        return st;
+    const char *note = text_of(row, "note");
+    if (!note || note_checkpoint_open(note, strlen(note), v, cp) != 0 ||
+        (json_int_t)cp->size != json_integer_value(json_object_get(row, "tree_size")))
+        snprintf(fault, size,
+                 "the latest stored checkpoint (size %lld) does not verify with the server's "
+                 "key %s",
+                 (long long)json_integer_value(json_object_get(row, "tree_size")), v->name);
+    json_decref(row);
+    return STORE_OK;
+}
+
+/* An authenticated leaf read: leaf[0..len), read as leaf `index`, must be the leaf the signed
+ * checkpoint cp includes at that index, by an inclusion proof from the stored tiles
+ * (merkle_leaf_authentic). Fills fault ("" when authentic); the caller treats a fault as a
+ * log-integrity fault (store__log_fault) and serves nothing of the leaf. */
+static enum store_status leaf_authenticate(struct store_conn *c, const struct note_checkpoint *cp,
+                                           uint64_t index, const uint8_t *leaf, size_t len,
+                                           char *fault, size_t size)
+{
+    fault[0] = '\0';
+    if (index >= cp->size) {
+        snprintf(fault, size, "leaf %llu is not in the latest signed checkpoint (size %llu)",
+                 (unsigned long long)index, (unsigned long long)cp->size);
+        return STORE_OK;
+    }
+    uint8_t proof[MERKLE_MAX_PROOF][MERKLE_HASH_BYTES], hash[MERKLE_HASH_BYTES];
+    size_t proof_len = 0;
+    enum store_status st =
+        store__tiles_prove(c, STORE_TILE_INCLUSION, cp->size, index, proof, &proof_len);
+    if (st == STORE_ERROR || st == STORE_INVALID) {
+        snprintf(fault, size, "the stored tiles give no inclusion proof of leaf %llu in size %llu",
+                 (unsigned long long)index, (unsigned long long)cp->size);
+        return STORE_OK;
+    }
+    if (st != STORE_OK)
+        return st;
+    if (merkle_leaf_authentic(leaf, len, index, cp->size,
+                              (const uint8_t(*)[MERKLE_HASH_BYTES])proof, proof_len, cp->root,
+                              hash) != 0)
+        snprintf(fault, size,
+                 "leaf %llu as stored is not the leaf the signed checkpoint of size %llu "
+                 "includes at that index",
+                 (unsigned long long)index, (unsigned long long)cp->size);
+    return STORE_OK;
+}
+
+/* leaf_authenticate of base64 leaf bytes. */
+static enum store_status leaf_authenticate_b64(struct store_conn *c,
+                                               const struct note_checkpoint *cp, uint64_t index,
+                                               const char *b64, char *fault, size_t size)
+{
+    size_t b64_len = b64 ? strlen(b64) : 0;
+    uint8_t *bytes = malloc(b64_len / 4 * 3 + 1);
+    if (!bytes)
+        return STORE_ERROR;
+    long len = b64 ? codec_b64_decode(b64, b64_len, bytes, b64_len / 4 * 3 + 1) : -1;
+    enum store_status st = STORE_OK;
+    if (len < 0)
+        snprintf(fault, size, "leaf %llu is missing or not base64", (unsigned long long)index);
+    else
+        st = leaf_authenticate(c, cp, index, bytes, (size_t)len, fault, size);
+    free(bytes);
+    return st;
+}
+
 /* ---- integrity: never two roots for one size ---- */
 
 /* Called when the stored log contradicts itself: this process stops appending and is not
@@ -566,28 +682,50 @@ static enum store_status leaves_consistent(struct store_conn *c, uint64_t bound,
 
 /* ---- start-up ---- */
 
-/* Under the head lock: the tiles must cover the head (built from the leaves when they do not:
- * a log from before the tiles, migration 0070) and give its root. */
-static enum store_status tiles_at_start(struct store_conn *c, char *evidence, size_t size)
+/* Under the head lock, inside store_log_init's transaction (so that the lock is held until the
+ * state file is updated and the transaction commits once): the tiles must cover the head
+ * (built from the leaves when they do not: a log from before the tiles, migration 0070) and
+ * give its root. Tiles are derived data: tiles that give another root are rebuilt from the
+ * stored leaves, and only when those do not give the head's root either is it a fault (the
+ * leaves themselves are then checked against the checkpoint by leaves_consistent). A savepoint
+ * keeps a failed rebuild from being committed. */
+static enum store_status tiles_at_start(struct store_conn *c, const json_t *head, char *evidence,
+                                        size_t size)
 {
-    json_t *head = NULL;
     int rebuilt = 0;
-    enum store_status st = store_begin(c);
-    if (st == STORE_OK)
-        st = store_json(c, SQL_LOCK_HEAD, 0, NULL, &head);
     uint64_t n = (uint64_t)json_integer_value(json_object_get(head, "size"));
+    const char *root = text_of(head, "root") ? text_of(head, "root") : "";
+    enum store_status st = store_exec(c, "SAVEPOINT log_tiles", 0, NULL, NULL);
     if (st == STORE_OK)
-        st = store__tiles_ensure(c, n, text_of(head, "root") ? text_of(head, "root") : "", &rebuilt,
-                                 evidence, size);
-    if (st == STORE_OK && !evidence[0])
-        st = store_commit(c);
-    else
-        store_rollback(c);
-    if (st == STORE_OK && rebuilt)
+        st = store__tiles_ensure(c, n, root, &rebuilt, evidence, size);
+    if (st == STORE_OK && evidence[0] && !rebuilt) {
+        char first[240];
+        snprintf(first, sizeof first, "%s", evidence);
+        evidence[0] = '\0';
+        fprintf(stderr,
+                "{\"level\":\"error\",\"msg\":\"the log tiles do not give the checkpoint's "
+                "root: rebuilding them from the leaves\",\"evidence\":\"%s\"}\n",
+                first);
+        st = store_exec(c, "DELETE FROM log_tile", 0, NULL, NULL);
+        if (st == STORE_OK)
+            st = store__tiles_ensure(c, n, root, &rebuilt, evidence, size);
+        if (st == STORE_OK && evidence[0]) {
+            char second[240];
+            snprintf(second, sizeof second, "%s", evidence);
+            char both[500];
+            snprintf(both, sizeof both, "%.230s; rebuilt from the stored leaves: %.230s", first,
+                     second);
+            snprintf(evidence, size, "%s", both);
+        }
+    }
+    if (st == STORE_OK && evidence[0])
+        st = store_exec(c, "ROLLBACK TO SAVEPOINT log_tiles", 0, NULL, NULL);
+    else if (st == STORE_OK)
+        st = store_exec(c, "RELEASE SAVEPOINT log_tiles", 0, NULL, NULL);
+    if (st == STORE_OK && rebuilt && !evidence[0])
         fprintf(stderr,
                 "{\"level\":\"info\",\"msg\":\"log tiles built from the leaves\",\"size\":%llu}\n",
                 (unsigned long long)n);
-    json_decref(head);
     return st;
 }
 
@@ -610,6 +748,7 @@ enum store_status store_log_init(struct store *s, const char *origin,
         snprintf(why, why_size, "out of memory");
         return STORE_ERROR;
     }
+    log_verifier_set(s, &v);
     merkle_root(NULL, 0, empty_root);
     char empty_hex[2 * MERKLE_HASH_BYTES + 1];
     codec_hex_encode(empty_root, sizeof empty_root, empty_hex);
@@ -679,7 +818,7 @@ enum store_status store_log_init(struct store *s, const char *origin,
     else
         st = head_consistent(c, head, &f, evidence, sizeof evidence);
     if (st == STORE_OK && !evidence[0])
-        st = tiles_at_start(c, evidence, sizeof evidence);
+        st = tiles_at_start(c, head, evidence, sizeof evidence);
     if (st != STORE_OK)
         snprintf(why, why_size, "cannot check the log: %s", store_status_name(st));
     uint8_t head_root[MERKLE_HASH_BYTES];
@@ -1423,50 +1562,103 @@ static void report_mismatch(struct store *s, const char *fault)
         fprintf(stderr, "{\"level\":\"error\",\"msg\":\"cannot record the log alert\"}\n");
 }
 
+static const char *SQL_ENROL_INDEX =
+    "SELECT to_json(l.leaf_index) FROM log_leaf l WHERE " KEY_EVENTS_OF(
+        "$1") " ORDER BY l.leaf_index LIMIT 1";
+
+/* The leaves a served decision row rests on — its own leaf and its signer's enrolment leaf —
+ * each authenticated against the latest signed checkpoint (leaf_authenticate). Fills fault
+ * ("" when both are authentic). */
+static enum store_status authenticate_row(struct store_conn *c, const struct note_checkpoint *cp,
+                                          const json_t *row, char *fault, size_t size)
+{
+    json_int_t index = json_integer_value(json_object_get(row, "leaf_index"));
+    const char *id = text_of(row, "id") ? text_of(row, "id") : "?";
+    char why[400] = "";
+    enum store_status st = index < 0 ? STORE_OK
+                                     : leaf_authenticate_b64(c, cp, (uint64_t)index,
+                                                             text_of(row, "leaf"), why, sizeof why);
+    if (st == STORE_OK && !why[0] && index < 0)
+        snprintf(why, sizeof why, "it has no leaf index");
+    if (st != STORE_OK || why[0]) {
+        if (why[0])
+            snprintf(fault, size, "decision %s: %s", id, why);
+        return st;
+    }
+    const char *key_id = text_of(row, "signer_key_id");
+    if (!text_of(row, "enrol_leaf"))
+        return STORE_OK; /* bind_to_leaf names a signer the log never enrolled */
+    const char *pk[] = {key_id};
+    json_t *at = NULL;
+    st = store_json(c, SQL_ENROL_INDEX, 1, pk, &at);
+    if (st == STORE_OK)
+        st = leaf_authenticate_b64(c, cp, (uint64_t)json_integer_value(at),
+                                   text_of(row, "enrol_leaf"), why, sizeof why);
+    json_decref(at);
+    if (st == STORE_OK && why[0])
+        snprintf(fault, size, "decision %s: the enrolment leaf of its signer's key: %s", id, why);
+    return st == STORE_NOT_FOUND ? STORE_OK : st;
+}
+
+/* Reads decision rows (sql, a JSON object or an array of them) and serves only what the signed
+ * log proves: every row's leaves authenticated (a failure is a log-integrity fault:
+ * store__log_fault), then bound to its leaf (a row that differs is an integrity error). */
+static enum store_status decisions_read(struct store *s, const char *sql, int n,
+                                        const char *const *params, char *fault, size_t fault_size,
+                                        json_t **out)
+{
+    fault[0] = '\0';
+    *out = NULL;
+    struct store_conn *c = store_acquire(s, 2000);
+    if (!c)
+        return STORE_UNAVAILABLE;
+    char log_fault[512] = "";
+    json_t *rows = NULL;
+    enum store_status st =
+        store_exec(c, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", 0, NULL, NULL);
+    if (st == STORE_OK)
+        st = store_json(c, sql, n, params, &rows);
+    struct note_checkpoint cp;
+    size_t count = json_is_array(rows) ? json_array_size(rows) : 1;
+    if (st == STORE_OK && count > 0)
+        st = signed_checkpoint(c, &cp, log_fault, sizeof log_fault);
+    for (size_t i = 0; st == STORE_OK && !log_fault[0] && i < count; i++)
+        st = authenticate_row(c, &cp, json_is_array(rows) ? json_array_get(rows, i) : rows,
+                              log_fault, sizeof log_fault);
+    store_rollback(c);
+    store_release(s, c);
+    if (st == STORE_OK && log_fault[0]) {
+        store__log_fault(s, log_fault);
+        snprintf(fault, fault_size, "%s", log_fault);
+    }
+    for (size_t i = 0; st == STORE_OK && !fault[0] && i < count; i++)
+        bind_to_leaf(json_is_array(rows) ? json_array_get(rows, i) : rows, fault, fault_size);
+    if (st == STORE_OK && fault[0] && !log_fault[0])
+        report_mismatch(s, fault);
+    if (st != STORE_OK || fault[0])
+        json_decref(rows);
+    else
+        *out = rows;
+    return st;
+}
+
 enum store_status store_decision_get(struct store *s, const char *id,
                                      const struct team_scope *scope, char *fault, size_t fault_size,
                                      json_t **out)
 {
-    fault[0] = '\0';
     const char *p[] = {id, team_scope_param(scope)};
-    enum store_status st = store_json1(s, SQL_DECISION_GET, 2, p, out);
-    if (st != STORE_OK)
-        return st;
-    bind_to_leaf(*out, fault, fault_size);
-    if (fault[0]) {
-        json_decref(*out);
-        *out = NULL;
-        report_mismatch(s, fault);
-    }
-    return STORE_OK;
+    return decisions_read(s, SQL_DECISION_GET, 2, p, fault, fault_size, out);
 }
 
 enum store_status store_decision_list(struct store *s, const char *review_id,
                                       const struct team_scope *scope, long long after_index,
                                       int limit, char *fault, size_t fault_size, json_t **out)
 {
-    fault[0] = '\0';
     char after[24], lim[16];
     snprintf(after, sizeof after, "%lld", after_index);
     snprintf(lim, sizeof lim, "%d", limit);
     const char *p[] = {review_id, team_scope_param(scope), after, lim};
-    enum store_status st = store_json1(s, SQL_DECISION_LIST, 4, p, out);
-    if (st != STORE_OK)
-        return st;
-    size_t i;
-    json_t *row;
-    json_array_foreach(*out, i, row)
-    {
-        bind_to_leaf(row, fault, fault_size);
-        if (fault[0])
-            break;
-    }
-    if (fault[0]) {
-        json_decref(*out);
-        *out = NULL;
-        report_mismatch(s, fault);
-    }
-    return STORE_OK;
+    return decisions_read(s, SQL_DECISION_LIST, 4, p, fault, fault_size, out);
 }
 
 enum store_status store_log_head(struct store *s, json_t **out)

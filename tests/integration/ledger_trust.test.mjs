@@ -414,3 +414,70 @@ test('a decision row edited in place is never served: the API answers from the l
     await t.srv.stop();
   }
 });
+
+// ---- authenticated reads (the adversarial pass after issue #10) ----------------------------
+
+test('a start runs in one transaction: no "transaction in progress" warnings', async () => {
+  const t = await setUp(1);
+  try {
+    const log = t.srv.stderrLines().join('\n');
+    assert.doesNotMatch(log, /transaction in progress/);
+  } finally {
+    await t.srv.stop();
+  }
+});
+
+test('a leaf and its decision row edited together are never served: 503 log-inconsistent', async () => {
+  const t = await setUp(3);
+  let twin;
+  try {
+    const [first, second] = t.decisions;
+    const index = first.reply.leaf_index;
+    // revise → advance in the leaf (with a matching leaf_hash), in the row and in its record.
+    const leaf = Buffer.from(t.sql(`SELECT encode(leaf, 'base64') FROM log_leaf WHERE leaf_index = ${index}`), 'base64');
+    const changed = Buffer.from(leaf.toString().replace('"decision":"revise"', '"decision":"advance"'));
+    assert.notDeepEqual(changed, leaf);
+    t.asSuperuser(`UPDATE log_leaf SET leaf = '\\x${changed.toString('hex')}', leaf_hash = '\\x${leafHash(changed).toString('hex')}' WHERE leaf_index = ${index}; ` +
+      `UPDATE decision SET decision = 'advance', record = jsonb_set(record, '{decision}', '"advance"') WHERE id = '${first.rec.id}'`);
+    const r = await t.get(`/api/v1/decisions/${first.rec.id}`);
+    assert.equal(r.status, 503, r.text);
+    assert.equal(r.json.type, 'https://capledger.dev/problems/log-inconsistent');
+    assert.doesNotMatch(r.text, /advance/);
+    // The fault is the log's: appends stop, /readyz fails, every decision read answers 503.
+    assert.equal((await api(t.srv.url, 'GET', '/readyz')).status, 503);
+    assert.equal((await t.get(`/api/v1/decisions/${second.rec.id}`)).status, 503);
+    const list = await t.get(`/api/v1/decisions?review=${t.review.id}`);
+    assert.equal(list.status, 503, list.text);
+    assert.equal(list.json.type, 'https://capledger.dev/problems/log-inconsistent');
+    const alerts = (await t.get('/api/v1/alerts', t.admin)).json.items.filter((a) => a.kind === 'log_integrity');
+    assert.ok(alerts.some((a) => a.message.includes(`leaf ${index}`)), JSON.stringify(alerts));
+    // A restart detects it (the root over the leaves) and still serves none of it.
+    twin = await startTwin(t.srv);
+    assert.equal((await api(twin.url, 'GET', '/readyz')).status, 503);
+    const again = await api(twin.url, 'GET', `/api/v1/decisions/${first.rec.id}`, { token: t.auditor.token });
+    assert.equal(again.status, 503, again.text);
+    assert.doesNotMatch(again.text, /advance/);
+  } finally {
+    await twin?.stop();
+    await t.srv.stop();
+  }
+});
+
+test('tampered tiles are rebuilt from the leaves at start when the leaves give the checkpoint root', async () => {
+  const t = await setUp(3);
+  let twin;
+  try {
+    const bogus = crypto.randomBytes(32).toString('hex');
+    // A stored hash replaced (the "only grows" trigger is off as the superuser).
+    t.asSuperuser(`UPDATE log_tile SET hashes = '\\x${bogus}' || substr(hashes, 33) WHERE level = 0 AND tile_index = 0`);
+    twin = await startTwin(t.srv);
+    assert.equal((await api(twin.url, 'GET', '/readyz')).status, 200);
+    assert.match(twin.log(), /rebuilding them from the leaves/);
+    assert.notEqual(t.sql("SELECT encode(substr(hashes, 1, 32), 'hex') FROM log_tile WHERE level = 0 AND tile_index = 0"), bogus);
+    const r = await api(twin.url, 'GET', `/api/v1/decisions/${t.decisions[0].rec.id}`, { token: t.auditor.token });
+    assert.equal(r.status, 200, r.text);
+  } finally {
+    await twin?.stop();
+    await t.srv.stop();
+  }
+});

@@ -109,6 +109,15 @@ test('two witnesses cosign; one stopped catches up; a fork is refused; verify co
     v = verifyBundle(bundle, logKey, ['--witness', a.vkey, '--witness', b.vkey, '--witness', c.vkey, '--quorum', '3']);
     assert.equal(v.status, 1, v.output);
     assert.match(v.output, /FAILED: checkpoint: 2 of the 3 witnesses you hold cosigned it, fewer than the quorum of 3/);
+    // One witness key given twice is one witness: its cosignature never counts twice.
+    v = verifyBundle(bundle, logKey, ['--witness', a.vkey, '--witness', a.vkey, '--quorum', '2']);
+    assert.equal(v.status, 2, v.output);
+    assert.match(v.output, /NOT verified: --witness 1 and --witness 2 are the same witness key \(wa\.example\)/);
+    assert.doesNotMatch(v.output, /^verified/m);
+    // A quorum above the witnesses given says why it exits 2.
+    v = verifyBundle(bundle, logKey, ['--witness', a.vkey, '--quorum', '3']);
+    assert.equal(v.status, 2, v.output);
+    assert.match(v.output, /--quorum 3 asks for more cosignatures than the 1 --witness key given/);
     // A cosignature line moved onto another checkpoint does not count.
     const line = cp.text.split('\n').find((l) => l.startsWith('\u2014 wb.example'));
     const other = signWithServerKey(srv.keyFile, bundle.origin, 6, crypto.randomBytes(32));

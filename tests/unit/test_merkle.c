@@ -426,6 +426,47 @@ static void test_frontier_parse_refuses(void **state)
     assert_int_equal(merkle_frontier_parse(text, 1, &f), -1);
 }
 
+/* The authenticated leaf read: the leaf's bytes, its index and a proof for (index, n) against
+ * the root; any change to the bytes, the index, the proof or the root fails. */
+static void test_leaf_authentic(void **state)
+{
+    (void)state;
+    enum { N = 7 };
+    uint8_t leaves[N][4], hashes[N][MERKLE_HASH_BYTES], root[MERKLE_HASH_BYTES];
+    for (size_t i = 0; i < N; i++) {
+        memcpy(leaves[i], "leaf", 4);
+        leaves[i][3] = (uint8_t)('0' + i);
+        merkle_leaf_hash(leaves[i], 4, hashes[i]);
+    }
+    merkle_root((const uint8_t(*)[MERKLE_HASH_BYTES])hashes, N, root);
+    for (size_t i = 0; i < N; i++) {
+        uint8_t proof[MERKLE_MAX_PROOF][MERKLE_HASH_BYTES], got[MERKLE_HASH_BYTES];
+        size_t len = 0;
+        assert_int_equal(
+            merkle_inclusion_proof((const uint8_t(*)[MERKLE_HASH_BYTES])hashes, N, i, proof, &len),
+            0);
+        const uint8_t(*pr)[MERKLE_HASH_BYTES] = (const uint8_t(*)[MERKLE_HASH_BYTES])proof;
+        assert_int_equal(merkle_leaf_authentic(leaves[i], 4, i, N, pr, len, root, got), 0);
+        assert_memory_equal(got, hashes[i], MERKLE_HASH_BYTES);
+        uint8_t changed[4];
+        memcpy(changed, leaves[i], 4);
+        changed[0] ^= 1;
+        assert_int_equal(merkle_leaf_authentic(changed, 4, i, N, pr, len, root, got), -1);
+        assert_int_equal(merkle_leaf_authentic(leaves[i], 4, (i + 1) % N, N, pr, len, root, got),
+                         -1);
+        assert_int_equal(merkle_leaf_authentic(leaves[i], 4, N, N, pr, len, root, got), -1);
+        uint8_t other[MERKLE_HASH_BYTES];
+        memcpy(other, root, sizeof other);
+        other[5] ^= 0x80;
+        assert_int_equal(merkle_leaf_authentic(leaves[i], 4, i, N, pr, len, other, got), -1);
+        if (len > 0) {
+            proof[len - 1][0] ^= 1;
+            assert_int_equal(merkle_leaf_authentic(leaves[i], 4, i, N, pr, len, root, got), -1);
+            assert_int_equal(merkle_leaf_authentic(leaves[i], 4, i, N, pr, len - 1, root, got), -1);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -438,6 +479,7 @@ int main(void)
         cmocka_unit_test(test_frontier_roots),
         cmocka_unit_test(test_frontier_generated),
         cmocka_unit_test(test_frontier_parse_refuses),
+        cmocka_unit_test(test_leaf_authentic),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

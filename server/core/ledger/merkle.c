@@ -290,3 +290,17 @@ void merkle_frontier_root(const struct merkle_frontier *f, uint8_t out[MERKLE_HA
     for (size_t i = f->count - 1; i-- > 0;)
         merkle_node_hash(f->hash[i], out, out);
 }
+
+int merkle_leaf_authentic(const uint8_t *leaf, size_t len, uint64_t index, uint64_t n,
+                          const uint8_t (*proof)[MERKLE_HASH_BYTES], size_t proof_len,
+                          const uint8_t root[MERKLE_HASH_BYTES],
+                          uint8_t leaf_hash[MERKLE_HASH_BYTES])
+{
+    merkle_leaf_hash(leaf, len, leaf_hash);
+    if (index >= n || proof_len > MERKLE_MAX_PROOF)
+        return -1;
+    struct merkle_span spans[MERKLE_MAX_PROOF];
+    merkle_spans(proof, proof_len, spans);
+    struct merkle_span lh = {leaf_hash, MERKLE_HASH_BYTES}, r = {root, MERKLE_HASH_BYTES};
+    return merkle_verify_inclusion(index, n, lh, spans, proof_len, r);
+}

@@ -58,6 +58,15 @@ int merkle_verify_consistency(uint64_t size1, uint64_t size2, struct merkle_span
                               struct merkle_span root2, const struct merkle_span *proof,
                               size_t proof_len) __attribute__((warn_unused_result));
 
+/* An authenticated leaf read: 0 when leaf[0..len) is leaf `index` of the tree of size n whose
+ * root is `root` (the root of a checkpoint whose signature the caller verified), by the
+ * inclusion proof proof[0..proof_len) — its RFC 9162 leaf hash goes to leaf_hash either way;
+ * -1 when the proof does not show it (index >= n included). */
+int merkle_leaf_authentic(const uint8_t *leaf, size_t len, uint64_t index, uint64_t n,
+                          const uint8_t (*proof)[MERKLE_HASH_BYTES], size_t proof_len,
+                          const uint8_t root[MERKLE_HASH_BYTES],
+                          uint8_t leaf_hash[MERKLE_HASH_BYTES]) __attribute__((warn_unused_result));
+
 /* Convenience for callers holding fixed-size hashes: spans over an array of 32-byte hashes,
  * written to spans[0..n). */
 void merkle_spans(const uint8_t (*hashes)[MERKLE_HASH_BYTES], size_t n, struct merkle_span *spans);

@@ -306,3 +306,13 @@ int note_checkpoint_parse(const char *text, size_t len, struct note_checkpoint *
     memcpy(out->root, root, 32);
     return 0;
 }
+
+int note_checkpoint_open(const char *msg, size_t len, const struct note_verifier *v,
+                         struct note_checkpoint *out)
+{
+    size_t text_len = 0;
+    if (note_open(msg, len, v, &text_len) != NOTE_OK ||
+        note_checkpoint_parse(msg, text_len, out) != 0 || strcmp(out->origin, v->name) != 0)
+        return -1;
+    return 0;
+}

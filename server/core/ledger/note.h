@@ -94,4 +94,9 @@ char *note_checkpoint_body(const char *origin, uint64_t size, const uint8_t root
 int note_checkpoint_parse(const char *text, size_t len, struct note_checkpoint *out)
     __attribute__((warn_unused_result));
 
+/* The checkpoint a signed note carries, only when v's signature on it verifies (note_open) and
+ * its origin is v's name: what an authenticated read trusts. Returns 0, or -1. */
+int note_checkpoint_open(const char *msg, size_t len, const struct note_verifier *v,
+                         struct note_checkpoint *out) __attribute__((warn_unused_result));
+
 #endif

@@ -230,10 +230,23 @@ static void integrity_error(struct req *r, const char *fault)
                  fault);
 }
 
+/* Decision reads are authenticated against the signed log (store_decision_get): once the store
+ * knows the log is inconsistent — at start, at an append or at a read whose leaf does not
+ * authenticate — they answer 503 log-inconsistent, never the data. */
+static int log_faulted(struct req *r)
+{
+    if (!store_log_fault(r->app->store, NULL, 0))
+        return 0;
+    resp_log_inconsistent(r);
+    return 1;
+}
+
 static void decision_get(struct req *r)
 {
     json_t *row = NULL;
     char fault[512] = "";
+    if (log_faulted(r))
+        return;
     enum store_status st =
         uuid_valid(r->params[0])
             ? store_decision_get(r->app->store, r->params[0], &r->scope, fault, sizeof fault, &row)
@@ -243,7 +256,8 @@ static void decision_get(struct req *r)
         return;
     }
     if (fault[0]) {
-        integrity_error(r, fault);
+        if (!log_faulted(r))
+            integrity_error(r, fault);
         return;
     }
     resp_json(r, 200, row);
@@ -267,6 +281,8 @@ static void decision_list(struct req *r)
     }
     json_t *items = NULL;
     char fault[512] = "";
+    if (log_faulted(r))
+        goto out;
     enum store_status st =
         store_decision_list(r->app->store, has_review ? review : NULL, &r->scope, pg.after_index,
                             pg.fetch, fault, sizeof fault, &items);
@@ -275,7 +291,8 @@ static void decision_list(struct req *r)
         goto out;
     }
     if (fault[0]) {
-        integrity_error(r, fault);
+        if (!log_faulted(r))
+            integrity_error(r, fault);
         goto out;
     }
     page_reply(r, &pg, items, "leaf_index");
