@@ -855,13 +855,14 @@ out:
 /* ---- appending ---- */
 
 static enum store_status check_signer_in_log(struct store_conn *c, const char *key_id,
-                                             const char *public_key, struct problems *p);
+                                             const char *public_key, struct problems *p,
+                                             char *fault, size_t fault_size);
 
 /* The signer's key: registered, not revoked (in the table and in the log), an enabled owner's,
  * and the caller's. */
 static enum store_status check_signer(struct store_conn *c, const struct ledger_append *in,
-                                      enum ledger_outcome *outcome, struct problems *p,
-                                      json_t **key_out)
+                                      enum ledger_outcome *outcome, struct problems *p, char *fault,
+                                      size_t fault_size, json_t **key_out)
 {
     const char *key_id = text_of(in->record, "signer_key_id");
     const char *params[] = {key_id};
@@ -893,8 +894,10 @@ static enum store_status check_signer(struct store_conn *c, const struct ledger_
         *outcome = LEDGER_INVALID;
     } else {
         size_t before = p->total;
-        st = check_signer_in_log(c, key_id, text_of(key, "public_key"), p);
-        if (p->total > before)
+        st = check_signer_in_log(c, key_id, text_of(key, "public_key"), p, fault, fault_size);
+        if (fault[0])
+            *outcome = LEDGER_INCONSISTENT;
+        else if (p->total > before)
             *outcome = LEDGER_INVALID;
     }
     *key_out = key;
@@ -1291,7 +1294,8 @@ static enum store_status log_unlogged_keys(struct store *s, const unsigned char 
 /* The signer's standing in the log itself: the leaves that enrolled and revoked key_id, read
  * back and replayed (core/ledger/keylog.h). Adds a problem when the key may not sign. */
 static enum store_status check_signer_in_log(struct store_conn *c, const char *key_id,
-                                             const char *public_key, struct problems *p)
+                                             const char *public_key, struct problems *p,
+                                             char *fault, size_t fault_size)
 {
     const char *params[] = {key_id};
     json_t *found = NULL;
@@ -1299,7 +1303,8 @@ static enum store_status check_signer_in_log(struct store_conn *c, const char *k
     if (st != STORE_OK)
         return st;
     const json_t *leaves = json_object_get(found, "leaves");
-    /* The index must point at exactly these leaves; the leaves decide either way. */
+    /* The index must point at exactly these leaves: a difference is a log-integrity fault
+     * (someone edited the leaves or the index behind the server's back), never served. */
     json_t *at = json_array();
     size_t j;
     json_t *one;
@@ -1307,14 +1312,32 @@ static enum store_status check_signer_in_log(struct store_conn *c, const char *k
     if (!json_equal(at, json_object_get(found, "indexed"))) {
         char *a = json_dumps(at, JSON_COMPACT);
         char *b = json_dumps(json_object_get(found, "indexed"), JSON_COMPACT);
-        fprintf(stderr,
-                "{\"level\":\"error\",\"msg\":\"the key event index differs from the log's "
-                "leaves (the leaves decide)\",\"key_id\":\"%s\",\"leaves\":%s,\"indexed\":%s}\n",
-                key_id, a ? a : "null", b ? b : "null");
+        snprintf(fault, fault_size,
+                 "key %s: the key event index (log_key_event) names leaves %s, but the log's "
+                 "key event leaves of the key are %s",
+                 key_id, b ? b : "null", a ? a : "null");
         free(a);
         free(b);
     }
     json_decref(at);
+    /* Every key event leaf the check relies on is authenticated against the signed log. */
+    struct note_checkpoint cp;
+    if (!fault[0] && json_array_size(leaves) > 0)
+        st = signed_checkpoint(c, &cp, fault, fault_size);
+    json_array_foreach(leaves, j, one)
+    {
+        if (st != STORE_OK || fault[0])
+            break;
+        char why[400] = "";
+        st = leaf_authenticate_b64(c, &cp, (uint64_t)json_integer_value(json_object_get(one, "i")),
+                                   text_of(one, "leaf"), why, sizeof why);
+        if (why[0])
+            snprintf(fault, fault_size, "key %s: key event %s", key_id, why);
+    }
+    if (st != STORE_OK || fault[0]) {
+        json_decref(found);
+        return st;
+    }
     struct keylog *k = keylog_new();
     char why[512] = "";
     size_t i;
@@ -1381,8 +1404,9 @@ enum store_status store_decision_append(struct store *s, const struct audit_acto
     size_t before = p->total;
     enum store_status st = store_begin(c);
     if (st == STORE_OK)
-        st = check_signer(c, in, outcome, p, &key);
-    if (st != STORE_OK || *outcome == LEDGER_NOT_SIGNER || p->total > before)
+        st = check_signer(c, in, outcome, p, fault, sizeof fault, &key);
+    if (st != STORE_OK || *outcome == LEDGER_NOT_SIGNER || *outcome == LEDGER_INCONSISTENT ||
+        p->total > before)
         goto out;
     *outcome = LEDGER_APPENDED;
     st = check_record(c, record, cited_text, outcome, p, &facts, NULL);

@@ -281,28 +281,46 @@ test('a revocation cleared in the database does not let the key sign again: the 
   }
 });
 
-test('a revocation whose index row is deleted too does not let the key sign again: the leaves are the truth', async () => {
+test('a revocation whose index row is deleted too does not let the key sign again: a log fault', async () => {
   const t = await setUp(1);
   try {
     const rita = await addOwner(t.srv, 'rita');
     assert.equal((await postDecision(t.srv.url, rita, record(rita, t.review.id))).status, 201);
     const del = await api(t.srv.url, 'DELETE', `/api/v1/me/signing-keys/${rita.keyId}`, { token: rita.token });
     assert.equal(del.status, 200, del.text);
-    const revokeLeaf = t.sql(`SELECT leaf_index FROM log_key_event WHERE key_id = '${rita.keyId}' AND kind = 'revoke'`);
+    const size = t.sql('SELECT size FROM log_head');
     // The attack: the revocation cleared in signing_key and its row deleted from the index.
     t.asSuperuser(`UPDATE signing_key SET revoked_at = NULL WHERE key_id = '${rita.keyId}'; DELETE FROM log_key_event WHERE key_id = '${rita.keyId}' AND kind = 'revoke'`);
     const r = await postDecision(t.srv.url, rita, record(rita, t.review.id));
-    assert.equal(r.status, 422, r.text);
-    assert.match(r.json.errors.map((e) => `${e.pointer} ${e.message}`).join('\n'),
-      new RegExp(`^/record/signer_key_id this key was revoked \\(the log records it: key [0-9a-f]{64} was revoked by leaf ${revokeLeaf}\\)`, 'm'));
-    // The enrolment's index row deleted as well: the enrolment leaf is still found, and so is
-    // the owner a decision is bound to.
-    t.asSuperuser(`DELETE FROM log_key_event WHERE key_id = '${rita.keyId}'`);
-    const again = await postDecision(t.srv.url, rita, record(rita, t.review.id));
-    assert.equal(again.status, 422, again.text);
-    assert.match(again.text, /was revoked by leaf/);
-    const first = t.sql(`SELECT id FROM decision WHERE signer_key_id = '${rita.keyId}'`);
-    assert.equal((await t.get(`/api/v1/decisions/${first}`)).status, 200);
+    // The index no longer names the leaves the log holds for the key: the log is inconsistent.
+    assert.equal(r.status, 503, r.text);
+    assert.equal(r.json.type, 'https://capledger.dev/problems/log-inconsistent');
+    assert.equal(t.sql('SELECT size FROM log_head'), size);
+    assert.equal((await api(t.srv.url, 'GET', '/readyz')).status, 503);
+  } finally {
+    await t.srv.stop();
+  }
+});
+
+test('a revoke leaf rewritten to another key id (and revoked_at cleared) signs nothing: a log fault', async () => {
+  const t = await setUp(1);
+  try {
+    const rita = await addOwner(t.srv, 'rita');
+    assert.equal((await api(t.srv.url, 'DELETE', `/api/v1/me/signing-keys/${rita.keyId}`, { token: rita.token })).status, 200);
+    const index = Number(t.sql(`SELECT leaf_index FROM log_key_event WHERE key_id = '${rita.keyId}' AND kind = 'revoke'`));
+    const leaf = Buffer.from(t.sql(`SELECT encode(leaf, 'base64') FROM log_leaf WHERE leaf_index = ${index}`), 'base64');
+    const changed = Buffer.from(leaf.toString().replace(rita.keyId, 'f'.repeat(64)));
+    assert.notDeepEqual(changed, leaf);
+    const size = t.sql('SELECT size FROM log_head');
+    t.asSuperuser(`UPDATE log_leaf SET leaf = '\\x${changed.toString('hex')}', leaf_hash = '\\x${leafHash(changed).toString('hex')}' WHERE leaf_index = ${index}; ` +
+      `UPDATE signing_key SET revoked_at = NULL WHERE key_id = '${rita.keyId}'`);
+    const r = await postDecision(t.srv.url, rita, record(rita, t.review.id));
+    assert.equal(r.status, 503, r.text);
+    assert.equal(r.json.type, 'https://capledger.dev/problems/log-inconsistent');
+    assert.equal(t.sql('SELECT size FROM log_head'), size);
+    assert.equal((await api(t.srv.url, 'GET', '/readyz')).status, 503);
+    const alerts = (await t.get('/api/v1/alerts', t.admin)).json.items.filter((a) => a.kind === 'log_integrity');
+    assert.ok(alerts.some((a) => a.message.includes(rita.keyId)), JSON.stringify(alerts));
   } finally {
     await t.srv.stop();
   }
