@@ -92,11 +92,6 @@ static const char *SQL_FACTS =
     "  LEFT JOIN comparison c ON c.sha256 = e.h), "
     "'received_at', " UTC_MICROS("now()") ")";
 
-/* The review's current decision: the one no other decision supersedes (the last of the line). */
-static const char *SQL_CURRENT =
-    "SELECT to_json(d.id) FROM decision d WHERE d.review_id = $1::uuid AND NOT EXISTS "
-    "(SELECT 1 FROM decision n WHERE n.supersedes = d.id) ORDER BY d.leaf_index DESC LIMIT 1";
-
 static const char *SQL_INSERT_LEAF = "INSERT INTO log_leaf (leaf_index, leaf, leaf_hash) "
                                      "VALUES ($1::bigint, decode($2, 'base64'), decode($3, 'hex'))";
 static const char *SQL_INSERT_DECISION =
@@ -1104,21 +1099,113 @@ out:
     return st;
 }
 
-/* The review's current decision must be the one the record supersedes: a review has one line
- * of decisions, never two current ones. On a mismatch *outcome = LEDGER_NOT_CURRENT and
- * *current = the current decision's id (new reference). */
-static enum store_status check_current(struct store_conn *c, const json_t *record,
-                                       enum ledger_outcome *outcome, json_t **current)
+static json_t *view_of(const char *b64);
+
+/* A review's decision leaves, found in the log itself (db/migrations/0100_log_leaf_reviews.sql),
+ * with whether each has its decision row, and the review's rows that have no leaf. */
+#define DECISION_LEAF "substring(l.leaf FROM 1 FOR 14) = '\\x7b227075626c69635f6b6579223a'::bytea"
+static const char *SQL_REVIEW_LEAVES =
+    "SELECT json_build_object('leaves', (SELECT coalesce(json_agg(json_build_object('i', "
+    "l.leaf_index, 'leaf', " B64(
+        "l.leaf") ", 'row', EXISTS (SELECT 1 FROM decision d WHERE "
+                  "d.leaf_index = l.leaf_index)) ORDER BY l.leaf_index), "
+                  "'[]') FROM log_leaf l WHERE " DECISION_LEAF
+                  " AND log_leaf_review_id(l.leaf) = $1), 'orphans', (SELECT "
+                  "coalesce(json_agg(d.leaf_index "
+                  "ORDER BY d.leaf_index), '[]') FROM decision d WHERE d.review_id = $1::uuid AND "
+                  "NOT EXISTS "
+                  "(SELECT 1 FROM log_leaf l WHERE l.leaf_index = d.leaf_index AND " DECISION_LEAF
+                  " AND log_leaf_review_id(l.leaf) = $1)))";
+
+/* The review's line of decisions as the signed log proves it: every decision leaf of the review
+ * authenticated, each with its row, no row without its leaf, no decision superseded twice.
+ * *current = the id of the one no other supersedes (new reference; NULL for a review without
+ * decisions). Fills fault on any contradiction (a log-integrity fault). */
+static enum store_status review_line(struct store_conn *c, const char *review_id, json_t **current,
+                                     char *fault, size_t size)
 {
-    const char *pc[] = {text_of(record, "review_id")};
-    json_t *id = NULL;
-    enum store_status st = store_json(c, SQL_CURRENT, 1, pc, &id);
-    if (st == STORE_NOT_FOUND)
-        return STORE_OK; /* the first decision of the review */
+    *current = NULL;
+    const char *pr[] = {review_id};
+    json_t *found = NULL;
+    enum store_status st = store_json(c, SQL_REVIEW_LEAVES, 1, pr, &found);
     if (st != STORE_OK)
         return st;
+    const json_t *leaves = json_object_get(found, "leaves");
+    const json_t *orphans = json_object_get(found, "orphans");
+    json_t *superseded = json_object(), *ids = json_array();
+    struct note_checkpoint cp;
+    if (json_array_size(orphans) > 0)
+        snprintf(fault, size,
+                 "review %s: the decision row of leaf %lld has no decision leaf of the review in "
+                 "the log",
+                 review_id, (long long)json_integer_value(json_array_get(orphans, 0)));
+    else if (json_array_size(leaves) > 0)
+        st = signed_checkpoint(c, &cp, fault, size);
+    size_t i;
+    json_t *one;
+    json_array_foreach(leaves, i, one)
+    {
+        if (st != STORE_OK || fault[0])
+            break;
+        long long index = (long long)json_integer_value(json_object_get(one, "i"));
+        char why[400] = "";
+        st = leaf_authenticate_b64(c, &cp, (uint64_t)index, text_of(one, "leaf"), why, sizeof why);
+        if (st != STORE_OK)
+            break;
+        json_t *view = why[0] ? NULL : view_of(text_of(one, "leaf"));
+        if (why[0])
+            snprintf(fault, size, "review %s: decision %s", review_id, why);
+        else if (!view)
+            snprintf(fault, size, "review %s: leaf %lld is not a decision leaf", review_id, index);
+        else if (!json_is_true(json_object_get(one, "row")))
+            snprintf(fault, size, "review %s: decision %s (leaf %lld) has no decision row",
+                     review_id, text_of(view, "id") ? text_of(view, "id") : "?", index);
+        else if (text_of(view, "supersedes") &&
+                 json_object_get(superseded, text_of(view, "supersedes")))
+            snprintf(fault, size, "review %s: two decision leaves supersede decision %s", review_id,
+                     text_of(view, "supersedes"));
+        if (!fault[0]) {
+            if (text_of(view, "supersedes"))
+                json_object_set_new(superseded, text_of(view, "supersedes"), json_true());
+            json_array_append(ids, json_object_get(view, "id"));
+        }
+        json_decref(view);
+    }
+    /* The last leaf no other supersedes: the line's end. */
+    for (size_t k = json_array_size(ids); st == STORE_OK && !fault[0] && k-- > 0;) {
+        const char *id = json_string_value(json_array_get(ids, k));
+        if (id && !json_object_get(superseded, id)) {
+            *current = json_string(id);
+            break;
+        }
+    }
+    json_decref(superseded);
+    json_decref(ids);
+    json_decref(found);
+    return st;
+}
+
+/* The review's current decision must be the one the record supersedes: a review has one line
+ * of decisions, never two current ones — read from the review's authenticated leaves
+ * (review_line), never from the decision table alone. On a mismatch *outcome =
+ * LEDGER_NOT_CURRENT and *current = the current decision's id (new reference); on a
+ * contradiction in the log *outcome = LEDGER_INCONSISTENT and fault says why. */
+static enum store_status check_current(struct store_conn *c, const json_t *record,
+                                       enum ledger_outcome *outcome, json_t **current, char *fault,
+                                       size_t fault_size)
+{
+    json_t *id = NULL;
+    enum store_status st = review_line(c, text_of(record, "review_id"), &id, fault, fault_size);
+    if (st != STORE_OK)
+        return st;
+    if (fault[0]) {
+        *outcome = LEDGER_INCONSISTENT;
+        return STORE_OK;
+    }
+    if (!id)
+        return STORE_OK; /* the first decision of the review */
     const char *sup = text_of(record, "supersedes");
-    if (!sup || !json_string_value(id) || strcmp(sup, json_string_value(id)) != 0) {
+    if (!sup || strcmp(sup, json_string_value(id)) != 0) {
         *outcome = LEDGER_NOT_CURRENT;
         *current = id;
         return STORE_OK;
@@ -1416,8 +1503,8 @@ enum store_status store_decision_append(struct store *s, const struct audit_acto
      * current decision read here is still current when this one commits. */
     st = store_json(c, SQL_LOCK_HEAD, 0, NULL, &head);
     if (st == STORE_OK)
-        st = check_current(c, record, outcome, &current);
-    if (st != STORE_OK)
+        st = check_current(c, record, outcome, &current, fault, sizeof fault);
+    if (st != STORE_OK || *outcome == LEDGER_INCONSISTENT)
         goto out;
     if (*outcome == LEDGER_NOT_CURRENT) {
         result = json_pack("{s:O}", "current_decision", current);
@@ -1482,8 +1569,9 @@ enum store_status store_decision_check(struct store *s, const json_t *record,
         store_exec(c, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", 0, NULL, NULL);
     if (st == STORE_OK)
         st = check_record(c, record, cited_text, outcome, p, &facts, &checklist);
+    char fault[512] = "";
     if (st == STORE_OK && *outcome == LEDGER_APPENDED)
-        st = check_current(c, record, outcome, &current);
+        st = check_current(c, record, outcome, &current, fault, sizeof fault);
     if (st == STORE_OK) {
         *out = json_pack("{s:o, s:o}", "checklist", checklist ? checklist : json_null(),
                          "current_decision", current ? current : json_null());
@@ -1497,6 +1585,8 @@ enum store_status store_decision_check(struct store *s, const json_t *record,
     json_decref(facts);
     json_decref(checklist);
     json_decref(current);
+    if (fault[0])
+        store__log_fault(s, fault);
     return st;
 }
 
@@ -1628,8 +1718,8 @@ static enum store_status authenticate_row(struct store_conn *c, const struct not
  * log proves: every row's leaves authenticated (a failure is a log-integrity fault:
  * store__log_fault), then bound to its leaf (a row that differs is an integrity error). */
 static enum store_status decisions_read(struct store *s, const char *sql, int n,
-                                        const char *const *params, char *fault, size_t fault_size,
-                                        json_t **out)
+                                        const char *const *params, const char *review_id,
+                                        char *fault, size_t fault_size, json_t **out)
 {
     fault[0] = '\0';
     *out = NULL;
@@ -1646,6 +1736,11 @@ static enum store_status decisions_read(struct store *s, const char *sql, int n,
     size_t count = json_is_array(rows) ? json_array_size(rows) : 1;
     if (st == STORE_OK && count > 0)
         st = signed_checkpoint(c, &cp, log_fault, sizeof log_fault);
+    if (st == STORE_OK && review_id) { /* the review's whole line, as the log proves it */
+        json_t *current = NULL;
+        st = review_line(c, review_id, &current, log_fault, sizeof log_fault);
+        json_decref(current);
+    }
     for (size_t i = 0; st == STORE_OK && !log_fault[0] && i < count; i++)
         st = authenticate_row(c, &cp, json_is_array(rows) ? json_array_get(rows, i) : rows,
                               log_fault, sizeof log_fault);
@@ -1671,7 +1766,7 @@ enum store_status store_decision_get(struct store *s, const char *id,
                                      json_t **out)
 {
     const char *p[] = {id, team_scope_param(scope)};
-    return decisions_read(s, SQL_DECISION_GET, 2, p, fault, fault_size, out);
+    return decisions_read(s, SQL_DECISION_GET, 2, p, NULL, fault, fault_size, out);
 }
 
 enum store_status store_decision_list(struct store *s, const char *review_id,
@@ -1682,7 +1777,7 @@ enum store_status store_decision_list(struct store *s, const char *review_id,
     snprintf(after, sizeof after, "%lld", after_index);
     snprintf(lim, sizeof lim, "%d", limit);
     const char *p[] = {review_id, team_scope_param(scope), after, lim};
-    return decisions_read(s, SQL_DECISION_LIST, 4, p, fault, fault_size, out);
+    return decisions_read(s, SQL_DECISION_LIST, 4, p, review_id, fault, fault_size, out);
 }
 
 enum store_status store_log_head(struct store *s, json_t **out)

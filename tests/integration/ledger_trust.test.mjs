@@ -499,3 +499,25 @@ test('tampered tiles are rebuilt from the leaves at start when the leaves give t
     await t.srv.stop();
   }
 });
+
+test('a deleted decision row hides nothing: the review line is read from the log, and a fork is refused', async () => {
+  const t = await setUp(5);
+  try {
+    const size = t.sql('SELECT size FROM log_head');
+    const last = t.decisions[4];
+    const prev = t.decisions[3];
+    // The attack: the current decision's row deleted; leaf 3's decision looks current.
+    t.asSuperuser(`DELETE FROM decision WHERE leaf_index = ${last.reply.leaf_index}`);
+    const fork = await postDecision(t.srv.url, t.olga, record(t.olga, t.review.id, { supersedes: prev.rec.id }));
+    assert.equal(fork.status, 503, fork.text);
+    assert.equal(fork.json.type, 'https://capledger.dev/problems/log-inconsistent');
+    assert.equal(t.sql('SELECT size FROM log_head'), size);
+    assert.equal((await api(t.srv.url, 'GET', '/readyz')).status, 503);
+    const list = await t.get(`/api/v1/decisions?review=${t.review.id}`);
+    assert.equal(list.status, 503, list.text);
+    const alerts = (await t.get('/api/v1/alerts', t.admin)).json.items.filter((a) => a.kind === 'log_integrity');
+    assert.ok(alerts.some((a) => a.message.includes(`${last.rec.id} (leaf ${last.reply.leaf_index}) has no decision row`)), JSON.stringify(alerts));
+  } finally {
+    await t.srv.stop();
+  }
+});
