@@ -1288,12 +1288,25 @@ static const char *SQL_KEYS_UNLOGGED =
     "NOT NULL) ORDER BY k.created_at, k.key_id), '[]') FROM signing_key k WHERE (NOT EXISTS "
     "(SELECT 1 FROM log_leaf l WHERE " KEY_EVENTS_OF(
         "k.key_id") " AND position('\"kind\":"
-                    "\"key_enrol\"' IN convert_from(l.leaf, 'UTF8')) > 0) AND "
-                    "k.created_at <= (SELECT keys_before FROM log_key_backfill)) OR "
-                    "(k.revoked_at IS NOT NULL AND NOT EXISTS (SELECT 1 FROM log_leaf l "
-                    "WHERE " KEY_EVENTS_OF("k.key_id") " AND position('\"kind\":\"key_revoke\"' IN "
-                                                       "convert_from(l.leaf, "
-                                                       "'UTF8')) > 0))";
+                    "\"key_enrol\"' IN "
+                    "convert_from(l.leaf, 'UTF8')) > "
+                    "0) AND k.key_id IN (SELECT "
+                    "key_id FROM "
+                    "log_key_backfill_key)) OR "
+                    "(k.revoked_at IS NOT NULL AND EXISTS (SELECT 1 FROM log_leaf l "
+                    "WHERE " KEY_EVENTS_OF(
+                        "k.key_id") " AND position('\"kind\":\"key_enrol\"' IN "
+                                    "convert_from(l.leaf, 'UTF8')) > "
+                                    "0) AND NOT EXISTS (SELECT 1 FROM log_leaf l "
+                                    "WHERE " KEY_EVENTS_OF(
+                                        "k.key_id") " AND position('\"kind\":\"key_revoke\"' IN "
+                                                    "convert_from(l.leaf, 'UTF8')) > 0))";
+/* Key rows the log never enrolled (after the backfill): written into the database by hand. */
+static const char *SQL_KEYS_NOT_ENROLLED =
+    "SELECT coalesce(json_agg(k.key_id ORDER BY k.key_id), '[]') FROM signing_key k WHERE NOT "
+    "EXISTS (SELECT 1 FROM log_leaf l WHERE " KEY_EVENTS_OF(
+        "k.key_id") " AND position('\"kind\":\"key_enrol\"' IN convert_from(l.leaf, 'UTF8')) > "
+                    "0)";
 /* The leaves that enrolled and revoked a key, for the check at append time: found in log_leaf
  * (never through the log_key_event index, which a superuser can edit), with what the index
  * says, which must agree. */
@@ -1368,13 +1381,27 @@ static enum store_status log_unlogged_keys(struct store *s, const unsigned char 
         if (st == STORE_OK && !fault[0] && json_is_true(json_object_get(k, "revoked")))
             st = store__log_key_event(c, key_id, "revoke", server_sk, fault, fault_size);
     }
+    json_t *strays = NULL;
+    int append_fault = fault[0] != '\0';
     if (st == STORE_OK && !fault[0])
+        st = store_json(c, SQL_KEYS_NOT_ENROLLED, 0, NULL, &strays);
+    if (st == STORE_OK && !fault[0] && json_array_size(strays) > 0) {
+        char *ids = json_dumps(strays, JSON_COMPACT);
+        snprintf(fault, fault_size,
+                 "signing key rows %s have no enrolment leaf in the log (written into the "
+                 "database behind the server's back): they sign nothing",
+                 ids ? ids : "?");
+        free(ids);
+    }
+    /* The backfill commits even when a stray key is found: its leaves are the log's own. */
+    if (st == STORE_OK && !append_fault)
         st = store_commit(c);
     else
         store_rollback(c);
     store_release(s, c);
     json_decref(head);
     json_decref(keys);
+    json_decref(strays);
     return st;
 }
 

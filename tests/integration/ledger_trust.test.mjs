@@ -359,6 +359,8 @@ test('a log begun before key events were logged: its keys are enrolled at start,
     const note = signWithServerKey(srv.keyFile, origin, 1, leafHash(leaf));
     sql('SET session_replication_role = replica; ' +
       `INSERT INTO signing_key (key_id, user_id, public_key, created_at) VALUES ('${lena.keyId}', '${userId}', decode('${lena.publicKeyB64}', 'base64'), '2024-04-01T00:00:00Z'); ` +
+      // What migration 0101 captured on an upgraded database: the keys still to be enrolled.
+      `INSERT INTO log_key_backfill_key (key_id) VALUES ('${lena.keyId}'); ` +
       `INSERT INTO log_leaf (leaf_index, leaf, leaf_hash) VALUES (0, '\\x${leaf.toString('hex')}', '\\x${hash}'); ` +
       `INSERT INTO log_checkpoint (tree_size, root, note) VALUES (1, '\\x${hash}', convert_from('\\x${Buffer.from(note).toString('hex')}', 'UTF8')); ` +
       `UPDATE log_head SET size = 1, root = '\\x${hash}', frontier = '\\x${hash}'; ` +
@@ -518,6 +520,28 @@ test('a deleted decision row hides nothing: the review line is read from the log
     const alerts = (await t.get('/api/v1/alerts', t.admin)).json.items.filter((a) => a.kind === 'log_integrity');
     assert.ok(alerts.some((a) => a.message.includes(`${last.rec.id} (leaf ${last.reply.leaf_index}) has no decision row`)), JSON.stringify(alerts));
   } finally {
+    await t.srv.stop();
+  }
+});
+
+test('a backdated key row inserted by hand is not enrolled by a restart: it signs nothing, and the start says so', async () => {
+  const t = await setUp(1);
+  let twin;
+  try {
+    const sam = { ...addUser(t.srv, 'sam', 'owner'), ...newKeyPair() };
+    const userId = t.sql("SELECT id FROM app_user WHERE username = 'sam'");
+    const size = t.sql('SELECT size FROM log_head');
+    t.asSuperuser(`INSERT INTO signing_key (key_id, user_id, public_key, created_at) VALUES ('${sam.keyId}', '${userId}', decode('${sam.publicKeyB64}', 'base64'), '2000-01-01T00:00:00Z')`);
+    twin = await startTwin(t.srv);
+    assert.equal(t.sql('SELECT size FROM log_head'), size, 'no key_enrol leaf appended');
+    const ready = await api(twin.url, 'GET', '/readyz');
+    assert.equal(ready.status, 503);
+    assert.match(ready.json.detail, new RegExp(`signing key rows \\["${sam.keyId}"\\] have no enrolment leaf`));
+    const r = await postDecision(twin.url, sam, record(sam, t.review.id));
+    assert.equal(r.status, 503, r.text);
+    assert.equal(t.sql('SELECT size FROM log_head'), size);
+  } finally {
+    await twin?.stop();
     await t.srv.stop();
   }
 });
