@@ -545,3 +545,26 @@ test('a backdated key row inserted by hand is not enrolled by a restart: it sign
     await t.srv.stop();
   }
 });
+
+test('verify refuses a bundle whose decisions fork a review line or supersede an unknown decision', async () => {
+  const t = await setUp(2);
+  try {
+    const bundle = (await t.get('/api/v1/audit/bundle')).json;
+    const leaves = bundle.leaves.map((b) => Buffer.from(b, 'base64'));
+    const forgedBundle = (rec) => {
+      const leaf = Buffer.from(jcs({ record: rec, signature: signRecord(t.olga, rec), public_key: t.olga.publicKeyB64, received_at: new Date().toISOString() }));
+      const all = [...leaves, leaf];
+      return { ...bundle, leaves: all.map((l) => l.toString('base64')), checkpoint: signWithServerKey(t.srv.keyFile, bundle.origin, all.length, merkleRoot(all.map(leafHash))) };
+    };
+    // A second decision superseding the first (already superseded by the second leaf).
+    let v = verifyBundle(forgedBundle(record(t.olga, t.review.id, { supersedes: t.decisions[0].rec.id })), t.key);
+    assert.equal(v.status, 1, v.output);
+    assert.match(v.output, new RegExp(`FAILED: leaf ${leaves.length}: supersedes ${t.decisions[0].rec.id}, which leaf \\d+ already superseded`));
+    v = verifyBundle(forgedBundle(record(t.olga, t.review.id, { supersedes: crypto.randomUUID() })), t.key);
+    assert.equal(v.status, 1, v.output);
+    assert.match(v.output, /which no earlier leaf holds/);
+    assert.equal(verifyBundle(bundle, t.key).status, 0);
+  } finally {
+    await t.srv.stop();
+  }
+});

@@ -85,8 +85,43 @@ struct walk {
     size_t pinned;     /* approver keys the auditor holds */
     json_t *approvers; /* key_id → {owner, public_key, pinned, enrolled, leaves} */
     struct keylog *keys;
-    size_t legacy; /* decision leaves before the log's first key event */
+    size_t legacy;      /* decision leaves before the log's first key event */
+    json_t *decided;    /* decision id → its review id, of the leaves so far */
+    json_t *superseded; /* decision id → the leaf that superseded it */
 };
+
+/* A review has one line of decisions: a decision supersedes only a decision an earlier leaf
+ * holds, of its own review, that no other leaf superseded. */
+static int check_line(struct walk *w, size_t index, const json_t *record, char *why,
+                      size_t why_size)
+{
+    const char *id = jcs_text(json_object_get(record, "id"));
+    const char *review = jcs_text(json_object_get(record, "review_id"));
+    const char *sup = jcs_text(json_object_get(record, "supersedes"));
+    if (!id || !review)
+        return fail(why, why_size, "leaf %zu: the record has no id or review_id", index);
+    if (json_object_get(w->decided, id))
+        return fail(why, why_size, "leaf %zu: decision %s is already in an earlier leaf", index,
+                    id);
+    if (sup) {
+        const char *of = json_string_value(json_object_get(w->decided, sup));
+        const json_t *by = json_object_get(w->superseded, sup);
+        if (!of)
+            return fail(why, why_size, "leaf %zu: supersedes %s, which no earlier leaf holds",
+                        index, sup);
+        if (strcmp(of, review) != 0)
+            return fail(why, why_size, "leaf %zu: supersedes %s, a decision of another review (%s)",
+                        index, sup, of);
+        if (by)
+            return fail(why, why_size,
+                        "leaf %zu: supersedes %s, which leaf %" JSON_INTEGER_FORMAT
+                        " already superseded: the review's line forks",
+                        index, sup, json_integer_value(by));
+        json_object_set_new(w->superseded, sup, json_integer((json_int_t)index));
+    }
+    json_object_set_new(w->decided, id, json_string(review));
+    return 0;
+}
 
 /* The report entry of key_id, made on first use. */
 static json_t *approver(struct walk *w, const char *key_id, const char *public_key)
@@ -181,6 +216,8 @@ static int check_leaf(struct walk *w, size_t index, const uint8_t *leaf, size_t 
         fail(why, why_size, "leaf %zu: approver signature does not verify", index);
         goto out;
     }
+    if (check_line(w, index, record, why, why_size) != 0)
+        goto out;
     if (keylog_events(w->keys) == 0) {
         w->legacy++;
     } else if (keylog_may_sign(w->keys, key_id, public_key, what, sizeof what) != 0) {
@@ -404,10 +441,12 @@ int bundle_verify(const json_t *bundle, const struct bundle_trust *trust, json_t
                      .comparisons = comparisons,
                      .pinned = trust->approver_count,
                      .approvers = json_object(),
-                     .keys = keylog_new()};
+                     .keys = keylog_new(),
+                     .decided = json_object(),
+                     .superseded = json_object()};
     uint8_t(*hashes)[MERKLE_HASH_BYTES] = n ? malloc(n * sizeof *hashes) : NULL;
     uint8_t *leaf = NULL;
-    if ((n && !hashes) || !w.approvers || !w.keys) {
+    if ((n && !hashes) || !w.approvers || !w.keys || !w.decided || !w.superseded) {
         fail(why, why_size, "out of memory");
         goto out;
     }
@@ -456,6 +495,8 @@ int bundle_verify(const json_t *bundle, const struct bundle_trust *trust, json_t
     }
 out:
     json_decref(w.approvers);
+    json_decref(w.decided);
+    json_decref(w.superseded);
     keylog_free(w.keys);
     free(leaf);
     free(hashes);
