@@ -115,6 +115,7 @@ static void usage_report(struct req *r)
     q.teams_json = teams;
     q.cluster_offers_json = map_text;
     q.currency = currency[0] ? currency : NULL;
+    q.exact_max = r->app->cfg->usage_exact_max;
     enum store_status st =
         teams ? store_report_usage(r->app->read_store, &q, &out) : STORE_UNAVAILABLE;
     if (st != STORE_OK) {
