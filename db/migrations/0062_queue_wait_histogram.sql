@@ -24,21 +24,35 @@ CREATE TABLE run_qw_hist (
     n              bigint NOT NULL,
     UNIQUE NULLS NOT DISTINCT (month, team, workload_class, cluster, state, bucket)
 );
+-- The same over all months (a report without from and to reads this: as many rows as one
+-- month's at most, where 24 months of 10 M runs made 3.2 M rows of run_qw_hist).
+CREATE TABLE run_qw_hist_all (
+    team           text,
+    workload_class text,
+    cluster        text NOT NULL,
+    state          text NOT NULL,
+    bucket         integer NOT NULL,
+    n              bigint NOT NULL,
+    UNIQUE NULLS NOT DISTINCT (team, workload_class, cluster, state, bucket)
+);
 INSERT INTO run_qw_hist
 SELECT date_trunc('month', submitted_at, 'UTC'), team, workload_class, cluster, state,
        capledger_qw_bucket(extract(epoch FROM started_at - submitted_at)::float8), count(*)
 FROM run WHERE started_at IS NOT NULL AND gpus > 0
 GROUP BY 1, 2, 3, 4, 5, 6;
+INSERT INTO run_qw_hist_all
+SELECT team, workload_class, cluster, state, bucket, sum(n) FROM run_qw_hist GROUP BY 1, 2, 3, 4, 5;
 
 -- The rebuild as in 0061, and the histogram too.
 CREATE OR REPLACE FUNCTION capledger_usage_rollup_rebuild() RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
     n bigint;
 BEGIN
-    LOCK TABLE run_usage_day, run_usage_month, run_qw_hist IN EXCLUSIVE MODE;
+    LOCK TABLE run_usage_day, run_usage_month, run_qw_hist, run_qw_hist_all IN EXCLUSIVE MODE;
     DELETE FROM run_usage_day;
     DELETE FROM run_usage_month;
     DELETE FROM run_qw_hist;
+    DELETE FROM run_qw_hist_all;
     INSERT INTO run_usage_day
     SELECT date_trunc('day', submitted_at, 'UTC'), team, workload_class, cluster, partition,
            gpu_model, state, count(*), count(*) FILTER (WHERE gpus > 0),
@@ -62,10 +76,13 @@ BEGIN
            capledger_qw_bucket(extract(epoch FROM started_at - submitted_at)::float8), count(*)
     FROM run WHERE started_at IS NOT NULL AND gpus > 0
     GROUP BY 1, 2, 3, 4, 5, 6;
+    INSERT INTO run_qw_hist_all
+    SELECT team, workload_class, cluster, state, bucket, sum(n) FROM run_qw_hist GROUP BY 1, 2, 3, 4, 5;
     RETURN n;
 END $$;
 
--- Maintenance as in 0061, and retention also drops the histogram's rows of the months it drops.
+-- Maintenance as in 0061, and retention also drops the histogram's rows of the months it drops
+-- (and takes their counts off the all-months histogram).
 CREATE OR REPLACE FUNCTION capledger_partitions_maintain(ahead integer, retention_months integer) RETURNS jsonb
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -87,7 +104,14 @@ BEGIN
         cutoff := (cur - make_interval(months => retention_months))::timestamp AT TIME ZONE 'UTC';
         DELETE FROM run_usage_day WHERE day < cutoff;
         DELETE FROM run_usage_month WHERE month < cutoff;
-        DELETE FROM run_qw_hist WHERE month < cutoff;
+        WITH d AS (DELETE FROM run_qw_hist h WHERE h.month < cutoff
+                   RETURNING h.team, h.workload_class, h.cluster, h.state, h.bucket, h.n AS cnt),
+             s AS (SELECT d.team, d.workload_class, d.cluster, d.state, d.bucket, sum(d.cnt) AS cnt
+                   FROM d GROUP BY 1, 2, 3, 4, 5)
+        UPDATE run_qw_hist_all a SET n = a.n - s.cnt FROM s
+        WHERE a.team IS NOT DISTINCT FROM s.team AND a.workload_class IS NOT DISTINCT FROM s.workload_class
+          AND a.cluster = s.cluster AND a.state = s.state AND a.bucket = s.bucket;
+        DELETE FROM run_qw_hist_all a WHERE a.n <= 0;
     END IF;
     FOR t IN SELECT * FROM (VALUES ('run', 'submitted_at'), ('telemetry_sample', 'ts')) v(parent, key) LOOP
         IF cutoff IS NOT NULL THEN

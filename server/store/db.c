@@ -592,6 +592,32 @@ enum store_status store_json1(struct store *s, const char *sql, int nparams,
     return st;
 }
 
+enum store_status store_json1_tx(struct store *s, const char *setup_sql, const char *sql,
+                                 int nparams, const char *const *params, json_t **out)
+{
+    *out = NULL;
+    struct store_conn *c = store_acquire(s, 2000);
+    if (!c)
+        return STORE_UNAVAILABLE;
+    enum store_status st = store_begin(c);
+    if (st == STORE_OK)
+        st = store_exec(c, setup_sql, 0, NULL, NULL);
+    if (st == STORE_OK)
+        st = store_json(c, sql, nparams, params, out);
+    if (st == STORE_OK)
+        st = store_commit(c);
+    else
+        store_rollback(c);
+    if (st != STORE_OK) {
+        json_decref(*out);
+        *out = NULL;
+    }
+    if (st == STORE_UNAVAILABLE || st == STORE_ERROR)
+        atomic_fetch_add(&s->db_errors, 1);
+    store_release(s, c);
+    return st;
+}
+
 enum store_status store_exec1(struct store *s, const char *sql, int nparams,
                               const char *const *params, long *affected)
 {

@@ -37,8 +37,9 @@
  * selected hold at most $13 waits (qw_n, from the rollups), then pct sorts them (percentile_cont),
  * else hg gives each group's queue-wait histogram (0062_queue_wait_histogram.sql) as
  * [[bucket, n], ...] by bucket, for store_report_usage to compute the percentiles from
- * (core/qwhist.h): whole UTC months [m0, m1) from run_qw_hist, the rest of [from, to) from run,
- * bucketed as the upload does. Each part is gated on sel, so only one of pct and hg reads. */
+ * (core/qwhist.h): with neither from nor to, all of run_qw_hist_all; else whole UTC months
+ * [m0, m1) from run_qw_hist and the rest of [from, to) from run, bucketed as the upload does. Each
+ * part is gated on sel, so only one of pct and hg reads. */
 #define USAGE_HIST_RUN                                                                             \
     "SELECT x.team, x.workload_class, x.cluster, x.state, capledger_qw_bucket(extract(epoch FROM " \
     "x.started_at - x.submitted_at)::float8) AS bucket, 1::bigint AS n FROM run x WHERE x.gpus > " \
@@ -48,22 +49,30 @@
     "hb AS (SELECT coalesce(a_lo, '-infinity') AS f, coalesce(b_hi, 'infinity') AS t, monthly, "   \
     "m0, m1 FROM b), "                                                                             \
     "hrow AS (SELECT x.team, x.workload_class, x.cluster, x.state, x.bucket, x.n FROM "            \
-    "run_qw_hist x WHERE NOT (SELECT exact FROM sel) AND (SELECT monthly FROM hb) AND x.month >= " \
-    "(SELECT m0 FROM hb) AND x.month < (SELECT m1 FROM hb) AND " USAGE_TEAMS(                      \
-        "x") "UNION ALL " USAGE_HIST_RUN                                                           \
-             "AND x.submitted_at >= (SELECT f FROM hb) AND x.submitted_at < "                      \
-             "(SELECT CASE WHEN monthly THEN m0 ELSE t END FROM hb) "                              \
-             "UNION ALL " USAGE_HIST_RUN                                                           \
-             "AND (SELECT monthly FROM hb) AND x.submitted_at >= (SELECT m1 "                      \
-             "FROM hb) AND x.submitted_at < (SELECT t FROM hb)), "                                 \
-             "hg AS (SELECT g_team, g_class, g_cluster, g_state, "                                 \
-             "json_agg(json_build_array(bucket, n) "                                               \
-             "ORDER BY bucket) AS h FROM (SELECT CASE WHEN $4::boolean THEN x.team END AS "        \
-             "g_team, CASE "                                                                       \
-             "WHEN $5::boolean THEN x.workload_class END AS g_class, CASE WHEN $6::boolean THEN "  \
-             "x.cluster END AS g_cluster, CASE WHEN $7::boolean THEN x.state END AS g_state, "     \
-             "x.bucket, "                                                                          \
-             "sum(x.n) AS n FROM hrow x GROUP BY 1, 2, 3, 4, 5) y GROUP BY 1, 2, 3, 4), "
+    "run_qw_hist_all x WHERE NOT (SELECT exact FROM sel) AND $2::timestamptz IS NULL AND "         \
+    "$3::timestamptz IS NULL AND " USAGE_TEAMS(                                                    \
+        "x") "UNION ALL SELECT x.team, x.workload_class, x.cluster, x.state, x.bucket, x.n FROM "  \
+             "run_qw_hist x WHERE NOT (SELECT exact FROM sel) AND NOT ($2::timestamptz IS NULL "   \
+             "AND "                                                                                \
+             "$3::timestamptz IS NULL) AND (SELECT monthly FROM hb) AND x.month >= "               \
+             "(SELECT m0 FROM hb) AND x.month < (SELECT m1 FROM hb) AND " USAGE_TEAMS(             \
+                 "x") "UNION ALL " USAGE_HIST_RUN                                                  \
+                      "AND x.submitted_at >= (SELECT f FROM hb) AND x.submitted_at < "             \
+                      "(SELECT CASE WHEN monthly THEN m0 ELSE t END FROM hb) "                     \
+                      "UNION ALL " USAGE_HIST_RUN                                                  \
+                      "AND (SELECT monthly FROM hb) AND x.submitted_at >= (SELECT m1 "             \
+                      "FROM hb) AND x.submitted_at < (SELECT t FROM hb)), "                        \
+                      "hg AS (SELECT g_team, g_class, g_cluster, g_state, "                        \
+                      "json_agg(json_build_array(bucket, n) "                                      \
+                      "ORDER BY bucket) AS h FROM (SELECT CASE WHEN $4::boolean THEN x.team END "  \
+                      "AS "                                                                        \
+                      "g_team, CASE "                                                              \
+                      "WHEN $5::boolean THEN x.workload_class END AS g_class, CASE WHEN "          \
+                      "$6::boolean THEN "                                                          \
+                      "x.cluster END AS g_cluster, CASE WHEN $7::boolean THEN x.state END AS "     \
+                      "g_state, "                                                                  \
+                      "x.bucket, "                                                                 \
+                      "sum(x.n) AS n FROM hrow x GROUP BY 1, 2, 3, 4, 5) y GROUP BY 1, 2, 3, 4), "
 
 /* The runs submitted in [$2, $3) (either open) are read as: whole UTC months from
  * run_usage_month [m0, m1), whole UTC days from run_usage_day [d0, m0) and [m1, d1), and the
@@ -417,7 +426,12 @@ enum store_status store_report_usage(struct store *s, const struct usage_query *
     const char *p13[13];
     memcpy(p13, p, sizeof p);
     p13[12] = exact_max;
-    enum store_status st = store_json1(s, SQL_USAGE, 13, p13, out);
+    /* Without JIT: the planner prices the exact percentiles' scan of every selected run even
+     * when sel gates it off, and compiling the plan took 12 s of a 16 s report on 10 M runs.
+     * work_mem for the transaction: the groups' sorts stay in memory. */
+    enum store_status st = store_json1_tx(
+        s, "SELECT set_config('jit', 'off', true), set_config('work_mem', '64MB', true)", SQL_USAGE,
+        13, p13, out);
     if (st != STORE_OK)
         return st;
     size_t i;

@@ -49,6 +49,7 @@ test('uploads keep the histogram: one count per stored GPU run that started, non
     assert.equal(up.status, 201, up.text);
   }
   assert.equal(Number(sql('SELECT sum(n) FROM run_qw_hist')), jobs.filter(waited).length);
+  assert.equal(Number(sql('SELECT sum(n) FROM run_qw_hist_all')), jobs.filter(waited).length);
   assert.equal(Number(sql("SELECT count(*) FROM run_qw_hist WHERE bucket = -2000")) > 0, true);
   // the bucket the upload wrote is the one core/qwhist.h gives: upper bound G^k with G = 1.01/0.99
   const bad = sql(`SELECT count(*) FROM run r JOIN LATERAL (SELECT extract(epoch FROM r.started_at - r.submitted_at)::float8 AS v) w ON true
@@ -117,6 +118,9 @@ test('retention drops the histogram rows of the months it drops', () => {
   sql('SELECT capledger_partitions_maintain(3, 12)'); // 2025's months ended over 12 months ago
   const cutoff = sql("SELECT (date_trunc('month', now() AT TIME ZONE 'UTC') - interval '12 months') AT TIME ZONE 'UTC'").trim();
   assert.equal(Number(sql(`SELECT count(*) FROM run_qw_hist WHERE month < '${cutoff}'`)), 0);
-  assert.equal(Number(sql(`SELECT coalesce(sum(n), 0) FROM run_qw_hist`)),
-    Number(sql('SELECT count(*) FROM run WHERE gpus > 0 AND started_at IS NOT NULL')));
+  const left = Number(sql('SELECT count(*) FROM run WHERE gpus > 0 AND started_at IS NOT NULL'));
+  assert.ok(left < jobs.filter(waited).length);
+  assert.equal(Number(sql('SELECT coalesce(sum(n), 0) FROM run_qw_hist')), left);
+  assert.equal(Number(sql('SELECT coalesce(sum(n), 0) FROM run_qw_hist_all')), left); // the dropped months taken off
+  assert.equal(Number(sql('SELECT count(*) FROM run_qw_hist_all WHERE n <= 0')), 0);
 });
