@@ -340,8 +340,11 @@ static PGconn *connect_db(const char *conninfo)
     /* client_min_messages: NOTICEs (e.g. "already exists, skipping") would otherwise go to
      * stderr unformatted, between the JSON log lines. */
     const char *keys[] = {"connect_timeout", "application_name", "options", "dbname", NULL};
-    const char *vals[] = {CONNECT_TIMEOUT_S, "capledger", "-c client_min_messages=warning",
-                          conninfo, NULL};
+    /* temp_buffers (allocated only as used; settable only before a session's first temporary
+     * table): an upload's staging table stays in memory up to 64 MB instead of going to disk
+     * at 8 MB. */
+    const char *vals[] = {CONNECT_TIMEOUT_S, "capledger",
+                          "-c client_min_messages=warning -c temp_buffers=64MB", conninfo, NULL};
     PGconn *pg = PQconnectdbParams(keys, vals, 1);
     if (pg && PQstatus(pg) != CONNECTION_OK) {
         PQfinish(pg);

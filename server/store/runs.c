@@ -124,6 +124,9 @@ enum store_status store_runs_finish(struct upload_tx *tx, const struct audit_act
     const char *upload_id = json_string_value(json_object_get(rec, "id"));
     const char *p[] = {upload_id, klass};
     enum store_status st = store_upload_tx_end_copy(tx, &copied);
+    /* the statement's sorts (first line of each key, then line order) in memory */
+    if (st == STORE_OK)
+        st = store_exec(store_upload_tx_conn(tx), "SET LOCAL work_mem = '128MB'", 0, NULL, NULL);
     if (st == STORE_OK)
         st = store_json(store_upload_tx_conn(tx), SQL_MOVE, 2, p, &counts);
     if (st != STORE_OK) {
