@@ -77,7 +77,8 @@ BEGIN
     FROM run WHERE started_at IS NOT NULL AND gpus > 0
     GROUP BY 1, 2, 3, 4, 5, 6;
     INSERT INTO run_qw_hist_all
-    SELECT team, workload_class, cluster, state, bucket, sum(n) FROM run_qw_hist GROUP BY 1, 2, 3, 4, 5;
+    SELECT h.team, h.workload_class, h.cluster, h.state, h.bucket, sum(h.n) FROM run_qw_hist h
+    GROUP BY 1, 2, 3, 4, 5;
     RETURN n;
 END $$;
 

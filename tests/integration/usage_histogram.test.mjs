@@ -56,6 +56,11 @@ test('uploads keep the histogram: one count per stored GPU run that started, non
     WHERE r.gpus > 0 AND r.started_at IS NOT NULL AND w.v > 0 AND NOT (w.v <= power(1.01 / 0.99, capledger_qw_bucket(w.v)) * (1 + 1e-12)
     AND w.v > power(1.01 / 0.99, capledger_qw_bucket(w.v) - 1) * (1 - 1e-12))`);
   assert.equal(Number(bad), 0);
+  // a rebuild from run gives the same histograms
+  const dump = (t) => sql(`SELECT md5(string_agg(x, ';' ORDER BY x)) FROM (SELECT concat_ws(',', ${t === 'run_qw_hist' ? 'month, ' : ''}team, workload_class, cluster, state, bucket, n) AS x FROM ${t}) s`);
+  const before = [dump('run_qw_hist'), dump('run_qw_hist_all')];
+  sql('SELECT capledger_usage_rollup_rebuild()');
+  assert.deepEqual([dump('run_qw_hist'), dump('run_qw_hist_all')], before);
   sql('SELECT capledger_partitions_maintain(3, 0)'); // the months leave the default partition
 });
 
