@@ -22,7 +22,7 @@ die() {
 BASE_PACKAGES=(build-essential cmake pkg-config libcivetweb-dev libpq-dev libjansson-dev
   libsodium-dev libcmocka-dev libcurl4-openssl-dev postgresql postgresql-contrib ca-certificates
   libjs-chart.js)
-TEST_PACKAGES=(chromium clang-format curl jq)
+TEST_PACKAGES=(chromium clang-format curl jq haproxy) # haproxy: tests/scale (deploy/scale/haproxy.cfg)
 OPTIONAL_TEST_PACKAGES=(docker-compose)
 DEMO_PACKAGES=(curl jq) # scripts/run --demo: scripts/demo talks to the API with them
 

@@ -98,7 +98,11 @@ static const struct config_var VARS[] = {
     {"CAPLEDGER_DATABASE_URL", CONFIG_CONNINFO, 0, 0, "dbname=capledger", FIELD(database_url),
      "libpq conninfo or URL of the database (else what $CAPLEDGER_VAR_DIR/capledger.env says)"},
     {"CAPLEDGER_READ_DATABASE_URL", CONFIG_CONNINFO, 0, 0, NULL, FIELD(read_database_url),
-     "optional read replica for the usage and idle reports"},
+     "optional hot standby: reports and read-only GETs read from it when it has replayed the "
+     "caller's writes (else the primary)"},
+    {"CAPLEDGER_READ_WAIT_MS", CONFIG_INT, 0, 5000, "100", FIELD(read_wait_ms),
+     "serve: how long a read waits for the standby to replay the caller's writes, ms (then it "
+     "reads the primary)"},
     {"CAPLEDGER_VAR_DIR", CONFIG_TEXT, 0, 0, "var", NO_FIELD,
      "where scripts/run keeps its cluster, key and capledger.env (read by every command)"},
     {"CAPLEDGER_LISTEN", CONFIG_TEXT, 0, 0, "127.0.0.1:8080", FIELD(listen),
@@ -224,7 +228,7 @@ static int parse_value(const struct config_var *v, const char *text, void *dst, 
         return 0;
     case CONFIG_INT: {
         long n = strtol(text, &end, 10);
-        if (errno || end == text || *end || n < v->min || n > v->max) {
+        if (errno || end == text || *end || (double)n < v->min || (double)n > v->max) {
             snprintf(why, why_size, "must be an integer in %s", range_text(v, range, sizeof range));
             return -1;
         }

@@ -9,6 +9,7 @@ struct config {
     const char *database_url;
     const char *database_url_source; /* "the environment", the env file's path, or the default */
     const char *read_database_url;   /* NULL: reports read the primary */
+    int read_wait_ms;                /* reads wait this long for the standby (http/reads.h) */
     const char *listen;
     const char *static_dir;
     const char *migrations_dir;

@@ -269,10 +269,12 @@ int cmd_serve(int argc, char **argv)
         .token_cache_ms = cfg.token_cache_ms,
         .usage_exact_max = cfg.usage_exact_max,
     };
-    /* Reports may read from a replica; it is never migrated (it follows the primary). */
+    /* Reports and read-only GETs may read from a hot standby; it is never migrated (it follows
+     * the primary). */
     struct store *replica =
         cfg.read_database_url ? store_open(cfg.read_database_url, cfg.pool_size) : NULL;
     hc.read_store = replica;
+    hc.read_wait_ms = cfg.read_wait_ms;
     /* Before listening, so a server that answers has this month's partitions and its retention
      * applied. */
     struct maintainer mt = {

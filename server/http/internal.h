@@ -44,12 +44,14 @@ struct principal {
 struct app {
     struct store *store;
     struct store *read_store; /* reports: a replica when configured, else the same as store */
+    struct reads *reads;      /* read routing to the standby (http/reads.h); NULL: none */
     const struct http_config *cfg;
     struct metrics *metrics;
     struct conns *conns;        /* the slow-client guard (http/conns.h); NULL when not listening */
     struct token_cache *tokens; /* resolved API tokens, fresh for token_cache_ms (core/auth) */
 };
 
+struct reads;
 struct req;
 typedef void (*handler_fn)(struct req *r);
 
@@ -84,8 +86,9 @@ struct req {
     int status; /* status sent, 0 until a response is written */
     int close;  /* the connection ends after the reply (framing fault, unread or broken body) */
     size_t bytes_out;
-    double started;   /* seconds, monotonic */
-    size_t body_read; /* body bytes read so far */
+    double started;    /* seconds, monotonic */
+    size_t body_read;  /* body bytes read so far */
+    int reads_pending; /* a write of this user is counted in flight (http/reads.h) */
 };
 
 /* Route tables of each handler file, joined by router.c. Terminated by a {NULL} entry. */
@@ -113,6 +116,14 @@ extern const struct route series_routes[];
 /* ----- responses (each writes the whole reply in one mg_write) ----- */
 void resp_json(struct req *r, int status, json_t *body_stolen);
 void resp_json_etag(struct req *r, int status, json_t *body_stolen, const char *etag);
+/* A reply whose body is written as it is made (Transfer-Encoding: chunked): begin sends the
+ * status and headers (NULL when out of memory or already answered), write buffers and sends
+ * chunks (returns -1 once the client is gone), end sends the last chunk when complete, or
+ * else closes the connection without it so that the client sees the body cut short. */
+struct resp_stream;
+struct resp_stream *resp_stream_begin(struct req *r, int status, const char *content_type);
+int resp_stream_write(struct resp_stream *s, const char *bytes, size_t len);
+void resp_stream_end(struct resp_stream *s, int complete);
 void resp_bytes(struct req *r, int status, const char *content_type, const char *body, size_t len,
                 const char *extra_headers);
 /* RFC 9457 problem+json. type_slug becomes "https://capledger.dev/problems/<slug>". */

@@ -70,22 +70,21 @@ static const char *reason_phrase(int status)
     }
 }
 
-void resp_bytes(struct req *r, int status, const char *content_type, const char *body, size_t len,
-                const char *extra_headers)
+/* The status line and headers; len < 0: a chunked body. */
+static FILE *reply_head(struct req *r, int status, const char *content_type, long long len,
+                        const char *extra_headers, char **buf, size_t *buflen)
 {
-    if (r->status) /* already answered: a handler bug, keep the first reply */
-        return;
-    int head_only = strcmp(r->method, "HEAD") == 0;
-    char *buf = NULL;
-    size_t buflen = 0;
-    FILE *out = open_memstream(&buf, &buflen);
+    FILE *out = open_memstream(buf, buflen);
     if (!out)
-        return;
+        return NULL;
     fprintf(out, "HTTP/1.1 %d %s\r\n", status, reason_phrase(status));
     if (content_type)
         fprintf(out, "Content-Type: %s\r\n", content_type);
-    fprintf(out, "Content-Length: %zu\r\nX-Request-Id: %s\r\n%s", len, r->request_id,
-            SECURITY_HEADERS);
+    if (len < 0)
+        fputs("Transfer-Encoding: chunked\r\n", out);
+    else
+        fprintf(out, "Content-Length: %lld\r\n", len);
+    fprintf(out, "X-Request-Id: %s\r\n%s", r->request_id, SECURITY_HEADERS);
     if (strncmp(r->path, "/api/", 5) == 0 || strcmp(r->path, "/metrics") == 0)
         fputs("Cache-Control: no-store\r\n", out);
     if (extra_headers)
@@ -102,6 +101,20 @@ void resp_bytes(struct req *r, int status, const char *content_type, const char 
         fputs("Connection: close\r\n", out);
     }
     fputs("\r\n", out);
+    return out;
+}
+
+void resp_bytes(struct req *r, int status, const char *content_type, const char *body, size_t len,
+                const char *extra_headers)
+{
+    if (r->status) /* already answered: a handler bug, keep the first reply */
+        return;
+    int head_only = strcmp(r->method, "HEAD") == 0;
+    char *buf = NULL;
+    size_t buflen = 0;
+    FILE *out = reply_head(r, status, content_type, (long long)len, extra_headers, &buf, &buflen);
+    if (!out)
+        return;
     if (!head_only && len)
         fwrite(body, 1, len, out);
     fclose(out);
@@ -109,6 +122,81 @@ void resp_bytes(struct req *r, int status, const char *content_type, const char 
     free(buf);
     r->status = status;
     r->bytes_out = len;
+}
+
+/* Streamed replies: the body goes out in chunks of up to STREAM_CHUNK bytes. */
+#define STREAM_CHUNK 65536
+
+struct resp_stream {
+    struct req *r;
+    char *buf;
+    size_t used;
+    int head_only;
+    int broken;
+};
+
+struct resp_stream *resp_stream_begin(struct req *r, int status, const char *content_type)
+{
+    if (r->status)
+        return NULL;
+    struct resp_stream *s = calloc(1, sizeof *s);
+    char *head = NULL;
+    size_t head_len = 0;
+    FILE *out = s ? reply_head(r, status, content_type, -1, NULL, &head, &head_len) : NULL;
+    if (!out || !(s->buf = malloc(STREAM_CHUNK))) {
+        if (out)
+            fclose(out);
+        free(head);
+        if (s)
+            free(s->buf);
+        free(s);
+        return NULL;
+    }
+    fclose(out);
+    s->r = r;
+    s->head_only = strcmp(r->method, "HEAD") == 0;
+    if (mg_write(r->conn, head, head_len) <= 0)
+        s->broken = 1;
+    free(head);
+    r->status = status;
+    return s;
+}
+
+static int stream_flush(struct resp_stream *s)
+{
+    if (s->used && !s->broken && !s->head_only &&
+        mg_send_chunk(s->r->conn, s->buf, (unsigned)s->used) <= 0)
+        s->broken = 1;
+    s->used = 0;
+    return s->broken ? -1 : 0;
+}
+
+int resp_stream_write(struct resp_stream *s, const char *bytes, size_t len)
+{
+    s->r->bytes_out += len;
+    while (len && !s->broken) {
+        size_t n = STREAM_CHUNK - s->used < len ? STREAM_CHUNK - s->used : len;
+        memcpy(s->buf + s->used, bytes, n);
+        s->used += n;
+        bytes += n;
+        len -= n;
+        if (s->used == STREAM_CHUNK)
+            stream_flush(s);
+    }
+    return s->broken ? -1 : 0;
+}
+
+void resp_stream_end(struct resp_stream *s, int complete)
+{
+    if (complete && stream_flush(s) == 0 && !s->head_only)
+        mg_send_chunk(s->r->conn, "", 0); /* the last chunk */
+    if (!complete || s->broken) {
+        /* No last chunk: the client sees a body cut short, never a complete-looking one. */
+        s->r->close = 1;
+        mg_disable_connection_keep_alive(s->r->conn);
+    }
+    free(s->buf);
+    free(s);
 }
 
 static void resp_json_headers(struct req *r, int status, json_t *body, const char *ctype,
@@ -152,8 +240,10 @@ static json_t *problem_new(int status, const char *slug, const char *title, cons
                      "detail", detail ? detail : title);
 }
 
-static void resp_problem_v(struct req *r, int status, const char *type_slug, const char *title,
-                           json_t *members, const char *detail_fmt, va_list ap)
+__attribute__((format(printf, 6, 0))) static void resp_problem_v(struct req *r, int status,
+                                                                 const char *type_slug,
+                                                                 const char *title, json_t *members,
+                                                                 const char *detail_fmt, va_list ap)
 {
     char detail[512];
     vsnprintf(detail, sizeof detail, detail_fmt, ap);
@@ -166,7 +256,10 @@ static void resp_problem_v(struct req *r, int status, const char *type_slug, con
     if (members)
         json_object_update(p, members);
     json_decref(members);
-    resp_json_headers(r, status, p, "application/problem+json", NULL);
+    /* The database out of reach is transient: say when to retry (HAProxy and clients do). */
+    const char *extra =
+        status == 503 && strcmp(type_slug, "unavailable") == 0 ? "Retry-After: 1\r\n" : NULL;
+    resp_json_headers(r, status, p, "application/problem+json", extra);
 }
 
 void resp_json_error(struct req *r, const json_error_t *err, long line)

@@ -18,6 +18,7 @@
 #include "http/conns.h"
 #include "http/evidence.h"
 #include "http/internal.h"
+#include "http/reads.h"
 
 /* Every handler file's table, in matching order. */
 static const struct route *const route_tables[] = {
@@ -424,7 +425,27 @@ static void dispatch(struct req *r, size_t *route_index)
         return;
     if ((r->route->flags & ROUTE_JSON_BODY) && read_json_body(r) != 0)
         return;
-    r->route->handler(r);
+    struct reads *reads = r->app->reads;
+    if (!reads) {
+        r->route->handler(r);
+    } else if (strcmp(r->method, "GET") == 0 || strcmp(r->method, "HEAD") == 0) {
+        /* A read-only GET the standby may answer: the handler sees the chosen database as
+         * its store (a copy of app for this request alone). */
+        struct app *shared = r->app;
+        struct app local = *shared;
+        if (reads_route_eligible(r->route->method, r->route->pattern))
+            local.store = reads_choose(reads, r);
+        else
+            local.store = shared->store;
+        local.read_store = local.store;
+        r->app = &local;
+        r->route->handler(r);
+        r->app = shared;
+    } else {
+        reads_write_begins(reads, r);
+        r->route->handler(r);
+        reads_write_ends(reads, r);
+    }
     if (!r->status)
         resp_problem(r, 500, "internal", "Internal error", "no response (request id %s)",
                      r->request_id);
@@ -506,6 +527,13 @@ struct http_server *http_server_detached(const struct http_config *cfg, struct s
     srv->cfg = *cfg;
     srv->app.store = store;
     srv->app.read_store = cfg->read_store ? cfg->read_store : store;
+    if (cfg->read_store && cfg->read_store != store) {
+        srv->app.reads = reads_new(store, cfg->read_store, cfg->read_wait_ms);
+        if (!srv->app.reads) {
+            free(srv);
+            return NULL;
+        }
+    }
     srv->app.cfg = &srv->cfg;
     srv->app.metrics = metrics_new(router_route_count() + 1);
     srv->app.tokens = token_cache_new(TOKEN_CACHE_SLOTS, cfg->token_cache_ms);
@@ -589,6 +617,7 @@ void http_stop(struct http_server *srv)
     mg_stop(srv->ctx); /* closes the listener, then waits for worker threads to finish */
     conns_stop(srv->app.conns);
     metrics_free(srv->app.metrics);
+    reads_free(srv->app.reads);
     token_cache_free(srv->app.tokens);
     free(srv);
 }

@@ -476,6 +476,12 @@ static enum store_status classify(struct store_conn *c, PGresult *r, struct stor
     snprintf(c->error, sizeof c->error, "%s", msg ? msg : "");
     if (PQstatus(c->pg) != CONNECTION_OK || !state)
         return STORE_UNAVAILABLE;
+    /* On a hot standby, 40001 and 40P01 are a read cancelled by a conflict with recovery (WAL
+     * replay needed what it held): transient, answered as 503 so that the read is retried. */
+    const char *standby = PQparameterStatus(c->pg, "in_hot_standby");
+    if (standby && strcmp(standby, "on") == 0 &&
+        (strcmp(state, "40001") == 0 || strcmp(state, "40P01") == 0))
+        return STORE_UNAVAILABLE;
     if (strcmp(state, "23505") == 0 || strcmp(state, "40001") == 0 || strcmp(state, "40P01") == 0)
         return STORE_CONFLICT;
     if (strcmp(state, "23503") == 0 || strcmp(state, "23514") == 0 || strcmp(state, "23502") == 0 ||

@@ -5,17 +5,24 @@
 
 #include <stdio.h>
 
+/* A claim is stale when it is old, or when the database session that made it is gone (the
+ * instance holding it died: its sessions ended with it). A session of another role shows no
+ * backend_start in pg_stat_activity: then its pid alone counts as alive. */
 static const char *SQL_FORGET_EXPIRED =
-    "DELETE FROM idempotency WHERE user_id = $1::uuid AND key = $2 "
+    "DELETE FROM idempotency i WHERE user_id = $1::uuid AND key = $2 "
     "AND (created_at < now() - interval '" STORE_IDEM_TTL "' "
-    "OR (status IS NULL AND created_at < now() - interval '" STORE_IDEM_STALE_CLAIM "'))";
+    "OR (status IS NULL AND created_at < now() - interval '" STORE_IDEM_STALE_CLAIM "') "
+    "OR (status IS NULL AND claim_pid IS NOT NULL AND NOT EXISTS (SELECT 1 FROM "
+    "pg_stat_activity a WHERE a.pid = i.claim_pid AND (a.backend_start IS NULL OR "
+    "a.backend_start = i.claim_backend_start))))";
 
 /* When the INSERT meets a row that a concurrent transaction committed after this statement's
  * snapshot, neither the insert nor the select sees it: claimed false with existing null, which
  * the caller treats as "in progress". */
 static const char *SQL_CLAIM =
-    "WITH ins AS (INSERT INTO idempotency (user_id, key, route) VALUES ($1::uuid, $2, $3) "
-    "ON CONFLICT DO NOTHING RETURNING 1) "
+    "WITH ins AS (INSERT INTO idempotency (user_id, key, route, claim_pid, claim_backend_start) "
+    "SELECT $1::uuid, $2, $3, pg_backend_pid(), (SELECT backend_start FROM pg_stat_activity "
+    "WHERE pid = pg_backend_pid()) ON CONFLICT DO NOTHING RETURNING 1) "
     "SELECT json_build_object('claimed', EXISTS (SELECT 1 FROM ins), 'existing', "
     "(SELECT json_build_object('route', route, 'body_sha256', body_sha256, 'status', status, "
     "'response', response) FROM idempotency WHERE user_id = $1::uuid AND key = $2))";

@@ -6,6 +6,7 @@
  * other leaves. */
 #include "store/ledger.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include "core/ledger/gate.h"
 #include "core/ledger/merkle.h"
 #include "core/ledger/note.h"
+#include "core/ledger/tile.h"
 #include "core/ledger/seen.h"
 #include "core/validate.h"
 #include "store/alerts.h"
@@ -55,16 +57,18 @@ static const char *SQL_HEAD_EVIDENCE =
     "log_checkpoint), 'leaves', (SELECT coalesce(max(leaf_index) + 1, 0) FROM log_leaf), "
     "'seen_checkpoint_root', (SELECT encode(root, 'hex') FROM log_checkpoint WHERE tree_size = "
     "$2::bigint))";
-static const char *SQL_LATEST_CHECKPOINT =
-    "SELECT json_build_object('tree_size', tree_size, 'root', encode(root, 'hex')) "
-    "FROM log_checkpoint ORDER BY tree_size DESC LIMIT 1";
-#define LEAF_PAGE 1000
+#define LEAF_PAGE 5000
+/* A page of leaves as one JSON string "<index>:<hex leaf>:<hex hash>,...", in index order: an order
+ * of magnitude cheaper to make and read than an array of objects. */
 static const char *SQL_LEAF_PAGE =
-    "SELECT coalesce(json_agg(json_build_object('i', leaf_index, 'leaf', " B64(
-        "leaf") ", "
-                "'hash', encode(leaf_hash, 'hex')) ORDER BY leaf_index), '[]') FROM (SELECT * FROM "
-                "log_leaf "
-                "WHERE leaf_index >= $1::bigint ORDER BY leaf_index LIMIT 1000) t";
+    "SELECT json_build_object('n', count(*), 'first', min(leaf_index), 'last', max(leaf_index), "
+    "'text', coalesce(string_agg(leaf_index || ':' || encode(leaf, 'hex') || ':' || "
+    "encode(leaf_hash, 'hex'), ',' "
+    "ORDER BY leaf_index), '')) FROM log_leaf WHERE leaf_index >= $1::bigint AND leaf_index < "
+    "least($1::bigint + 5000, $2::bigint)";
+static const char *SQL_CHECKPOINT_AT =
+    "SELECT json_build_object('tree_size', tree_size, 'root', encode(root, 'hex')) "
+    "FROM log_checkpoint WHERE tree_size = $1::bigint";
 
 /* The signer's key, locked against revocation until this append commits. */
 static const char *SQL_SIGNER =
@@ -270,9 +274,6 @@ static const char *SQL_HEAD =
 static const char *SQL_ENTRIES = "SELECT coalesce(json_agg(" B64(
     "leaf") " ORDER BY leaf_index), '[]') FROM log_leaf "
             "WHERE leaf_index >= $1::bigint AND leaf_index < $2::bigint";
-static const char *SQL_LEAF_HASHES =
-    "SELECT to_json(coalesce(string_agg(encode(leaf_hash, 'hex'), '' ORDER BY leaf_index), '')) "
-    "FROM log_leaf WHERE leaf_index < $1::bigint";
 static const char *SQL_BUNDLE_KEYS =
     "SELECT coalesce(json_object_agg(k.key_id, json_build_object('public_key', " B64(
         "k.public_key") ", 'owner', u.username, 'revoked_at', "
@@ -420,9 +421,26 @@ static enum store_status head_consistent(struct store_conn *c, const json_t *hea
     return STORE_OK;
 }
 
+/* Decodes the 2·n lower-case hex digits at text into out. Returns 0, or -1. */
+static int hex_span(const char *text, size_t n, uint8_t *out)
+{
+    for (size_t i = 0; i < 2 * n; i++) {
+        char ch = text[i];
+        int v = ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
+        if (v < 0)
+            return -1;
+        if (i % 2 == 0)
+            out[i / 2] = (uint8_t)(v << 4);
+        else
+            out[i / 2] |= (uint8_t)v;
+    }
+    return 0;
+}
+
 /* At start: the root recomputed from every stored leaf's bytes must be the latest checkpoint's,
  * and each stored leaf hash the hash of its bytes. Fills evidence ("" when consistent). */
-static enum store_status leaves_consistent(struct store_conn *c, char *evidence, size_t size)
+static enum store_status leaves_consistent(struct store_conn *c, uint64_t bound, char *evidence,
+                                           size_t size)
 {
     evidence[0] = '\0';
     struct note_checkpoint seen;
@@ -430,44 +448,68 @@ static enum store_status leaves_consistent(struct store_conn *c, char *evidence,
     if (has_seen && seen.size == 0)
         has_seen = 0; /* the empty tree: nothing to recompute */
     json_t *latest = NULL;
-    enum store_status st = store_json(c, SQL_LATEST_CHECKPOINT, 0, NULL, &latest);
+    char bound_text[24];
+    snprintf(bound_text, sizeof bound_text, "%llu", (unsigned long long)bound);
+    const char *bp[] = {bound_text};
+    enum store_status st = store_json(c, SQL_CHECKPOINT_AT, 1, bp, &latest);
+    if (st == STORE_NOT_FOUND) {
+        snprintf(evidence, size,
+                 "the log head is of size %llu, but no checkpoint of that size is "
+                 "stored",
+                 (unsigned long long)bound);
+        return STORE_OK;
+    }
     if (st != STORE_OK)
         return st;
     uint64_t n = 0;
     struct merkle_frontier f = {.count = 0};
+    uint8_t *bytes = NULL;
+    size_t cap = 0;
     for (;;) {
         char start[24];
         snprintf(start, sizeof start, "%llu", (unsigned long long)n);
-        const char *p[] = {start};
+        const char *p[] = {start, bound_text};
         json_t *page = NULL;
-        st = store_json(c, SQL_LEAF_PAGE, 1, p, &page);
+        st = store_json(c, SQL_LEAF_PAGE, 2, p, &page);
         if (st != STORE_OK)
             break;
-        size_t i;
-        json_t *row;
-        json_array_foreach(page, i, row)
-        {
-            if ((uint64_t)json_integer_value(json_object_get(row, "i")) != n) {
+        json_int_t page_leaves = json_integer_value(json_object_get(page, "n"));
+        const char *at = text_of(page, "text");
+        while (at && *at && st == STORE_OK && !evidence[0]) {
+            /* <index>:<hex leaf>:<hex hash> */
+            char *end = NULL;
+            unsigned long long index = strtoull(at, &end, 10);
+            const char *leaf_hex = end && *end == ':' ? end + 1 : NULL;
+            const char *hash_hex = leaf_hex ? strchr(leaf_hex, ':') : NULL;
+            if (!hash_hex || strlen(hash_hex + 1) < 2 * MERKLE_HASH_BYTES) {
+                st = STORE_ERROR;
+                break;
+            }
+            hash_hex++;
+            if (index != n) {
                 snprintf(evidence, size, "leaf %llu is missing from the stored leaves",
                          (unsigned long long)n);
                 break;
             }
-            const char *b64 = text_of(row, "leaf");
-            size_t b64_len = b64 ? strlen(b64) : 0;
-            uint8_t *bytes = malloc(b64_len / 4 * 3 + 1);
-            long len = bytes ? codec_b64_decode(b64, b64_len, bytes, b64_len / 4 * 3 + 1) : -1;
-            uint8_t hash[MERKLE_HASH_BYTES];
-            char hex[2 * MERKLE_HASH_BYTES + 1] = "";
-            if (len >= 0) {
-                merkle_leaf_hash(bytes, (size_t)len, hash);
-                codec_hex_encode(hash, sizeof hash, hex);
+            size_t leaf_len = (size_t)(hash_hex - 1 - leaf_hex) / 2;
+            if (leaf_len + 1 > cap) {
+                uint8_t *grown = realloc(bytes, leaf_len + 1);
+                if (!grown) {
+                    st = STORE_ERROR;
+                    break;
+                }
+                bytes = grown;
+                cap = leaf_len + 1;
             }
-            free(bytes);
-            if (len < 0) {
+            if (hex_span(leaf_hex, leaf_len, bytes) != 0) {
                 st = STORE_ERROR;
                 break;
             }
-            if (!text_of(row, "hash") || strcmp(hex, text_of(row, "hash")) != 0) {
+            uint8_t hash[MERKLE_HASH_BYTES];
+            char hex[2 * MERKLE_HASH_BYTES + 1];
+            merkle_leaf_hash(bytes, leaf_len, hash);
+            codec_hex_encode(hash, sizeof hash, hex);
+            if (strncmp(hex, hash_hex, 2 * MERKLE_HASH_BYTES) != 0) {
                 snprintf(evidence, size, "leaf %llu's stored hash is not the hash of its bytes",
                          (unsigned long long)n);
                 break;
@@ -492,12 +534,15 @@ static enum store_status leaves_consistent(struct store_conn *c, char *evidence,
                     break;
                 }
             }
+            at = hash_hex + 2 * MERKLE_HASH_BYTES;
+            if (*at == ',')
+                at++;
         }
-        size_t got = json_array_size(page);
         json_decref(page);
-        if (st != STORE_OK || evidence[0] || got < LEAF_PAGE)
+        if (st != STORE_OK || evidence[0] || page_leaves < LEAF_PAGE || n >= bound)
             break;
     }
+    free(bytes);
     if (st == STORE_OK && !evidence[0]) {
         json_int_t cp_size = json_integer_value(json_object_get(latest, "tree_size"));
         char root[2 * MERKLE_HASH_BYTES + 1];
@@ -507,8 +552,8 @@ static enum store_status leaves_consistent(struct store_conn *c, char *evidence,
         const char *cp_root = text_of(latest, "root");
         if ((uint64_t)cp_size != n)
             snprintf(evidence, size,
-                     "%llu leaves are stored, but the latest signed checkpoint is of size %lld",
-                     (unsigned long long)n, (long long)cp_size);
+                     "%llu of the head's %lld leaves are stored: leaf %llu is missing",
+                     (unsigned long long)n, (long long)cp_size, (unsigned long long)n);
         else if (!cp_root || strcmp(cp_root, root) != 0)
             snprintf(evidence, size,
                      "the root over the %llu stored leaves is %s, but the checkpoint of that size "
@@ -520,6 +565,31 @@ static enum store_status leaves_consistent(struct store_conn *c, char *evidence,
 }
 
 /* ---- start-up ---- */
+
+/* Under the head lock: the tiles must cover the head (built from the leaves when they do not:
+ * a log from before the tiles, migration 0070) and give its root. */
+static enum store_status tiles_at_start(struct store_conn *c, char *evidence, size_t size)
+{
+    json_t *head = NULL;
+    int rebuilt = 0;
+    enum store_status st = store_begin(c);
+    if (st == STORE_OK)
+        st = store_json(c, SQL_LOCK_HEAD, 0, NULL, &head);
+    uint64_t n = (uint64_t)json_integer_value(json_object_get(head, "size"));
+    if (st == STORE_OK)
+        st = store__tiles_ensure(c, n, text_of(head, "root") ? text_of(head, "root") : "", &rebuilt,
+                                 evidence, size);
+    if (st == STORE_OK && !evidence[0])
+        st = store_commit(c);
+    else
+        store_rollback(c);
+    if (st == STORE_OK && rebuilt)
+        fprintf(stderr,
+                "{\"level\":\"info\",\"msg\":\"log tiles built from the leaves\",\"size\":%llu}\n",
+                (unsigned long long)n);
+    json_decref(head);
+    return st;
+}
 
 static enum store_status log_unlogged_keys(struct store *s, const unsigned char *server_sk,
                                            char *fault, size_t fault_size);
@@ -590,14 +660,17 @@ enum store_status store_log_init(struct store *s, const char *origin,
     }
     if (json_integer_value(json_object_get(head, "size")) == 0)
         st = sign_checkpoint(c, origin, 0, empty_root, server_sk, NULL);
-    if (st == STORE_OK)
-        st = store_commit(c);
     if (st != STORE_OK) {
         snprintf(why, why_size, "cannot record the log head: %s", store_status_name(st));
         goto out;
     }
     /* The head, the checkpoints and the leaves must agree; if not, the server starts but
-     * appends nothing and is not ready, so that an operator sees why. */
+     * appends nothing and is not ready, so that an operator sees why. The head's own checks
+     * run before the commit, under the head's row lock: another instance appending meanwhile
+     * would otherwise move the checkpoints past the head read here (a false "rewound"). The
+     * rehash of every leaf (O(n): about a minute for 1,000,000 leaves) runs after the commit,
+     * over the leaves below the head read here, which appends never change: other instances
+     * keep appending while this one starts. */
     struct merkle_frontier f;
     uint64_t size = (uint64_t)json_integer_value(json_object_get(head, "size"));
     if (merkle_frontier_parse(text_of(head, "frontier") ? text_of(head, "frontier") : "", size,
@@ -606,13 +679,23 @@ enum store_status store_log_init(struct store *s, const char *origin,
     else
         st = head_consistent(c, head, &f, evidence, sizeof evidence);
     if (st == STORE_OK && !evidence[0])
-        st = leaves_consistent(c, evidence, sizeof evidence);
+        st = tiles_at_start(c, evidence, sizeof evidence);
     if (st != STORE_OK)
         snprintf(why, why_size, "cannot check the log: %s", store_status_name(st));
     uint8_t head_root[MERKLE_HASH_BYTES];
     if (st == STORE_OK && !evidence[0] && text_of(head, "root") &&
         codec_hex_decode_exact(text_of(head, "root"), head_root, sizeof head_root) == 0)
         store__log_seen_advance(s, origin, size, head_root); /* observed, and recomputed */
+    if (st == STORE_OK) {
+        st = store_commit(c);
+        if (st != STORE_OK)
+            snprintf(why, why_size, "cannot record the log head: %s", store_status_name(st));
+    }
+    if (st == STORE_OK && !evidence[0]) {
+        st = leaves_consistent(c, size, evidence, sizeof evidence);
+        if (st != STORE_OK)
+            snprintf(why, why_size, "cannot check the log's leaves: %s", store_status_name(st));
+    }
 out:
     if (st != STORE_OK)
         store_rollback(c);
@@ -768,7 +851,8 @@ static enum store_status append_leaf_locked(struct store_conn *c, const json_t *
         goto out;
     uint8_t leaf_hash[MERKLE_HASH_BYTES], root[MERKLE_HASH_BYTES];
     merkle_leaf_hash((const uint8_t *)leaf, leaf_len, leaf_hash);
-    merkle_frontier_append(&f, size, leaf_hash);
+    struct tile_hash stored[TILE_LEVELS];
+    size_t stored_count = tile_append(&f, size, leaf_hash, stored);
     merkle_frontier_root(&f, root);
     frontier_text = merkle_frontier_hex(&f);
     if (!frontier_text)
@@ -780,6 +864,11 @@ static enum store_status append_leaf_locked(struct store_conn *c, const json_t *
     codec_hex_encode(root, sizeof root, root_hex);
     const char *pl[] = {index_text, leaf_b64, leaf_hex};
     st = store_exec(c, SQL_INSERT_LEAF, 3, pl, NULL);
+    /* The tiles grow in the same transaction, under the same lock. */
+    if (st == STORE_OK)
+        st = store__tiles_write(c, stored, stored_count, fault, fault_size);
+    if (st != STORE_OK || fault[0])
+        goto out;
     const char *ph[] = {size_text, root_hex, frontier_text};
     if (st == STORE_OK)
         st = store_exec(c, SQL_UPDATE_HEAD, 3, ph, NULL);
@@ -1399,56 +1488,28 @@ enum store_status store_log_entries(struct store *s, long long start, long long 
     return *out ? STORE_OK : STORE_ERROR;
 }
 
-/* The leaf hashes of the first n leaves (malloc'd array), or NULL with *st set. */
-static uint8_t (*leaf_hashes(struct store *s, long long n,
-                             enum store_status *st))[MERKLE_HASH_BYTES]
+/* A proof from the stored tiles (ledger_tiles.c): O(log n) hashes read. */
+static enum store_status tile_proof(struct store *s, enum store_tile_proof kind, long long n,
+                                    long long m, uint8_t (*proof)[MERKLE_HASH_BYTES], size_t *len)
 {
-    char size_text[24];
-    snprintf(size_text, sizeof size_text, "%lld", n);
-    const char *p[] = {size_text};
-    json_t *hex = NULL;
-    *st = store_json1(s, SQL_LEAF_HASHES, 1, p, &hex);
-    if (*st != STORE_OK)
-        return NULL;
-    const char *text = json_string_value(hex);
-    uint8_t(*hashes)[MERKLE_HASH_BYTES] = malloc(((size_t)n + 1) * MERKLE_HASH_BYTES);
-    if (!text || !hashes || strlen(text) != (size_t)n * 2 * MERKLE_HASH_BYTES) {
-        /* Fewer stored leaves than the size asked for: a gap the database should refuse. */
-        *st = STORE_ERROR;
-        free(hashes);
-        json_decref(hex);
-        return NULL;
-    }
-    for (long long i = 0; i < n; i++) {
-        char part[2 * MERKLE_HASH_BYTES + 1];
-        memcpy(part, text + i * 2 * MERKLE_HASH_BYTES, 2 * MERKLE_HASH_BYTES);
-        part[2 * MERKLE_HASH_BYTES] = '\0';
-        if (codec_hex_decode_exact(part, hashes[i], MERKLE_HASH_BYTES) != 0)
-            *st = STORE_ERROR;
-    }
-    json_decref(hex);
-    if (*st != STORE_OK) {
-        free(hashes);
-        return NULL;
-    }
-    return hashes;
+    if (n < 0 || m < 0)
+        return STORE_INVALID;
+    struct store_conn *c = store_acquire(s, 2000);
+    if (!c)
+        return STORE_UNAVAILABLE;
+    enum store_status st = store__tiles_prove(c, kind, (uint64_t)n, (uint64_t)m, proof, len);
+    store_release(s, c);
+    return st;
 }
 
 enum store_status store_log_inclusion(struct store *s, long long index, long long size,
                                       json_t **out)
 {
-    enum store_status st;
-    uint8_t(*hashes)[MERKLE_HASH_BYTES] = leaf_hashes(s, size, &st);
-    if (!hashes)
-        return st;
     uint8_t proof[MERKLE_MAX_PROOF][MERKLE_HASH_BYTES];
     size_t len = 0;
-    if (merkle_inclusion_proof((const uint8_t(*)[MERKLE_HASH_BYTES])hashes, (size_t)size,
-                               (size_t)index, proof, &len) != 0) {
-        free(hashes);
-        return STORE_INVALID;
-    }
-    free(hashes);
+    enum store_status st = tile_proof(s, STORE_TILE_INCLUSION, size, index, proof, &len);
+    if (st != STORE_OK)
+        return st;
     *out =
         json_pack("{s:I, s:I, s:o}", "leaf_index", (json_int_t)index, "tree_size", (json_int_t)size,
                   "hashes", hex_array((const uint8_t(*)[MERKLE_HASH_BYTES])proof, len, 0));
@@ -1458,83 +1519,193 @@ enum store_status store_log_inclusion(struct store *s, long long index, long lon
 enum store_status store_log_consistency(struct store *s, long long first, long long second,
                                         json_t **out)
 {
-    enum store_status st;
-    uint8_t(*hashes)[MERKLE_HASH_BYTES] = leaf_hashes(s, second, &st);
-    if (!hashes)
-        return st;
     uint8_t proof[MERKLE_MAX_PROOF][MERKLE_HASH_BYTES];
     size_t len = 0;
-    if (merkle_consistency_proof((const uint8_t(*)[MERKLE_HASH_BYTES])hashes, (size_t)second,
-                                 (size_t)first, proof, &len) != 0) {
-        free(hashes);
-        return STORE_INVALID;
-    }
-    free(hashes);
+    enum store_status st = tile_proof(s, STORE_TILE_CONSISTENCY, second, first, proof, &len);
+    if (st != STORE_OK)
+        return st;
     *out = json_pack("{s:I, s:I, s:o}", "first", (json_int_t)first, "second", (json_int_t)second,
                      "hashes", hex_array((const uint8_t(*)[MERKLE_HASH_BYTES])proof, len, 0));
     return *out ? STORE_OK : STORE_ERROR;
 }
 
-/* Adds the string s to the array set unless it is there. */
-static void set_add(json_t *set, const json_t *s)
+/* The distinct strings a bundle cites, in first-seen order (the order the keys and comparisons
+ * queries are given them), with a member set so that a million leaves cost a million look-ups,
+ * not a scan each. */
+struct citations {
+    json_t *order; /* array */
+    json_t *seen;  /* object: string -> true */
+};
+
+static void cite(struct citations *set, const json_t *s)
 {
-    if (!json_is_string(s))
+    const char *text = jcs_text(s);
+    if (!text || json_object_get(set->seen, text))
         return;
-    size_t i;
-    json_t *v;
-    json_array_foreach(set, i, v) if (json_equal(v, s)) return;
-    json_array_append(set, (json_t *)s);
+    json_object_set_new(set->seen, text, json_true());
+    json_array_append(set->order, (json_t *)s);
 }
 
-/* The key ids and comparison hashes the leaves' records name. A leaf that does not parse is
- * skipped here: the verifier names it. */
-static void collect_citations(const json_t *leaves, json_t *key_ids, json_t *hashes)
+/* The key ids and comparison hashes a leaf's record names. Only a leaf with a top-level
+ * "record" member can name any (key events have none), so the others are not parsed. A leaf
+ * that does not parse is skipped here: the verifier names it. */
+static void collect_citations(const uint8_t *leaf_bytes, size_t len, struct citations *key_ids,
+                              struct citations *hashes)
 {
-    size_t i;
-    json_t *b64;
-    json_array_foreach(leaves, i, b64)
-    {
-        size_t len = json_string_length(b64);
-        uint8_t *bytes = malloc(len + 1);
-        long n = bytes ? codec_b64_decode(json_string_value(b64), len, bytes, len) : -1;
-        json_t *leaf = n >= 0 ? json_loadb((const char *)bytes, (size_t)n, 0, NULL) : NULL;
-        free(bytes);
-        const json_t *record = json_object_get(leaf, "record");
-        set_add(key_ids, json_object_get(record, "signer_key_id"));
-        size_t k;
-        json_t *h;
-        json_array_foreach(json_object_get(record, "comparison_sha256"), k, h) set_add(hashes, h);
-        json_decref(leaf);
+    static const char member[] = "\"record\":";
+    if (!memmem(leaf_bytes, len, member, sizeof member - 1))
+        return;
+    json_t *leaf = json_loadb((const char *)leaf_bytes, len, 0, NULL);
+    const json_t *record = json_object_get(leaf, "record");
+    cite(key_ids, json_object_get(record, "signer_key_id"));
+    size_t k;
+    json_t *h;
+    json_array_foreach(json_object_get(record, "comparison_sha256"), k, h) cite(hashes, h);
+    json_decref(leaf);
+}
+
+/* The leaves of a page as one JSON string, "b64,b64,..." (PostgreSQL's base64 with its line
+ * breaks): an order of magnitude cheaper to make and read than a JSON array of them. */
+static const char *SQL_BUNDLE_PAGE =
+    "SELECT to_json(coalesce(string_agg(encode(leaf, 'base64'), ',' ORDER BY leaf_index), '')) "
+    "FROM log_leaf WHERE leaf_index >= $1::bigint AND leaf_index < $2::bigint";
+
+static bool is_b64(char ch)
+{
+    return (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+           ch == '+' || ch == '/' || ch == '=';
+}
+
+#define BUNDLE_PAGE 2000 /* leaves read and written at once */
+
+struct bundle_out {
+    store_sink sink;
+    void *ctx;
+    int *written;
+    int failed;
+};
+
+static void put(struct bundle_out *o, const char *bytes, size_t len)
+{
+    if (o->failed || len == 0)
+        return;
+    *o->written = 1;
+    if (o->sink(o->ctx, bytes, len) != 0)
+        o->failed = 1;
+}
+
+/* `,"name":` then v as resp_json dumps it (first member: `{"name":`). */
+static int put_member(struct bundle_out *o, const char *name, const json_t *v, int first)
+{
+    char head[64];
+    int n = snprintf(head, sizeof head, "%s\"%s\":", first ? "{" : ",", name);
+    size_t len = 0;
+    char *text = jcs_dump(v, &len);
+    if (!text)
+        return -1;
+    put(o, head, (size_t)n);
+    put(o, text, len);
+    free(text);
+    return 0;
+}
+
+/* Writes the leaves of one page (text as SQL_BUNDLE_PAGE makes it) as JSON strings, each after
+ * a comma unless it is the bundle's first, and collects their citations. -1 when a leaf is not
+ * base64 (the database gave something else) or memory runs out. */
+static int put_page(struct bundle_out *o, const char *text, int *any, struct citations *key_ids,
+                    struct citations *hashes)
+{
+    size_t cap = strlen(text) + 3;
+    char *b64 = malloc(cap);
+    uint8_t *bytes = malloc(cap);
+    int rc = 0;
+    if (!b64 || !bytes)
+        rc = -1;
+    for (const char *p = text; rc == 0 && *p;) {
+        size_t n = 0;
+        b64[n++] = '"';
+        for (; *p && *p != ','; p++)
+            if (*p != '\n') {
+                if (!is_b64(*p)) {
+                    rc = -1;
+                    break;
+                }
+                b64[n++] = *p;
+            }
+        if (*p == ',')
+            p++;
+        if (rc != 0)
+            break;
+        long len = codec_b64_decode(b64 + 1, n - 1, bytes, cap);
+        if (len >= 0)
+            collect_citations(bytes, (size_t)len, key_ids, hashes);
+        b64[n++] = '"';
+        if (*any)
+            put(o, ",", 1);
+        put(o, b64, n);
+        *any = 1;
     }
+    free(b64);
+    free(bytes);
+    return rc;
 }
 
-enum store_status store_audit_bundle(struct store *s, json_t **out)
+enum store_status store_audit_bundle_stream(struct store *s, store_sink sink, void *ctx,
+                                            int *written)
 {
-    *out = NULL;
-    json_t *head = NULL, *leaves = NULL, *keys = NULL, *comparisons = NULL;
-    json_t *key_ids = json_array(), *hashes = json_array();
+    *written = 0;
+    struct bundle_out o = {sink, ctx, written, 0};
+    json_t *head = NULL, *page = NULL, *keys = NULL, *comparisons = NULL;
+    struct citations key_ids = {json_array(), json_object()};
+    struct citations hashes = {json_array(), json_object()};
     char *ids_text = NULL, *hashes_text = NULL;
-    struct store_conn *c = store_acquire(s, 2000);
+    enum store_status st = STORE_ERROR;
+    struct store_conn *c = NULL;
+    if (!key_ids.order || !key_ids.seen || !hashes.order || !hashes.seen)
+        goto out;
+    c = store_acquire(s, 2000);
     if (!c) {
-        json_decref(key_ids);
-        json_decref(hashes);
-        return STORE_UNAVAILABLE;
+        st = STORE_UNAVAILABLE;
+        goto out;
     }
     /* The checkpoint first, then exactly its leaves: leaves are immutable, so a concurrent
      * append cannot make the two disagree. */
-    enum store_status st = store_json(c, SQL_HEAD, 0, NULL, &head);
+    st = store_json(c, SQL_HEAD, 0, NULL, &head);
     if (st != STORE_OK)
         goto out;
-    char zero[] = "0", size_text[24];
-    snprintf(size_text, sizeof size_text, "%lld",
-             (long long)json_integer_value(json_object_get(head, "tree_size")));
-    const char *pe[] = {zero, size_text};
-    st = store_json(c, SQL_ENTRIES, 2, pe, &leaves);
+    long long size = (long long)json_integer_value(json_object_get(head, "tree_size"));
+    st = STORE_ERROR;
+    if (put_member(&o, "origin", json_object_get(head, "origin"), 1) != 0 ||
+        put_member(&o, "verifier_key", json_object_get(head, "verifier_key"), 0) != 0 ||
+        put_member(&o, "checkpoint", json_object_get(head, "checkpoint"), 0) != 0)
+        goto out;
+    put(&o, ",\"leaves\":[", 11);
+    st = STORE_OK;
+    int any = 0;
+    for (long long start = 0; start < size && st == STORE_OK && !o.failed; start += BUNDLE_PAGE) {
+        long long end = start + BUNDLE_PAGE < size ? start + BUNDLE_PAGE : size;
+        char a[24], b[24];
+        snprintf(a, sizeof a, "%lld", start);
+        snprintf(b, sizeof b, "%lld", end);
+        const char *pe[] = {a, b};
+        st = store_json(c, SQL_BUNDLE_PAGE, 2, pe, &page);
+        if (st != STORE_OK)
+            break;
+        /* Fewer leaves than the range when one was removed behind the database's back: the
+         * bundle carries what is stored, and capledger verify names what is missing. */
+        if (!json_string_value(page) ||
+            put_page(&o, json_string_value(page), &any, &key_ids, &hashes) != 0) {
+            st = STORE_ERROR;
+            break;
+        }
+        json_decref(page);
+        page = NULL;
+    }
     if (st != STORE_OK)
         goto out;
-    collect_citations(leaves, key_ids, hashes);
-    ids_text = json_dumps(key_ids, JSON_COMPACT);
-    hashes_text = json_dumps(hashes, JSON_COMPACT);
+    put(&o, "]", 1);
+    ids_text = json_dumps(key_ids.order, JSON_COMPACT);
+    hashes_text = json_dumps(hashes.order, JSON_COMPACT);
     if (!ids_text || !hashes_text) {
         st = STORE_ERROR;
         goto out;
@@ -1547,23 +1718,26 @@ enum store_status store_audit_bundle(struct store *s, json_t **out)
     st = store_json(c, SQL_BUNDLE_COMPARISONS, 1, pc, &comparisons);
     if (st != STORE_OK)
         goto out;
-    *out = json_pack("{s:O, s:O, s:O, s:O, s:O, s:O}", "origin", json_object_get(head, "origin"),
-                     "verifier_key", json_object_get(head, "verifier_key"), "checkpoint",
-                     json_object_get(head, "checkpoint"), "leaves", leaves, "signer_keys", keys,
-                     "comparisons", comparisons);
-    if (!*out)
+    if (put_member(&o, "signer_keys", keys, 0) != 0 ||
+        put_member(&o, "comparisons", comparisons, 0) != 0) {
         st = STORE_ERROR;
+        goto out;
+    }
+    put(&o, "}", 1);
 out:
-    store_release(s, c);
+    if (c)
+        store_release(s, c);
     json_decref(head);
-    json_decref(leaves);
+    json_decref(page);
     json_decref(keys);
     json_decref(comparisons);
-    json_decref(key_ids);
-    json_decref(hashes);
+    json_decref(key_ids.order);
+    json_decref(key_ids.seen);
+    json_decref(hashes.order);
+    json_decref(hashes.seen);
     free(ids_text);
     free(hashes_text);
-    return st;
+    return st == STORE_OK && o.failed ? STORE_ERROR : st;
 }
 
 /* ---- witnesses ---- */

@@ -96,10 +96,19 @@ enum store_status store_log_inclusion(struct store *s, long long index, long lon
 enum store_status store_log_consistency(struct store *s, long long first, long long second,
                                         json_t **out) STORE_MUSTCHECK;
 
+/* Where a streamed reply goes: writes len bytes, returns 0, or -1 to stop (the client left). */
+typedef int (*store_sink)(void *ctx, const char *bytes, size_t len);
+
 /* The docs/ledger-format.md audit bundle of the latest checkpoint: {origin, verifier_key,
- * checkpoint, leaves, signer_keys, comparisons}. Key ids and cited comparisons are read from the
- * leaves themselves, not from the decision index. */
-enum store_status store_audit_bundle(struct store *s, json_t **out) STORE_MUSTCHECK;
+ * checkpoint, leaves, signer_keys, comparisons}, written to sink a piece at a time (the leaves
+ * a page at a time), so memory does not grow with the log: the bytes are those of the whole
+ * document dumped compactly in that member order (http's resp_json). Key ids and cited
+ * comparisons are read from the leaves themselves, not from the decision index. Nothing is
+ * written before the checkpoint is read, so an error then (STORE_UNAVAILABLE, ...) can still be
+ * answered; *written says whether any byte went out (after which an error can only cut the
+ * stream short). */
+enum store_status store_audit_bundle_stream(struct store *s, store_sink sink, void *ctx,
+                                            int *written) STORE_MUSTCHECK;
 
 /* ---- witnesses (http/cosign.c) ---- */
 

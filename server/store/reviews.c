@@ -148,19 +148,29 @@ static const char *SQL_EVIDENCE_FOREIGN =
     "  (SELECT json_array_elements_text($2::json))) "
     "ELSE false END";
 
-enum store_status store_evidence_foreign(struct store *s, const json_t *ids, const char *teams,
-                                         const char *user_id, const char *prefix,
-                                         struct problems *p)
+/* The indexes into ids of what the caller's teams may not see (a JSON array, caller decrefs). */
+static enum store_status evidence_foreign_indexes(struct store *s, const json_t *ids,
+                                                  const char *teams, const char *user_id,
+                                                  json_t **foreign)
 {
+    *foreign = NULL;
     if (!json_array_size(ids))
         return STORE_OK;
     char *text = json_dumps(ids, JSON_COMPACT);
     if (!text)
         return STORE_ERROR;
     const char *params[] = {text, teams, user_id};
-    json_t *foreign = NULL;
-    enum store_status st = store_json1(s, SQL_EVIDENCE_FOREIGN, 3, params, &foreign);
+    enum store_status st = store_json1(s, SQL_EVIDENCE_FOREIGN, 3, params, foreign);
     free(text);
+    return st;
+}
+
+enum store_status store_evidence_foreign(struct store *s, const json_t *ids, const char *teams,
+                                         const char *user_id, const char *prefix,
+                                         struct problems *p)
+{
+    json_t *foreign = NULL;
+    enum store_status st = evidence_foreign_indexes(s, ids, teams, user_id, &foreign);
     size_t i;
     json_t *idx;
     json_array_foreach(foreign, i, idx)
@@ -172,6 +182,36 @@ enum store_status store_evidence_foreign(struct store *s, const json_t *ids, con
     }
     json_decref(foreign);
     return st;
+}
+
+enum store_status store_evidence_hide_foreign(struct store *s, json_t *artifact, const char *teams,
+                                              const char *user_id, size_t *hidden)
+{
+    *hidden = 0;
+    json_t *ids = json_object_get(artifact, "evidence");
+    json_t *foreign = NULL;
+    enum store_status st = evidence_foreign_indexes(s, ids, teams, user_id, &foreign);
+    if (st != STORE_OK || !json_array_size(foreign)) {
+        json_decref(foreign);
+        return st;
+    }
+    json_t *kept = json_array();
+    size_t i;
+    json_t *id;
+    json_array_foreach(ids, i, id)
+    {
+        int is_foreign = 0;
+        size_t k;
+        json_t *idx;
+        json_array_foreach(foreign, k, idx) is_foreign |= (size_t)json_integer_value(idx) == i;
+        if (!is_foreign)
+            json_array_append(kept, id);
+    }
+    *hidden = json_array_size(ids) - json_array_size(kept);
+    json_object_set_new(artifact, "evidence", kept);
+    json_object_set_new(artifact, "evidence_hidden", json_integer((json_int_t)*hidden));
+    json_decref(foreign);
+    return STORE_OK;
 }
 
 /* ---- checklist facts ---- */

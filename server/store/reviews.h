@@ -43,6 +43,11 @@ enum store_status store_review_update(struct store *s, const struct audit_actor 
 enum store_status store_evidence_foreign(struct store *s, const json_t *ids, const char *teams,
                                          const char *user_id, const char *prefix,
                                          struct problems *p) STORE_MUSTCHECK;
+/* For a team member reading an artifact of a review shared with other teams: removes from its
+ * `evidence` the ids the caller's teams may not see, and sets `evidence_hidden` to how many were
+ * removed (*hidden too; the artifact is left alone when none are). */
+enum store_status store_evidence_hide_foreign(struct store *s, json_t *artifact, const char *teams,
+                                              const char *user_id, size_t *hidden);
 
 enum store_status store_artifact_create(struct store *s, const struct audit_actor *who,
                                         const char *review_id, const json_t *doc,

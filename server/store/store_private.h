@@ -4,6 +4,9 @@
 
 #include "store/store.h"
 
+#include <stdint.h>
+
+#include "core/ledger/tile.h"
 #include "core/ledger/note.h"
 
 /* Runs a multi-statement script without parameters (migration files only). */
@@ -27,6 +30,30 @@ enum store_status store__log_key_event(struct store_conn *c, const char *key_id,
                                        const unsigned char *server_sk, char *fault,
                                        size_t fault_size) STORE_MUSTCHECK;
 
+/* ---- the log's tiles (ledger_tiles.c) ---- */
+
+/* In the caller's transaction, under the head lock: writes the stored hashes an append
+ * completed (tile_append) into their tiles. A tile that does not end where a hash belongs
+ * fills fault (the log is inconsistent) and writes nothing more. */
+enum store_status store__tiles_write(struct store_conn *c, const struct tile_hash *h, size_t n,
+                                     char *fault, size_t fault_size) STORE_MUSTCHECK;
+
+enum store_tile_proof { STORE_TILE_INCLUSION, STORE_TILE_CONSISTENCY, STORE_TILE_ROOT };
+/* From the stored tiles: the inclusion proof of leaf m in the tree of n leaves, the
+ * consistency proof from size m to n, or (STORE_TILE_ROOT, m ignored) the root of n leaves in
+ * proof[0]. STORE_INVALID for arguments out of range, STORE_ERROR when the tiles do not cover
+ * the tree of n leaves. */
+enum store_status store__tiles_prove(struct store_conn *c, enum store_tile_proof kind, uint64_t n,
+                                     uint64_t m, uint8_t (*proof)[MERKLE_HASH_BYTES],
+                                     size_t *len) STORE_MUSTCHECK;
+
+/* At start, under the head lock: when the tiles do not hold exactly the stored hashes of the
+ * tree of `size` leaves (a log from before migration 0070, or an interrupted rebuild), rebuilds
+ * them from log_leaf (*rebuilt = 1). Then the root the tiles give must be root_hex; if not,
+ * evidence is filled. */
+enum store_status store__tiles_ensure(struct store_conn *c, uint64_t size, const char *root_hex,
+                                      int *rebuilt, char *evidence,
+                                      size_t evidence_size) STORE_MUSTCHECK;
 /* The largest checkpoint this process signed or observed (store_log_state_open's file): 1 and
  * *out when there is one, 0 when it never saw one. */
 int store__log_seen(struct store *s, struct note_checkpoint *out);

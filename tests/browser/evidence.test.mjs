@@ -89,6 +89,10 @@ test('a sacct upload reports inserted, skipped and, on the second upload, duplic
   assert.match(usage, /team\s+class\s+Runs\s+GPU-hours\s+Failure rate/);
   assert.match(usage, /vision\s+production\s+59\s+30\.66\s+9%/);
   assert.match(usage, /vision\s+59\s+30\.66\s+9%/);
+  // No cluster has a price map yet: the page says which runs have no price, by cluster.
+  const unpriced = await page.getByRole('table', { name: /GPU runs without a price/ }).innerText();
+  assert.match(unpriced, /fox2\s/);
+  assert.match(unpriced, /fox\s/);
   // The same figures as a chart (Chart.js) with its text summary.
   assert.match(await drawnChart(page, 'usage'), /^GPU-hours by team and workload class: .*vision .*production 30\.66/);
   // And over time (GET /reports/usage/series): the jobs started on two days, so per day.

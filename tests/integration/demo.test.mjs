@@ -99,7 +99,7 @@ test('the demo fills every main list, tells the design\'s story, and a second ru
   for (const b of benches.filter((x) => x.notes && !/after the decision/.test(x.notes))) {
     assert.equal((await get(`/benchmarks/${b.id}/telemetry`)).items.length, 1, b.notes);
   }
-  assert.ok((await get('/runs?cluster=fox&limit=100')).items.length >= 20);
+  assert.ok((await get('/runs?cluster=fox-eval-demo&limit=100')).items.length >= 20);
 
   // Inference: two real vLLM rate sweeps (4x L40S) imported through the API, a stored
   // comparison of the two routing set-ups, with what the demand and latency charts draw.

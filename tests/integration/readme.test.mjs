@@ -33,7 +33,7 @@ function cleanEnv(extra) {
 
 test('README: quick start, first steps and evidence commands run as written', { timeout: 240_000 }, async () => {
   const blocks = readmeBlocks();
-  for (const name of ['serve', 'first-steps', 'evidence']) assert.ok(blocks[name], `README has no readme-test block '${name}'`);
+  for (const name of ['serve', 'first-steps', 'evidence', 'auditors']) assert.ok(blocks[name], `README has no readme-test block '${name}'`);
   const port = await freePort();
   const local = (s) => s.replaceAll('127.0.0.1:8080', `127.0.0.1:${port}`);
   const varDir = fs.mkdtempSync(path.join(os.tmpdir(), 'capledger-readme-'));
@@ -66,18 +66,21 @@ test('README: quick start, first steps and evidence commands run as written', { 
     assert.ok(up, `scripts/run did not serve:\n${fs.readFileSync(log, 'utf8').slice(-3000)}`);
     assert.equal(fs.statSync(envFile).mode & 0o777, 0o600);
 
-    const script = ['set -euo pipefail', local(blocks['first-steps']), local(blocks.evidence)].join('\n');
+    const script = ['set -euo pipefail', local(blocks['first-steps']), local(blocks.evidence), 'echo', local(blocks.auditors)].join('\n');
     const r = spawnSync('bash', ['-c', script], {
       cwd: projectDir, encoding: 'utf8', timeout: 180_000, env: cleanEnv({ CAPLEDGER_VAR_DIR: varDir }),
     });
     assert.equal(r.status, 0, `the README's commands failed (${r.status}):\n${r.stderr}\n${r.stdout.slice(-3000)}`);
     assert.match(r.stdout, /"username":"ana"/, 'GET /me answers as ana');
     assert.match(r.stdout, /"gpu_hours"/, 'the usage report is printed');
+    assert.match(r.stdout + r.stderr, /verified/, 'the auditor block verifies the bundle with the key it fetched');
     assert.match(r.stdout, /\{"created":36,"unchanged":0,"skipped_cpu_only":2\}/, 'the SkyPilot catalog is imported');
     // The usage report (the block's last output) is priced by the fox map, in the offer's USD;
     // the one ifi_accel GPU run has no entry in the map, so the report names it as unpriced.
-    // (curl adds no newline after a reply: the report starts at the last '{"currency":')
-    const usage = JSON.parse(r.stdout.slice(r.stdout.lastIndexOf('{"currency":')));
+    // (curl adds no newline after a reply: the report starts at the last '{"currency":' and ends at
+    // the newline echoed before the auditors' block)
+    const from = r.stdout.lastIndexOf('{"currency":');
+    const usage = JSON.parse(r.stdout.slice(from, r.stdout.indexOf('\n', from)));
     assert.equal(usage.currency, 'USD', r.stdout.slice(-2000));
     const priced = usage.groups.filter((g) => g.cost);
     assert.ok(priced.length > 0 && priced.every((g) => g.cost.amount > 0), JSON.stringify(usage));

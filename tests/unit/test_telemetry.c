@@ -715,6 +715,30 @@ static void test_malformed_corpus(void **state)
     problems_free(&errs);
 }
 
+/* Attack pass: a DCGM timestamp outside 1970..9999 was clamped to 9999-12-31 (stored, altered)
+ * or refused by PostgreSQL without a line; now the line is faulty, named, and the rest kept. */
+static void test_dcgm_timestamp_range(void **state)
+{
+    (void)state;
+    const char *text = "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-1\"} 50 99999999999999999\n"
+                       "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-1\"} 50 -62135596800001\n"
+                       "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-1\"} 50 253402300799999\n";
+    struct problems errs;
+    problems_init(&errs);
+    struct collected c;
+    const struct telemetry_options opt = {.has_at = false};
+    collect_text(&c, text, strlen(text), TELEMETRY_DCGM, &opt, TELEMETRY_DEFAULT_IDLE_BELOW, 64,
+                 &errs);
+    assert_int_equal(errs.total, 2);
+    assert_int_equal(errs.items[0].line, 1);
+    assert_int_equal(errs.items[1].line, 2);
+    assert_non_null(strstr(errs.items[0].message, "milliseconds since 1970"));
+    assert_int_equal(c.samples, 1);
+    assert_true(c.first.ts_ms == 253402300799999);
+    collected_free(&c);
+    problems_free(&errs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -731,6 +755,7 @@ int main(void)
         cmocka_unit_test(test_dcgm_upcloud_idle),
         cmocka_unit_test(test_dcgm_several_scrapes),
         cmocka_unit_test(test_dcgm_at_scrape_time),
+        cmocka_unit_test(test_dcgm_timestamp_range),
         cmocka_unit_test(test_summary_quantisation_and_memory),
         cmocka_unit_test(test_malformed_corpus),
     };

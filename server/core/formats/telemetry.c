@@ -271,7 +271,7 @@ static int smi_set_columns(struct telemetry_reader *r, const char *s, size_t len
         if (c < 0 || r->col[c] >= 0)
             continue;
         r->col[c] = i;
-        r->unit[c] = smi_columns[c].unit;
+        r->unit[c] = (int)smi_columns[c].unit;
         if (unit && smi_columns[c].unit != UNIT_NONE &&
             !textnum_equals_word(unit, ulen, telemetry_unit_names[smi_columns[c].unit])) {
             problems_add_line(errs, lineno, i + 1, NULL, "%s is in %.*s; nvidia-smi reports %s",
@@ -358,8 +358,8 @@ static int smi_feed(struct telemetry_reader *r, const char *line, size_t len, lo
     static const enum smi_column power_columns[] = {SMI_POWER, SMI_POWER_AVG, SMI_POWER_INSTANT};
     for (size_t i = 0; i < 3 && isnan(power); i++)
         if (r->col[power_columns[i]] >= 0)
-            ok &=
-                smi_value(r, power_columns[i], &f[r->col[power_columns[i]]], lineno, &power, errs);
+            ok &= smi_value(r, (int)power_columns[i], &f[r->col[power_columns[i]]], lineno, &power,
+                            errs);
     int c;
     if ((c = r->col[SMI_TIMESTAMP]) >= 0 && f[c].len > 0) {
         struct timefmt_fields t;
@@ -638,6 +638,8 @@ static int dcgm_flush(struct telemetry_reader *r)
     return rc;
 }
 
+#define DCGM_TS_MAX_MS 253402300799999LL
+
 static int dcgm_feed(struct telemetry_reader *r, const char *line, size_t len, long lineno,
                      struct problems *errs)
 {
@@ -651,6 +653,16 @@ static int dcgm_feed(struct telemetry_reader *r, const char *line, size_t len, l
     long bad = dcgm_parse(line, len, &name, &labels, &value, &has_ts, &ts_ms, &too_long);
     if (bad) {
         problems_add_line(errs, lineno, bad, NULL, "not a Prometheus metric line");
+        r->rejected++;
+        return 0;
+    }
+    /* A sample time RFC 3339 can write (timefmt would clamp anything else to its ends, and
+     * PostgreSQL refuses what lies before its epoch range): 1970 to the end of 9999. */
+    if (has_ts && (ts_ms < 0 || ts_ms > DCGM_TS_MAX_MS)) {
+        problems_add_line(errs, lineno, 0, NULL,
+                          "the timestamp %lld is not milliseconds since 1970 from 0 to %lld "
+                          "(9999-12-31T23:59:59.999Z)",
+                          (long long)ts_ms, (long long)DCGM_TS_MAX_MS);
         r->rejected++;
         return 0;
     }

@@ -81,6 +81,33 @@ static void decision_dry_run(struct req *r, const json_t *record, struct problem
     resp_json(r, 200, body);
 }
 
+/* The stored decision when the one posted is already in the log byte for byte (the same record,
+ * signature and signer) and the request carries an Idempotency-Key: a retry whose first answer
+ * was lost, e.g. through another instance after the first died between the append's commit and
+ * storing its reply under the key. NULL otherwise (without a key a reused id stays a 409). */
+static json_t *same_decision_stored(struct req *r, const json_t *record, const char *sig)
+{
+    const char *id = json_string_value(json_object_get(record, "id"));
+    char *teams = principal_team_filter(&r->who);
+    json_t *row = NULL;
+    char fault[512] = "";
+    enum store_status st =
+        teams && id && uuid_valid(id)
+            ? store_decision_get(r->app->store, id, teams, fault, sizeof fault, &row)
+            : STORE_NOT_FOUND;
+    free(teams);
+    if (st != STORE_OK || fault[0] || !row)
+        return NULL;
+    const char *stored_sig = json_string_value(json_object_get(row, "signature"));
+    const char *signer = json_string_value(json_object_get(row, "signer"));
+    if (!json_equal(json_object_get(row, "record"), record) || !stored_sig || !sig ||
+        strcmp(stored_sig, sig) != 0 || !signer || strcmp(signer, r->who.username) != 0) {
+        json_decref(row);
+        return NULL;
+    }
+    return row;
+}
+
 static void decision_create(struct req *r)
 {
     static const char *const allowed[] = {"record", "signature", NULL};
@@ -156,6 +183,11 @@ static void decision_create(struct req *r)
         resp_log_inconsistent(r);
         break;
     case LEDGER_DUPLICATE:
+        if (idem.active && (out = same_decision_stored(r, record, sig)) != NULL) {
+            idem_reply(r, &idem, 200, out);
+            out = NULL;
+            break;
+        }
         resp_problem(r, 409, "conflict", "Conflict",
                      "a decision with id %s is already in the log: choose a new id",
                      json_string_value(json_object_get(record, "id")));

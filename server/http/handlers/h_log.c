@@ -156,15 +156,32 @@ static void log_consistency(struct req *r)
     log_proof(r, "first", "second", 0, store_log_consistency);
 }
 
+/* The bundle is streamed: the reply starts with its first bytes, so that an error before
+ * them (no database) is still a problem+json reply. */
+struct bundle_sink {
+    struct req *r;
+    struct resp_stream *s;
+};
+
+static int bundle_write(void *ctx, const char *bytes, size_t len)
+{
+    struct bundle_sink *b = ctx;
+    if (!b->s && !(b->s = resp_stream_begin(b->r, 200, "application/json")))
+        return -1;
+    return resp_stream_write(b->s, bytes, len);
+}
+
 static void audit_bundle(struct req *r)
 {
-    json_t *bundle = NULL;
-    enum store_status st = store_audit_bundle(r->app->store, &bundle);
-    if (st != STORE_OK) {
+    struct bundle_sink b = {r, NULL};
+    int written = 0;
+    enum store_status st = store_audit_bundle_stream(r->app->store, bundle_write, &b, &written);
+    if (b.s)
+        resp_stream_end(b.s, st == STORE_OK);
+    else if (st != STORE_OK)
         resp_store_error(r, st, "audit bundle");
-        return;
-    }
-    resp_json(r, 200, bundle);
+    else
+        resp_store_error(r, STORE_ERROR, "audit bundle");
 }
 
 const struct route log_routes[] = {

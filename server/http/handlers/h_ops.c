@@ -5,6 +5,7 @@
 
 #include "http/conns.h"
 #include "http/internal.h"
+#include "http/reads.h"
 
 static void healthz(struct req *r)
 {
@@ -28,6 +29,19 @@ static void metrics(struct req *r)
     struct conns_counts conns;
     conns_counts(__atomic_load_n(&r->app->conns, __ATOMIC_ACQUIRE), &conns);
     char *text = metrics_render(r->app->metrics, r->app->store, &conns);
+    if (text && r->app->reads) {
+        /* The standby's lag and where reads went, after the rest. */
+        size_t len = 0;
+        char *all = NULL;
+        FILE *out = open_memstream(&all, &len);
+        if (out) {
+            fputs(text, out);
+            reads_metrics(r->app->reads, out);
+            fclose(out);
+            free(text);
+            text = all;
+        }
+    }
     if (!text) {
         resp_problem(r, 503, "unavailable", "Service unavailable", "out of memory");
         return;

@@ -476,6 +476,25 @@ static int evidence_scoped(struct req *r, const json_t *doc, struct problems *p)
     return 0;
 }
 
+/* A team member sees an artifact of a review shared with other teams without the evidence ids
+ * of those teams (`evidence_hidden` counts them). *hidden: how many were hidden. Returns 0, or -1
+ * after answering a store failure. */
+static int artifact_scoped(struct req *r, json_t *artifact, size_t *hidden)
+{
+    *hidden = 0;
+    if (r->who.role != ROLE_TEAM)
+        return 0;
+    char *teams = principal_team_filter(&r->who);
+    enum store_status st =
+        store_evidence_hide_foreign(r->app->store, artifact, teams, r->who.user_id, hidden);
+    free(teams);
+    if (st != STORE_OK) {
+        resp_store_error(r, st, "evidence");
+        return -1;
+    }
+    return 0;
+}
+
 static void artifact_create(struct req *r)
 {
     struct idem idem;
@@ -532,6 +551,15 @@ static void artifact_list(struct req *r)
         resp_store_error(r, st, "artifacts");
         return;
     }
+    size_t i, hidden;
+    json_t *a;
+    json_array_foreach(items, i, a)
+    {
+        if (artifact_scoped(r, a, &hidden) != 0) {
+            json_decref(items);
+            return;
+        }
+    }
     resp_json(r, 200, json_pack("{s:o, s:n}", "items", items, "next_cursor"));
 }
 
@@ -559,6 +587,16 @@ static void artifact_patch(struct req *r)
     }
     if (etag_check(r, current, "artifact") != 0)
         goto out;
+    size_t hidden = 0;
+    if (artifact_scoped(r, current, &hidden) != 0)
+        goto out;
+    if (hidden) { /* editing it would drop or rewrite another team's citations */
+        resp_problem(r, 403, "forbidden", "Forbidden",
+                     "this artifact cites evidence of another team (%zu id(s)): an owner, or a "
+                     "member of that team, may change it",
+                     hidden);
+        goto out;
+    }
     check_members(r->body, ARTIFACT_FIELDS, ARTIFACT_SERVER_FIELDS, &p);
     json_t *base = project(current, ARTIFACT_FIELDS);
     merged = evfield_merge_patch(base, r->body);

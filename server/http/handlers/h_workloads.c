@@ -229,8 +229,8 @@ static void workload_patch(struct req *r)
     }
     const char *new_team = json_string_value(json_object_get(clean, "team"));
     if (strcmp(new_team, old_team) != 0 && !principal_can_write_team(&r->who, new_team)) {
+        ev_forbidden_team(r, new_team); /* before the decref: new_team lives in clean */
         json_decref(clean);
-        ev_forbidden_team(r, new_team);
         goto out;
     }
     struct audit_actor who;

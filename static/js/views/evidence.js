@@ -437,7 +437,15 @@ function usage() {
         { label: 'Never started', class: 'num', value: (r) => number(r.never_started, 0) },
         { label: 'GPU util.', class: 'num', value: (r) => (r.mean_gpu_utilization != null ? percent(r.mean_gpu_utilization) : '') },
         { label: 'Cost', class: 'num', value: (r) => (r.cost && typeof r.cost === 'object' ? money(r.cost.amount ?? r.cost.total, r.cost.currency) : (r.cost != null ? number(r.cost) : '')) },
+        { label: 'Spent on runs that did not complete', class: 'num', value: (r) => (r.cost && r.cost.failed_amount != null ? `${money(r.cost.failed_amount, r.cost.currency)}${r.cost.failed_share != null ? ` (${percent(r.cost.failed_share)})` : ''}` : '') },
       ], data.groups || [], { caption: 'Job accounting by group', empty: 'No runs in this period.' }),
+      (data.unpriced || []).length ? table([
+        { label: 'Cluster', value: (u) => u.cluster },
+        { label: 'Partition', value: (u) => u.partition ?? '' },
+        { label: 'GPU model', value: (u) => u.gpu_model ?? '' },
+        { label: 'Runs', class: 'num', value: (u) => number(u.runs, 0) },
+        { label: 'GPU-hours', class: 'num', value: (u) => number(u.gpu_hours) },
+      ], data.unpriced, { caption: 'GPU runs without a price: give their cluster a partition map (PUT /api/v1/clusters/{name}) or pick an offer', empty: '' }) : null,
       chosen.includes('team') ? usageChart(data.groups) : null,
       await overTime());
     } catch (e) {

@@ -1,0 +1,109 @@
+/* The Merkle tree's interior hashes stored as C2SP tlog-tiles (https://c2sp.org/tlog-tiles):
+ * tiles of height 8, so that proofs read O(log n) stored hashes instead of every leaf hash.
+ *
+ * A "stored hash" at level L, index k is the root of the perfect subtree of 256^L leaves
+ * [k·256^L, (k+1)·256^L): level 0 holds the leaf hashes, level 1 the roots of each 256 leaves,
+ * and so on. Tile (L, N) is the run of level-L stored hashes N·256 .. N·256+W-1 (its width W is
+ * 256 for a full tile, less for the partial tile at the right edge), their bytes concatenated:
+ * exactly the body the tlog-tiles spec serves at tile/<L>/<N>[.p/<W>]. Any node of the tree of
+ * height h = 8L + r (r < 8) is the root of 2^r consecutive level-L stored hashes, all in one
+ * tile, so a proof needs only a few tiles per level.
+ *
+ * Proofs are made in two passes over the same recursion as merkle.c: tile_plan_* lists the
+ * tiles (and the widths of them) a proof reads, the caller loads those into the tile_set, and
+ * tile_*_proof computes the proof from them. Both are pure; the proofs equal merkle.c's
+ * byte for byte. */
+#ifndef CAPLEDGER_CORE_TILE_H
+#define CAPLEDGER_CORE_TILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/ledger/merkle.h"
+
+#define TILE_HEIGHT 8
+#define TILE_WIDTH 256 /* 2^TILE_HEIGHT hashes in a full tile */
+/* Stored-hash levels of a 64-bit tree: ceil(64 / 8). */
+#define TILE_LEVELS 8
+/* More than any proof reads: per level at most a handful of tiles (the leaf's, the right
+ * edge's, the old size's edge). */
+#define TILE_SET_MAX 64
+
+struct tile_ref {
+    unsigned level;
+    uint64_t index;
+    size_t width;         /* hashes needed from the tile's start (plan) */
+    const uint8_t *bytes; /* loaded: width * 32 bytes or more (borrowed), NULL until loaded */
+    size_t loaded;        /* hashes available at bytes */
+};
+
+struct tile_set {
+    struct tile_ref ref[TILE_SET_MAX];
+    size_t count;
+    int missing; /* a computation asked for a hash no loaded tile holds */
+};
+
+void tile_set_init(struct tile_set *s);
+
+/* Lists in s the tiles (with the width read of each) the inclusion proof of index in the tree
+ * of n leaves reads. Returns 0, or -1 when index >= n. */
+int tile_plan_inclusion(struct tile_set *s, uint64_t n, uint64_t index)
+    __attribute__((warn_unused_result));
+/* The same for the consistency proof from old_size to n (0 < old_size <= n); -1 otherwise. */
+int tile_plan_consistency(struct tile_set *s, uint64_t n, uint64_t old_size)
+    __attribute__((warn_unused_result));
+/* The same for the root of the tree of n leaves (n > 0); -1 for n = 0. */
+int tile_plan_root(struct tile_set *s, uint64_t n) __attribute__((warn_unused_result));
+
+/* Gives the set the bytes of tile (level, index): count hashes, 32 bytes each (borrowed until
+ * the proof is made). Returns 0, or -1 when the set does not list that tile or count is below
+ * the width the plan needs from it. */
+int tile_set_load(struct tile_set *s, unsigned level, uint64_t index, const uint8_t *bytes,
+                  size_t count) __attribute__((warn_unused_result));
+
+/* The proofs and the root from the loaded set, as merkle_inclusion_proof,
+ * merkle_consistency_proof and merkle_root make them from all leaf hashes. Return 0, or -1 when
+ * the arguments are out of range or a tile the plan lists was not loaded. */
+int tile_inclusion_proof(struct tile_set *s, uint64_t n, uint64_t index,
+                         uint8_t (*proof)[MERKLE_HASH_BYTES], size_t *proof_len)
+    __attribute__((warn_unused_result));
+int tile_consistency_proof(struct tile_set *s, uint64_t n, uint64_t old_size,
+                           uint8_t (*proof)[MERKLE_HASH_BYTES], size_t *proof_len)
+    __attribute__((warn_unused_result));
+int tile_root(struct tile_set *s, uint64_t n, uint8_t out[MERKLE_HASH_BYTES])
+    __attribute__((warn_unused_result));
+
+/* One stored hash an append completes: level-L hash number `index`, i.e. hash index % 256 of
+ * tile (level, index / 256). */
+struct tile_hash {
+    unsigned level;
+    uint64_t index;
+    uint8_t hash[MERKLE_HASH_BYTES];
+};
+
+/* merkle_frontier_append (f is the frontier of the tree of `size` leaves; it becomes that of
+ * size + 1), also writing to out[] the stored hashes the new leaf completes: always the leaf
+ * hash at level 0, and the level-L hash whenever 256^L divides size + 1. Returns how many
+ * (1 .. TILE_LEVELS). */
+size_t tile_append(struct merkle_frontier *f, uint64_t size,
+                   const uint8_t leaf_hash[MERKLE_HASH_BYTES], struct tile_hash out[TILE_LEVELS]);
+
+/* The number of level-L stored hashes a tree of n leaves has (n / 256^L). */
+uint64_t tile_level_hashes(uint64_t n, unsigned level);
+
+/* C2SP tlog-tiles path of tile (level, index) of width w ("tile/0/x001/234.p/7"; the ".p/<w>"
+ * suffix only when w < 256), into out (size bytes; 64 is enough). Entry bundles use
+ * level_name "entries" ("tile/entries/..."): pass level = TILE_ENTRIES. Returns the length, or
+ * -1 when it does not fit. */
+#define TILE_ENTRIES 0xffffffffu
+int tile_path(unsigned level, uint64_t index, size_t width, char *out, size_t size)
+    __attribute__((warn_unused_result));
+
+/* Parses the part of a tlog-tiles path after "tile/": "<L>/<N>" or "<L>/<N>.p/<W>", L a level
+ * 0..TILE_LEVELS-1 or "entries", N in the spec's x-prefixed groups of three digits (every
+ * group but the last written "xNNN"), W 1..255. Returns 0, or -1 for anything else (a
+ * non-canonical encoding included: leading zeros, an empty group, a width of 256). */
+int tile_path_parse(const char *text, unsigned *level, uint64_t *index, size_t *width)
+    __attribute__((warn_unused_result));
+
+#endif

@@ -1,0 +1,304 @@
+/* Read routing between the primary and a hot standby. See reads.h. */
+#include "http/reads.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+#include "http/internal.h"
+#include "store/replica.h"
+
+#define SETS 256
+#define WAYS 4
+
+struct entry {
+    char user[40];
+    uint64_t lsn;     /* the primary's position after this user's last write through here */
+    int64_t stamp_ms; /* when lsn was last known to cover every acknowledged write */
+    int pending;      /* writes of this user in flight: their position is not known yet */
+    int used;
+};
+
+enum target {
+    TO_REPLICA,
+    TO_PRIMARY_BEHIND,  /* the standby had not replayed the caller's writes in time */
+    TO_PRIMARY_DOWN,    /* the standby could not be reached */
+    TO_PRIMARY_PENDING, /* the caller has a write in flight */
+    TO_PRIMARY_NO_LSN,  /* the primary's position could not be read */
+    TARGETS
+};
+
+static const char *const TARGET_LABEL[TARGETS] = {
+    "target=\"replica\",reason=\"caught_up\"",
+    "target=\"primary\",reason=\"replica_behind\"",
+    "target=\"primary\",reason=\"replica_down\"",
+    "target=\"primary\",reason=\"write_in_flight\"",
+    "target=\"primary\",reason=\"position_unknown\"",
+};
+
+struct reads {
+    struct store *primary;
+    struct store *replica;
+    int wait_ms;
+    pthread_mutex_t lock;
+    struct entry entries[SETS * WAYS];
+    /* The standby had replayed at least floor_lsn when last asked, and its pool has not
+     * reconnected since (floor_reconnects): a restarted standby may start behind it. */
+    uint64_t floor_lsn;
+    uint64_t floor_reconnects;
+    atomic_uint_fast64_t count[TARGETS];
+};
+
+/* The routes whose answers may come from the standby: pure reads of evidence, comparisons,
+ * decisions and reports. Sessions, tokens, users, signing keys, the log, the audit bundle,
+ * webhooks and alerts always read the primary. */
+static const char *const ELIGIBLE[] = {
+    "/api/v1/workloads",
+    "/api/v1/workloads/{id}",
+    "/api/v1/offers",
+    "/api/v1/offers/{id}",
+    "/api/v1/benchmarks",
+    "/api/v1/benchmarks/{id}",
+    "/api/v1/benchmarks/{id}/telemetry",
+    "/api/v1/runs",
+    "/api/v1/clusters",
+    "/api/v1/clusters/{name}",
+    "/api/v1/scenarios",
+    "/api/v1/scenarios/{id}",
+    "/api/v1/scenarios/{id}/comparisons",
+    "/api/v1/comparisons/{sha256}",
+    "/api/v1/comparisons/{sha256}/charts",
+    "/api/v1/decisions",
+    "/api/v1/decisions/{id}",
+    "/api/v1/reports/usage",
+    "/api/v1/reports/idle",
+    "/api/v1/uploads",
+    "/api/v1/uploads/{id}",
+    "/api/v1/teams",
+    "/api/v1/teams/{id}",
+    NULL,
+};
+
+int reads_route_eligible(const char *method, const char *pattern)
+{
+    if (strcmp(method, "GET") != 0)
+        return 0;
+    for (size_t i = 0; ELIGIBLE[i]; i++)
+        if (strcmp(ELIGIBLE[i], pattern) == 0)
+            return 1;
+    return 0;
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+struct reads *reads_new(struct store *primary, struct store *replica, int wait_ms)
+{
+    struct reads *rd = calloc(1, sizeof *rd);
+    if (!rd)
+        return NULL;
+    rd->primary = primary;
+    rd->replica = replica;
+    rd->wait_ms = wait_ms;
+    pthread_mutex_init(&rd->lock, NULL);
+    for (int i = 0; i < TARGETS; i++)
+        atomic_init(&rd->count[i], 0);
+    return rd;
+}
+
+void reads_free(struct reads *rd)
+{
+    if (!rd)
+        return;
+    pthread_mutex_destroy(&rd->lock);
+    free(rd);
+}
+
+static size_t set_of(const char *user)
+{
+    uint32_t h = 2166136261u;
+    for (const unsigned char *p = (const unsigned char *)user; *p; p++)
+        h = (h ^ *p) * 16777619u;
+    return (size_t)(h % SETS) * WAYS;
+}
+
+/* Under the lock. */
+static struct entry *find(struct reads *rd, const char *user)
+{
+    struct entry *set = &rd->entries[set_of(user)];
+    for (int w = 0; w < WAYS; w++)
+        if (set[w].used && strcmp(set[w].user, user) == 0)
+            return &set[w];
+    return NULL;
+}
+
+/* Under the lock: the user's entry, else a new one in place of an unused or the oldest idle
+ * entry of its set; NULL when every entry of the set has a write in flight. Dropping an entry
+ * is always safe: a user without one is served as unknown. */
+static struct entry *find_or_add(struct reads *rd, const char *user)
+{
+    struct entry *e = find(rd, user);
+    if (e)
+        return e;
+    struct entry *set = &rd->entries[set_of(user)];
+    for (int w = 0; w < WAYS; w++) {
+        struct entry *c = &set[w];
+        if (c->pending)
+            continue;
+        if (!c->used) {
+            e = c;
+            break;
+        }
+        if (!e || c->stamp_ms < e->stamp_ms)
+            e = c;
+    }
+    if (!e)
+        return NULL;
+    *e = (struct entry){.used = 1};
+    snprintf(e->user, sizeof e->user, "%s", user);
+    return e;
+}
+
+static struct store *to(struct reads *rd, enum target t)
+{
+    atomic_fetch_add(&rd->count[t], 1);
+    return t == TO_REPLICA ? rd->replica : rd->primary;
+}
+
+struct store *reads_choose(struct reads *rd, struct req *r)
+{
+    const char *user = r->who.user_id;
+    if (!user[0])
+        return rd->primary;
+    uint64_t need = 0;
+    int known = 0;
+    int64_t now = now_ms();
+    pthread_mutex_lock(&rd->lock);
+    struct entry *e = find(rd, user);
+    if (e && e->pending) {
+        pthread_mutex_unlock(&rd->lock);
+        return to(rd, TO_PRIMARY_PENDING);
+    }
+    if (e && now - e->stamp_ms <= READS_TRUST_MS) {
+        need = e->lsn;
+        known = 1;
+    }
+    pthread_mutex_unlock(&rd->lock);
+
+    if (!known) {
+        /* Every write acknowledged before now lies at or before the primary's position. */
+        if (store_wal_position(rd->primary, &need) != STORE_OK)
+            return to(rd, TO_PRIMARY_NO_LSN);
+        pthread_mutex_lock(&rd->lock);
+        e = find_or_add(rd, user);
+        if (e && !e->pending) {
+            if (e->lsn > need)
+                need = e->lsn;
+            e->lsn = need;
+            e->stamp_ms = now;
+        }
+        pthread_mutex_unlock(&rd->lock);
+    }
+    /* Replay only moves forward while the standby's sessions last: a position it had already
+     * replayed spares asking it again. */
+    struct store_stats stats;
+    store_stats(rd->replica, &stats);
+    pthread_mutex_lock(&rd->lock);
+    int floor_ok = rd->floor_reconnects == stats.reconnects && rd->floor_lsn >= need;
+    pthread_mutex_unlock(&rd->lock);
+    if (floor_ok)
+        return to(rd, TO_REPLICA);
+    uint64_t replayed = 0;
+    enum replica_wait w = store_replica_wait(rd->replica, need, rd->wait_ms, &replayed);
+    store_stats(rd->replica, &stats);
+    pthread_mutex_lock(&rd->lock);
+    if (w == REPLICA_DOWN || rd->floor_reconnects != stats.reconnects) {
+        rd->floor_lsn = 0;
+        rd->floor_reconnects = stats.reconnects;
+    }
+    if (w != REPLICA_DOWN && replayed > rd->floor_lsn)
+        rd->floor_lsn = replayed;
+    pthread_mutex_unlock(&rd->lock);
+    switch (w) {
+    case REPLICA_CAUGHT_UP:
+        return to(rd, TO_REPLICA);
+    case REPLICA_BEHIND:
+        return to(rd, TO_PRIMARY_BEHIND);
+    case REPLICA_DOWN:
+        break;
+    }
+    return to(rd, TO_PRIMARY_DOWN);
+}
+
+void reads_write_begins(struct reads *rd, struct req *r)
+{
+    if (!r->who.user_id[0])
+        return;
+    pthread_mutex_lock(&rd->lock);
+    struct entry *e = find_or_add(rd, r->who.user_id);
+    if (e) {
+        e->pending++;
+        r->reads_pending = 1;
+    }
+    pthread_mutex_unlock(&rd->lock);
+}
+
+void reads_write_ends(struct reads *rd, struct req *r)
+{
+    if (!r->reads_pending)
+        return;
+    r->reads_pending = 0;
+    uint64_t at = 0;
+    int ok = store_wal_position(rd->primary, &at) == STORE_OK;
+    pthread_mutex_lock(&rd->lock);
+    struct entry *e = find(rd, r->who.user_id);
+    if (e) {
+        if (e->pending > 0)
+            e->pending--;
+        if (ok) {
+            if (at > e->lsn)
+                e->lsn = at;
+            e->stamp_ms = now_ms();
+        } else {
+            e->stamp_ms = INT64_MIN / 2; /* unknown: the next read asks the primary */
+        }
+    }
+    pthread_mutex_unlock(&rd->lock);
+}
+
+void reads_metrics(struct reads *rd, FILE *out)
+{
+    struct replica_lag lag;
+    store_replica_lag(rd->primary, rd->replica, &lag);
+    fprintf(out,
+            "# HELP capledger_db_replica_up 1 when the read database (hot standby) answers.\n"
+            "# TYPE capledger_db_replica_up gauge\n"
+            "capledger_db_replica_up %d\n"
+            "# HELP capledger_db_replica_in_recovery 1 when the read database is a standby.\n"
+            "# TYPE capledger_db_replica_in_recovery gauge\n"
+            "capledger_db_replica_in_recovery %d\n",
+            lag.up, lag.in_recovery);
+    if (lag.up && lag.primary)
+        fprintf(out,
+                "# HELP capledger_db_replica_lag_bytes WAL the standby has not replayed yet.\n"
+                "# TYPE capledger_db_replica_lag_bytes gauge\n"
+                "capledger_db_replica_lag_bytes %llu\n"
+                "# HELP capledger_db_replica_lag_seconds Age of the last replayed commit "
+                "while the standby is behind (0 when caught up).\n"
+                "# TYPE capledger_db_replica_lag_seconds gauge\n"
+                "capledger_db_replica_lag_seconds %.3f\n",
+                (unsigned long long)lag.bytes, lag.seconds);
+    fputs("# HELP capledger_db_reads_total Read-only requests that may use the standby, by the "
+          "database that answered and why.\n"
+          "# TYPE capledger_db_reads_total counter\n",
+          out);
+    for (int i = 0; i < TARGETS; i++)
+        fprintf(out, "capledger_db_reads_total{%s} %llu\n", TARGET_LABEL[i],
+                (unsigned long long)atomic_load(&rd->count[i]));
+}

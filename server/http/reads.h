@@ -1,0 +1,43 @@
+/* Read routing between the primary and a hot standby (CAPLEDGER_READ_DATABASE_URL).
+ *
+ * Read-only GETs that may answer from slightly stale data (reports, lists and single rows of
+ * the evidence and comparisons; never sessions, tokens, users, the log or the audit bundle)
+ * go to the standby, but only once it has replayed every write the caller could have seen
+ * acknowledged. Each instance remembers, per user, the primary's WAL position after that
+ * user's last write through it (pg_current_wal_lsn()). A user it has not seen within the last
+ * READS_TRUST_MS (or whose write is still in flight) gets the primary's current position, a
+ * bound on every write acknowledged to anyone so far, so a caller moved from one instance to
+ * another by the proxy is covered too. The read waits up to read_wait_ms for the standby's
+ * pg_last_wal_replay_lsn() to reach that position, else it goes to the primary; a standby that
+ * cannot be reached sends the read to the primary as well. */
+#ifndef CAPLEDGER_HTTP_READS_H
+#define CAPLEDGER_HTTP_READS_H
+
+#include <stdio.h>
+
+struct req;
+struct store;
+struct reads;
+
+/* How long a remembered position is trusted without asking the primary again, ms. Shorter
+ * than the time HAProxy takes to take an instance out and put it back (fall + rise checks),
+ * so a caller that wrote elsewhere in between is never served from a stale memory. */
+#define READS_TRUST_MS 1000
+
+struct reads *reads_new(struct store *primary, struct store *replica, int wait_ms);
+void reads_free(struct reads *rd);
+
+/* 1 when the request's route may read from the standby. */
+int reads_route_eligible(const char *method, const char *pattern);
+
+/* The store a read-only request should use (the primary when it must). */
+struct store *reads_choose(struct reads *rd, struct req *r);
+
+/* Around a write (any method but GET/HEAD/OPTIONS) of an authenticated user. */
+void reads_write_begins(struct reads *rd, struct req *r);
+void reads_write_ends(struct reads *rd, struct req *r);
+
+/* Prometheus text: replica up, lag (bytes, seconds), reads by target and reason. */
+void reads_metrics(struct reads *rd, FILE *out);
+
+#endif

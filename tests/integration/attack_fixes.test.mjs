@@ -1,0 +1,65 @@
+// Findings of the adversarial pass of 2026-12-04 (issue 9's "no request may…"): each failed on
+// the code before its fix.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { evidenceServer, makeOffer, makeWorkload } from './evidence.lib.mjs';
+
+let env;
+before(async () => { env = await evidenceServer(); });
+after(async () => { await env?.srv.stop(); });
+
+test('PATCH of a workload to a team the caller is not in names that team (it read freed memory)', async () => {
+  const { as } = env;
+  const w = await makeWorkload(as, 'bob', { team: 'nlp', name: 'tagger', kind: 'training', class: 'production' });
+  for (let i = 0; i < 5; i++) {
+    const r = await as('bob', 'PATCH', `/workloads/${w.id}`, {
+      body: { team: 'vision' }, headers: { 'If-Match': '"v1"', 'Content-Type': 'application/merge-patch+json' },
+    });
+    assert.equal(r.status, 403, r.text);
+    assert.match(r.json.detail, /team 'vision'/, r.text);
+  }
+});
+
+test('a shared review: a member sees no other team\'s evidence ids on artifacts and cannot rewrite them', async () => {
+  const { as } = env;
+  const offer = await makeOffer(as);
+  const wv = await makeWorkload(as, 'ana', { team: 'vision', name: 'resnet', kind: 'training', class: 'production' });
+  const wn = await makeWorkload(as, 'bob', { team: 'nlp', name: 'bert', kind: 'training', class: 'production' });
+  const bench = async (who, w) => {
+    const r = await as(who, 'POST', '/benchmarks', { body: { workload_id: w.id, offer_id: offer.id, measured_at: '2026-01-10T00:00:00Z', throughput_units_per_s: 100 } });
+    assert.equal(r.status, 201, r.text);
+    return r.json.id;
+  };
+  const bv = await bench('ana', wv);
+  const bn = await bench('bob', wn);
+  const rv = await as('owner1', 'POST', '/reviews', { body: { title: 'shared', workload_ids: [wv.id, wn.id], started_on: '2026-01-05' } });
+  assert.equal(rv.status, 201, rv.text);
+  const base = `/reviews/${rv.json.id}/artifacts`;
+  const art = await as('ana', 'POST', base, { body: { title: 'vision profile', phase: 'evidence_plan', contributor: 'ana', evidence: [bv] } });
+  assert.equal(art.status, 201, art.text);
+  const mine = await as('bob', 'POST', base, { body: { title: 'nlp profile', phase: 'evidence_plan', contributor: 'bob', evidence: [bn] } });
+  assert.equal(mine.status, 201, mine.text);
+
+  const listed = await as('bob', 'GET', base);
+  assert.equal(listed.status, 200, listed.text);
+  assert.ok(!listed.text.includes(bv), `bob sees vision's benchmark id: ${listed.text}`);
+  const seen = listed.json.items.find((a) => a.id === art.json.id);
+  assert.deepEqual(seen.evidence, []);
+  assert.equal(seen.evidence_hidden, 1);
+  assert.deepEqual(listed.json.items.find((a) => a.id === mine.json.id).evidence, [bn]);
+  const owner = await as('owner1', 'GET', base);
+  assert.deepEqual(owner.json.items.find((a) => a.id === art.json.id).evidence, [bv], 'owners see everything');
+
+  const deface = await as('bob', 'PATCH', `${base}/${art.json.id}`, {
+    body: { title: 'defaced', evidence: [bn] }, headers: { 'If-Match': '"v1"', 'Content-Type': 'application/merge-patch+json' },
+  });
+  assert.equal(deface.status, 403, deface.text);
+  const after = await as('ana', 'GET', base);
+  const kept = after.json.items.find((a) => a.id === art.json.id);
+  assert.equal(kept.title, 'vision profile');
+  assert.deepEqual(kept.evidence, [bv]);
+  const own = await as('ana', 'PATCH', `${base}/${art.json.id}`, {
+    body: { status: 'done' }, headers: { 'If-Match': '"v1"', 'Content-Type': 'application/merge-patch+json' },
+  });
+  assert.equal(own.status, 200, own.text);
+});
