@@ -12,7 +12,8 @@
 #       columns, constraints and indexes, not partitioned, no run_key, no rollups);
 #    c. the upload through the API into an emptied store (run, run_key and the rollups
 #       truncated after the previous round), sampling the server's VmRSS every 0.1 s.
-#    Prints each figure, then the medians and the API's ratio to each baseline.
+#    Prints each figure and each round's ratios, then the medians and the API's ratio to each
+#    baseline (the median of the rates, and the median of the rounds' own ratios).
 # 4. Uploads the file once more: every row is a duplicate (the ON CONFLICT path), timed too.
 #
 # Environment: CAPLEDGER_BENCH_DATABASE_URL — libpq conninfo of a database from which the
@@ -134,6 +135,9 @@ for r in $(seq "$ROUNDS"); do
   baseline "$RUN_DDL" "runlike$r"
   [ "$r" = 1 ] || psql -X -q -v ON_ERROR_STOP=1 -d "$DBURL" -c "TRUNCATE run, run_key, run_usage_day, run_usage_month, run_qw_hist" -c "VACUUM ANALYZE run_key" >/dev/null
   upload "api$r"
+  awk -v a="$(cat "$WORK/api$r.rate")" -v p="$(cat "$WORK/pk$r.rate")" -v l="$(cat "$WORK/runlike$r.rate")" \
+    'BEGIN {printf "%.3f %.3f\n", a / p, a / l}' >"$WORK/ratio$r"
+  echo "  round $r ratios: API / primary-key table $(cut -d' ' -f1 "$WORK/ratio$r"), API / run-shaped table $(cut -d' ' -f2 "$WORK/ratio$r")"
 done
 echo "upload again (the same file: every row a duplicate):"
 upload again
@@ -146,4 +150,5 @@ PEAK=$(cat "$WORK"/api*.peak "$WORK/again.peak" | sort -n | tail -1)
 awk -v pk="$PK" -v rl="$RL" -v api="$API" -v n="$ROUNDS" -v rows="$ROWS" -v peak="$PEAK" 'BEGIN {
   printf "median of %d rounds, %d rows: API %d rows/s; psql \\copy into a table with a primary key %d rows/s (ratio %.2f); into a table shaped like run %d rows/s (ratio %.2f); server VmRSS peak %.1f MiB\n",
     n, rows, api, pk, api / pk, rl, api / rl, peak / 1024 }'
+echo "median of the rounds' own ratios (each round's API run against its own baselines): primary-key table $(cut -d' ' -f1 "$WORK"/ratio* | median), run-shaped table $(cut -d' ' -f2 "$WORK"/ratio* | median)"
 echo "stored by the API: $(psql -X -qtA -d "$DBURL" -c 'SELECT count(*) FROM run')"
