@@ -10,8 +10,9 @@
 #       with a primary key (cluster, external_id) — the issue's baseline;
 #    b. second baseline: the same into a table shaped like `run` (LIKE run INCLUDING ALL: its
 #       columns, constraints and indexes, not partitioned, no run_key, no rollups);
-#    c. the upload through the API into an emptied store (run, run_key and the rollups
-#       truncated after the previous round), sampling the server's VmRSS every 0.1 s.
+#    c. the upload through the API into an emptied store (run, run_key, the rollups and the
+#       histograms truncated after the previous round, those of them the schema has, so an
+#       older CAPLEDGER_BIN can be measured too), sampling the server's VmRSS every 0.1 s.
 #    Prints each figure and each round's ratios, then the medians and the API's ratio to each
 #    baseline (the median of the rates, and the median of the rounds' own ratios).
 # 4. Uploads the file once more: every row is a duplicate (the ON CONFLICT path), timed too.
@@ -133,7 +134,7 @@ for r in $(seq "$ROUNDS"); do
   echo "round $r of $ROUNDS:"
   baseline "$PK_DDL" "pk$r"
   baseline "$RUN_DDL" "runlike$r"
-  [ "$r" = 1 ] || psql -X -q -v ON_ERROR_STOP=1 -d "$DBURL" -c "TRUNCATE run, run_key, run_usage_day, run_usage_month, run_qw_hist" -c "VACUUM ANALYZE run_key" >/dev/null
+  [ "$r" = 1 ] || psql -X -q -v ON_ERROR_STOP=1 -d "$DBURL" -c "SELECT 'TRUNCATE ' || string_agg(quote_ident(tablename), ', ') FROM pg_tables WHERE schemaname = 'public' AND tablename IN ('run', 'run_key', 'run_usage_day', 'run_usage_month', 'run_qw_hist', 'run_qw_hist_all')" -c '\gexec' -c "VACUUM ANALYZE run_key" >/dev/null
   upload "api$r"
   awk -v a="$(cat "$WORK/api$r.rate")" -v p="$(cat "$WORK/pk$r.rate")" -v l="$(cat "$WORK/runlike$r.rate")" \
     'BEGIN {printf "%.3f %.3f\n", a / p, a / l}' >"$WORK/ratio$r"
