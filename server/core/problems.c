@@ -115,3 +115,11 @@ const char *problems_pointer_index(char *buf, size_t size, const char *prefix, s
     snprintf(buf, size, "%s/%zu", prefix ? prefix : "", index);
     return buf;
 }
+
+int problems_has(const struct problems *p, const char *pointer)
+{
+    for (size_t i = 0; i < p->count; i++)
+        if (strcmp(p->items[i].pointer, pointer) == 0)
+            return 1;
+    return 0;
+}

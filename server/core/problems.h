@@ -45,6 +45,8 @@ void problems_default_line(struct problems *p, size_t from, long line);
 void problems_place_whole_input(struct problems *p, long line);
 
 /* Builds "prefix/escaped-token" with RFC 6901 escaping (~ → ~0, / → ~1) into buf. */
+/* 1 when a kept problem names exactly this pointer: that member already has a fault. */
+int problems_has(const struct problems *p, const char *pointer);
 const char *problems_pointer(char *buf, size_t size, const char *prefix, const char *token);
 const char *problems_pointer_index(char *buf, size_t size, const char *prefix, size_t index);
 

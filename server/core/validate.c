@@ -31,11 +31,12 @@ int uuid_valid(const char *s)
     return 1;
 }
 
+const char *const USER_ROLES[] = {"admin", "owner", "team", "auditor", NULL};
+
 int user_role_valid(const char *role)
 {
-    static const char *const roles[] = {"admin", "owner", "team", "auditor"};
-    for (size_t i = 0; i < sizeof roles / sizeof roles[0]; i++)
-        if (strcmp(roles[i], role) == 0)
+    for (const char *const *r = USER_ROLES; *r; r++)
+        if (strcmp(*r, role) == 0)
             return 1;
     return 0;
 }

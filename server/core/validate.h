@@ -6,7 +6,9 @@
 
 /* 1-64 of [A-Za-z0-9._-], starting with a letter or digit (team names, usernames). */
 int team_name_valid(const char *name);
-/* 1 for a user role: "admin", "owner", "team" or "auditor". */
+/* The user roles, NULL-terminated: "admin", "owner", "team", "auditor". */
+extern const char *const USER_ROLES[];
+/* 1 for a user role: one of USER_ROLES. */
 int user_role_valid(const char *role);
 /* Exactly n lower-case hex digits (hashes and key ids: SHA-256 is n = 64). */
 int lower_hex_valid(const char *s, size_t n);

@@ -274,11 +274,7 @@ int principal_can_write_team(const struct principal *p, const char *team)
     return p->role == ROLE_TEAM && is_member(p, team);
 }
 
-char *principal_team_filter(const struct principal *p)
+void principal_scope(const struct principal *p, struct team_scope *out)
 {
-    if (p->role != ROLE_TEAM)
-        return strdup("null");
-    if (!p->teams)
-        return strdup("[]");
-    return json_dumps(p->teams, JSON_COMPACT);
+    team_scope_init(out, p->role != ROLE_TEAM, p->teams);
 }

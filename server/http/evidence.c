@@ -83,75 +83,6 @@ const char *ev_query(struct req *r, const char *name, enum ev_query_kind kind,
     return buf;
 }
 
-int ev_page_begin(struct req *r, struct ev_page *pg, struct evlist_query *q)
-{
-    memset(pg, 0, sizeof *pg);
-    int limit = req_limit(r);
-    if (limit < 0)
-        return -1;
-    q->limit = limit + 1;
-    char key[256];
-    const char *after = NULL;
-    if (req_cursor(r, key, sizeof key, &after) != 0)
-        return -1;
-    if (after) {
-        /* our cursors read "<at>|<id>" */
-        const char *bar = strchr(after, '|');
-        size_t at_len = bar ? (size_t)(bar - after) : 0;
-        if (!bar || at_len == 0 || at_len >= sizeof pg->at || strlen(bar + 1) >= sizeof pg->id) {
-            struct problems p;
-            problems_init(&p);
-            problems_add(&p, "?cursor", "query parameter cursor is not a cursor of this list");
-            resp_invalid(r, &p, NULL);
-            problems_free(&p);
-            return -1;
-        }
-        memcpy(pg->at, after, at_len);
-        pg->at[at_len] = '\0';
-        snprintf(pg->id, sizeof pg->id, "%s", bar + 1);
-        q->after_at = pg->at;
-        q->after_id = pg->id;
-    }
-    pg->teams = principal_team_filter(&r->who);
-    if (!pg->teams) {
-        resp_problem(r, 503, "unavailable", "Service unavailable", "out of memory");
-        return -1;
-    }
-    q->teams_json = pg->teams;
-    return 0;
-}
-
-void ev_page_end(struct ev_page *pg)
-{
-    free(pg->teams);
-    pg->teams = NULL;
-}
-
-void ev_page_reply(struct req *r, json_t *items, const struct evlist_query *q, const char *at_field)
-{
-    size_t keep = (size_t)q->limit - 1;
-    json_t *next = json_null();
-    if (json_array_size(items) > keep) {
-        while (json_array_size(items) > keep)
-            json_array_remove(items, keep);
-        json_t *last = json_array_get(items, keep - 1);
-        json_t *at = json_object_get(last, at_field);
-        json_t *id = json_object_get(last, "id");
-        char key[256];
-        /* ids are uuids (strings) or, for runs, numbers rendered as strings */
-        if (json_is_string(at) && json_is_string(id)) {
-            snprintf(key, sizeof key, "%s|%s", json_string_value(at), json_string_value(id));
-            char *cursor = cursor_encode(key);
-            if (cursor) {
-                json_decref(next);
-                next = json_string(cursor);
-                free(cursor);
-            }
-        }
-    }
-    resp_json(r, 200, json_pack("{s:o, s:o}", "items", items, "next_cursor", next));
-}
-
 void ev_not_found(struct req *r, const char *what)
 {
     resp_problem(r, 404, "not-found", "Not found", "%s not found", what);
@@ -214,19 +145,6 @@ json_t *ev_read_json_body(struct req *r, size_t max_bytes, struct idem *idem, ch
     return doc;
 }
 
-void ev_drain_body(struct req *r, struct idem *idem)
-{
-    /* On the heap: Civetweb's worker threads have small stacks. */
-    char *buf = malloc(EV_DRAIN_CHUNK_BYTES);
-    size_t total = 0, limit = r->app->cfg->max_upload_bytes;
-    long n;
-    while (buf && total <= limit && (n = req_read(r, buf, EV_DRAIN_CHUNK_BYTES)) > 0) {
-        idem_update(idem, buf, (size_t)n);
-        total += (size_t)n;
-    }
-    free(buf);
-}
-
 json_t *ev_upload_record(struct req *r, const char *id, const char *kind, const char *team,
                          const char *format, size_t bytes, const char *sha_hex)
 {
@@ -250,13 +168,17 @@ json_t *ev_upload_record(struct req *r, const char *id, const char *kind, const 
 void ev_list(struct req *r, struct evlist_query *q, const char *what, ev_filter_fn filters,
              ev_fetch_fn fetch)
 {
-    struct ev_page pg;
+    struct page pg;
     struct ev_filters f;
     struct problems p;
     problems_init(&p);
     json_t *items = NULL;
-    if (ev_page_begin(r, &pg, q) != 0)
+    if (page_begin(r, &pg, PAGE_AT_ID, &p) != 0)
         goto out;
+    q->limit = pg.fetch;
+    q->after_at = pg.after_at;
+    q->after_id = pg.after_id;
+    q->scope = &r->scope;
     q->user_id = r->who.user_id[0] ? r->who.user_id : NULL;
     q->from = ev_query(r, "from", EVQ_TIME, NULL, f.from, sizeof f.from, &p);
     q->to = ev_query(r, "to", EVQ_TIME, NULL, f.to, sizeof f.to, &p);
@@ -267,15 +189,10 @@ void ev_list(struct req *r, struct evlist_query *q, const char *what, ev_filter_
         goto out;
     }
     enum store_status st = fetch(r->app->store, q, &items);
-    if (st != STORE_OK) {
-        resp_store_error(r, st, what);
-        goto out;
-    }
-    ev_page_reply(r, items, q, "created_at");
+    page_reply_fetched(r, &pg, st, items, "created_at", what);
     items = NULL;
 out:
     json_decref(items);
-    ev_page_end(&pg);
     problems_free(&p);
 }
 

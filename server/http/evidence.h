@@ -5,6 +5,7 @@
 #define CAPLEDGER_HTTP_EVIDENCE_H
 
 #include "http/internal.h"
+#include "http/page.h"
 #include "store/evlist.h"
 
 enum ev_query_kind {
@@ -19,22 +20,6 @@ enum ev_query_kind {
  * or invalid (then a problem naming the parameter is added). */
 const char *ev_query(struct req *r, const char *name, enum ev_query_kind kind,
                      const char *const *values, char *buf, size_t size, struct problems *p);
-
-/* Storage for a page position decoded from ?cursor= plus the limit (see evlist_query). */
-struct ev_page {
-    char at[64];
-    char id[64];
-    char *teams; /* the caller's team filter (malloc'd; freed by ev_page_end) */
-};
-
-/* Fills q->limit (page size + 1), q->after_at and q->after_id from ?limit= and ?cursor=, and
- * q->teams_json from the caller's teams. Returns 0, or -1 after answering 422. */
-int ev_page_begin(struct req *r, struct ev_page *pg, struct evlist_query *q);
-void ev_page_end(struct ev_page *pg);
-/* Answers {items, next_cursor}: items hold limit + 1 rows at most; the cursor is made from
- * the last kept item's at_field and "id". */
-void ev_page_reply(struct req *r, json_t *items_stolen, const struct evlist_query *q,
-                   const char *at_field);
 
 /* Query-string filters of a list, with the storage their values point into. */
 struct ev_filters {
@@ -73,12 +58,6 @@ void ev_forbidden_team(struct req *r, const char *team);
 struct idem;
 json_t *ev_read_json_body(struct req *r, size_t max_bytes, struct idem *idem, char sha_hex[65],
                           size_t *bytes);
-
-#define EV_DRAIN_CHUNK_BYTES 65536
-
-/* Reads and discards the rest of the body (bounded), feeding idem: used before answering an
- * upload early, so the client is not cut off while still sending. */
-void ev_drain_body(struct req *r, struct idem *idem);
 
 /* A new upload record (the columns of table upload) for the caller's upload: id, kind,
  * team (may be NULL), who, content type, format (may be NULL), bytes and digest. Counts

@@ -137,7 +137,7 @@ static enum idem_step begin(struct req *r, struct idem *ctx, int streamed)
         return IDEM_PROCEED;
     /* A completed earlier request: hash this whole body to tell a retry from a reuse. */
     if (streamed)
-        ev_drain_body(r, ctx);
+        req_drain(r, ctx);
     answer_existing(r, ctx, existing);
     json_decref(existing);
     return IDEM_ANSWERED;
@@ -184,4 +184,20 @@ void idem_end(struct req *r, struct idem *ctx)
                 "\"request_id\":\"%s\"}\n",
                 r->request_id);
     ctx->active = 0;
+}
+
+void idem_create(struct req *r, create_fn make)
+{
+    struct idem idem;
+    struct problems p;
+    problems_init(&p);
+    if (idem_begin(r, &idem) == IDEM_PROCEED) {
+        json_t *row = make(r, &p);
+        if (row)
+            idem_reply(r, &idem, 201, row);
+        else if (!r->status)
+            resp_invalid(r, &p, NULL);
+    }
+    idem_end(r, &idem);
+    problems_free(&p);
 }

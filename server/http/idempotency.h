@@ -48,4 +48,9 @@ void idem_update(struct idem *ctx, const void *data, size_t len);
 void idem_reply(struct req *r, struct idem *ctx, int status, json_t *body_stolen);
 void idem_end(struct req *r, struct idem *ctx);
 
+/* The skeleton of a JSON create route: idem_begin, then make(r, p), which returns the new row
+ * (answered 201 and stored for replays) or NULL, having either answered itself (403, 409, a
+ * store fault) or put the faults in p (answered 422); idem_end. */
+void idem_create(struct req *r, create_fn make);
+
 #endif

@@ -9,6 +9,7 @@
 
 #include "core/problems.h"
 #include "http/http.h"
+#include "store/scope.h"
 #include "store/audit.h"
 #include "store/store.h"
 
@@ -83,12 +84,14 @@ struct req {
     int nparams;
     json_t *body; /* parsed JSON body (owned) when ROUTE_JSON_BODY */
     struct principal who;
-    int status; /* status sent, 0 until a response is written */
-    int close;  /* the connection ends after the reply (framing fault, unread or broken body) */
+    struct team_scope scope; /* the teams who may read: set with who, freed with the request */
+    int status;              /* status sent, 0 until a response is written */
+    int close; /* the connection ends after the reply (framing fault, unread or broken body) */
     size_t bytes_out;
     double started;    /* seconds, monotonic */
     size_t body_read;  /* body bytes read so far */
     int reads_pending; /* a write of this user is counted in flight (http/reads.h) */
+    int handling;      /* the route's handler runs: an early fault reply drains a streamed body */
 };
 
 /* Route tables of each handler file, joined by router.c. Terminated by a {NULL} entry. */
@@ -150,6 +153,13 @@ void resp_invalid(struct req *r, const struct problems *p, const char *detail);
 json_t *problems_errors_json(const struct problems *p);
 /* Maps a store status to the right problem (404/409/422/503/500). */
 void resp_store_error(struct req *r, enum store_status st, const char *what);
+/* The skeleton of a create route whose reply is not replayed (it shows a secret once): make(r,
+ * p) returns the new row (answered 201) or NULL, having answered itself or put the faults in p
+ * (answered 422). idem_create (http/idempotency.h) is the same with an Idempotency-Key. */
+typedef json_t *(*create_fn)(struct req *r, struct problems *p);
+void resp_create(struct req *r, create_fn make);
+/* The end of a read: 200 with row (stolen) when st is STORE_OK, else resp_store_error. */
+void resp_stored(struct req *r, enum store_status st, json_t *row_stolen, const char *what);
 /* 503, problem type log-inconsistent: this process found the decision log inconsistent and
  * appends nothing more (decisions and key events alike). */
 void resp_log_inconsistent(struct req *r);
@@ -158,22 +168,17 @@ void resp_log_inconsistent(struct req *r);
 const char *req_header(struct req *r, const char *name);
 /* Copies the decoded query parameter into buf; returns 1 when present. */
 int req_query(struct req *r, const char *name, char *buf, size_t size);
-/* Parses ?limit= (default 50, 1..500); on a bad value answers 422 and returns -1. */
-int req_limit(struct req *r);
-/* Decodes ?cursor= into buf and points *after at it (NULL when absent). Returns 0, or -1
- * after answering 422 for a cursor this server did not issue. */
-int req_cursor(struct req *r, char *buf, size_t size, const char **after);
-/* Replies {items, next_cursor}: items were fetched with limit + 1 rows; the extra row (if any)
- * is dropped and the cursor is made from key_field of the last item kept. */
-void resp_page(struct req *r, json_t *items_stolen, int limit, const char *key_field);
-/* A whole list keyed on one unique text field (teams and clusters by name): ?limit= and
- * ?cursor=, fetch(store, after, limit + 1, &items), then resp_page. */
-typedef enum store_status (*keyset_fetch_fn)(struct store *s, const char *after, int limit,
-                                             json_t **out);
-void resp_keyset_list(struct req *r, keyset_fetch_fn fetch, const char *what,
-                      const char *key_field);
+/* Parses ?name= as a non-negative integer (at most 2^53 - 1) into *out. Returns 1 when present
+ * and valid, 0 when absent; -1 after appending a problem naming the parameter. */
+int req_query_index(struct req *r, const char *name, long long *out, struct problems *p);
 /* Reads up to size bytes of the body; returns bytes read, 0 at the end, -1 on error. */
 long req_read(struct req *r, char *buf, size_t size);
+/* Reads and discards the rest of the body (at most the upload limit in all), feeding idem's
+ * digest (idem may be NULL: http/idempotency.h). resp_bytes calls
+ * it before a fault reply of a streamed upload's handler, so that every early answer is sent
+ * to a client that has finished sending (not cut off mid-body) and none has to drain first. */
+struct idem;
+void req_drain(struct req *r, struct idem *idem);
 /* The content type without parameters, lower-cased into buf ("" when absent). */
 const char *req_content_type(struct req *r, char *buf, size_t size);
 
@@ -196,14 +201,6 @@ int etag_required(struct req *r, const char *what);
 int etag_check(struct req *r, const json_t *row, const char *what);
 /* Fills who from the request's principal (borrowed strings) and returns it. */
 const struct audit_actor *req_actor(struct req *r, struct audit_actor *who);
-
-/* ----- JSON validation helpers (append to problems with a JSON Pointer) ----- */
-/* Rejects members of obj not in the NULL-terminated allowed list. */
-void json_check_unknown(const json_t *obj, const char *prefix, const char *const *allowed,
-                        struct problems *p);
-/* Required/optional string with length bounds; returns the string (borrowed) or NULL. */
-const char *json_want_string(const json_t *obj, const char *key, const char *prefix, int required,
-                             size_t max_len, struct problems *p);
 
 /* ----- metrics ----- */
 struct metrics *metrics_new(size_t nroutes);
@@ -244,7 +241,7 @@ void principal_clear(struct principal *p);
  * own teams; auditors and admins never write team data. */
 int principal_can_read_team(const struct principal *p, const char *team);
 int principal_can_write_team(const struct principal *p, const char *team);
-/* The caller's teams as a JSON array for SQL filters ("null" = no restriction). malloc'd. */
-char *principal_team_filter(const struct principal *p);
+/* The caller's team scope (every team unless a team member): the router fills r->scope so. */
+void principal_scope(const struct principal *p, struct team_scope *out);
 
 #endif

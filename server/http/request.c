@@ -12,6 +12,7 @@
 #include "core/jsonlimit.h"
 #include "core/ledger/jcs.h"
 #include "http/conns.h"
+#include "http/idempotency.h"
 #include "http/internal.h"
 
 /* A strict policy: the UI is same-origin files only, no inline script or style. */
@@ -109,6 +110,9 @@ void resp_bytes(struct req *r, int status, const char *content_type, const char 
 {
     if (r->status) /* already answered: a handler bug, keep the first reply */
         return;
+    if (status >= 400 && status != 413 && r->handling && !r->close && r->route &&
+        (r->route->flags & ROUTE_STREAM_BODY))
+        req_drain(r, NULL);
     int head_only = strcmp(r->method, "HEAD") == 0;
     char *buf = NULL;
     size_t buflen = 0;
@@ -392,24 +396,6 @@ int req_query(struct req *r, const char *name, char *buf, size_t size)
     return n >= 0;
 }
 
-int req_limit(struct req *r)
-{
-    char buf[32];
-    if (!req_query(r, "limit", buf, sizeof buf))
-        return 50;
-    char *end = NULL;
-    long v = strtol(buf, &end, 10);
-    if (!*buf || *end || v < 1 || v > 500) {
-        struct problems p;
-        problems_init(&p);
-        problems_add(&p, "", "query parameter limit must be an integer from 1 to 500");
-        resp_invalid(r, &p, NULL);
-        problems_free(&p);
-        return -1;
-    }
-    return (int)v;
-}
-
 long req_read(struct req *r, char *buf, size_t size)
 {
     /* While the handler waits here the guard measures the body's rate (http/conns.h): a body
@@ -426,6 +412,21 @@ long req_read(struct req *r, char *buf, size_t size)
     return n;
 }
 
+#define DRAIN_CHUNK_BYTES 65536
+
+void req_drain(struct req *r, struct idem *idem)
+{
+    /* On the heap: Civetweb's worker threads have small stacks. */
+    char *buf = malloc(DRAIN_CHUNK_BYTES);
+    size_t limit = r->app->cfg->max_upload_bytes, total = 0;
+    long n;
+    while (buf && total <= limit && (n = req_read(r, buf, DRAIN_CHUNK_BYTES)) > 0) {
+        idem_update(idem, buf, (size_t)n);
+        total += (size_t)n;
+    }
+    free(buf);
+}
+
 const char *req_content_type(struct req *r, char *buf, size_t size)
 {
     const char *ct = req_header(r, "Content-Type");
@@ -437,92 +438,6 @@ const char *req_content_type(struct req *r, char *buf, size_t size)
     return buf;
 }
 
-void json_check_unknown(const json_t *obj, const char *prefix, const char *const *allowed,
-                        struct problems *p)
-{
-    const char *key;
-    json_t *value;
-    json_object_foreach((json_t *)obj, key, value)
-    {
-        int known = 0;
-        for (const char *const *a = allowed; *a && !known; a++)
-            known = strcmp(*a, key) == 0;
-        if (!known) {
-            char ptr[512];
-            problems_add(p, problems_pointer(ptr, sizeof ptr, prefix, key), "unknown field");
-        }
-    }
-}
-
-const char *json_want_string(const json_t *obj, const char *key, const char *prefix, int required,
-                             size_t max_len, struct problems *p)
-{
-    char ptr[512];
-    json_t *v = json_object_get(obj, key);
-    if (!v || json_is_null(v)) {
-        if (required)
-            problems_add(p, problems_pointer(ptr, sizeof ptr, prefix, key), "is required");
-        return NULL;
-    }
-    if (!json_is_string(v)) {
-        problems_add(p, problems_pointer(ptr, sizeof ptr, prefix, key), "must be a string");
-        return NULL;
-    }
-    size_t len = json_string_length(v);
-    if (len == 0 && required) {
-        problems_add(p, problems_pointer(ptr, sizeof ptr, prefix, key), "must not be empty");
-        return NULL;
-    }
-    if (len > max_len) {
-        problems_add(p, problems_pointer(ptr, sizeof ptr, prefix, key), "must be at most %zu bytes",
-                     max_len);
-        return NULL;
-    }
-    if (memchr(json_string_value(v), '\0', len)) {
-        problems_add(p, problems_pointer(ptr, sizeof ptr, prefix, key),
-                     "must not contain NUL characters");
-        return NULL;
-    }
-    return json_string_value(v);
-}
-
-int req_cursor(struct req *r, char *buf, size_t size, const char **after)
-{
-    char raw[512];
-    *after = NULL;
-    if (!req_query(r, "cursor", raw, sizeof raw) || !raw[0])
-        return 0;
-    if (cursor_decode(raw, buf, size) != 0) {
-        struct problems p;
-        problems_init(&p);
-        problems_add(&p, "", "query parameter cursor is not a cursor this server issued");
-        resp_invalid(r, &p, NULL);
-        problems_free(&p);
-        return -1;
-    }
-    *after = buf;
-    return 0;
-}
-
-void resp_page(struct req *r, json_t *items_stolen, int limit, const char *key_field)
-{
-    json_t *next = json_null();
-    if (json_array_size(items_stolen) > (size_t)limit) {
-        json_array_remove(items_stolen, (size_t)limit);
-        while (json_array_size(items_stolen) > (size_t)limit)
-            json_array_remove(items_stolen, (size_t)limit);
-        json_t *last = json_array_get(items_stolen, (size_t)limit - 1);
-        const char *key = json_string_value(json_object_get(last, key_field));
-        char *cursor = key ? cursor_encode(key) : NULL;
-        if (cursor) {
-            json_decref(next);
-            next = json_string(cursor);
-            free(cursor);
-        }
-    }
-    resp_json(r, 200, json_pack("{s:o, s:o}", "items", items_stolen, "next_cursor", next));
-}
-
 const struct audit_actor *req_actor(struct req *r, struct audit_actor *who)
 {
     who->user_id = r->who.user_id[0] ? r->who.user_id : NULL;
@@ -531,18 +446,42 @@ const struct audit_actor *req_actor(struct req *r, struct audit_actor *who)
     who->request_id = r->request_id;
     return who;
 }
-void resp_keyset_list(struct req *r, keyset_fetch_fn fetch, const char *what, const char *key_field)
+
+void resp_stored(struct req *r, enum store_status st, json_t *row, const char *what)
 {
-    char after_buf[256];
-    const char *after = NULL;
-    int limit = req_limit(r);
-    if (limit < 0 || req_cursor(r, after_buf, sizeof after_buf, &after) != 0)
-        return;
-    json_t *items = NULL;
-    enum store_status st = fetch(r->app->store, after, limit + 1, &items);
-    if (st != STORE_OK) {
-        resp_store_error(r, st, what);
+    if (st == STORE_OK) {
+        resp_json(r, 200, row);
         return;
     }
-    resp_page(r, items, limit, key_field);
+    json_decref(row);
+    resp_store_error(r, st, what);
+}
+
+void resp_create(struct req *r, create_fn make)
+{
+    struct problems p;
+    problems_init(&p);
+    json_t *row = make(r, &p);
+    if (row)
+        resp_json(r, 201, row);
+    else if (!r->status)
+        resp_invalid(r, &p, NULL);
+    problems_free(&p);
+}
+
+int req_query_index(struct req *r, const char *name, long long *out, struct problems *p)
+{
+    char buf[32];
+    if (!req_query(r, name, buf, sizeof buf))
+        return 0;
+    char *end = NULL;
+    long long v = strtoll(buf, &end, 10);
+    if (!buf[0] || *end || buf[0] == '-' || buf[0] == '+' || v < 0 || v > 9007199254740991LL) {
+        char ptr[64];
+        snprintf(ptr, sizeof ptr, "?%s", name);
+        problems_add(p, ptr, "must be a non-negative integer");
+        return -1;
+    }
+    *out = v;
+    return 1;
 }

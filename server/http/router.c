@@ -345,7 +345,7 @@ static int check_query_names(struct req *r)
     int refused = p.total > 0;
     if (refused) {
         if (r->route->flags & (ROUTE_STREAM_BODY | ROUTE_JSON_BODY))
-            ev_drain_body(r, NULL);
+            req_drain(r, NULL);
         resp_invalid(r, &p,
                      "The request has query parameters this route does not take: see errors.");
     }
@@ -412,6 +412,7 @@ static void dispatch(struct req *r, size_t *route_index)
     }
     if (auth_resolve(r) != 0)
         return;
+    principal_scope(&r->who, &r->scope);
     if (!(r->route->roles & r->who.role)) {
         if (r->who.role == ROLE_ANON)
             resp_problem(r, 401, "unauthenticated", "Authentication required",
@@ -425,6 +426,7 @@ static void dispatch(struct req *r, size_t *route_index)
         return;
     if ((r->route->flags & ROUTE_JSON_BODY) && read_json_body(r) != 0)
         return;
+    r->handling = 1;
     struct reads *reads = r->app->reads;
     if (!reads) {
         r->route->handler(r);
@@ -474,6 +476,7 @@ static int handle(struct mg_connection *conn, void *cbdata)
     for (int i = 0; i < r.nparams; i++)
         free(r.params[i]);
     json_decref(r.body);
+    team_scope_free(&r.scope);
     principal_clear(&r.who);
     return r.status ? r.status : 500;
 }

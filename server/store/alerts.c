@@ -321,9 +321,8 @@ static enum store_status bind_candidate(struct store *s, json_t *cand)
 {
     char fault[512];
     json_t *d = NULL, *cmp = NULL;
-    enum store_status st =
-        store_decision_get(s, json_string_value(json_object_get(cand, "decision_id")), "null",
-                           fault, sizeof fault, &d);
+    enum store_status st = store_decision_get(
+        s, json_string_value(json_object_get(cand, "decision_id")), NULL, fault, sizeof fault, &d);
     if (st != STORE_OK)
         return st;
     const char *decision = json_string_value(json_object_get(d, "decision"));

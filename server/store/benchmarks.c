@@ -87,7 +87,16 @@ enum store_status store_benchmark_list(struct store *s, const struct evlist_quer
 {
     char lim[16];
     snprintf(lim, sizeof lim, "%d", q->limit);
-    const char *p[] = {q->teams_json, q->team,     q->workload_id, q->offer_id, q->state, q->from,
-                       q->to,         q->after_at, q->after_id,    lim,         q->q};
+    const char *p[] = {team_scope_param(q->scope),
+                       q->team,
+                       q->workload_id,
+                       q->offer_id,
+                       q->state,
+                       q->from,
+                       q->to,
+                       q->after_at,
+                       q->after_id,
+                       lim,
+                       q->q};
     return store_json1(s, SQL_LIST, 11, p, out);
 }

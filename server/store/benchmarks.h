@@ -22,7 +22,7 @@ enum store_status store_benchmark_import(struct store *s, const struct audit_act
                                          json_t **out) STORE_MUSTCHECK;
 enum store_status store_benchmark_get(struct store *s, const char *id,
                                       json_t **out) STORE_MUSTCHECK;
-/* Filters: teams_json, team, workload_id, offer_id, state (= outcome), measured_at
+/* Filters: scope, team, workload_id, offer_id, state (= outcome), measured_at
  * from/to; keyset on (created_at, id). */
 enum store_status store_benchmark_list(struct store *s, const struct evlist_query *q,
                                        json_t **out) STORE_MUSTCHECK;

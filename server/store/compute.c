@@ -1,6 +1,7 @@
 #include "store/compute.h"
 
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 
 static const char *SQL_OFFER =
@@ -121,9 +122,11 @@ static const char *SQL_COMPARISON_LIST =
     "  split_part($3, '|', 2)))"
     " ORDER BY l.created_at DESC, c.sha256 DESC LIMIT $4) t";
 
-static const char *null_filter(const char *teams_filter)
+/* These queries take SQL NULL for every team. */
+static const char *null_filter(const struct team_scope *scope)
 {
-    return teams_filter && teams_filter[0] != 'n' ? teams_filter : NULL;
+    const char *param = team_scope_param(scope);
+    return strcmp(param, "null") != 0 ? param : NULL;
 }
 
 enum store_status store_offer_as_scenario(struct store *s, const char *id, json_t **out)
@@ -160,20 +163,20 @@ enum store_status store_scenario_create(struct store *s, const struct audit_acto
     return st;
 }
 
-enum store_status store_scenario_get(struct store *s, const char *id, const char *teams_filter,
-                                     json_t **out)
+enum store_status store_scenario_get(struct store *s, const char *id,
+                                     const struct team_scope *scope, json_t **out)
 {
-    const char *p[] = {id, null_filter(teams_filter)};
+    const char *p[] = {id, null_filter(scope)};
     return store_json1(s, SQL_SCENARIO_GET, 2, p, out);
 }
 
-enum store_status store_scenario_list(struct store *s, const char *teams_filter,
+enum store_status store_scenario_list(struct store *s, const struct team_scope *scope,
                                       const char *name_prefix, const char *team, const char *after,
                                       int limit, json_t **out)
 {
     char lim[16];
     snprintf(lim, sizeof lim, "%d", limit);
-    const char *p[] = {null_filter(teams_filter), after, lim, name_prefix, team};
+    const char *p[] = {null_filter(scope), after, lim, name_prefix, team};
     return store_json1(s, SQL_SCENARIO_LIST, 5, p, out);
 }
 
@@ -227,18 +230,18 @@ enum store_status store_comparison_put(struct store *s, const struct audit_actor
 }
 
 enum store_status store_comparison_get(struct store *s, const char *sha256,
-                                       const char *teams_filter, json_t **out)
+                                       const struct team_scope *scope, json_t **out)
 {
-    const char *p[] = {sha256, null_filter(teams_filter)};
+    const char *p[] = {sha256, null_filter(scope)};
     return store_json1(s, SQL_COMPARISON_GET, 2, p, out);
 }
 
 enum store_status store_comparison_list(struct store *s, const char *scenario_id,
-                                        const char *review_id, const char *teams_filter,
+                                        const char *review_id, const struct team_scope *scope,
                                         const char *after, int limit, json_t **out)
 {
     char lim[16];
     snprintf(lim, sizeof lim, "%d", limit);
-    const char *p[] = {scenario_id, null_filter(teams_filter), after, lim, review_id};
+    const char *p[] = {scenario_id, null_filter(scope), after, lim, review_id};
     return store_json1(s, SQL_COMPARISON_LIST, 5, p, out);
 }

@@ -4,6 +4,7 @@
 #define CAPLEDGER_STORE_COMPUTE_H
 
 #include "store/audit.h"
+#include "store/scope.h"
 #include "store/store.h"
 
 /* Every id argument below is a UUID the caller has checked (core/validate.h uuid_valid). */
@@ -24,11 +25,11 @@ enum store_status store_scenario_create(struct store *s, const struct audit_acto
                                         const char *team, const char *name,
                                         const json_t *workload_ids, const json_t *document,
                                         json_t **out) STORE_MUSTCHECK;
-/* teams_filter: JSON array of team names, or "null" for every team. */
-enum store_status store_scenario_get(struct store *s, const char *id, const char *teams_filter,
-                                     json_t **out) STORE_MUSTCHECK;
+/* scope: the caller's teams (NULL: every team). */
+enum store_status store_scenario_get(struct store *s, const char *id,
+                                     const struct team_scope *scope, json_t **out) STORE_MUSTCHECK;
 /* Newest first; name_prefix (any case) and team narrow it when not NULL. */
-enum store_status store_scenario_list(struct store *s, const char *teams_filter,
+enum store_status store_scenario_list(struct store *s, const struct team_scope *scope,
                                       const char *name_prefix, const char *team, const char *after,
                                       int limit, json_t **out) STORE_MUSTCHECK;
 
@@ -41,13 +42,14 @@ enum store_status store_comparison_put(struct store *s, const struct audit_actor
                                        const json_t *resolved, const char *result_jcs,
                                        json_t **out) STORE_MUSTCHECK;
 enum store_status store_comparison_get(struct store *s, const char *sha256,
-                                       const char *teams_filter, json_t **out) STORE_MUSTCHECK;
+                                       const struct team_scope *scope,
+                                       json_t **out) STORE_MUSTCHECK;
 /* Newest first, of one scenario (scenario_id) or answering for a workload of one review
  * (review_id; the other NULL), each {sha256, scenario_id, scenario_name, team, workload_ids,
  * input_sha256, engine_version, winner, hourly_price_trap, created_by, created_at, cursor_key};
  * after: the cursor_key of the last item seen (NULL from the newest). */
 enum store_status store_comparison_list(struct store *s, const char *scenario_id,
-                                        const char *review_id, const char *teams_filter,
+                                        const char *review_id, const struct team_scope *scope,
                                         const char *after, int limit, json_t **out) STORE_MUSTCHECK;
 
 #endif

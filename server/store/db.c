@@ -58,12 +58,22 @@ struct store_conn {
 
 static void forget_prepared(struct store_conn *c);
 
+/* A thread waiting for a connection. Waiters are served in arrival order: a connection handed
+ * back goes straight to the oldest waiter, so a thread arriving later cannot take it first (with
+ * one condition variable for all, newcomers barged past the woken waiter and, with 32 clients on
+ * 16 connections, some requests waited 400 ms while others went through at once). */
+struct pool_waiter {
+    struct pool_waiter *next;
+    pthread_cond_t cv;
+    struct store_conn *given;
+};
+
 struct store {
     char *conninfo;
     int size;
     struct store_conn *slots;
     pthread_mutex_t lock;
-    pthread_cond_t freed;
+    struct pool_waiter *wait_head, *wait_tail; /* under lock */
     int64_t connect_failed_at_ms;
     atomic_uint_fast64_t db_errors;
     atomic_uint_fast64_t reconnects;
@@ -121,7 +131,6 @@ struct store *store_open(const char *conninfo, int pool_size)
         s->slots[i].owner = s;
     pthread_mutex_init(&s->lock, NULL);
     pthread_mutex_init(&s->seen_lock, NULL);
-    pthread_cond_init(&s->freed, NULL);
     return s;
 }
 
@@ -138,7 +147,6 @@ void store_close(struct store *s)
     }
     pthread_mutex_unlock(&s->lock);
     pthread_mutex_destroy(&s->lock);
-    pthread_cond_destroy(&s->freed);
     pthread_mutex_destroy(&s->seen_lock);
     free(s->seen_path);
     free(s->slots);
@@ -375,6 +383,49 @@ enum store_status store_probe(const char *conninfo, char *why, size_t why_size)
     return st;
 }
 
+/* Under s->lock: c to the oldest waiter, or back to the pool. */
+static void hand_back_locked(struct store *s, struct store_conn *c)
+{
+    struct pool_waiter *w = s->wait_head;
+    if (!w) {
+        c->in_use = 0;
+        return;
+    }
+    s->wait_head = w->next;
+    if (!s->wait_head)
+        s->wait_tail = NULL;
+    w->given = c; /* stays in use: it changes hands */
+    pthread_cond_signal(&w->cv);
+}
+
+/* Under s->lock: waits in line for a connection until the deadline; NULL when none came. */
+static struct store_conn *wait_in_line(struct store *s, const struct timespec *deadline)
+{
+    struct pool_waiter w = {.next = NULL, .given = NULL};
+    pthread_cond_init(&w.cv, NULL);
+    if (s->wait_tail)
+        s->wait_tail->next = &w;
+    else
+        s->wait_head = &w;
+    s->wait_tail = &w;
+    while (!w.given)
+        if (pthread_cond_timedwait(&w.cv, &s->lock, deadline) == ETIMEDOUT)
+            break;
+    if (!w.given) { /* leave the line */
+        struct pool_waiter **at = &s->wait_head, *prev = NULL;
+        while (*at && *at != &w) {
+            prev = *at;
+            at = &(*at)->next;
+        }
+        if (*at)
+            *at = w.next;
+        if (s->wait_tail == &w)
+            s->wait_tail = prev;
+    }
+    pthread_cond_destroy(&w.cv);
+    return w.given;
+}
+
 struct store_conn *store_acquire(struct store *s, int timeout_ms)
 {
     struct timespec deadline;
@@ -387,20 +438,20 @@ struct store_conn *store_acquire(struct store *s, int timeout_ms)
     }
     struct store_conn *c = NULL;
     pthread_mutex_lock(&s->lock);
-    for (;;) {
-        /* Prefer a slot with a live connection, then an empty one. */
+    if (!s->wait_head) { /* nobody in line: prefer a slot with a live connection, then an empty one
+                          */
         for (int i = 0; i < s->size && !c; i++)
             if (!s->slots[i].in_use && s->slots[i].pg)
                 c = &s->slots[i];
         for (int i = 0; i < s->size && !c; i++)
             if (!s->slots[i].in_use)
                 c = &s->slots[i];
-        if (c)
-            break;
-        if (pthread_cond_timedwait(&s->freed, &s->lock, &deadline) == ETIMEDOUT) {
-            pthread_mutex_unlock(&s->lock);
-            return NULL;
-        }
+    }
+    if (!c)
+        c = wait_in_line(s, &deadline);
+    if (!c) {
+        pthread_mutex_unlock(&s->lock);
+        return NULL;
     }
     c->in_use = 1;
     int need_connect = !c->pg || PQstatus(c->pg) != CONNECTION_OK;
@@ -423,8 +474,7 @@ struct store_conn *store_acquire(struct store *s, int timeout_ms)
             pthread_mutex_lock(&s->lock);
             if (!backing_off)
                 s->connect_failed_at_ms = now_ms();
-            c->in_use = 0;
-            pthread_cond_signal(&s->freed);
+            hand_back_locked(s, c);
             pthread_mutex_unlock(&s->lock);
             return NULL;
         }
@@ -456,8 +506,7 @@ void store_release(struct store *s, struct store_conn *c)
         }
     }
     pthread_mutex_lock(&s->lock);
-    c->in_use = 0;
-    pthread_cond_signal(&s->freed);
+    hand_back_locked(s, c);
     pthread_mutex_unlock(&s->lock);
 }
 

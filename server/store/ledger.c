@@ -1423,11 +1423,12 @@ static void report_mismatch(struct store *s, const char *fault)
         fprintf(stderr, "{\"level\":\"error\",\"msg\":\"cannot record the log alert\"}\n");
 }
 
-enum store_status store_decision_get(struct store *s, const char *id, const char *teams_json,
-                                     char *fault, size_t fault_size, json_t **out)
+enum store_status store_decision_get(struct store *s, const char *id,
+                                     const struct team_scope *scope, char *fault, size_t fault_size,
+                                     json_t **out)
 {
     fault[0] = '\0';
-    const char *p[] = {id, teams_json};
+    const char *p[] = {id, team_scope_param(scope)};
     enum store_status st = store_json1(s, SQL_DECISION_GET, 2, p, out);
     if (st != STORE_OK)
         return st;
@@ -1441,14 +1442,14 @@ enum store_status store_decision_get(struct store *s, const char *id, const char
 }
 
 enum store_status store_decision_list(struct store *s, const char *review_id,
-                                      const char *teams_json, long long after_index, int limit,
-                                      char *fault, size_t fault_size, json_t **out)
+                                      const struct team_scope *scope, long long after_index,
+                                      int limit, char *fault, size_t fault_size, json_t **out)
 {
     fault[0] = '\0';
     char after[24], lim[16];
     snprintf(after, sizeof after, "%lld", after_index);
     snprintf(lim, sizeof lim, "%d", limit);
-    const char *p[] = {review_id, teams_json, after, lim};
+    const char *p[] = {review_id, team_scope_param(scope), after, lim};
     enum store_status st = store_json1(s, SQL_DECISION_LIST, 4, p, out);
     if (st != STORE_OK)
         return st;

@@ -13,6 +13,7 @@
 
 #include "core/problems.h"
 #include "store/audit.h"
+#include "store/scope.h"
 #include "store/store.h"
 
 /* Most leaves GET /log/entries answers at once. */
@@ -69,17 +70,19 @@ enum store_status store_decision_check(struct store *s, const json_t *record,
 
 /* A decision {id, review_id, decision, chosen_option, comparison_sha256, supersedes,
  * superseded_by, signer, signer_key_id, leaf_index, received_at, record, signature};
- * teams_json as store_review_get. What is served comes from the decision's leaf: the stored
+ * scope as store_review_get. What is served comes from the decision's leaf: the stored
  * row must say the same, its signer be the owner the key's enrolment leaf names, and a
  * successor's leaf supersede it. Otherwise *out is NULL, fault names the difference (and
  * owners and admins get a log_integrity alert) — the edited row is never served. */
-enum store_status store_decision_get(struct store *s, const char *id, const char *teams_json,
-                                     char *fault, size_t fault_size, json_t **out) STORE_MUSTCHECK;
+enum store_status store_decision_get(struct store *s, const char *id,
+                                     const struct team_scope *scope, char *fault, size_t fault_size,
+                                     json_t **out) STORE_MUSTCHECK;
 /* In log order after leaf index after_index (-1 from the start); review_id NULL for all.
  * Each decision bound to its leaf as store_decision_get; one that differs faults the list. */
 enum store_status store_decision_list(struct store *s, const char *review_id,
-                                      const char *teams_json, long long after_index, int limit,
-                                      char *fault, size_t fault_size, json_t **out) STORE_MUSTCHECK;
+                                      const struct team_scope *scope, long long after_index,
+                                      int limit, char *fault, size_t fault_size,
+                                      json_t **out) STORE_MUSTCHECK;
 
 /* {origin, verifier_key, tree_size, root (hex), checkpoint (note text)}: the latest. */
 enum store_status store_log_head(struct store *s, json_t **out) STORE_MUSTCHECK;

@@ -409,7 +409,7 @@ enum store_status store_report_usage(struct store *s, const struct usage_query *
         strcat(excluded, dims[i].name);
     }
     strcat(excluded, "}");
-    const char *p[] = {q->teams_json,
+    const char *p[] = {team_scope_param(q->scope),
                        q->from,
                        q->to,
                        q->by_team ? "true" : "false",
@@ -447,9 +447,10 @@ enum store_status store_report_usage(struct store *s, const struct usage_query *
     return STORE_OK;
 }
 
-enum store_status store_report_idle(struct store *s, const char *teams_json, const char *team,
-                                    const char *from, const char *to, json_t **out)
+enum store_status store_report_idle(struct store *s, const struct team_scope *scope,
+                                    const char *team, const char *from, const char *to,
+                                    json_t **out)
 {
-    const char *p[] = {teams_json, team, from, to};
+    const char *p[] = {team_scope_param(scope), team, from, to};
     return store_json1(s, SQL_IDLE, 4, p, out);
 }

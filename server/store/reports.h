@@ -3,11 +3,12 @@
 #ifndef CAPLEDGER_STORE_REPORTS_H
 #define CAPLEDGER_STORE_REPORTS_H
 
+#include "store/scope.h"
 #include "store/store.h"
 
 struct usage_query {
-    const char *teams_json; /* the caller's teams, or "null" */
-    const char *from, *to;  /* submitted_at in [from, to); NULL: open */
+    const struct team_scope *scope; /* the caller's teams (NULL: all) */
+    const char *from, *to;          /* submitted_at in [from, to); NULL: open */
     int by_team, by_class, by_cluster, by_state;
     /* Pricing (may be NULL): {"cluster": "offer id", …} and an offer id for other clusters.
      * A run's cost is its GPU hours × the offer's price_per_hour / gpus_per_instance. */
@@ -35,7 +36,8 @@ enum store_status store_report_usage(struct store *s, const struct usage_query *
  * uploads' summaries: samples, samples with a duty cycle, duty cycle mean and idle fraction
  * (weighted by samples with a duty cycle), longest idle stretch (s), idle thresholds used.
  * team: optional filter; from/to: upload time. */
-enum store_status store_report_idle(struct store *s, const char *teams_json, const char *team,
-                                    const char *from, const char *to, json_t **out) STORE_MUSTCHECK;
+enum store_status store_report_idle(struct store *s, const struct team_scope *scope,
+                                    const char *team, const char *from, const char *to,
+                                    json_t **out) STORE_MUSTCHECK;
 
 #endif

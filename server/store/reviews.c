@@ -150,8 +150,8 @@ static const char *SQL_EVIDENCE_FOREIGN =
 
 /* The indexes into ids of what the caller's teams may not see (a JSON array, caller decrefs). */
 static enum store_status evidence_foreign_indexes(struct store *s, const json_t *ids,
-                                                  const char *teams, const char *user_id,
-                                                  json_t **foreign)
+                                                  const struct team_scope *scope,
+                                                  const char *user_id, json_t **foreign)
 {
     *foreign = NULL;
     if (!json_array_size(ids))
@@ -159,18 +159,18 @@ static enum store_status evidence_foreign_indexes(struct store *s, const json_t 
     char *text = json_dumps(ids, JSON_COMPACT);
     if (!text)
         return STORE_ERROR;
-    const char *params[] = {text, teams, user_id};
+    const char *params[] = {text, team_scope_param(scope), user_id};
     enum store_status st = store_json1(s, SQL_EVIDENCE_FOREIGN, 3, params, foreign);
     free(text);
     return st;
 }
 
-enum store_status store_evidence_foreign(struct store *s, const json_t *ids, const char *teams,
-                                         const char *user_id, const char *prefix,
-                                         struct problems *p)
+enum store_status store_evidence_foreign(struct store *s, const json_t *ids,
+                                         const struct team_scope *scope, const char *user_id,
+                                         const char *prefix, struct problems *p)
 {
     json_t *foreign = NULL;
-    enum store_status st = evidence_foreign_indexes(s, ids, teams, user_id, &foreign);
+    enum store_status st = evidence_foreign_indexes(s, ids, scope, user_id, &foreign);
     size_t i;
     json_t *idx;
     json_array_foreach(foreign, i, idx)
@@ -184,13 +184,14 @@ enum store_status store_evidence_foreign(struct store *s, const json_t *ids, con
     return st;
 }
 
-enum store_status store_evidence_hide_foreign(struct store *s, json_t *artifact, const char *teams,
-                                              const char *user_id, size_t *hidden)
+enum store_status store_evidence_hide_foreign(struct store *s, json_t *artifact,
+                                              const struct team_scope *scope, const char *user_id,
+                                              size_t *hidden)
 {
     *hidden = 0;
     json_t *ids = json_object_get(artifact, "evidence");
     json_t *foreign = NULL;
-    enum store_status st = evidence_foreign_indexes(s, ids, teams, user_id, &foreign);
+    enum store_status st = evidence_foreign_indexes(s, ids, scope, user_id, &foreign);
     if (st != STORE_OK || !json_array_size(foreign)) {
         json_decref(foreign);
         return st;
@@ -419,10 +420,10 @@ enum store_status store_review_create(struct store *s, const struct audit_actor 
     return st;
 }
 
-enum store_status store_review_get(struct store *s, const char *id, const char *teams_json,
+enum store_status store_review_get(struct store *s, const char *id, const struct team_scope *scope,
                                    json_t **out)
 {
-    const char *params[] = {id, teams_json};
+    const char *params[] = {id, team_scope_param(scope)};
     return store_json1(s, SQL_GET, 2, params, out);
 }
 
@@ -430,7 +431,8 @@ enum store_status store_review_list(struct store *s, const struct evlist_query *
 {
     char lim[16];
     snprintf(lim, sizeof lim, "%d", q->limit);
-    const char *params[] = {q->teams_json, q->state, q->team, q->after_at, q->after_id, lim};
+    const char *params[] = {
+        team_scope_param(q->scope), q->state, q->team, q->after_at, q->after_id, lim};
     return store_json1(s, SQL_LIST, 6, params, out);
 }
 
@@ -510,11 +512,12 @@ enum store_status store_artifact_update(struct store *s, const struct audit_acto
 }
 
 enum store_status store_review_checklist(struct store_conn *c, const char *review_id,
-                                         const json_t *cited, const char *teams_json, json_t **out)
+                                         const json_t *cited, const struct team_scope *scope,
+                                         json_t **out)
 {
     *out = NULL;
     json_t *review = NULL, *latest = NULL, *cited_rows = NULL, *options = NULL, *list = NULL;
-    const char *p1[] = {review_id, teams_json ? teams_json : "null"};
+    const char *p1[] = {review_id, team_scope_param(scope)};
     enum store_status st = store_json(c, SQL_FACTS_REVIEW, 2, p1, &review);
     if (st != STORE_OK)
         goto out;
@@ -570,12 +573,13 @@ out:
 }
 
 enum store_status store_review_checklist1(struct store *s, const char *review_id,
-                                          const json_t *cited, const char *teams_json, json_t **out)
+                                          const json_t *cited, const struct team_scope *scope,
+                                          json_t **out)
 {
     struct store_conn *c = store_acquire(s, 2000);
     if (!c)
         return STORE_UNAVAILABLE;
-    enum store_status st = store_review_checklist(c, review_id, cited, teams_json, out);
+    enum store_status st = store_review_checklist(c, review_id, cited, scope, out);
     store_release(s, c);
     return st;
 }

@@ -19,11 +19,11 @@
 enum store_status store_review_create(struct store *s, const struct audit_actor *who,
                                       const json_t *doc, struct problems *p,
                                       json_t **out) STORE_MUSTCHECK;
-/* teams_json: the caller's team filter ("null" = every review; else only reviews with a
+/* scope: the caller's team scope (all = every review; else only reviews with a
  * workload of one of those teams). STORE_NOT_FOUND when absent or not visible. */
-enum store_status store_review_get(struct store *s, const char *id, const char *teams_json,
+enum store_status store_review_get(struct store *s, const char *id, const struct team_scope *scope,
                                    json_t **out) STORE_MUSTCHECK;
-/* q: teams_json, state (?status=), team (?owner=), keyset after_at/after_id, limit. */
+/* q: scope, state (?status=), team (?owner=), keyset after_at/after_id, limit. */
 enum store_status store_review_list(struct store *s, const struct evlist_query *q,
                                     json_t **out) STORE_MUSTCHECK;
 /* doc: the whole merged, validated review; applied only when the stored version is
@@ -39,15 +39,16 @@ enum store_status store_review_update(struct store *s, const struct audit_actor 
  * no benchmark, upload or stored comparison are appended to p as /evidence/<i> and
  * STORE_INVALID returned. */
 /* For team members: a problem at prefix/N for each id of ids (evidence) the member may not see
- * (teams: a JSON array of their team names; user_id: theirs), worded as for an unknown id. */
-enum store_status store_evidence_foreign(struct store *s, const json_t *ids, const char *teams,
-                                         const char *user_id, const char *prefix,
-                                         struct problems *p) STORE_MUSTCHECK;
+ * (scope: their teams; user_id: theirs), worded as for an unknown id. */
+enum store_status store_evidence_foreign(struct store *s, const json_t *ids,
+                                         const struct team_scope *scope, const char *user_id,
+                                         const char *prefix, struct problems *p) STORE_MUSTCHECK;
 /* For a team member reading an artifact of a review shared with other teams: removes from its
  * `evidence` the ids the caller's teams may not see, and sets `evidence_hidden` to how many were
  * removed (*hidden too; the artifact is left alone when none are). */
-enum store_status store_evidence_hide_foreign(struct store *s, json_t *artifact, const char *teams,
-                                              const char *user_id, size_t *hidden);
+enum store_status store_evidence_hide_foreign(struct store *s, json_t *artifact,
+                                              const struct team_scope *scope, const char *user_id,
+                                              size_t *hidden);
 
 enum store_status store_artifact_create(struct store *s, const struct audit_actor *who,
                                         const char *review_id, const json_t *doc,
@@ -71,16 +72,16 @@ enum store_status store_evidence_check(struct store_conn *c, const json_t *ids, 
  * workloads, if any. *out: {review_id, comparison_sha256 (the first cited, or null), covered
  * (all seven), items: [{item, covered, evidence: [ids], missing: [sentences]}]} in the
  * docs/reviews.md order, decided by checklist_decide (core/ledger/checklist.h) from the facts this
- * gathers. teams_json: the caller's team filter (NULL or "null": every team): only the
+ * gathers. scope: the caller's team scope (NULL or all: every team): only the
  * workloads, comparisons, benchmarks and runs of those teams count, so a team member's checklist
  * never rests on, or names, another team's evidence. Runs on c. STORE_NOT_FOUND when the
  * review does not exist. */
 enum store_status store_review_checklist(struct store_conn *c, const char *review_id,
-                                         const json_t *cited, const char *teams_json,
+                                         const json_t *cited, const struct team_scope *scope,
                                          json_t **out) STORE_MUSTCHECK;
 /* The same on a pooled connection. */
 enum store_status store_review_checklist1(struct store *s, const char *review_id,
-                                          const json_t *cited, const char *teams_json,
+                                          const json_t *cited, const struct team_scope *scope,
                                           json_t **out) STORE_MUSTCHECK;
 
 #endif

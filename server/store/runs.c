@@ -156,8 +156,15 @@ enum store_status store_runs_list(struct store *s, const struct runs_query *q, j
 {
     char lim[16];
     snprintf(lim, sizeof lim, "%d", q->limit);
-    const char *p[] = {q->teams_json, q->team,      q->workload_class, q->state,
-                       q->cluster,    q->upload_id, q->from,           q->to,
-                       q->after_id,   lim};
+    const char *p[] = {team_scope_param(q->scope),
+                       q->team,
+                       q->workload_class,
+                       q->state,
+                       q->cluster,
+                       q->upload_id,
+                       q->from,
+                       q->to,
+                       q->after_id,
+                       lim};
     return store_json1(s, SQL_LIST, 10, p, out);
 }

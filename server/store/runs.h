@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "store/audit.h"
+#include "store/scope.h"
 #include "store/store.h"
 #include "store/uploads.h"
 
@@ -30,7 +31,7 @@ enum store_status store_runs_finish(struct upload_tx *u, const struct audit_acto
                                     long *duplicates, json_t **classes) STORE_MUSTCHECK;
 
 struct runs_query {
-    const char *teams_json; /* the caller's teams, or "null" */
+    const struct team_scope *scope; /* the caller's teams (NULL: all) */
     const char *team, *workload_class, *state, *cluster, *upload_id;
     const char *from, *to; /* submitted_at in [from, to) */
     const char *after_id;  /* keyset: the last id of the previous page */

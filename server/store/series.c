@@ -94,6 +94,7 @@ static const char *SQL_USAGE_SERIES =
 enum store_status store_usage_series(struct store *s, const struct usage_series_query *q,
                                      json_t **out)
 {
-    const char *p[] = {q->teams_json, q->team, q->bucket, q->from, q->to, q->buckets_max};
+    const char *p[] = {
+        team_scope_param(q->scope), q->team, q->bucket, q->from, q->to, q->buckets_max};
     return store_json1(s, SQL_USAGE_SERIES, 6, p, out);
 }

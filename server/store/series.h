@@ -4,6 +4,7 @@
 #ifndef CAPLEDGER_STORE_SERIES_H
 #define CAPLEDGER_STORE_SERIES_H
 
+#include "store/scope.h"
 #include "store/store.h"
 
 /* *out: {benchmark_id, samples, untimed_samples, samples_with_duty_cycle, gpus, first_ts,
@@ -21,11 +22,11 @@ enum store_status store_telemetry_series(struct store *s, const char *benchmark_
                                          json_t **out) STORE_MUSTCHECK;
 
 struct usage_series_query {
-    const char *teams_json;  /* the caller's teams, or "null" */
-    const char *team;        /* only this team; NULL: all the caller may read */
-    const char *bucket;      /* day | week | month */
-    const char *from, *to;   /* started_at in [from, to); NULL: open */
-    const char *buckets_max; /* the latest this many buckets are kept (text integer) */
+    const struct team_scope *scope; /* the caller's teams (NULL: all) */
+    const char *team;               /* only this team; NULL: all the caller may read */
+    const char *bucket;             /* day | week | month */
+    const char *from, *to;          /* started_at in [from, to); NULL: open */
+    const char *buckets_max;        /* the latest this many buckets are kept (text integer) */
 };
 
 /* *out: {bucket, buckets: [start, …] (contiguous, UTC), truncated (earlier buckets dropped),

@@ -68,8 +68,15 @@ enum store_status store_upload_list(struct store *s, const struct evlist_query *
 {
     char lim[16];
     snprintf(lim, sizeof lim, "%d", q->limit);
-    const char *p[] = {q->teams_json, q->user_id,  q->team,     q->kind, q->from,
-                       q->to,         q->after_at, q->after_id, lim};
+    const char *p[] = {team_scope_param(q->scope),
+                       q->user_id,
+                       q->team,
+                       q->kind,
+                       q->from,
+                       q->to,
+                       q->after_at,
+                       q->after_id,
+                       lim};
     return store_json1(s, SQL_LIST, 9, p, out);
 }
 

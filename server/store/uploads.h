@@ -22,7 +22,7 @@ char *store_doc_text(const json_t *v) STORE_MUSTCHECK;
 enum store_status store_upload_insert_tx(struct store_conn *c, const json_t *rec,
                                          json_t **out) STORE_MUSTCHECK;
 enum store_status store_upload_get(struct store *s, const char *id, json_t **out) STORE_MUSTCHECK;
-/* Uploads visible to the caller: q->teams_json scopes by team (uploads without a team are
+/* Uploads visible to the caller: q->scope scopes by team (uploads without a team are
  * visible to their uploader, q->user_id); filters team, kind (q->kind), created
  * from/to. Newest last, keyset on (created_at, id). */
 enum store_status store_upload_list(struct store *s, const struct evlist_query *q,

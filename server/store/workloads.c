@@ -61,8 +61,16 @@ enum store_status store_workload_list(struct store *s, const struct evlist_query
 {
     char lim[16];
     snprintf(lim, sizeof lim, "%d", q->limit);
-    const char *p[] = {q->teams_json, q->team,     q->kind,     q->class_, q->from,
-                       q->to,         q->after_at, q->after_id, lim,       q->q};
+    const char *p[] = {team_scope_param(q->scope),
+                       q->team,
+                       q->kind,
+                       q->class_,
+                       q->from,
+                       q->to,
+                       q->after_at,
+                       q->after_id,
+                       lim,
+                       q->q};
     return store_json1(s, SQL_LIST, 10, p, out);
 }
 

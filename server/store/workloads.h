@@ -14,7 +14,7 @@
 enum store_status store_workload_create(struct store *s, const struct audit_actor *who,
                                         const json_t *doc, json_t **out) STORE_MUSTCHECK;
 enum store_status store_workload_get(struct store *s, const char *id, json_t **out) STORE_MUSTCHECK;
-/* Filters used: teams_json (visible teams or "null"), team, kind, class, created from/to. */
+/* Filters used: scope (the visible teams), team, kind, class, created from/to. */
 enum store_status store_workload_list(struct store *s, const struct evlist_query *q,
                                       json_t **out) STORE_MUSTCHECK;
 /* Replaces every client field with doc's (nulls clear) when the row is still at

@@ -1,4 +1,6 @@
-/* Declarative field tables for the evidence resources (workloads, offers, benchmarks).
+/* Declarative field tables: the one validator of every JSON body the API takes (workloads,
+ * offers, benchmarks, clusters, reviews, artifacts, scenarios, teams, users, tokens, webhooks,
+ * decisions, alerts, sessions and signing keys).
  *
  * Each resource describes its fields once — name, type, bounds, enumeration, whether required —
  * and that one table drives validation of a JSON body (every fault named by JSON Pointer), the
@@ -27,6 +29,11 @@ enum evfield_type {
     EVF_CURRENCY, /* ISO 4217 style: three upper-case letters */
     EVF_OBJECT,   /* an object checked against sub[] */
     EVF_ARRAY,    /* an array (at most max_len items) of objects checked against sub[] */
+    EVF_TEXT,     /* a string of at most max_len bytes, no NUL; "" only when not required */
+    EVF_DATE,     /* a calendar date YYYY-MM-DD */
+    EVF_LIST,     /* an array (at most max_len items) of values each checked against sub[0] */
+    EVF_ANY,      /* an object, checked elsewhere (e.g. a signed record): presence and kind only */
+    EVF_HANDLE,   /* a team or user name: 1-64 of [A-Za-z0-9._-], starting with a letter or digit */
 };
 
 enum evfield_flag {
@@ -35,6 +42,9 @@ enum evfield_flag {
     EVF_MAX_EXCLUSIVE = 1u << 2, /* value < max rather than <= max */
     EVF_EXTRA_MS = 1u << 3,      /* EVF_OBJECT/ARRAY items: also allow "<name>_ms" numbers >= 0 */
     EVF_SERVER = 1u << 4,        /* set by the server: shown, never accepted from a client */
+    EVF_MSG_ALL = 1u << 5,       /* every fault of the value (absence included) is its msg */
+    EVF_UNIQUE = 1u << 6,        /* EVF_LIST: no string item twice (case-insensitive) */
+    EVF_QUOTE = 1u << 7,         /* EVF_ENUM: the message quotes the values ('a', 'b') */
 };
 
 /* A number field with no narrower bound above (EVF_NO_MAX) is still at most EVF_CEILING: far
@@ -43,14 +53,22 @@ enum evfield_flag {
 #define EVF_NO_MAX 1e300
 #define EVF_CEILING 1e15
 
+/* A field's own wording, for a type other than EVF_ENUM: msg is the text of a format fault
+ * (EVF_HANDLE, EVF_DATE, EVF_UUID, a number's range) and, for EVF_LIST/EVF_ARRAY, of a fault of
+ * the array itself (not an array, too few or too many items); with EVF_MSG_ALL the text of every
+ * fault of the value. item_msg (EVF_ARRAY): the text for an item that is not an object. */
+#define EVF_WORDS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
 struct evfield {
     const char *name;
     enum evfield_type type;
     unsigned flags;
-    double min, max;           /* numbers: bounds (use EVF_NO_MAX for none above) */
-    size_t max_len;            /* strings (bytes), arrays (items) */
-    const char *const *values; /* EVF_ENUM, NULL-terminated */
-    const struct evfield *sub; /* EVF_OBJECT / EVF_ARRAY items, terminated by {NULL} */
+    double min, max; /* numbers: bounds (use EVF_NO_MAX for none above); EVF_LIST: min items */
+    size_t max_len;  /* strings (bytes), arrays (items) */
+    /* EVF_ENUM: the values, NULL-terminated; any other type: NULL, or EVF_WORDS(msg[, item]) */
+    const char *const *values;
+    const struct evfield *sub; /* EVF_OBJECT / EVF_ARRAY items, terminated by {NULL};
+                                  EVF_LIST: the one item field sub[0] */
 };
 
 /* Checks obj against fields: unknown and server-set members rejected, required ones present,
@@ -59,6 +77,18 @@ struct evfield {
  * for each field of the table its 1-based CSV column (0 when not in the sheet). */
 void evfield_check(const json_t *obj, const struct evfield *fields, const char *prefix, long line,
                    const long *columns, struct problems *p);
+
+/* The two halves of evfield_check, for a PATCH whose members are checked as given and whose
+ * values are checked once merged: members of obj not in the table (or set by the server), and
+ * the values of the table's fields in obj. */
+void evfield_check_members(const json_t *obj, const struct evfield *fields, const char *prefix,
+                           struct problems *p);
+void evfield_check_values(const json_t *obj, const struct evfield *fields, const char *prefix,
+                          struct problems *p);
+
+/* After a check of obj at the top of a body: obj's member name when it is a string and no
+ * problem names "/name", else NULL (borrowed). */
+const char *evfield_valid_string(const json_t *obj, const char *name, const struct problems *p);
 
 /* The field named name in the table, or NULL. */
 const struct evfield *evfield_find(const struct evfield *fields, const char *name);

@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/formats/evfield.h"
 #include "core/validate.h"
 #include "http/evidence.h"
-#include "http/handlers/h_reviews.h"
 #include "store/alerts.h"
 
 static const char *const ALERT_STATUSES[] = {"open", "acknowledged", "resolved", NULL};
@@ -33,20 +33,19 @@ static int sweep(struct req *r, int *raised)
 
 static void alert_list(struct req *r)
 {
-    struct ev_page pg;
-    struct evlist_query page = {0};
+    struct page pg;
     struct problems p;
     problems_init(&p);
     char status[40], owner[80], review[80];
-    if (ev_page_begin(r, &pg, &page) != 0)
+    if (page_begin(r, &pg, PAGE_AT_ID, &p) != 0)
         goto out;
     struct alert_query q = {
         .status = ev_query(r, "status", EVQ_ENUM, ALERT_STATUSES, status, sizeof status, &p),
         .owner = ev_query(r, "owner", EVQ_TEXT, NULL, owner, sizeof owner, &p),
         .review_id = ev_query(r, "review", EVQ_UUID, NULL, review, sizeof review, &p),
-        .after_at = page.after_at,
-        .after_id = page.after_id,
-        .limit = page.limit,
+        .after_at = pg.after_at,
+        .after_id = pg.after_id,
+        .limit = pg.fetch,
     };
     if (p.total) {
         resp_invalid(r, &p, NULL);
@@ -65,13 +64,8 @@ static void alert_list(struct req *r)
         goto out;
     json_t *items = NULL;
     enum store_status st = store_alert_list(r->app->store, &q, &items);
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "alerts");
-        goto out;
-    }
-    ev_page_reply(r, items, &page, "created_at");
+    page_reply_fetched(r, &pg, st, items, "created_at", "alerts");
 out:
-    ev_page_end(&pg);
     problems_free(&p);
 }
 
@@ -107,9 +101,14 @@ static void alert_get(struct req *r)
     resp_versioned(r, 200, row);
 }
 
+static const struct evfield ALERT_PATCH_FIELDS[] = {
+    {"status", EVF_ENUM, EVF_QUOTE, 0, 0, 0, ALERT_UPDATE_STATUSES, NULL},
+    {"note", EVF_TEXT, 0, 0, 0, 4000, NULL, NULL},
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+};
+
 static void alert_patch(struct req *r)
 {
-    static const char *const allowed[] = {"status", "note", NULL};
     struct problems p;
     problems_init(&p);
     json_t *current = NULL, *out = NULL;
@@ -117,14 +116,9 @@ static void alert_patch(struct req *r)
         problems_add(&p, "", "must be a JSON object {status, note}");
         goto invalid;
     }
-    json_check_unknown(r->body, "", allowed, &p);
-    const char *status = json_want_string(r->body, "status", "", 0, 40, &p);
-    const char *note = json_want_string(r->body, "note", "", 0, 4000, &p);
-    int known = !status;
-    for (const char *const *s = ALERT_UPDATE_STATUSES; status && *s; s++)
-        known |= strcmp(*s, status) == 0;
-    if (!known)
-        problems_add(&p, "/status", "must be 'acknowledged' or 'resolved'");
+    evfield_check(r->body, ALERT_PATCH_FIELDS, "", 0, NULL, &p);
+    const char *status = evfield_valid_string(r->body, "status", &p);
+    const char *note = evfield_valid_string(r->body, "note", &p);
     if (p.total)
         goto invalid;
     current = readable_alert(r, r->params[0]);

@@ -343,7 +343,6 @@ static void benchmark_import(struct req *r)
         }
     }
     if (p.total) {
-        ev_drain_body(r, &idem);
         resp_invalid(r, &p, NULL);
         goto out;
     }
@@ -354,7 +353,6 @@ static void benchmark_import(struct req *r)
         problems_add(&p, "?workload_id", "load tests measure inference: this workload's kind is %s",
                      refs.kind);
     if (p.total) {
-        ev_drain_body(r, &idem);
         resp_invalid(r, &p, NULL);
         goto out;
     }
@@ -364,7 +362,6 @@ static void benchmark_import(struct req *r)
     if (strcmp(ct, "application/json") != 0 && strcmp(ct, "text/plain") != 0 &&
         strcmp(ct, "text/csv") != 0 && strcmp(ct, "application/x-ndjson") != 0 &&
         strcmp(ct, "application/octet-stream") != 0) {
-        ev_drain_body(r, &idem);
         resp_problem(r, 415, "unsupported-media-type", "Unsupported media type",
                      "send the tool's output file as is (application/json, text/plain or "
                      "text/csv), not '%s'",
@@ -388,7 +385,6 @@ static void benchmark_import(struct req *r)
         goto out;
     }
     if (len > IMPORT_MAX_BYTES) {
-        ev_drain_body(r, NULL);
         resp_problem(r, 413, "too-large", "Body too large",
                      "a load-test output is at most %zu bytes", IMPORT_MAX_BYTES);
         goto out;

@@ -7,6 +7,7 @@
 
 #include "core/formats/evfield.h"
 #include "http/internal.h"
+#include "http/page.h"
 #include "store/clusters.h"
 
 #define CLUSTER_MAX_PARTITIONS 1000
@@ -120,7 +121,7 @@ static void cluster_get(struct req *r)
 
 static void cluster_list(struct req *r)
 {
-    resp_keyset_list(r, store_cluster_list, "clusters", "name");
+    page_list(r, PAGE_TEXT, store_cluster_list, "clusters", "name");
 }
 
 const struct route cluster_routes[] = {

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/cost/cost.h"
+#include "core/formats/evfield.h"
 #include "core/ledger/jcs.h"
 #include "core/validate.h"
 #include "http/gate.h"
@@ -117,7 +118,9 @@ static json_t *resolve_scenario(struct req *r, const json_t *doc, struct resolut
 }
 
 /* The engine is CPU-bound (a comparison at its work limit, COST_MAX_OPTION_TRIALS, runs for
- * about a second and a half): at most as many at once as there are cores, one per user. A
+ * about a second and a half): at most ENGINE_SLOTS at once — a fixed two, whatever the
+ * machine's core count, so a comparison keeps a core to itself on the 2-core hosts this is
+ * sized for — and ENGINE_PER_USER per user. A
  * request that finds the engine busy is answered at once — 503, or 429 when its user already
  * has one running — with Retry-After: waiting would hold a worker thread. */
 #define ENGINE_SLOTS 2
@@ -209,11 +212,6 @@ static void compare_charts(struct req *r)
     compare_with(r, cost_charts);
 }
 
-static char *teams_filter(struct req *r)
-{
-    return principal_team_filter(&r->who);
-}
-
 /* One workload of a scenario: it must exist, be readable by the caller, and belong to the
  * scenario's team. Appends a problem at ptr otherwise; answers (and returns the status) when
  * the store fails. */
@@ -255,103 +253,96 @@ static enum store_status check_workloads(struct req *r, const char *team, const 
     return STORE_OK;
 }
 
-static void scenario_create(struct req *r)
+static const struct evfield WORKLOAD_ID[] = {
+    {"workload_id", EVF_UUID, EVF_MSG_ALL, 0, 0, 0, EVF_WORDS("must be a workload id"), NULL},
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+};
+
+static const struct evfield SCENARIO_FIELDS[] = {
+    {"name", EVF_TEXT, EVF_REQUIRED, 0, 0, 200, NULL, NULL},
+    {"team", EVF_TEXT, EVF_REQUIRED, 0, 0, 64, NULL, NULL},
+    {"document", EVF_ANY, EVF_REQUIRED | EVF_MSG_ALL, 0, 0, 0,
+     EVF_WORDS("is required: the scenario document (docs/cost-model.md)"), NULL},
+    {"workload_ids", EVF_LIST, EVF_MSG_ALL, 0, 0, 0, EVF_WORDS("must be an array of workload ids"),
+     WORKLOAD_ID},
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+};
+
+static json_t *scenario_create_make(struct req *r, struct problems *p)
 {
-    static const char *const allowed[] = {"name", "team", "workload_ids", "document", NULL};
-    struct problems p;
-    problems_init(&p);
+    json_t *made = NULL;
     json_t *ids = NULL, *resolved = NULL, *out = NULL;
-    struct idem idem;
-    if (idem_begin(r, &idem) == IDEM_ANSWERED)
-        goto out;
     if (!json_is_object(r->body)) {
-        problems_add(&p, "", "must be a JSON object");
-        goto invalid;
+        problems_add(p, "", "must be a JSON object");
+        goto out;
     }
-    json_check_unknown(r->body, "", allowed, &p);
-    const char *name = json_want_string(r->body, "name", "", 1, 200, &p);
-    const char *team = json_want_string(r->body, "team", "", 1, 64, &p);
+    evfield_check(r->body, SCENARIO_FIELDS, "", 0, NULL, p);
+    const char *name = evfield_valid_string(r->body, "name", p);
+    const char *team = evfield_valid_string(r->body, "team", p);
     json_t *doc = json_object_get(r->body, "document");
-    if (!json_is_object(doc))
-        problems_add(&p, "/document", "is required: the scenario document (docs/cost-model.md)");
     json_t *given_ids = json_object_get(r->body, "workload_ids");
-    if (given_ids && !json_is_array(given_ids))
-        problems_add(&p, "/workload_ids", "must be an array of workload ids");
     ids = json_array();
-    size_t i;
-    json_t *id;
-    json_array_foreach(given_ids, i, id)
-    {
-        char ptr[64];
-        snprintf(ptr, sizeof ptr, "/workload_ids/%zu", i);
-        if (!json_is_string(id) || !uuid_valid(json_string_value(id)))
-            problems_add(&p, ptr, "must be a workload id");
-        else
-            json_array_append(ids, id);
-    }
+    if (json_is_array(given_ids))
+        json_array_extend(ids, given_ids);
     if (team && !principal_can_write_team(&r->who, team)) {
         resp_problem(r, 403, "forbidden", "Forbidden", "you may not write for team '%s'", team);
         goto out;
     }
-    if (p.total)
-        goto invalid;
+    if (p->total)
+        goto out;
     json_t *wl = json_object_get(doc, "workload");
     if (json_is_string(wl) && uuid_valid(json_string_value(wl)) && !json_array_size(ids))
         json_array_append(ids, wl);
     /* The workloads a scenario answers for must be the scenario's team's own: the review
      * checklist counts its comparisons as evidence for them. */
-    if (check_workloads(r, team, ids, given_ids ? "/workload_ids" : "/document/workload", &p) !=
+    if (check_workloads(r, team, ids, given_ids ? "/workload_ids" : "/document/workload", p) !=
         STORE_OK)
         goto out;
     if (json_is_string(wl) && uuid_valid(json_string_value(wl)) && given_ids &&
-        check_workload_team(r, team, json_string_value(wl), "/document/workload", &p) != STORE_OK)
+        check_workload_team(r, team, json_string_value(wl), "/document/workload", p) != STORE_OK)
         goto out;
-    if (p.total)
-        goto invalid;
+    if (p->total)
+        goto out;
     /* Validate now (references resolve, the scenario computes) so a stored scenario is one
      * that can be compared; the stored document keeps the references. */
     struct resolution res = {.failure = STORE_OK};
-    resolved = resolve_scenario(r, doc, &res, &p);
+    resolved = resolve_scenario(r, doc, &res, p);
     if (res.failure != STORE_OK) {
         resp_store_error(r, res.failure, "referenced record");
         goto out;
     }
-    if (!p.total && cost_validate(resolved, &p) != 0 && !p.total)
-        problems_add(&p, "/document", "is not a valid scenario");
-    if (p.total) {
-        problems_prefix(&p, 0, "/document"); /* pointers are into the document */
-        goto invalid;
+    if (!p->total && cost_validate(resolved, p) != 0 && !p->total)
+        problems_add(p, "/document", "is not a valid scenario");
+    if (p->total) {
+        problems_prefix(p, 0, "/document"); /* pointers are into the document */
+        goto out;
     }
     struct audit_actor who;
     enum store_status st =
         store_scenario_create(r->app->store, req_actor(r, &who), team, name, ids, doc, &out);
-    if (st == STORE_INVALID) {
-        problems_add(&p, "/team", "no team named '%s'", team);
-        goto invalid;
-    }
-    if (st != STORE_OK) {
+    if (st == STORE_OK)
+        made = out;
+    else if (st == STORE_INVALID)
+        problems_add(p, "/team", "no team named '%s'", team);
+    else
         resp_store_error(r, st, "scenario");
-        goto out;
-    }
-    idem_reply(r, &idem, 201, out);
-    out = NULL;
-    goto out;
-invalid:
-    resp_invalid(r, &p, NULL);
 out:
-    idem_end(r, &idem);
     json_decref(ids);
     json_decref(resolved);
-    json_decref(out);
-    problems_free(&p);
+    if (!made)
+        json_decref(out);
+    return made;
+}
+
+static void scenario_create(struct req *r)
+{
+    idem_create(r, scenario_create_make);
 }
 
 static void scenario_list(struct req *r)
 {
-    char after_buf[128];
-    const char *after = NULL;
-    int limit = req_limit(r);
-    if (limit < 0 || req_cursor(r, after_buf, sizeof after_buf, &after) != 0)
+    struct page pg;
+    if (page_begin(r, &pg, PAGE_TEXT, NULL) != 0)
         return;
     struct problems p;
     problems_init(&p);
@@ -364,20 +355,10 @@ static void scenario_list(struct req *r)
         return;
     }
     problems_free(&p);
-    char *filter = teams_filter(r);
     json_t *items = NULL;
     enum store_status st =
-        store_scenario_list(r->app->store, filter, q, t, after, limit + 1, &items);
-    free(filter);
-    if (st == STORE_INVALID) { /* a cursor that decodes but is not ours */
-        resp_problem(r, 422, "invalid", "Invalid input", "the cursor is not valid");
-        return;
-    }
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "scenarios");
-        return;
-    }
-    resp_page(r, items, limit, "cursor_key");
+        store_scenario_list(r->app->store, &r->scope, q, t, pg.after, pg.fetch, &items);
+    page_reply_fetched(r, &pg, st, items, "cursor_key", "scenarios");
 }
 
 /* The scenario of the path, if the caller's teams may see it (new reference); else NULL after
@@ -388,10 +369,8 @@ static json_t *visible_scenario(struct req *r)
         resp_problem(r, 404, "not-found", "Not found", "scenario not found");
         return NULL;
     }
-    char *filter = teams_filter(r);
     json_t *out = NULL;
-    enum store_status st = store_scenario_get(r->app->store, r->params[0], filter, &out);
-    free(filter);
+    enum store_status st = store_scenario_get(r->app->store, r->params[0], &r->scope, &out);
     if (st != STORE_OK) {
         resp_store_error(r, st, "scenario");
         return NULL;
@@ -461,10 +440,8 @@ static void comparison_get(struct req *r)
                      "comparisons are named by a lower-case hex SHA-256");
         return;
     }
-    char *filter = teams_filter(r);
     json_t *out = NULL;
-    enum store_status st = store_comparison_get(r->app->store, r->params[0], filter, &out);
-    free(filter);
+    enum store_status st = store_comparison_get(r->app->store, r->params[0], &r->scope, &out);
     if (st != STORE_OK) {
         resp_store_error(r, st, "comparison");
         return;
@@ -481,10 +458,8 @@ static void comparison_charts(struct req *r)
                      "comparisons are named by a lower-case hex SHA-256");
         return;
     }
-    char *filter = teams_filter(r);
     json_t *stored = NULL, *charts = NULL;
-    enum store_status st = store_comparison_get(r->app->store, r->params[0], filter, &stored);
-    free(filter);
+    enum store_status st = store_comparison_get(r->app->store, r->params[0], &r->scope, &stored);
     if (st != STORE_OK) {
         resp_store_error(r, st, "comparison");
         return;
@@ -512,24 +487,12 @@ static void comparison_list(struct req *r)
     if (!scenario)
         return;
     json_decref(scenario);
-    char after_buf[128];
-    const char *after = NULL;
-    int limit = req_limit(r);
-    if (limit < 0 || req_cursor(r, after_buf, sizeof after_buf, &after) != 0)
+    struct page pg;
+    if (page_begin(r, &pg, PAGE_TEXT, NULL) != 0)
         return;
-    char *filter = teams_filter(r);
-    enum store_status st =
-        store_comparison_list(r->app->store, r->params[0], NULL, filter, after, limit + 1, &items);
-    free(filter);
-    if (st == STORE_INVALID) { /* a cursor that decodes but is not ours */
-        resp_problem(r, 422, "invalid", "Invalid input", "the cursor is not valid");
-        return;
-    }
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "scenario");
-        return;
-    }
-    resp_page(r, items, limit, "cursor_key");
+    enum store_status st = store_comparison_list(r->app->store, r->params[0], NULL, &r->scope,
+                                                 pg.after, pg.fetch, &items);
+    page_reply_fetched(r, &pg, st, items, "cursor_key", "scenario");
 }
 
 #define READERS ROLES_USERS

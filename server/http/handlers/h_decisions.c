@@ -9,10 +9,10 @@
 
 #include "core/ledger/codec.h"
 #include "core/cursor.h"
+#include "core/formats/evfield.h"
 #include "core/ledger/decision.h"
 #include "core/validate.h"
 #include "http/evidence.h"
-#include "http/handlers/h_reviews.h"
 #include "http/idempotency.h"
 #include "store/ledger.h"
 
@@ -81,6 +81,25 @@ static void decision_dry_run(struct req *r, const json_t *record, struct problem
     resp_json(r, 200, body);
 }
 
+#define DECISION_RECORD                                                                            \
+    {                                                                                              \
+        "record", EVF_ANY, EVF_REQUIRED | EVF_MSG_ALL, 0, 0, 0,                                    \
+            EVF_WORDS("is required: the decision record (docs/ledger-format.md)"), NULL            \
+    }
+
+static const struct evfield DECISION_FIELDS[] = {
+    DECISION_RECORD,
+    {"signature", EVF_TEXT, EVF_REQUIRED, 0, 0, 200, NULL, NULL},
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+};
+
+/* A dry run comes before signing: its signature is optional (and not checked). */
+static const struct evfield DRY_RUN_FIELDS[] = {
+    DECISION_RECORD,
+    {"signature", EVF_TEXT, 0, 0, 0, 200, NULL, NULL},
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+};
+
 /* The stored decision when the one posted is already in the log byte for byte (the same record,
  * signature and signer) and the request carries an Idempotency-Key: a retry whose first answer
  * was lost, e.g. through another instance after the first died between the append's commit and
@@ -88,14 +107,11 @@ static void decision_dry_run(struct req *r, const json_t *record, struct problem
 static json_t *same_decision_stored(struct req *r, const json_t *record, const char *sig)
 {
     const char *id = json_string_value(json_object_get(record, "id"));
-    char *teams = principal_team_filter(&r->who);
     json_t *row = NULL;
     char fault[512] = "";
-    enum store_status st =
-        teams && id && uuid_valid(id)
-            ? store_decision_get(r->app->store, id, teams, fault, sizeof fault, &row)
-            : STORE_NOT_FOUND;
-    free(teams);
+    enum store_status st = id && uuid_valid(id) ? store_decision_get(r->app->store, id, &r->scope,
+                                                                     fault, sizeof fault, &row)
+                                                : STORE_NOT_FOUND;
     if (st != STORE_OK || fault[0] || !row)
         return NULL;
     const char *stored_sig = json_string_value(json_object_get(row, "signature"));
@@ -110,7 +126,6 @@ static json_t *same_decision_stored(struct req *r, const json_t *record, const c
 
 static void decision_create(struct req *r)
 {
-    static const char *const allowed[] = {"record", "signature", NULL};
     static const char *const true_false[] = {"true", "false", NULL};
     struct idem idem = {0};
     struct problems p;
@@ -127,16 +142,11 @@ static void decision_create(struct req *r)
         problems_add(&p, "", "must be a JSON object {record, signature}");
         goto invalid;
     }
-    json_check_unknown(r->body, "", allowed, &p);
+    evfield_check(r->body, dry_run ? DRY_RUN_FIELDS : DECISION_FIELDS, "", 0, NULL, &p);
     json_t *record = json_object_get(r->body, "record");
-    if (!json_is_object(record))
-        problems_add(&p, "/record", "is required: the decision record (docs/ledger-format.md)");
-    else
+    if (json_is_object(record))
         decision_validate(record, "/record", &p);
-    /* A dry run comes before signing: its signature is optional (and not checked). */
-    const char *sig = dry_run && !json_object_get(r->body, "signature")
-                          ? NULL
-                          : json_want_string(r->body, "signature", "", 1, 200, &p);
+    const char *sig = evfield_valid_string(r->body, "signature", &p);
     uint8_t raw[crypto_sign_BYTES + 3];
     if (sig && codec_b64_decode(sig, strlen(sig), raw, sizeof raw) != crypto_sign_BYTES)
         problems_add(&p, "/signature",
@@ -224,12 +234,10 @@ static void decision_get(struct req *r)
 {
     json_t *row = NULL;
     char fault[512] = "";
-    char *teams = principal_team_filter(&r->who);
     enum store_status st =
-        teams && uuid_valid(r->params[0])
-            ? store_decision_get(r->app->store, r->params[0], teams, fault, sizeof fault, &row)
+        uuid_valid(r->params[0])
+            ? store_decision_get(r->app->store, r->params[0], &r->scope, fault, sizeof fault, &row)
             : STORE_NOT_FOUND;
-    free(teams);
     if (st != STORE_OK) {
         resp_store_error(r, st, "decision");
         return;
@@ -246,19 +254,10 @@ static void decision_list(struct req *r)
 {
     struct problems p;
     problems_init(&p);
-    char review[80], cursor_key[32];
-    const char *after = NULL;
-    char *teams = NULL;
-    int limit = req_limit(r);
-    if (limit < 0 || req_cursor(r, cursor_key, sizeof cursor_key, &after) != 0)
+    char review[80];
+    struct page pg;
+    if (page_begin(r, &pg, PAGE_SERIAL, &p) != 0)
         goto out;
-    long long after_index = -1;
-    if (after) {
-        char *end = NULL;
-        after_index = strtoll(after, &end, 10);
-        if (!*after || *end || after_index < 0)
-            problems_add(&p, "?cursor", "query parameter cursor is not a cursor of this list");
-    }
     int has_review = req_query(r, "review", review, sizeof review);
     if (has_review && !uuid_valid(review))
         problems_add(&p, "?review", "must be a review id");
@@ -266,13 +265,11 @@ static void decision_list(struct req *r)
         resp_invalid(r, &p, NULL);
         goto out;
     }
-    teams = principal_team_filter(&r->who);
     json_t *items = NULL;
     char fault[512] = "";
     enum store_status st =
-        teams ? store_decision_list(r->app->store, has_review ? review : NULL, teams, after_index,
-                                    limit + 1, fault, sizeof fault, &items)
-              : STORE_ERROR;
+        store_decision_list(r->app->store, has_review ? review : NULL, &r->scope, pg.after_index,
+                            pg.fetch, fault, sizeof fault, &items);
     if (st != STORE_OK) {
         resp_store_error(r, st, "decisions");
         goto out;
@@ -281,23 +278,8 @@ static void decision_list(struct req *r)
         integrity_error(r, fault);
         goto out;
     }
-    json_t *next = json_null();
-    if (json_array_size(items) > (size_t)limit) {
-        while (json_array_size(items) > (size_t)limit)
-            json_array_remove(items, (size_t)limit);
-        char key[32];
-        snprintf(key, sizeof key, "%lld",
-                 (long long)json_integer_value(
-                     json_object_get(json_array_get(items, (size_t)limit - 1), "leaf_index")));
-        char *cursor = cursor_encode(key);
-        if (cursor) {
-            next = json_string(cursor);
-            free(cursor);
-        }
-    }
-    resp_json(r, 200, json_pack("{s:o, s:o}", "items", items, "next_cursor", next));
+    page_reply(r, &pg, items, "leaf_index");
 out:
-    free(teams);
     problems_free(&p);
 }
 

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "http/handlers/h_reviews.h"
+#include "http/internal.h"
 #include "store/ledger.h"
 
 #define LOG_READERS (ROLE_ADMIN | ROLE_OWNER | ROLE_AUDITOR)
@@ -51,45 +51,45 @@ static void log_key(struct req *r)
     json_decref(head);
 }
 
+/* The checks done: make(store, a, b) answered as 200, or the faults in p as 422. */
+static void log_range_reply(struct req *r, const struct problems *p, long long a, long long b,
+                            enum store_status (*make)(struct store *, long long, long long,
+                                                      json_t **),
+                            const char *what)
+{
+    if (p->total) {
+        resp_invalid(r, p, NULL);
+        return;
+    }
+    json_t *out = NULL;
+    enum store_status st = make(r->app->store, a, b, &out);
+    resp_stored(r, st, out, what);
+}
+
 static void log_entries(struct req *r)
 {
     struct problems p;
     problems_init(&p);
-    json_t *head = NULL, *out = NULL;
+    json_t *head = NULL;
     long long start = 0, end = -1;
-    int has_start = review_query_index(r, "start", &start, &p);
-    int has_end = review_query_index(r, "end", &end, &p);
+    int has_start = req_query_index(r, "start", &start, &p);
+    int has_end = req_query_index(r, "end", &end, &p);
     if (has_start == 0)
         problems_add(&p, "?start", "is required: the first leaf index");
-    if (p.total)
-        goto invalid;
-    head = head_or_answer(r);
-    if (!head)
+    if (!p.total && !(head = head_or_answer(r)))
         goto out;
     long long size = tree_size(head);
     if (has_end == 0)
         end = start + LEDGER_MAX_ENTRIES < size ? start + LEDGER_MAX_ENTRIES : size;
-    if (end > size)
+    if (head && end > size)
         problems_add(&p, "?end", "must be at most the tree size, %lld", size);
-    if (start > end)
+    if (head && start > end)
         problems_add(&p, "?start", "must be at most end");
-    if (end - start > LEDGER_MAX_ENTRIES)
+    if (head && end - start > LEDGER_MAX_ENTRIES)
         problems_add(&p, "?end", "at most %d leaves at once", LEDGER_MAX_ENTRIES);
-    if (p.total)
-        goto invalid;
-    enum store_status st = store_log_entries(r->app->store, start, end, &out);
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "log entries");
-        goto out;
-    }
-    resp_json(r, 200, out);
-    out = NULL;
-    goto out;
-invalid:
-    resp_invalid(r, &p, NULL);
+    log_range_reply(r, &p, start, end, store_log_entries, "log entries");
 out:
     json_decref(head);
-    json_decref(out);
     problems_free(&p);
 }
 
@@ -100,16 +100,18 @@ static void log_proof(struct req *r, const char *a_name, const char *b_name, int
 {
     struct problems p;
     problems_init(&p);
-    json_t *head = NULL, *out = NULL;
+    json_t *head = NULL;
     long long a = 0, b = 0;
-    int has_a = review_query_index(r, a_name, &a, &p);
-    int has_b = review_query_index(r, b_name, &b, &p);
+    int has_a = req_query_index(r, a_name, &a, &p);
+    int has_b = req_query_index(r, b_name, &b, &p);
     char ptr[64];
     snprintf(ptr, sizeof ptr, "?%s", a_name);
     if (has_a == 0)
         problems_add(&p, ptr, "is required");
-    if (p.total)
-        goto invalid;
+    if (p.total) {
+        resp_invalid(r, &p, NULL);
+        goto out;
+    }
     head = head_or_answer(r);
     if (!head)
         goto out;
@@ -128,21 +130,9 @@ static void log_proof(struct req *r, const char *a_name, const char *b_name, int
                      "must be from 1 to %s (%lld): a proof from the empty tree proves "
                      "nothing",
                      b_name, b);
-    if (p.total)
-        goto invalid;
-    enum store_status st = make(r->app->store, a, b, &out);
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "log proof");
-        goto out;
-    }
-    resp_json(r, 200, out);
-    out = NULL;
-    goto out;
-invalid:
-    resp_invalid(r, &p, NULL);
+    log_range_reply(r, &p, a, b, make, "log proof");
 out:
     json_decref(head);
-    json_decref(out);
     problems_free(&p);
 }
 

@@ -93,7 +93,7 @@ static void usage_report(struct req *r)
     struct usage_query q;
     memset(&q, 0, sizeof q);
     char from[40], to[40], offer_id[40], currency[8] = "", team[128];
-    char *teams = NULL, *map_text = NULL;
+    char *map_text = NULL;
     json_t *out = NULL;
     int unavailable = 0;
     q.from = ev_query(r, "from", EVQ_TIME, NULL, from, sizeof from, &p);
@@ -111,13 +111,11 @@ static void usage_report(struct req *r)
     }
     if (map)
         map_text = json_dumps(map, JSON_COMPACT);
-    teams = principal_team_filter(&r->who);
-    q.teams_json = teams;
+    q.scope = &r->scope;
     q.cluster_offers_json = map_text;
     q.currency = currency[0] ? currency : NULL;
     q.exact_max = r->app->cfg->usage_exact_max;
-    enum store_status st =
-        teams ? store_report_usage(r->app->read_store, &q, &out) : STORE_UNAVAILABLE;
+    enum store_status st = store_report_usage(r->app->read_store, &q, &out);
     if (st != STORE_OK) {
         resp_store_error(r, st, "usage report");
         goto out;
@@ -130,7 +128,6 @@ out:
     json_decref(map);
     json_decref(out);
     free(map_text);
-    free(teams);
     problems_free(&p);
 }
 
@@ -139,7 +136,6 @@ static void idle_report(struct req *r)
     struct problems p;
     problems_init(&p);
     char team[128], from[40], to[40];
-    char *teams = NULL;
     json_t *out = NULL;
     const char *team_p = ev_query(r, "team", EVQ_TEXT, NULL, team, sizeof team, &p);
     const char *from_p = ev_query(r, "from", EVQ_TIME, NULL, from, sizeof from, &p);
@@ -148,10 +144,8 @@ static void idle_report(struct req *r)
         resp_invalid(r, &p, NULL);
         goto out;
     }
-    teams = principal_team_filter(&r->who);
     enum store_status st =
-        teams ? store_report_idle(r->app->read_store, teams, team_p, from_p, to_p, &out)
-              : STORE_UNAVAILABLE;
+        store_report_idle(r->app->read_store, &r->scope, team_p, from_p, to_p, &out);
     if (st != STORE_OK) {
         resp_store_error(r, st, "idle report");
         goto out;
@@ -160,7 +154,6 @@ static void idle_report(struct req *r)
     out = NULL;
 out:
     json_decref(out);
-    free(teams);
     problems_free(&p);
 }
 

@@ -8,13 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "core/validate.h"
 #include "core/formats/evfield.h"
-#include "core/formats/timefmt.h"
 #include "http/evidence.h"
-#include "http/handlers/h_reviews.h"
 #include "http/idempotency.h"
 #include "store/alerts.h"
 #include "store/compute.h"
@@ -27,17 +24,9 @@
 #define MAX_EVIDENCE 200
 #define MAX_EXERCISED 50
 #define LONG_TEXT 4000
+#define TEXT_(x) #x
+#define TEXT(x) TEXT_(x)
 
-static const char *const REVIEW_FIELDS[] = {
-    "title", "question", "workload_ids", "owner", "started_on", "drift_threshold", NULL};
-static const char *const REVIEW_SERVER_FIELDS[] = {
-    "id",      "status",     "day",        "current_phase", "phases",
-    "version", "created_by", "created_at", "updated_at",    NULL};
-static const char *const ARTIFACT_FIELDS[] = {
-    "title",    "phase",  "contributor", "due_on",    "representative_inputs",
-    "baseline", "status", "evidence",    "exercised", NULL};
-static const char *const ARTIFACT_SERVER_FIELDS[] = {
-    "id", "review_id", "version", "created_by", "created_at", "updated_at", NULL};
 static const char *const PHASES[] = {"evidence_plan", "smallest_complete_workflow", "boundary_test",
                                      NULL};
 static const char *const ARTIFACT_STATUSES[] = {"planned", "in_progress", "done", "blocked", NULL};
@@ -45,176 +34,88 @@ static const char *const BOUNDARY_CONDITIONS[] = {"degraded_dependency", "ambigu
                                                   "recovery", "handoff", NULL};
 static const char *const REVIEW_STATUSES[] = {"open", "needs decision", "decided", NULL};
 
-/* ---- shared helpers (h_reviews.h) ---- */
-
-int review_query_index(struct req *r, const char *name, long long *out, struct problems *p)
-{
-    char buf[32];
-    if (!req_query(r, name, buf, sizeof buf))
-        return 0;
-    char *end = NULL;
-    long long v = strtoll(buf, &end, 10);
-    if (!buf[0] || *end || buf[0] == '-' || buf[0] == '+' || v < 0 || v > 9007199254740991LL) {
-        char ptr[64];
-        snprintf(ptr, sizeof ptr, "?%s", name);
-        problems_add(p, ptr, "must be a non-negative integer");
-        return -1;
-    }
-    *out = v;
-    return 1;
-}
-
 /* ---- validation ---- */
 
-static void check_enum(const json_t *obj, const char *key, const char *prefix,
-                       const char *const *values, int required, struct problems *p)
-{
-    const char *v = json_want_string(obj, key, prefix, required, 64, p);
-    if (!v)
-        return;
-    for (const char *const *a = values; *a; a++)
-        if (strcmp(*a, v) == 0)
-            return;
-    char ptr[128], list[256] = "";
-    for (const char *const *a = values; *a; a++) {
-        size_t used = strlen(list);
-        snprintf(list + used, sizeof list - used, "%s'%s'", a == values ? "" : ", ", *a);
+#define SERVER_SET(name)                                                                           \
+    {                                                                                              \
+        name, EVF_STRING, EVF_SERVER, 0, 0, 0, NULL, NULL                                          \
     }
-    problems_add(p, problems_pointer(ptr, sizeof ptr, prefix, key), "must be one of %s", list);
-}
-
-static void check_date(const json_t *obj, const char *key, int required, struct problems *p)
-{
-    const char *v = json_want_string(obj, key, "", required, 10, p);
-    char ptr[64];
-    if (v && !timefmt_date_valid(v))
-        problems_add(p, problems_pointer(ptr, sizeof ptr, "", key), "must be a date YYYY-MM-DD");
-}
-
-/* Members the server sets are refused by name; anything else unknown as unknown. */
-static void check_members(const json_t *doc, const char *const *client, const char *const *server,
-                          struct problems *p)
-{
-    const char *key;
-    json_t *value;
-    json_object_foreach((json_t *)doc, key, value)
-    {
-        int known = 0;
-        for (const char *const *a = client; *a && !known; a++)
-            known = strcmp(*a, key) == 0;
-        if (known)
-            continue;
-        int by_server = 0;
-        for (const char *const *a = server; *a && !by_server; a++)
-            by_server = strcmp(*a, key) == 0;
-        char ptr[300];
-        problems_add(p, problems_pointer(ptr, sizeof ptr, "", key), "%s",
-                     by_server ? "is set by the server" : "unknown field");
+#define END_OF_TABLE                                                                               \
+    {                                                                                              \
+        NULL, 0, 0, 0, 0, 0, NULL, NULL                                                            \
     }
-}
 
-static void review_check(const json_t *doc, struct problems *p)
-{
-    json_want_string(doc, "title", "", 1, 200, p);
-    json_want_string(doc, "question", "", 1, 2000, p);
-    const char *owner = json_want_string(doc, "owner", "", 1, 64, p);
-    if (owner && !team_name_valid(owner))
-        problems_add(p, "/owner", "must be a username");
-    check_date(doc, "started_on", 1, p);
-    json_t *ids = json_object_get(doc, "workload_ids");
-    if (!json_is_array(ids) || json_array_size(ids) > MAX_WORKLOADS) {
-        problems_add(p, "/workload_ids", "must be an array of at most %d workload ids",
-                     MAX_WORKLOADS);
-    } else {
-        size_t i, k;
-        json_t *id, *other;
-        json_array_foreach(ids, i, id)
-        {
-            char ptr[64];
-            snprintf(ptr, sizeof ptr, "/workload_ids/%zu", i);
-            if (!json_is_string(id) || !uuid_valid(json_string_value(id))) {
-                problems_add(p, ptr, "must be a workload id");
-                continue;
-            }
-            json_array_foreach(ids, k, other)
-            {
-                if (k >= i)
-                    break;
-                if (json_is_string(other) &&
-                    strcasecmp(json_string_value(other), json_string_value(id)) == 0) {
-                    problems_add(p, ptr, "repeats /workload_ids/%zu", k);
-                    break;
-                }
-            }
-        }
-    }
-    json_t *thr = json_object_get(doc, "drift_threshold");
-    if (thr && !json_is_null(thr) &&
-        (!json_is_number(thr) || json_number_value(thr) <= 0 || json_number_value(thr) > 10))
-        problems_add(p, "/drift_threshold",
-                     "must be a number above 0 and at most 10 (a relative change: 0.25 = 25%%)");
-}
+static const struct evfield WORKLOAD_ID[] = {
+    {"workload_id", EVF_UUID, EVF_MSG_ALL, 0, 0, 0, EVF_WORDS("must be a workload id"), NULL},
+    END_OF_TABLE,
+};
 
+static const struct evfield REVIEW_FIELDS[] = {
+    {"title", EVF_TEXT, EVF_REQUIRED, 0, 0, 200, NULL, NULL},
+    {"question", EVF_TEXT, EVF_REQUIRED, 0, 0, 2000, NULL, NULL},
+    {"owner", EVF_HANDLE, EVF_REQUIRED, 0, 0, 0, EVF_WORDS("must be a username"), NULL},
+    {"started_on", EVF_DATE, EVF_REQUIRED, 0, 0, 0, NULL, NULL},
+    {"workload_ids", EVF_LIST, EVF_REQUIRED | EVF_MSG_ALL | EVF_UNIQUE, 0, 0, MAX_WORKLOADS,
+     EVF_WORDS("must be an array of at most " TEXT(MAX_WORKLOADS) " workload ids"), WORKLOAD_ID},
+    {"drift_threshold", EVF_NUMBER, EVF_MIN_EXCLUSIVE | EVF_MSG_ALL, 0, 10, 0,
+     EVF_WORDS("must be a number above 0 and at most 10 (a relative change: 0.25 = 25%)"), NULL},
+    SERVER_SET("id"),
+    SERVER_SET("status"),
+    SERVER_SET("day"),
+    SERVER_SET("current_phase"),
+    SERVER_SET("phases"),
+    SERVER_SET("version"),
+    SERVER_SET("created_by"),
+    SERVER_SET("created_at"),
+    SERVER_SET("updated_at"),
+    END_OF_TABLE,
+};
+
+static const struct evfield EVIDENCE_ID[] = {
+    {"evidence_id", EVF_TEXT, EVF_REQUIRED | EVF_MSG_ALL, 0, 0, 128,
+     EVF_WORDS("must be the id of a benchmark, upload or comparison"), NULL},
+    END_OF_TABLE,
+};
+
+static const struct evfield EXERCISED_FIELDS[] = {
+    {"condition", EVF_ENUM, EVF_REQUIRED | EVF_QUOTE, 0, 0, 0, BOUNDARY_CONDITIONS, NULL},
+    {"exercised", EVF_TEXT, EVF_REQUIRED, 0, 0, LONG_TEXT, NULL, NULL},
+    {"outcome", EVF_TEXT, 0, 0, 0, LONG_TEXT, NULL, NULL},
+    END_OF_TABLE,
+};
+
+static const struct evfield ARTIFACT_FIELDS[] = {
+    {"title", EVF_TEXT, EVF_REQUIRED, 0, 0, 200, NULL, NULL},
+    {"phase", EVF_ENUM, EVF_REQUIRED | EVF_QUOTE, 0, 0, 0, PHASES, NULL},
+    {"contributor", EVF_TEXT, EVF_REQUIRED, 0, 0, 200, NULL, NULL},
+    {"due_on", EVF_DATE, 0, 0, 0, 0, NULL, NULL},
+    {"representative_inputs", EVF_TEXT, 0, 0, 0, LONG_TEXT, NULL, NULL},
+    {"baseline", EVF_TEXT, 0, 0, 0, LONG_TEXT, NULL, NULL},
+    {"status", EVF_ENUM, EVF_QUOTE, 0, 0, 0, ARTIFACT_STATUSES, NULL},
+    {"evidence", EVF_LIST, EVF_MSG_ALL, 0, 0, MAX_EVIDENCE,
+     EVF_WORDS("must be an array of at most " TEXT(MAX_EVIDENCE) " evidence ids"), EVIDENCE_ID},
+    {"exercised", EVF_ARRAY, EVF_MSG_ALL, 0, 0, MAX_EXERCISED,
+     EVF_WORDS("must be an array of at most " TEXT(
+                   MAX_EXERCISED) " {condition, exercised, outcome} objects",
+               "must be an object {condition, exercised, outcome}"),
+     EXERCISED_FIELDS},
+    SERVER_SET("id"),
+    SERVER_SET("review_id"),
+    SERVER_SET("version"),
+    SERVER_SET("created_by"),
+    SERVER_SET("created_at"),
+    SERVER_SET("updated_at"),
+    END_OF_TABLE,
+};
+
+/* What the table cannot say: only a boundary test records what it exercised. */
 static void artifact_check(const json_t *doc, struct problems *p)
 {
-    json_want_string(doc, "title", "", 1, 200, p);
-    check_enum(doc, "phase", "", PHASES, 1, p);
-    json_want_string(doc, "contributor", "", 1, 200, p);
-    check_date(doc, "due_on", 0, p);
-    json_want_string(doc, "representative_inputs", "", 0, LONG_TEXT, p);
-    json_want_string(doc, "baseline", "", 0, LONG_TEXT, p);
-    check_enum(doc, "status", "", ARTIFACT_STATUSES, 0, p);
-    json_t *ev = json_object_get(doc, "evidence");
-    size_t i;
-    json_t *v;
-    if (ev && !json_is_null(ev) && (!json_is_array(ev) || json_array_size(ev) > MAX_EVIDENCE))
-        problems_add(p, "/evidence", "must be an array of at most %d evidence ids", MAX_EVIDENCE);
-    else
-        json_array_foreach(ev, i, v)
-        {
-            char ptr[64];
-            snprintf(ptr, sizeof ptr, "/evidence/%zu", i);
-            if (!json_is_string(v) || json_string_length(v) < 1 || json_string_length(v) > 128)
-                problems_add(p, ptr, "must be the id of a benchmark, upload or comparison");
-        }
+    evfield_check_values(doc, ARTIFACT_FIELDS, "", p);
     json_t *ex = json_object_get(doc, "exercised");
     const char *phase = json_string_value(json_object_get(doc, "phase"));
-    if (!ex || json_is_null(ex))
-        return;
-    if (!json_is_array(ex) || json_array_size(ex) > MAX_EXERCISED) {
-        problems_add(p, "/exercised",
-                     "must be an array of at most %d {condition, exercised, "
-                     "outcome} objects",
-                     MAX_EXERCISED);
-        return;
-    }
-    if (json_array_size(ex) && phase && strcmp(phase, "boundary_test") != 0)
+    if (json_is_array(ex) && json_array_size(ex) && phase && strcmp(phase, "boundary_test") != 0)
         problems_add(p, "/exercised", "only boundary_test artifacts record what was exercised");
-    static const char *const allowed[] = {"condition", "exercised", "outcome", NULL};
-    json_array_foreach(ex, i, v)
-    {
-        char prefix[64];
-        snprintf(prefix, sizeof prefix, "/exercised/%zu", i);
-        if (!json_is_object(v)) {
-            problems_add(p, prefix, "must be an object {condition, exercised, outcome}");
-            continue;
-        }
-        json_check_unknown(v, prefix, allowed, p);
-        check_enum(v, "condition", prefix, BOUNDARY_CONDITIONS, 1, p);
-        json_want_string(v, "exercised", prefix, 1, LONG_TEXT, p);
-        json_want_string(v, "outcome", prefix, 0, LONG_TEXT, p);
-    }
-}
-
-/* obj's members named in fields (null when absent): what a PATCH merges into. */
-static json_t *project(const json_t *obj, const char *const *fields)
-{
-    json_t *out = json_object();
-    for (const char *const *f = fields; *f; f++) {
-        json_t *v = json_object_get(obj, *f);
-        json_object_set_new(out, *f, v ? json_incref(v) : json_null());
-    }
-    return out;
 }
 
 /* Drops null members, so that "absent" and "null" read the same to the store. */
@@ -233,11 +134,8 @@ static void drop_nulls(json_t *obj)
 static json_t *visible_review(struct req *r, const char *id)
 {
     json_t *row = NULL;
-    char *teams = principal_team_filter(&r->who);
-    enum store_status st = teams && uuid_valid(id)
-                               ? store_review_get(r->app->store, id, teams, &row)
-                               : STORE_NOT_FOUND;
-    free(teams);
+    enum store_status st =
+        uuid_valid(id) ? store_review_get(r->app->store, id, &r->scope, &row) : STORE_NOT_FOUND;
     if (st != STORE_OK) {
         resp_store_error(r, st, "review");
         return NULL;
@@ -256,19 +154,48 @@ static void reply_review_fault(struct req *r, enum store_status st, const struct
         resp_store_error(r, st, "review");
 }
 
-static void review_create(struct req *r)
+/* A write's row (stolen) when st is STORE_OK; else answers the fault and returns NULL. */
+static json_t *review_stored(struct req *r, enum store_status st, json_t *row,
+                             const struct problems *p)
 {
-    struct idem idem;
-    struct problems p;
-    problems_init(&p);
+    if (st == STORE_OK)
+        return row;
+    json_decref(row);
+    reply_review_fault(r, st, p);
+    return NULL;
+}
+
+/* A PATCH of current by the body: the body's members checked against the table (p), the
+ * client fields of current merged with it (RFC 7396), null members dropped. New reference. */
+static json_t *patched(struct req *r, const json_t *current, const struct evfield *fields,
+                       struct problems *p)
+{
+    evfield_check_members(r->body, fields, "", p);
+    json_t *base = evfield_project(current, fields);
+    json_t *merged = evfield_merge_patch(base, r->body);
+    json_decref(base);
+    drop_nulls(merged);
+    return merged;
+}
+
+/* An update's reply: the new row (stolen) as 200 with its ETag, or the fault. */
+static void reply_updated(struct req *r, enum store_status st, json_t *row,
+                          const struct problems *p)
+{
+    row = review_stored(r, st, row, p);
+    if (row)
+        resp_versioned(r, 200, row);
+}
+
+static json_t *review_create_make(struct req *r, struct problems *p)
+{
+    json_t *made = NULL;
     json_t *doc = NULL, *out = NULL;
-    if (idem_begin(r, &idem) == IDEM_ANSWERED)
-        goto out;
     if (!json_is_object(r->body)) {
-        problems_add(&p, "", "must be a JSON object");
-        goto invalid;
+        problems_add(p, "", "must be a JSON object");
+        goto out;
     }
-    check_members(r->body, REVIEW_FIELDS, REVIEW_SERVER_FIELDS, &p);
+    evfield_check_members(r->body, REVIEW_FIELDS, "", p);
     doc = json_deep_copy(r->body);
     drop_nulls(doc);
     if (!json_object_get(doc, "question"))
@@ -277,36 +204,32 @@ static void review_create(struct req *r)
         json_object_set_new(doc, "workload_ids", json_array());
     if (!json_object_get(doc, "owner") && r->who.role == ROLE_OWNER)
         json_object_set_new(doc, "owner", json_string(r->who.username));
-    review_check(doc, &p);
-    if (p.total)
-        goto invalid;
-    struct audit_actor who;
-    enum store_status st = store_review_create(r->app->store, req_actor(r, &who), doc, &p, &out);
-    if (st != STORE_OK) {
-        reply_review_fault(r, st, &p);
+    evfield_check_values(doc, REVIEW_FIELDS, "", p);
+    if (p->total)
         goto out;
-    }
-    idem_reply(r, &idem, 201, out);
-    out = NULL;
-    goto out;
-invalid:
-    resp_invalid(r, &p, NULL);
+    struct audit_actor who;
+    enum store_status st = store_review_create(r->app->store, req_actor(r, &who), doc, p, &out);
+    made = review_stored(r, st, out, p);
 out:
-    idem_end(r, &idem);
     json_decref(doc);
-    json_decref(out);
-    problems_free(&p);
+    return made;
+}
+
+static void review_create(struct req *r)
+{
+    idem_create(r, review_create_make);
 }
 
 static void review_list(struct req *r)
 {
-    struct ev_page pg;
-    struct evlist_query q = {0};
+    struct page pg;
     struct problems p;
     problems_init(&p);
     char status[40], owner[80];
-    if (ev_page_begin(r, &pg, &q) != 0)
+    if (page_begin(r, &pg, PAGE_AT_ID, &p) != 0)
         goto out;
+    struct evlist_query q = {
+        .scope = &r->scope, .limit = pg.fetch, .after_at = pg.after_at, .after_id = pg.after_id};
     q.state = ev_query(r, "status", EVQ_ENUM, REVIEW_STATUSES, status, sizeof status, &p);
     q.team = ev_query(r, "owner", EVQ_TEXT, NULL, owner, sizeof owner, &p);
     if (p.total) {
@@ -315,13 +238,8 @@ static void review_list(struct req *r)
     }
     json_t *items = NULL;
     enum store_status st = store_review_list(r->app->store, &q, &items);
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "reviews");
-        goto out;
-    }
-    ev_page_reply(r, items, &q, "created_at");
+    page_reply_fetched(r, &pg, st, items, "created_at", "reviews");
 out:
-    ev_page_end(&pg);
     problems_free(&p);
 }
 
@@ -346,16 +264,12 @@ static void review_patch(struct req *r)
     current = visible_review(r, r->params[0]);
     if (!current || etag_check(r, current, "review") != 0)
         goto out;
-    check_members(r->body, REVIEW_FIELDS, REVIEW_SERVER_FIELDS, &p);
-    json_t *base = project(current, REVIEW_FIELDS);
-    merged = evfield_merge_patch(base, r->body);
-    json_decref(base);
-    drop_nulls(merged);
+    merged = patched(r, current, REVIEW_FIELDS, &p);
     if (!json_object_get(merged, "question"))
         json_object_set_new(merged, "question", json_string(DEFAULT_QUESTION));
     if (!json_object_get(merged, "workload_ids"))
         json_object_set_new(merged, "workload_ids", json_array());
-    review_check(merged, &p);
+    evfield_check_values(merged, REVIEW_FIELDS, "", &p);
     if (p.total) {
         resp_invalid(r, &p, NULL);
         goto out;
@@ -364,11 +278,7 @@ static void review_patch(struct req *r)
     enum store_status st = store_review_update(
         r->app->store, req_actor(r, &who), json_string_value(json_object_get(current, "id")),
         (long)json_integer_value(json_object_get(current, "version")), merged, &p, &out);
-    if (st != STORE_OK) {
-        reply_review_fault(r, st, &p);
-        goto out;
-    }
-    resp_versioned(r, 200, out);
+    reply_updated(r, st, out, &p);
     out = NULL;
 out:
     json_decref(current);
@@ -396,10 +306,8 @@ static void review_checklist(struct req *r)
         problems_free(&p);
         /* The caller must be able to see the comparison (team scoping): a hash the caller
          * cannot read answers as one that is not stored. */
-        char *filter = principal_team_filter(&r->who);
         json_t *visible = NULL;
-        enum store_status vis = store_comparison_get(r->app->store, sha, filter, &visible);
-        free(filter);
+        enum store_status vis = store_comparison_get(r->app->store, sha, &r->scope, &visible);
         json_decref(visible);
         if (vis != STORE_OK) {
             resp_store_error(r, vis, "comparison");
@@ -407,13 +315,8 @@ static void review_checklist(struct req *r)
         }
         cited = json_pack("[s]", sha);
     }
-    char *teams = principal_team_filter(&r->who);
-    enum store_status st =
-        teams ? store_review_checklist1(r->app->store,
-                                        json_string_value(json_object_get(review, "id")), cited,
-                                        teams, &out)
-              : STORE_UNAVAILABLE;
-    free(teams);
+    enum store_status st = store_review_checklist1(
+        r->app->store, json_string_value(json_object_get(review, "id")), cited, &r->scope, &out);
     if (st != STORE_OK) {
         resp_store_error(r, st, "review");
         goto out;
@@ -433,27 +336,14 @@ static void review_comparisons(struct req *r)
     json_t *review = visible_review(r, r->params[0]), *items = NULL;
     if (!review)
         return;
-    char after_buf[128];
-    const char *after = NULL;
-    int limit = req_limit(r);
-    char *filter = NULL;
-    if (limit < 0 || req_cursor(r, after_buf, sizeof after_buf, &after) != 0)
+    struct page pg;
+    if (page_begin(r, &pg, PAGE_TEXT, NULL) != 0)
         goto out;
-    filter = principal_team_filter(&r->who);
     enum store_status st =
         store_comparison_list(r->app->store, NULL, json_string_value(json_object_get(review, "id")),
-                              filter, after, limit + 1, &items);
-    if (st == STORE_INVALID) { /* a cursor that decodes but is not ours */
-        resp_problem(r, 422, "invalid", "Invalid input", "the cursor is not valid");
-        goto out;
-    }
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "comparisons");
-        goto out;
-    }
-    resp_page(r, items, limit, "cursor_key");
+                              &r->scope, pg.after, pg.fetch, &items);
+    page_reply_fetched(r, &pg, st, items, "cursor_key", "comparisons");
 out:
-    free(filter);
     json_decref(review);
 }
 
@@ -465,10 +355,8 @@ static int evidence_scoped(struct req *r, const json_t *doc, struct problems *p)
 {
     if (r->who.role != ROLE_TEAM)
         return 0;
-    char *teams = principal_team_filter(&r->who);
     enum store_status st = store_evidence_foreign(r->app->store, json_object_get(doc, "evidence"),
-                                                  teams, r->who.user_id, "/evidence", p);
-    free(teams);
+                                                  &r->scope, r->who.user_id, "/evidence", p);
     if (st != STORE_OK) {
         resp_store_error(r, st, "evidence");
         return -1;
@@ -484,10 +372,8 @@ static int artifact_scoped(struct req *r, json_t *artifact, size_t *hidden)
     *hidden = 0;
     if (r->who.role != ROLE_TEAM)
         return 0;
-    char *teams = principal_team_filter(&r->who);
     enum store_status st =
-        store_evidence_hide_foreign(r->app->store, artifact, teams, r->who.user_id, hidden);
-    free(teams);
+        store_evidence_hide_foreign(r->app->store, artifact, &r->scope, r->who.user_id, hidden);
     if (st != STORE_OK) {
         resp_store_error(r, st, "evidence");
         return -1;
@@ -495,48 +381,39 @@ static int artifact_scoped(struct req *r, json_t *artifact, size_t *hidden)
     return 0;
 }
 
-static void artifact_create(struct req *r)
+static json_t *artifact_create_make(struct req *r, struct problems *p)
 {
-    struct idem idem;
-    struct problems p;
-    problems_init(&p);
+    json_t *made = NULL;
     json_t *review = NULL, *doc = NULL, *out = NULL;
-    if (idem_begin(r, &idem) == IDEM_ANSWERED)
-        goto out;
     review = visible_review(r, r->params[0]);
     if (!review)
         goto out;
     if (!json_is_object(r->body)) {
-        problems_add(&p, "", "must be a JSON object");
-        goto invalid;
+        problems_add(p, "", "must be a JSON object");
+        goto out;
     }
-    check_members(r->body, ARTIFACT_FIELDS, ARTIFACT_SERVER_FIELDS, &p);
+    evfield_check_members(r->body, ARTIFACT_FIELDS, "", p);
     doc = json_deep_copy(r->body);
     drop_nulls(doc);
-    artifact_check(doc, &p);
-    if (!p.total && evidence_scoped(r, doc, &p) != 0)
+    artifact_check(doc, p);
+    if (!p->total && evidence_scoped(r, doc, p) != 0)
         goto out;
-    if (p.total)
-        goto invalid;
+    if (p->total)
+        goto out;
     struct audit_actor who;
     enum store_status st =
         store_artifact_create(r->app->store, req_actor(r, &who),
-                              json_string_value(json_object_get(review, "id")), doc, &p, &out);
-    if (st != STORE_OK) {
-        reply_review_fault(r, st, &p);
-        goto out;
-    }
-    idem_reply(r, &idem, 201, out);
-    out = NULL;
-    goto out;
-invalid:
-    resp_invalid(r, &p, NULL);
+                              json_string_value(json_object_get(review, "id")), doc, p, &out);
+    made = review_stored(r, st, out, p);
 out:
-    idem_end(r, &idem);
     json_decref(review);
     json_decref(doc);
-    json_decref(out);
-    problems_free(&p);
+    return made;
+}
+
+static void artifact_create(struct req *r)
+{
+    idem_create(r, artifact_create_make);
 }
 
 static void artifact_list(struct req *r)
@@ -597,11 +474,7 @@ static void artifact_patch(struct req *r)
                      hidden);
         goto out;
     }
-    check_members(r->body, ARTIFACT_FIELDS, ARTIFACT_SERVER_FIELDS, &p);
-    json_t *base = project(current, ARTIFACT_FIELDS);
-    merged = evfield_merge_patch(base, r->body);
-    json_decref(base);
-    drop_nulls(merged);
+    merged = patched(r, current, ARTIFACT_FIELDS, &p);
     artifact_check(merged, &p);
     if (!p.total && evidence_scoped(r, merged, &p) != 0)
         goto out;
@@ -614,11 +487,7 @@ static void artifact_patch(struct req *r)
         r->app->store, req_actor(r, &who), json_string_value(json_object_get(review, "id")),
         json_string_value(json_object_get(current, "id")),
         (long)json_integer_value(json_object_get(current, "version")), merged, &p, &out);
-    if (st != STORE_OK) {
-        reply_review_fault(r, st, &p);
-        goto out;
-    }
-    resp_versioned(r, 200, out);
+    reply_updated(r, st, out, &p);
     out = NULL;
 out:
     json_decref(review);

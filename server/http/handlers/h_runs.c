@@ -310,7 +310,6 @@ static void runs_upload(struct req *r)
     int is_ndjson = strcmp(ct, "application/x-ndjson") == 0 || strcmp(ct, "application/jsonl") == 0;
     int is_json = strcmp(ct, "application/json") == 0;
     if (!is_csv && !is_ndjson && !is_json) {
-        ev_drain_body(r, &idem);
         resp_problem(r, 415, "unsupported-media-type", "Unsupported media type",
                      "send sacct --parsable2 output as text/csv, runs as application/json (an "
                      "array) or application/x-ndjson, not '%s'",
@@ -318,7 +317,6 @@ static void runs_upload(struct req *r)
         goto out;
     }
     if (read_params(r, &q, &qp) != 0) {
-        ev_drain_body(r, &idem);
         resp_store_error(r, STORE_UNAVAILABLE, "time zone");
         goto out;
     }
@@ -327,19 +325,16 @@ static void runs_upload(struct req *r)
     if (!is_csv && q.format_p)
         problems_add(&qp, "?format", "query parameter format names a text format: send text/csv");
     if (qp.total) {
-        ev_drain_body(r, &idem);
         resp_invalid(r, &qp, NULL);
         goto out;
     }
     if (q.team_p && !principal_can_write_team(&r->who, q.team)) {
-        ev_drain_body(r, &idem);
         ev_forbidden_team(r, q.team);
         goto out;
     }
     in.cluster = q.cluster_p;
     enum store_status st = store_runs_begin(r->app->store, &in.up);
     if (st != STORE_OK) {
-        ev_drain_body(r, &idem);
         resp_store_error(r, st, "runs");
         goto out;
     }
@@ -457,14 +452,11 @@ static void runs_list(struct req *r)
     problems_init(&p);
     struct runs_query q = {0};
     char team[128], klass[128], state[32], cluster[128], upload[40], from[40], to[40];
-    char cursor[64];
-    const char *after = NULL;
+    struct page pg;
     json_t *items = NULL;
-    char *teams = NULL;
-    int limit = req_limit(r);
-    if (limit < 0 || req_cursor(r, cursor, sizeof cursor, &after) != 0)
+    if (page_begin(r, &pg, PAGE_SERIAL, &p) != 0)
         goto out;
-    q.limit = limit + 1;
+    q.limit = pg.fetch;
     q.team = ev_query(r, "team", EVQ_TEXT, NULL, team, sizeof team, &p);
     q.workload_class = ev_query(r, "class", EVQ_TEXT, NULL, klass, sizeof klass, &p);
     q.state = ev_query(r, "state", EVQ_ENUM, STATES, state, sizeof state, &p);
@@ -472,24 +464,16 @@ static void runs_list(struct req *r)
     q.upload_id = ev_query(r, "upload", EVQ_UUID, NULL, upload, sizeof upload, &p);
     q.from = ev_query(r, "from", EVQ_TIME, NULL, from, sizeof from, &p);
     q.to = ev_query(r, "to", EVQ_TIME, NULL, to, sizeof to, &p);
-    if (after && (strspn(after, "0123456789") != strlen(after) || strlen(after) > 18))
-        problems_add(&p, "?cursor", "query parameter cursor is not a cursor of this list");
     if (p.total) {
         resp_invalid(r, &p, NULL);
         goto out;
     }
-    q.after_id = after;
-    teams = principal_team_filter(&r->who);
-    q.teams_json = teams;
-    enum store_status st = teams ? store_runs_list(r->app->store, &q, &items) : STORE_UNAVAILABLE;
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "runs");
-        goto out;
-    }
-    resp_page(r, items, limit, "id");
+    q.after_id = pg.after;
+    q.scope = &r->scope;
+    enum store_status st = store_runs_list(r->app->store, &q, &items);
+    page_reply_fetched(r, &pg, st, items, "id", "runs");
     items = NULL;
 out:
-    free(teams);
     json_decref(items);
     problems_free(&p);
 }

@@ -77,7 +77,6 @@ static void usage_series(struct req *r)
     struct problems p;
     problems_init(&p);
     char bucket[16], team[128], from[40], to[40], max[16];
-    char *teams = NULL;
     json_t *out = NULL;
     struct usage_series_query q;
     memset(&q, 0, sizeof q);
@@ -93,10 +92,8 @@ static void usage_series(struct req *r)
     }
     snprintf(max, sizeof max, "%d", USAGE_SERIES_MAX_BUCKETS);
     q.buckets_max = max;
-    teams = principal_team_filter(&r->who);
-    q.teams_json = teams;
-    enum store_status st =
-        teams ? store_usage_series(r->app->read_store, &q, &out) : STORE_UNAVAILABLE;
+    q.scope = &r->scope;
+    enum store_status st = store_usage_series(r->app->read_store, &q, &out);
     if (st != STORE_OK) {
         resp_store_error(r, st, "usage series");
         goto done;
@@ -105,7 +102,6 @@ static void usage_series(struct req *r)
     out = NULL;
 done:
     json_decref(out);
-    free(teams);
     problems_free(&p);
 }
 

@@ -17,6 +17,7 @@
 #include "core/auth/password.h"
 #include "core/auth/secret.h"
 #include "core/auth/session.h"
+#include "core/formats/evfield.h"
 #include "http/hashgate.h"
 #include "http/internal.h"
 #include "store/sessions.h"
@@ -169,9 +170,14 @@ out:
     json_decref(session);
 }
 
+static const struct evfield SESSION_FIELDS[] = {
+    {"username", EVF_TEXT, EVF_REQUIRED, 0, 0, USERNAME_MAX_BYTES, NULL, NULL},
+    {"password", EVF_TEXT, EVF_REQUIRED, 0, 0, PASSWORD_MAX_BYTES, NULL, NULL},
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+};
+
 static void session_create(struct req *r)
 {
-    static const char *const allowed[] = {"username", "password", NULL};
     struct problems p;
     problems_init(&p);
     json_t *user = NULL;
@@ -180,9 +186,9 @@ static void session_create(struct req *r)
         problems_add(&p, "", "must be a JSON object");
         goto invalid;
     }
-    json_check_unknown(r->body, "", allowed, &p);
-    const char *username = json_want_string(r->body, "username", "", 1, USERNAME_MAX_BYTES, &p);
-    const char *password = json_want_string(r->body, "password", "", 1, PASSWORD_MAX_BYTES, &p);
+    evfield_check(r->body, SESSION_FIELDS, "", 0, NULL, &p);
+    const char *username = evfield_valid_string(r->body, "username", &p);
+    const char *password = evfield_valid_string(r->body, "password", &p);
     if (p.total)
         goto invalid;
     /* A page elsewhere must not sign a browser into an account of its choosing. */
@@ -275,9 +281,13 @@ static void me_get(struct req *r)
 /* PUT /me/signing-key {public_key}: the raw 32-byte Ed25519 key in standard base64. Keys that
  * are not canonical points of the main subgroup (small order included) are refused: a
  * signature under such a key does not bind its owner. */
+static const struct evfield SIGNING_KEY_FIELDS[] = {
+    {"public_key", EVF_TEXT, EVF_REQUIRED, 0, 0, 256, NULL, NULL},
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+};
+
 static void signing_key_put(struct req *r)
 {
-    static const char *const allowed[] = {"public_key", NULL};
     struct problems p;
     problems_init(&p);
     json_t *out = NULL;
@@ -285,8 +295,8 @@ static void signing_key_put(struct req *r)
         problems_add(&p, "", "must be a JSON object");
         goto invalid;
     }
-    json_check_unknown(r->body, "", allowed, &p);
-    const char *b64 = json_want_string(r->body, "public_key", "", 1, 256, &p);
+    evfield_check(r->body, SIGNING_KEY_FIELDS, "", 0, NULL, &p);
+    const char *b64 = evfield_valid_string(r->body, "public_key", &p);
     uint8_t pk[crypto_sign_PUBLICKEYBYTES + 1];
     if (b64 && codec_b64_decode(b64, strlen(b64), pk, sizeof pk) != crypto_sign_PUBLICKEYBYTES)
         problems_add(&p, "/public_key",

@@ -1,54 +1,46 @@
 /* Teams: POST by admins, list and read by any signed-in user. */
-#include "core/validate.h"
+#include "core/formats/evfield.h"
 #include "http/idempotency.h"
 #include "http/internal.h"
+#include "http/page.h"
 #include "store/teams.h"
+
+static const struct evfield TEAM_FIELDS[] = {
+    {"name", EVF_HANDLE, EVF_REQUIRED, 0, 0, 0, NULL, NULL},
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+};
+
+static json_t *team_create_make(struct req *r, struct problems *p)
+{
+    if (!json_is_object(r->body)) {
+        problems_add(p, "", "must be a JSON object");
+        return NULL;
+    }
+    evfield_check(r->body, TEAM_FIELDS, "", 0, NULL, p);
+    const char *name = evfield_valid_string(r->body, "name", p);
+    if (p->total)
+        return NULL;
+    json_t *made = NULL;
+    struct audit_actor who;
+    enum store_status st = store_team_create(r->app->store, req_actor(r, &who), name, &made);
+    if (st == STORE_OK)
+        return made;
+    json_decref(made);
+    if (st == STORE_CONFLICT)
+        resp_problem(r, 409, "conflict", "Conflict", "a team named '%s' already exists", name);
+    else
+        resp_store_error(r, st, "team");
+    return NULL;
+}
 
 static void team_create(struct req *r)
 {
-    static const char *const allowed[] = {"name", NULL};
-    struct problems p;
-    problems_init(&p);
-    json_t *out = NULL;
-    struct idem idem;
-    if (idem_begin(r, &idem) == IDEM_ANSWERED)
-        goto out;
-    if (!json_is_object(r->body)) {
-        problems_add(&p, "", "must be a JSON object");
-        goto invalid;
-    }
-    json_check_unknown(r->body, "", allowed, &p);
-    const char *name = json_want_string(r->body, "name", "", 1, 64, &p);
-    if (name && !team_name_valid(name))
-        problems_add(&p, "/name",
-                     "use 1-64 letters, digits, '.', '_' or '-', starting with a "
-                     "letter or digit");
-    if (p.total)
-        goto invalid;
-    struct audit_actor who;
-    enum store_status st = store_team_create(r->app->store, req_actor(r, &who), name, &out);
-    if (st == STORE_CONFLICT) {
-        resp_problem(r, 409, "conflict", "Conflict", "a team named '%s' already exists", name);
-        goto out;
-    }
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "team");
-        goto out;
-    }
-    idem_reply(r, &idem, 201, out);
-    out = NULL;
-    goto out;
-invalid:
-    resp_invalid(r, &p, NULL);
-out:
-    idem_end(r, &idem);
-    json_decref(out);
-    problems_free(&p);
+    idem_create(r, team_create_make);
 }
 
 static void team_list(struct req *r)
 {
-    resp_keyset_list(r, store_team_list, "teams", "name");
+    page_list(r, PAGE_TEXT, store_team_list, "teams", "name");
 }
 
 static void team_get(struct req *r)

@@ -154,30 +154,25 @@ static void telemetry_upload(struct req *r)
         goto out;
     bench = ev_readable_benchmark(r, r->params[0]);
     if (!bench) {
-        ev_drain_body(r, &idem);
         goto out;
     }
     const char *team = json_string_value(json_object_get(bench, "team"));
     if (!principal_can_write_team(&r->who, team)) {
-        ev_drain_body(r, &idem);
         ev_forbidden_team(r, team);
         goto out;
     }
     req_content_type(r, ct, sizeof ct);
     if (strcmp(ct, "text/csv") != 0 && strcmp(ct, "text/plain") != 0) {
-        ev_drain_body(r, &idem);
         resp_problem(r, 415, "unsupported-media-type", "Unsupported media type",
                      "send telemetry as text/csv or text/plain (the tool's own output), not '%s'",
                      ct[0] ? ct : "(none)");
         goto out;
     }
     if (read_params(r, &q, &p) != 0) {
-        ev_drain_body(r, &idem);
         resp_store_error(r, STORE_UNAVAILABLE, "time zone");
         goto out;
     }
     if (p.total) {
-        ev_drain_body(r, &idem);
         resp_invalid(r, &p, NULL);
         goto out;
     }

@@ -8,39 +8,57 @@
 #include "core/auth/password.h"
 #include "core/auth/secret.h"
 #include "core/auth/tokencache.h"
+#include "core/formats/evfield.h"
 #include "core/validate.h"
 #include "http/hashgate.h"
 #include "http/internal.h"
+#include "http/page.h"
 #include "store/users.h"
 
 #define TOKEN_LABEL_MAX_BYTES 200
+#define END_OF_TABLE                                                                               \
+    {                                                                                              \
+        NULL, 0, 0, 0, 0, 0, NULL, NULL                                                            \
+    }
 
-/* Checks "teams" (optional array of team names) and names each unknown team by index. */
+static const struct evfield TEAM_NAME[] = {
+    {"team", EVF_HANDLE, EVF_MSG_ALL, 0, 0, 0, EVF_WORDS("must be a team name"), NULL},
+    END_OF_TABLE,
+};
+
+static const struct evfield USER_FIELDS[] = {
+    {"username", EVF_HANDLE, EVF_REQUIRED, 0, 0, 0, NULL, NULL},
+    {"password", EVF_TEXT, EVF_REQUIRED, 0, 0, PASSWORD_MAX_BYTES, NULL, NULL},
+    {"role", EVF_ENUM, EVF_REQUIRED, 0, 0, 0, USER_ROLES, NULL},
+    {"teams", EVF_LIST, 0, 0, 0, 1000, EVF_WORDS("must be an array of at most 1000 team names"),
+     TEAM_NAME},
+    END_OF_TABLE,
+};
+
+static const struct evfield TOKEN_FIELDS[] = {
+    {"label", EVF_TEXT, 0, 0, 0, TOKEN_LABEL_MAX_BYTES, NULL, NULL},
+    {"user", EVF_TEXT, 0, 0, 0, 64, NULL, NULL},
+    {"expires_in_days", EVF_INTEGER, EVF_MSG_ALL, 1, TOKEN_MAX_DAYS, 0,
+     EVF_WORDS("must be a whole number of days from 1 to 3650"), NULL},
+    END_OF_TABLE,
+};
+_Static_assert(TOKEN_MAX_DAYS == 3650, "the expires_in_days message names TOKEN_MAX_DAYS");
+
+/* What the table cannot say of "teams" (already checked as names): a team member needs one, and
+ * each must exist (each unknown one named by index). */
 static void check_teams(struct req *r, const json_t *teams, const char *role, struct problems *p)
 {
     char ptr[64];
     size_t i;
     json_t *t;
-    if (teams && !json_is_array(teams)) {
-        problems_add(p, "/teams", "must be an array of team names");
+    if (problems_has(p, "/teams"))
         return;
-    }
-    if (teams && json_array_size(teams) > 1000) {
-        problems_add(p, "/teams", "must name at most 1000 teams");
-        return;
-    }
     if (role && strcmp(role, "team") == 0 && json_array_size(teams) == 0)
         problems_add(p, "/teams", "a team member needs at least one team");
-    int all_names = 1;
-    json_array_foreach(teams, i, t)
-    {
-        if (!json_is_string(t) || !team_name_valid(json_string_value(t))) {
-            problems_add(p, problems_pointer_index(ptr, sizeof ptr, "/teams", i),
-                         "must be a team name");
-            all_names = 0;
-        }
-    }
-    if (!all_names || json_array_size(teams) == 0)
+    for (i = 0; i < json_array_size(teams); i++)
+        if (problems_has(p, problems_pointer_index(ptr, sizeof ptr, "/teams", i)))
+            return;
+    if (json_array_size(teams) == 0)
         return;
     json_t *missing = NULL;
     if (store_team_names_missing(r->app->store, teams, &missing) == STORE_OK) {
@@ -55,36 +73,28 @@ static void check_teams(struct req *r, const json_t *teams, const char *role, st
     json_decref(missing);
 }
 
-static void user_create(struct req *r)
+static json_t *user_create_make(struct req *r, struct problems *p)
 {
-    static const char *const allowed[] = {"username", "password", "role", "teams", NULL};
-    struct problems p;
-    problems_init(&p);
+    json_t *made = NULL;
     json_t *out = NULL;
     char hash[PASSWORD_HASH_BYTES] = "";
     if (!json_is_object(r->body)) {
-        problems_add(&p, "", "must be a JSON object");
-        goto invalid;
+        problems_add(p, "", "must be a JSON object");
+        goto out;
     }
-    json_check_unknown(r->body, "", allowed, &p);
-    const char *username = json_want_string(r->body, "username", "", 1, 64, &p);
-    if (username && !team_name_valid(username))
-        problems_add(&p, "/username",
-                     "use 1-64 letters, digits, '.', '_' or '-', starting with "
-                     "a letter or digit");
-    const char *password = json_want_string(r->body, "password", "", 1, PASSWORD_MAX_BYTES, &p);
+    evfield_check(r->body, USER_FIELDS, "", 0, NULL, p);
+    const char *username = evfield_valid_string(r->body, "username", p);
+    const char *password = evfield_valid_string(r->body, "password", p);
     const char *rule = password ? password_rule_broken(password, strlen(password), username) : NULL;
     if (rule)
-        problems_add(&p, "/password", "%s", rule);
-    const char *role = json_want_string(r->body, "role", "", 1, 16, &p);
-    if (role && !user_role_valid(role))
-        problems_add(&p, "/role", "must be one of admin, owner, team, auditor");
+        problems_add(p, "/password", "%s", rule);
+    const char *role = evfield_valid_string(r->body, "role", p);
     json_t *teams = json_object_get(r->body, "teams");
     if (json_is_null(teams))
         teams = NULL;
-    check_teams(r, teams, role, &p);
-    if (p.total)
-        goto invalid;
+    check_teams(r, teams, role, p);
+    if (p->total)
+        goto out;
     if (hashgate_enter(HASHGATE_WAIT_MS) != 0) {
         hashgate_reply_busy(r);
         goto out;
@@ -106,82 +116,44 @@ static void user_create(struct req *r)
         resp_store_error(r, st, "user");
         goto out;
     }
-    resp_json(r, 201, out);
+    made = out;
     out = NULL;
-    goto out;
-invalid:
-    resp_invalid(r, &p, NULL);
 out:
     sodium_memzero(hash, sizeof hash);
     json_decref(out);
-    problems_free(&p);
+    return made;
 }
 
-/* Reads ?limit= and ?cursor=; a cursor whose key fails key_ok (NULL: any key) is not one we
- * issued. Returns the limit, or -1 after answering 422. */
-static int page_args(struct req *r, char *buf, size_t size, const char **after,
-                     int (*key_ok)(const char *))
+static void user_create(struct req *r)
 {
-    int limit = req_limit(r);
-    if (limit < 0 || req_cursor(r, buf, size, after) != 0)
-        return -1;
-    if (*after && key_ok && !key_ok(*after)) {
-        struct problems p;
-        problems_init(&p);
-        problems_add(&p, "", "query parameter cursor is not a cursor this server issued");
-        resp_invalid(r, &p, NULL);
-        problems_free(&p);
-        return -1;
-    }
-    return limit;
+    resp_create(r, user_create_make);
 }
 
 static void user_list(struct req *r)
 {
-    char after_buf[256];
-    const char *after = NULL;
-    int limit = page_args(r, after_buf, sizeof after_buf, &after, NULL);
-    if (limit < 0)
-        return;
-    json_t *items = NULL;
-    enum store_status st = store_user_list(r->app->store, after, limit + 1, &items);
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "users");
-        return;
-    }
-    resp_page(r, items, limit, "username");
+    page_list(r, PAGE_TEXT, store_user_list, "users", "username");
 }
 
 /* POST /tokens {label, user}: user defaults to the caller; only admins name someone else. */
-static void token_create(struct req *r)
+static json_t *token_create_make(struct req *r, struct problems *p)
 {
-    static const char *const allowed[] = {"label", "user", "expires_in_days", NULL};
-    struct problems p;
-    problems_init(&p);
+    json_t *made = NULL;
     json_t *out = NULL;
     char token[TOKEN_TEXT_LEN + 1] = "", hash[65] = "";
     if (r->body && !json_is_object(r->body)) {
-        problems_add(&p, "", "must be a JSON object");
-        goto invalid;
+        problems_add(p, "", "must be a JSON object");
+        goto out;
     }
     const char *label = NULL, *user = NULL;
     int expires_in_days = 0;
     if (r->body) {
-        json_check_unknown(r->body, "", allowed, &p);
-        label = json_want_string(r->body, "label", "", 0, TOKEN_LABEL_MAX_BYTES, &p);
-        user = json_want_string(r->body, "user", "", 0, 64, &p);
-        json_t *days = json_object_get(r->body, "expires_in_days");
-        if (days && !json_is_null(days)) {
-            if (!json_is_integer(days) || json_integer_value(days) < 1 ||
-                json_integer_value(days) > TOKEN_MAX_DAYS)
-                problems_add(&p, "/expires_in_days", "must be a whole number of days from 1 to %d",
-                             TOKEN_MAX_DAYS);
-            else
-                expires_in_days = (int)json_integer_value(days);
-        }
+        evfield_check(r->body, TOKEN_FIELDS, "", 0, NULL, p);
+        label = evfield_valid_string(r->body, "label", p);
+        user = evfield_valid_string(r->body, "user", p);
+        expires_in_days = (int)json_integer_value(json_object_get(r->body, "expires_in_days"));
     }
-    if (p.total)
-        goto invalid;
+    if (p->total)
+        goto out;
     if (!user || !*user)
         user = r->who.username;
     if (r->who.role != ROLE_ADMIN && strcmp(user, r->who.username) != 0) {
@@ -194,41 +166,37 @@ static void token_create(struct req *r)
     enum store_status st = store_token_create(r->app->store, req_actor(r, &who), user, label, hash,
                                               expires_in_days, &out);
     if (st == STORE_NOT_FOUND) {
-        problems_add(&p, "/user", "no such user (or the user is disabled)");
-        goto invalid;
+        problems_add(p, "/user", "no such user (or the user is disabled)");
+        goto out;
     }
     if (st != STORE_OK) {
         resp_store_error(r, st, "token");
         goto out;
     }
     json_object_set_new(out, "token", json_string(token));
-    resp_json(r, 201, out);
+    made = out;
     out = NULL;
-    goto out;
-invalid:
-    resp_invalid(r, &p, NULL);
 out:
     sodium_memzero(token, sizeof token);
     sodium_memzero(hash, sizeof hash);
     json_decref(out);
-    problems_free(&p);
+    return made;
+}
+
+static void token_create(struct req *r)
+{
+    resp_create(r, token_create_make);
 }
 
 static void token_list(struct req *r)
 {
-    char after_buf[256];
-    const char *after = NULL;
-    int limit = page_args(r, after_buf, sizeof after_buf, &after, uuid_valid);
-    if (limit < 0)
+    struct page pg;
+    if (page_begin(r, &pg, PAGE_UUID, NULL) != 0)
         return;
     const char *owner = r->who.role == ROLE_ADMIN ? NULL : r->who.user_id;
     json_t *items = NULL;
-    enum store_status st = store_token_list(r->app->store, owner, after, limit + 1, &items);
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "tokens");
-        return;
-    }
-    resp_page(r, items, limit, "id");
+    enum store_status st = store_token_list(r->app->store, owner, pg.after, pg.fetch, &items);
+    page_reply_fetched(r, &pg, st, items, "id", "tokens");
 }
 
 /* Revoking another user's token answers 404, as if it did not exist (unless admin). */
@@ -248,28 +216,11 @@ static void token_revoke(struct req *r)
     resp_bytes(r, 204, NULL, NULL, 0, NULL);
 }
 
-/* An audit event id: a bigserial. */
-static int event_id_valid(const char *s)
-{
-    size_t n = strlen(s);
-    return n > 0 && n <= 18 && strspn(s, "0123456789") == n;
-}
-
-/* The audit trail, newest first: auditors and admins. */
+/* The audit trail, newest first: auditors and admins. The cursor is an event id (a
+ * bigserial) that the page ends before. */
 static void audit_list(struct req *r)
 {
-    char before_buf[64];
-    const char *before = NULL;
-    int limit = page_args(r, before_buf, sizeof before_buf, &before, event_id_valid);
-    if (limit < 0)
-        return;
-    json_t *items = NULL;
-    enum store_status st = store_audit_list(r->app->store, before, limit + 1, &items);
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "audit events");
-        return;
-    }
-    resp_page(r, items, limit, "id");
+    page_list(r, PAGE_SERIAL, store_audit_list, "audit events", "id");
 }
 
 const struct route user_routes[] = {

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "core/validate.h"
+#include "core/formats/evfield.h"
 #include "core/notify/webhook.h"
 #include "http/evidence.h"
 #include "store/webhooks.h"
@@ -24,52 +25,47 @@ static const char *scope(struct req *r)
     return r->who.role == ROLE_ADMIN ? NULL : r->who.username;
 }
 
-static void webhook_create(struct req *r)
+static const char *const WEBHOOK_FORMATS[] = {"json", "slack", NULL};
+
+static const struct evfield WEBHOOK_EVENT[] = {
+    {"event", EVF_ENUM, 0, 0, 0, 0, WEBHOOK_EVENTS, NULL},
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+};
+
+static const struct evfield WEBHOOK_FIELDS[] = {
+    {"url", EVF_TEXT, EVF_REQUIRED, 0, 0, WEBHOOK_URL_MAX + 1, NULL, NULL},
+    {"format", EVF_ENUM, EVF_QUOTE, 0, 0, 0, WEBHOOK_FORMATS, NULL},
+    {"description", EVF_TEXT, 0, 0, 0, 200, NULL, NULL},
+    {"events", EVF_LIST, EVF_REQUIRED | EVF_MSG_ALL | EVF_UNIQUE, 1, 0, 8,
+     EVF_WORDS("must list 1 to 8 events: drift, log_integrity"), WEBHOOK_EVENT},
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+};
+
+static json_t *webhook_create_make(struct req *r, struct problems *p)
 {
-    static const char *const allowed[] = {"url", "events", "format", "description", NULL};
-    struct problems p;
-    problems_init(&p);
+    json_t *made = NULL;
     json_t *out = NULL;
     char *events_json = NULL;
     char secret[WEBHOOK_SECRET_LEN + 1] = "", sealed[WEBHOOK_SEALED_LEN + 1] = "";
     unsigned char key[WEBHOOK_KEY_BYTES];
     if (!json_is_object(r->body)) {
-        problems_add(&p, "", "must be a JSON object {url, events, format, description}");
-        goto invalid;
+        problems_add(p, "", "must be a JSON object {url, events, format, description}");
+        goto out;
     }
-    json_check_unknown(r->body, "", allowed, &p);
-    const char *url = json_want_string(r->body, "url", "", 1, WEBHOOK_URL_MAX + 1, &p);
+    evfield_check(r->body, WEBHOOK_FIELDS, "", 0, NULL, p);
+    const char *url = evfield_valid_string(r->body, "url", p);
     const char *why = url ? webhook_url_check(url, NULL) : NULL;
     if (why)
-        problems_add(&p, "/url", "%s", why);
-    const char *format = json_want_string(r->body, "format", "", 0, 16, &p);
-    if (!format || !json_object_get(r->body, "format"))
+        problems_add(p, "/url", "%s", why);
+    const char *format = evfield_valid_string(r->body, "format", p);
+    if (!format)
         format = "json";
-    else if (strcmp(format, "json") != 0 && strcmp(format, "slack") != 0)
-        problems_add(&p, "/format", "must be 'json' or 'slack'");
-    const char *description = json_want_string(r->body, "description", "", 0, 200, &p);
+    const char *description = evfield_valid_string(r->body, "description", p);
     if (!description)
         description = "";
     json_t *events = json_object_get(r->body, "events");
-    if (!json_is_array(events) || json_array_size(events) == 0 || json_array_size(events) > 8) {
-        problems_add(&p, "/events", "must list 1 to 8 events: drift, log_integrity");
-    } else {
-        size_t i;
-        json_t *e;
-        json_array_foreach(events, i, e)
-        {
-            char ptr[32];
-            if (!webhook_event_valid(json_string_value(e)))
-                problems_add(&p, problems_pointer_index(ptr, sizeof ptr, "/events", i),
-                             "must be one of: drift, log_integrity");
-            for (size_t j = 0; j < i && json_is_string(e); j++)
-                if (json_equal(json_array_get(events, j), e))
-                    problems_add(&p, problems_pointer_index(ptr, sizeof ptr, "/events", i),
-                                 "is listed twice");
-        }
-    }
-    if (p.total)
-        goto invalid;
+    if (p->total)
+        goto out;
     events_json = json_dumps(events, JSON_COMPACT);
     webhook_secret_new(secret);
     if (!events_json || webhook_secret_key(secret, key) != 0 ||
@@ -98,36 +94,31 @@ static void webhook_create(struct req *r)
         goto out;
     }
     json_object_set_new(out, "secret", json_string(secret));
-    resp_json(r, 201, out);
+    made = out;
     out = NULL;
-    goto out;
-invalid:
-    resp_invalid(r, &p, NULL);
 out:
     sodium_memzero(secret, sizeof secret);
     sodium_memzero(key, sizeof key);
     sodium_memzero(sealed, sizeof sealed);
     free(events_json);
     json_decref(out);
-    problems_free(&p);
+    return made;
+}
+
+static void webhook_create(struct req *r)
+{
+    resp_create(r, webhook_create_make);
 }
 
 static void webhook_list(struct req *r)
 {
-    struct ev_page pg;
-    struct evlist_query page = {0};
-    if (ev_page_begin(r, &pg, &page) != 0)
-        goto out;
+    struct page pg;
+    if (page_begin(r, &pg, PAGE_AT_ID, NULL) != 0)
+        return;
     json_t *items = NULL;
-    enum store_status st = store_webhook_list(r->app->store, scope(r), page.after_at, page.after_id,
-                                              page.limit, &items);
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "webhooks");
-        goto out;
-    }
-    ev_page_reply(r, items, &page, "created_at");
-out:
-    ev_page_end(&pg);
+    enum store_status st =
+        store_webhook_list(r->app->store, scope(r), pg.after_at, pg.after_id, pg.fetch, &items);
+    page_reply_fetched(r, &pg, st, items, "created_at", "webhooks");
 }
 
 /* The webhook when the caller may see it; else answers 404 and returns NULL. */
@@ -167,25 +158,19 @@ static void webhook_delete(struct req *r)
 
 static void webhook_deliveries(struct req *r)
 {
-    struct ev_page pg;
-    struct evlist_query page = {0};
+    struct page pg;
     json_t *hook = NULL;
-    if (ev_page_begin(r, &pg, &page) != 0)
+    if (page_begin(r, &pg, PAGE_AT_ID, NULL) != 0)
         goto out;
     hook = readable_webhook(r);
     if (!hook)
         goto out;
     json_t *items = NULL;
-    enum store_status st = store_webhook_deliveries(r->app->store, r->params[0], page.after_at,
-                                                    page.after_id, page.limit, &items);
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "deliveries");
-        goto out;
-    }
-    ev_page_reply(r, items, &page, "created_at");
+    enum store_status st = store_webhook_deliveries(r->app->store, r->params[0], pg.after_at,
+                                                    pg.after_id, pg.fetch, &items);
+    page_reply_fetched(r, &pg, st, items, "created_at", "deliveries");
 out:
     json_decref(hook);
-    ev_page_end(&pg);
 }
 
 /* A test message, delivered like an alert: the way to check a URL and a receiver's
