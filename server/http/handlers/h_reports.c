@@ -114,6 +114,7 @@ static void usage_report(struct req *r)
     q.scope = &r->scope;
     q.cluster_offers_json = map_text;
     q.currency = currency[0] ? currency : NULL;
+    q.exact_max = r->app->cfg->usage_exact_max;
     enum store_status st = store_report_usage(r->app->read_store, &q, &out);
     if (st != STORE_OK) {
         resp_store_error(r, st, "usage report");
