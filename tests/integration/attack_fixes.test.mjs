@@ -88,3 +88,19 @@ test('a query parameter given twice, or without a name, is refused (the first si
   assert.match(twice.json.errors[0].message, /more than once/);
   assert.equal((await as('owner1', 'GET', '/workloads?team=vision&limit=2')).status, 200);
 });
+
+test('a load-test import with a negative latency is refused like POST /benchmarks refuses it (it was stored)', async () => {
+  const { as } = env;
+  const { sample } = await import('./evidence.lib.mjs');
+  const offer = await makeOffer(as, { instance_type: 'g6e.12xlarge', gpu_model: 'L40S', gpus_per_instance: 4, gpu_memory_gb: 48, price_per_hour: 10.49 });
+  const w = await makeWorkload(as, 'ana', { team: 'vision', name: 'serve', kind: 'inference', class: 'production' });
+  const lines = sample('vllm-bench/nerdalert_llmd_l40s_llama3.2-3b_rate-sweep_results.jsonl').toString().trim().split('\n');
+  const bad = lines.map((l) => { const o = JSON.parse(l); o.p99_ttft_ms = -5; return JSON.stringify(o); }).join('\n');
+  const q = `format=vllm&workload_id=${w.id}&offer_id=${offer.id}&where=deployment=kvcache`;
+  const r = await as('ana', 'POST', `/benchmarks/import?${q}`, { body: bad, headers: { 'Content-Type': 'application/json' } });
+  if (r.status === 201) assert.fail(`stored: ${r.text.slice(0, 300)}`);
+  assert.equal(r.status, 422, r.text);
+  assert.ok(r.json.errors.some((e) => /\/load_points\/\d+\/ttft_p99_ms/.test(e.pointer)), r.text);
+  const good = await as('ana', 'POST', `/benchmarks/import?${q}`, { body: lines.join('\n'), headers: { 'Content-Type': 'application/json' } });
+  assert.equal(good.status, 201, good.text);
+});

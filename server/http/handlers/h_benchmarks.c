@@ -58,6 +58,12 @@ static const struct evfield LOAD_POINT_FIELDS[] = {
     {NULL, 0, 0, 0, 0, 0, NULL, NULL},
 };
 
+/* What a load-test reader hands over is checked as POST /benchmarks checks its load points. */
+static const struct evfield IMPORTED_FIELDS[] = {
+    {"load_points", EVF_ARRAY, EVF_EXTRA_MS, 0, 0, LOADTEST_MAX_POINTS, NULL, LOAD_POINT_FIELDS},
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+};
+
 static const struct evfield BENCHMARK_FIELDS[] = {
     {"workload_id", EVF_UUID, EVF_REQUIRED, 0, 0, 0, NULL, NULL},
     {"offer_id", EVF_UUID, EVF_REQUIRED, 0, 0, 0, NULL, NULL},
@@ -408,6 +414,9 @@ static void benchmark_import(struct req *r)
         goto out;
     }
     json_numbers_check(parsed, "", &p); /* what the readers pass on is stored as it is */
+    /* Each load point within the ranges POST /benchmarks enforces (a reader passes a negative
+     * latency on as it is: stored, it would make the benchmark unusable in any scenario). */
+    evfield_check_values(parsed, IMPORTED_FIELDS, "", &p);
     check_duplicate_points(json_object_get(parsed, "load_points"),
                            ": the results mix configurations; choose one with ?where=key=value "
                            "(a --metadata key, e.g. where=deployment=base)",
