@@ -318,7 +318,7 @@ static void review_checklist(struct req *r)
         }
         cited = json_pack("[s]", sha);
     }
-    enum store_status st = store_review_checklist1(
+    enum store_status st = store_review_checklist(
         r->app->store, json_string_value(json_object_get(review, "id")), cited, &r->scope, &out);
     if (st != STORE_OK) {
         resp_store_error(r, st, "review");
