@@ -129,6 +129,11 @@ static const struct config_var VARS[] = {
      "serve: a request's line and headers must arrive within this, ms (else 408)"},
     {"CAPLEDGER_BODY_MIN_RATE", CONFIG_INT, 0, 1073741824, "4096", FIELD(body_min_bytes_per_s),
      "serve: bytes/s a body must average after its first 10 s (0: no floor)"},
+    {"CAPLEDGER_SEND_TIMEOUT_MS", CONFIG_INT, 500, 600000, "10000", FIELD(send_timeout_ms),
+     "serve: a reply whose client reads none of it for this long, ms, is ended"},
+    {"CAPLEDGER_SEND_MIN_RATE", CONFIG_INT, 0, 1073741824, "4096", FIELD(send_min_bytes_per_s),
+     "serve: bytes/s a client must read a pending reply at, averaged after "
+     "CAPLEDGER_SEND_TIMEOUT_MS (0: no floor)"},
     {"CAPLEDGER_MAX_CONNS_PER_ADDRESS", CONFIG_INT, 0, 1024, "64", FIELD(max_conns_per_address),
      "serve: open connections per client address (0: no bound, e.g. behind a proxy)"},
     {"CAPLEDGER_CONN_RESERVE", CONFIG_INT, 1, 512, "32", FIELD(conn_reserve),

@@ -23,6 +23,8 @@ struct config {
     int max_conns_per_address;
     int header_timeout_ms;
     int body_min_bytes_per_s;
+    int send_timeout_ms;
+    int send_min_bytes_per_s;
     const char *public_origin;   /* NULL: the request's scheme and Host */
     const char *cors_origins;    /* NULL: no cross-origin access */
     int session_idle_s;          /* browser session idle expiry */

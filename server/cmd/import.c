@@ -314,6 +314,16 @@ static int parse_args(int argc, char **argv, struct import_args *a)
 
 int import_parse_url(const char *url, const char *flag, struct import_url *u)
 {
+    /* A space, CR or LF would end the request line or start a header of every request sent
+     * there; the URL is not echoed, its bytes could do the same to a terminal or a log. */
+    for (const char *c = url; *c; c++)
+        if ((unsigned char)*c <= 0x20 || *c == 0x7f) {
+            fprintf(stderr,
+                    "capledger import: %s: the URL must not contain spaces or control "
+                    "characters\n",
+                    flag);
+            return 2;
+        }
     if (strncasecmp(url, "https://", 8) == 0) {
         fprintf(stderr,
                 "capledger import: %s: only plain http:// is supported (no TLS in this "
@@ -780,6 +790,9 @@ int cmd_import(int argc, char **argv)
         goto out;
     if ((status = import_parse_url(a.url, "--url", &u)) != 0)
         goto out;
+    struct import_url exporter;
+    if (a.from_url && (status = import_parse_url(a.from_url, "--from-url", &exporter)) != 0)
+        goto out; /* at once, before the token is read */
     if (!(target = import_build_target(&a, &u, &status)))
         goto out;
     status = 1;

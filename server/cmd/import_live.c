@@ -101,7 +101,8 @@ struct live {
     long scrapes, scrape_failed, uploaded, refused, lost, retried, skipped;
     long long samples, inserted, duplicates;
     int fatal;
-    int final; /* scraping has stopped: the queue's last tries */
+    int final;      /* scraping has stopped: the queue's last tries */
+    int64_t end_ms; /* the end of --for (monotonic), INT64_MAX without it */
 };
 
 static void scrape_free(struct scrape *s)
@@ -274,16 +275,21 @@ static void enqueue(struct live *l, struct scrape *s)
     l->queued++;
 }
 
-/* Takes one scrape: up to LIVE_SCRAPE_TRIES GETs, all before the next tick. */
+/* Takes one scrape: up to LIVE_SCRAPE_TRIES GETs, all before the next tick or the end of
+ * --for, whichever comes first. */
 static void take_scrape(struct live *l, int64_t next_tick)
 {
+    if (next_tick > l->end_ms)
+        next_tick = l->end_ms;
     long seq = ++l->scrapes;
     char err[1024] = "";
     for (int attempt = 1; attempt <= LIVE_SCRAPE_TRIES && !live_stop; attempt++) {
         int64_t left = next_tick - mono_ms();
         int timeout = (int)(left < LIVE_SCRAPE_TIMEOUT_MS ? left : LIVE_SCRAPE_TIMEOUT_MS);
-        if (timeout < 200)
-            timeout = 200;
+        if (timeout < 200 && next_tick < l->end_ms)
+            timeout = 200; /* an interval overrun by an upload: one short try still */
+        if (timeout < 1)
+            timeout = 1;
         int64_t at = wall_ms();
         size_t len = 0;
         int permanent = 0;
@@ -481,6 +487,7 @@ int import_live(const struct import_args *a, const struct import_url *server, co
     sigaction(SIGTERM, &sa, NULL);
     int64_t start = mono_ms();
     int64_t end = a->for_ms ? start + a->for_ms : INT64_MAX;
+    l.end_ms = end;
     fprintf(stderr,
             "capledger import: scraping %s every %s %s%s into %s (SIGINT/SIGTERM sends what is "
             "left and stops)\n",

@@ -263,6 +263,8 @@ int cmd_serve(int argc, char **argv)
         .max_conns_per_address = cfg.max_conns_per_address,
         .header_timeout_ms = cfg.header_timeout_ms,
         .body_min_bytes_per_s = cfg.body_min_bytes_per_s,
+        .send_timeout_ms = cfg.send_timeout_ms,
+        .send_min_bytes_per_s = cfg.send_min_bytes_per_s,
         .public_origin = cfg.public_origin,
         .cors_origins = cfg.cors_origins,
         .session_idle_s = cfg.session_idle_s,

@@ -2,9 +2,11 @@
 #include "core/httpframe.h"
 
 #include <stddef.h>
+#include <string.h>
 #include <strings.h>
 
-const char *httpframe_refusal(const struct httpframe_header *headers, size_t count)
+const char *httpframe_refusal(const char *version, const struct httpframe_header *headers,
+                              size_t count)
 {
     const char *length = NULL, *encoding = NULL;
     for (size_t i = 0; i < count; i++) {
@@ -20,6 +22,8 @@ const char *httpframe_refusal(const struct httpframe_header *headers, size_t cou
             encoding = value;
         }
     }
+    if (encoding && version && strcmp(version, "1.1") != 0)
+        return "Transfer-Encoding is not allowed in an HTTP/1.0 request";
     if (length && encoding)
         return "Content-Length and Transfer-Encoding must not both be given";
     if (encoding && strcasecmp(encoding, "chunked") != 0)

@@ -11,9 +11,13 @@ struct httpframe_header {
     const char *value;
 };
 
-/* NULL when the request's framing is unambiguous; else why not (a static string). Refused:
- * Content-Length together with Transfer-Encoding, Content-Length repeated (even with equal
- * values) or not 1–18 decimal digits, Transfer-Encoding repeated or other than "chunked". */
-const char *httpframe_refusal(const struct httpframe_header *headers, size_t count);
+/* NULL when the request's framing is unambiguous; else why not (a static string). version is
+ * the request line's ("1.0", "1.1"; NULL: 1.1). Refused: Content-Length together with
+ * Transfer-Encoding, Content-Length repeated (even with equal values) or not 1–18 decimal
+ * digits, Transfer-Encoding repeated or other than "chunked", and Transfer-Encoding in a
+ * request of any version but 1.1 (RFC 9112 §6.1: an HTTP/1.0 request carrying it must be
+ * treated as faulty framing — a 1.0 intermediary may not have understood it). */
+const char *httpframe_refusal(const char *version, const struct httpframe_header *headers,
+                              size_t count);
 
 #endif

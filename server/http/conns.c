@@ -11,13 +11,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #define CONNS_TICK_MS 200
 #define CONNS_PRESSURE_MIN_WAIT_S 1.0
-#define CONNS_BODY_GRACE_S 10.0 /* a body's rate is judged after this long */
+#define CONNS_BODY_GRACE_S 10.0       /* a body's rate is judged after this long */
+#define CONNS_PRESSURE_STALL_S 0.5    /* short of workers: replies unread this long go first */
+#define CONNS_PRESSURE_BODY_S 2.0     /* short of workers: bodies judged after this long */
+#define CONNS_PRESSURE_BODY_FACTOR 16 /* ... and shed when slower than this × the body floor */
 
 /* One client socket on the listening port, as last seen by the guard's scan. */
 struct sock {
@@ -30,6 +35,11 @@ struct sock {
     int busy;               /* in a request handler now */
     double busy_since;      /* when the guard saw the current request */
     uint64_t bytes_at_busy; /* bytes received on the socket then */
+    double out_since;       /* when its send queue was seen non-empty after being empty; 0 */
+    uint64_t acked_at_out;  /* bytes the peer had acknowledged then */
+    uint64_t acked;         /* bytes acknowledged at the last scan */
+    double acked_moved;     /* last scan that saw acked advance (or the queue fill) */
+    double body_rate;       /* bytes/s of the body so far while its handler reads it; -1 */
     int seen;               /* mark for the scan */
     int shut;               /* already shut down */
 };
@@ -164,6 +174,55 @@ static uint64_t bytes_received(int fd)
     return info.tcpi_bytes_received;
 }
 
+/* Bytes waiting in the socket's send queue (sent and unacknowledged, or not sent yet) and bytes
+ * the peer has acknowledged since the socket opened. -1 when unknown. */
+static int send_state(int fd, uint64_t *queued, uint64_t *acked)
+{
+    int outq = 0;
+    struct tcp_info info;
+    socklen_t len = sizeof info;
+    memset(&info, 0, sizeof info);
+    if (ioctl(fd, SIOCOUTQ, &outq) != 0 || outq < 0 ||
+        getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) != 0 ||
+        len < offsetof(struct tcp_info, tcpi_bytes_acked) + sizeof info.tcpi_bytes_acked)
+        return -1;
+    *queued = (uint64_t)outq;
+    *acked = info.tcpi_bytes_acked;
+    return 0;
+}
+
+/* Follows a socket's send queue (scan). */
+static void track_send(struct sock *s, double now)
+{
+    uint64_t queued, acked;
+    if (send_state(s->fd, &queued, &acked) != 0 || queued == 0) {
+        s->out_since = 0;
+        return;
+    }
+    if (!s->out_since) {
+        s->out_since = s->acked_moved = now;
+        s->acked_at_out = s->acked = acked;
+        return;
+    }
+    if (acked != s->acked) {
+        s->acked = acked;
+        s->acked_moved = now;
+    }
+}
+
+/* 1 when the socket's replies are not read fast enough: nothing acknowledged for the send
+ * timeout, or less than the floor on average once the queue has been full that long. */
+static int send_too_slow(const struct conns *g, const struct sock *s, double now)
+{
+    if (!s->out_since || g->cfg.send_timeout_ms <= 0)
+        return 0;
+    double timeout = g->cfg.send_timeout_ms / 1000.0, took = now - s->out_since;
+    if (now - s->acked_moved > timeout)
+        return 1;
+    return g->cfg.send_min_bytes_per_s > 0 && took > timeout &&
+           (double)(s->acked - s->acked_at_out) < took * g->cfg.send_min_bytes_per_s;
+}
+
 void conns_opened(struct conns *g)
 {
     if (!g)
@@ -243,6 +302,7 @@ static void scan(struct conns *g, double now)
             s->first_seen = s->idle_since = now;
         }
         s->seen = 1;
+        track_send(s, now);
         struct mark *m = find_mark(g, addr, port);
         if (m) {
             if (m->busy && (!s->busy || m->begun != s->requests)) { /* a new request */
@@ -279,7 +339,7 @@ struct canned {
     char text[512];
     size_t len;
 };
-static struct canned reply_408, reply_503, reply_408_body;
+static struct canned reply_408, reply_503, reply_408_body, reply_503_body;
 
 static void canned_set(struct canned *c, const char *status_line, const char *extra, int status,
                        const char *slug, const char *title, const char *detail)
@@ -294,6 +354,23 @@ static void canned_set(struct canned *c, const char *status_line, const char *ex
                      "Connection: close\r\nContent-Length: %d\r\n\r\n%s",
                      status_line, extra, blen, body);
     c->len = n > 0 && (size_t)n < sizeof c->text ? (size_t)n : 0;
+}
+
+/* Ends a socket whose replies are not read: reset on close (SO_LINGER 0), so what is queued
+ * is dropped rather than kept in the kernel for a peer that never reads it, and shut down, so
+ * a worker blocked in a send gets an error at once. Called with the lock held. */
+static void shed_reader(struct conns *g, struct sock *s)
+{
+    char addr[64];
+    int port;
+    if (s->shut || our_peer(g, s->fd, addr, sizeof addr, &port) != 0 || port != s->port ||
+        strcmp(addr, s->addr) != 0)
+        return;
+    struct linger now = {.l_onoff = 1, .l_linger = 0};
+    (void)setsockopt(s->fd, SOL_SOCKET, SO_LINGER, &now, sizeof now);
+    shutdown(s->fd, SHUT_RDWR);
+    s->shut = 1;
+    g->counts.shed_slow_read++;
 }
 
 /* Ends a socket: an optional reply, then shutdown (Civetweb's read returns at once and the
@@ -317,6 +394,20 @@ static int by_idle_since(const void *a, const void *b)
     return (x->idle_since > y->idle_since) - (x->idle_since < y->idle_since);
 }
 
+/* Slowest body first. */
+static int by_body_rate(const void *a, const void *b)
+{
+    const struct sock *x = *(struct sock *const *)a, *y = *(struct sock *const *)b;
+    return (x->body_rate > y->body_rate) - (x->body_rate < y->body_rate);
+}
+
+/* Replies unread longest first. */
+static int by_acked_moved(const void *a, const void *b)
+{
+    const struct sock *x = *(struct sock *const *)a, *y = *(struct sock *const *)b;
+    return (x->acked_moved > y->acked_moved) - (x->acked_moved < y->acked_moved);
+}
+
 static void enforce(struct conns *g, double now)
 {
     scan(g, now);
@@ -324,17 +415,39 @@ static void enforce(struct conns *g, double now)
     struct sock **waiting = calloc(g->nsocks ? g->nsocks : 1, sizeof *waiting);
     if (!waiting)
         return;
-    size_t nwaiting = 0;
+    struct sock **stalled = calloc(g->nsocks ? g->nsocks : 1, sizeof *stalled);
+    if (!stalled) {
+        free(waiting);
+        return;
+    }
+    struct sock **slowbodies = calloc(g->nsocks ? g->nsocks : 1, sizeof *slowbodies);
+    if (!slowbodies) {
+        free(waiting);
+        free(stalled);
+        return;
+    }
+    size_t nwaiting = 0, nstalled = 0, nslowbodies = 0;
     for (size_t i = 0; i < g->nsocks; i++) {
         struct sock *s = &g->socks[i];
+        if (!s->shut && send_too_slow(g, s, now)) {
+            shed_reader(g, s);
+            continue;
+        }
+        if (!s->shut && s->out_since && now - s->acked_moved >= CONNS_PRESSURE_STALL_S)
+            stalled[nstalled++] = s;
+        s->body_rate = -1;
         if (s->busy && !s->shut && g->cfg.body_min_bytes_per_s > 0) {
             struct mark *m = find_mark(g, s->addr, s->port);
             double took = now - s->busy_since;
+            double got = (double)(bytes_received(s->fd) - s->bytes_at_busy);
             if (m && m->reading && took > CONNS_BODY_GRACE_S &&
-                (double)(bytes_received(s->fd) - s->bytes_at_busy) <
-                    took * g->cfg.body_min_bytes_per_s) {
+                got < took * g->cfg.body_min_bytes_per_s) {
                 shed(g, s, &reply_408_body, 1); /* the handler's read fails: it answers no more */
                 g->counts.shed_slow_body++;
+            } else if (m && m->reading && took >= CONNS_PRESSURE_BODY_S) {
+                s->body_rate = got / took;
+                if (s->body_rate < (double)CONNS_PRESSURE_BODY_FACTOR * g->cfg.body_min_bytes_per_s)
+                    slowbodies[nslowbodies++] = s;
             }
         }
         if (s->busy || s->shut)
@@ -365,6 +478,15 @@ static void enforce(struct conns *g, double now)
     for (size_t i = 0; i < g->nsocks; i++)
         in_use += !g->socks[i].shut;
     long limit = g->cfg.threads - g->cfg.reserve;
+    /* First the connections whose replies have not been read for half a second (a client
+     * reading its replies acknowledges them within a round trip), the longest-stalled first. */
+    qsort(stalled, nstalled, sizeof *stalled, by_acked_moved);
+    for (size_t i = 0; i < nstalled && in_use > limit; i++) {
+        if (stalled[i]->shut)
+            continue;
+        shed_reader(g, stalled[i]);
+        in_use--;
+    }
     qsort(waiting, nwaiting, sizeof *waiting, by_idle_since);
     for (size_t i = 0; i < nwaiting && in_use > limit; i++) {
         struct sock *s = waiting[i];
@@ -374,7 +496,20 @@ static void enforce(struct conns *g, double now)
         g->counts.shed_pressure++;
         in_use--;
     }
+    /* Still short: bodies trickling in above the floor but far below a real upload's rate
+     * (CONNS_PRESSURE_BODY_FACTOR × the floor), slowest first — else a few hundred of them,
+     * each just above the floor, would hold every worker for a whole 1 GiB upload. */
+    qsort(slowbodies, nslowbodies, sizeof *slowbodies, by_body_rate);
+    for (size_t i = 0; i < nslowbodies && in_use > limit; i++) {
+        if (slowbodies[i]->shut)
+            continue;
+        shed(g, slowbodies[i], &reply_503_body, 1);
+        g->counts.shed_slow_body++;
+        in_use--;
+    }
     free(waiting);
+    free(stalled);
+    free(slowbodies);
 }
 
 static void *guard_run(void *arg)
@@ -410,6 +545,9 @@ struct conns *conns_start(const struct conns_config *cfg)
              cfg->body_min_bytes_per_s);
     canned_set(&reply_408_body, "408 Request Timeout", "", 408, "request-timeout",
                "Request timeout", slow);
+    canned_set(&reply_503_body, "503 Service Unavailable", "Retry-After: 5\r\n", 503, "server-busy",
+               "Server busy",
+               "the server is short of workers and this body is arriving too slowly");
     canned_set(&reply_503, "503 Service Unavailable", "Retry-After: 5\r\n", 503,
                "too-many-connections", "Too many connections",
                "this address holds too many connections");

@@ -10,7 +10,17 @@
  *   - a request whose handler is waiting for its body when, over its first 10 s or more, the
  *     body has come slower than body_min_bytes_per_s (408) — Civetweb's read would otherwise
  *     wait as long as a byte trickles in now and then. Progress is the kernel's count of bytes
- *     received on the socket (TCP_INFO), so a handler blocked in one read is measured too.
+ *     received on the socket (TCP_INFO), so a handler blocked in one read is measured too;
+ *   - a connection whose replies are not being read (slow_read): bytes wait in its send queue
+ *     (SIOCOUTQ) and the peer has acknowledged none of them for send_timeout_ms, or, after that
+ *     long, fewer than send_min_bytes_per_s on average since the queue last was empty
+ *     (TCP_INFO tcpi_bytes_acked). Civetweb's send would otherwise wait for ever (its
+ *     request_timeout_ms does not end a blocked write), and a client pipelining requests for a
+ *     large reply and reading nothing holds a worker per connection. The socket is reset
+ *     (SO_LINGER 0, then shutdown): the blocked send fails at once, the worker closes it, and
+ *     the queued replies are dropped instead of lingering in the kernel;
+ *   - when the reserve is short, connections whose replies have not been read for 0.5 s go
+ *     before those waiting for headers, the longest-stalled first.
  * A request being handled is never touched otherwise. */
 #ifndef CAPLEDGER_HTTP_CONNS_H
 #define CAPLEDGER_HTTP_CONNS_H
@@ -21,12 +31,15 @@ struct conns_config {
     int max_per_address;      /* 0: no bound */
     int header_timeout_ms;    /* a request's headers must have arrived by then */
     int body_min_bytes_per_s; /* 0: no floor */
+    int send_timeout_ms;      /* a pending reply not read for this long ends the connection */
+    int send_min_bytes_per_s; /* 0: no floor */
     int listen_port;          /* our sockets among the process's descriptors */
 };
 
 struct conns_counts {
     long workers_in_use; /* connections Civetweb has handed out */
-    long shed_timeout, shed_pressure, shed_address, shed_slow_body; /* since start */
+    long shed_timeout, shed_pressure, shed_address, shed_slow_body,
+        shed_slow_read; /* since start */
 };
 
 struct conns;

@@ -20,6 +20,8 @@ struct http_config {
     int max_conns_per_address; /* 0: no bound */
     int header_timeout_ms;     /* the request line and headers must arrive within this */
     int body_min_bytes_per_s;  /* after the first 10 s a body must average at least this */
+    int send_timeout_ms;       /* a reply not read at all for this long ends its connection */
+    int send_min_bytes_per_s;  /* after send_timeout_ms a pending reply must drain this fast */
     const char *public_origin; /* "https://host[:port]" browsers use, behind a TLS proxy; NULL:
                                   the request's own scheme and Host */
     const char *cors_origins;  /* space-separated origins allowed cross-origin; NULL: none */

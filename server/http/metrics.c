@@ -149,14 +149,15 @@ char *metrics_render(struct metrics *m, struct store *store, const struct conns_
                 "capledger_http_workers_in_use %ld\n"
                 "# HELP capledger_http_connections_shed_total Connections the server ended: "
                 "headers not sent in time, workers short, an address over its bound, a body "
-                "trickled in.\n"
+                "trickled in, replies not read.\n"
                 "# TYPE capledger_http_connections_shed_total counter\n"
                 "capledger_http_connections_shed_total{reason=\"header_timeout\"} %ld\n"
                 "capledger_http_connections_shed_total{reason=\"worker_reserve\"} %ld\n"
                 "capledger_http_connections_shed_total{reason=\"per_address\"} %ld\n"
-                "capledger_http_connections_shed_total{reason=\"slow_body\"} %ld\n",
+                "capledger_http_connections_shed_total{reason=\"slow_body\"} %ld\n"
+                "capledger_http_connections_shed_total{reason=\"slow_read\"} %ld\n",
                 conns->workers_in_use, conns->shed_timeout, conns->shed_pressure,
-                conns->shed_address, conns->shed_slow_body);
+                conns->shed_address, conns->shed_slow_body, conns->shed_slow_read);
     fclose(out);
     return buf;
 }

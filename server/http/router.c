@@ -251,8 +251,21 @@ static int text_ok(const char *s, size_t len)
     return jcs_utf8_valid(s, len);
 }
 
+/* 1 when s holds a percent-encoded NUL: decoded, it would end the path early (a C string), so
+ * "/app.css%00.js" would name /app.css. Civetweb's own decoding (decode_url) is off for that
+ * reason: handle() decodes the path and keeps it encoded when it holds a NUL. */
+static int encoded_nul(const char *s)
+{
+    for (; s && (s = strchr(s, '%')) != NULL; s++)
+        if (s[1] == '0' && s[2] == '0')
+            return 1;
+    return 0;
+}
+
 static int uri_ok(struct req *r)
 {
+    if (encoded_nul(r->path) || encoded_nul(r->query))
+        return 0;
     if (!text_ok(r->path, strlen(r->path)))
         return 0;
     if (!r->query)
@@ -293,7 +306,7 @@ static int framing_ok(struct req *r)
         headers[n].name = r->ri->http_headers[i].name;
         headers[n].value = r->ri->http_headers[i].value;
     }
-    const char *why = httpframe_refusal(headers, n);
+    const char *why = httpframe_refusal(r->ri->http_version, headers, n);
     if (!why)
         return 1;
     r->close = 1;
@@ -463,7 +476,13 @@ static int handle(struct mg_connection *conn, void *cbdata)
     r.ri = mg_get_request_info(conn);
     r.app = &srv->app;
     r.method = r.ri->request_method;
-    r.path = r.ri->local_uri ? r.ri->local_uri : "/";
+    /* Civetweb leaves the path encoded (decode_url "no"); decoded here, unless it decodes to a
+     * NUL, which uri_ok then refuses. */
+    const char *raw_path = r.ri->local_uri ? r.ri->local_uri : "/";
+    size_t raw_len = strlen(raw_path);
+    char *path = malloc(raw_len + 1);
+    int path_len = path ? mg_url_decode(raw_path, (int)raw_len, path, (int)raw_len + 1, 0) : -1;
+    r.path = path_len >= 0 && !memchr(path, 0, (size_t)path_len) ? path : raw_path;
     r.query = r.ri->query_string;
     r.who.role = ROLE_ANON;
     set_request_id(&r);
@@ -478,6 +497,7 @@ static int handle(struct mg_connection *conn, void *cbdata)
     json_decref(r.body);
     team_scope_free(&r.scope);
     principal_clear(&r.who);
+    free(path);
     return r.status ? r.status : 500;
 }
 
@@ -567,7 +587,9 @@ struct http_server *http_start(const struct http_config *cfg, struct store *stor
                              /* no CORS unless configured: Civetweb would otherwise answer
                               * every preflight itself with "*" (http/router.c: cors) */
                              "access_control_allow_origin", "", "access_control_allow_methods", "",
-                             "access_control_allow_headers", "", "max_request_size", "16384", NULL};
+                             "access_control_allow_headers", "", "max_request_size", "16384",
+                             /* the path is decoded by handle(): a %00 must not end it early */
+                             "decode_url", "no", NULL};
     struct mg_callbacks callbacks;
     memset(&callbacks, 0, sizeof callbacks);
     callbacks.log_message = log_message;
@@ -597,6 +619,8 @@ struct http_server *http_start(const struct http_config *cfg, struct store *stor
         .max_per_address = cfg->max_conns_per_address,
         .header_timeout_ms = cfg->header_timeout_ms,
         .body_min_bytes_per_s = cfg->body_min_bytes_per_s,
+        .send_timeout_ms = cfg->send_timeout_ms,
+        .send_min_bytes_per_s = cfg->send_min_bytes_per_s,
         .listen_port = port.port,
     };
     struct conns *conns = conns_start(&guard);

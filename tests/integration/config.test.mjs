@@ -31,6 +31,7 @@ for (const [name, value, words] of [
   ['CAPLEDGER_DB_POOL', '0', 'must be an integer in 1..256'],
   ['CAPLEDGER_THREADS', '16x', 'must be an integer in 8..1024'],
   ['CAPLEDGER_HEADER_TIMEOUT_MS', '100', 'must be an integer in 500..600000'],
+  ['CAPLEDGER_SEND_TIMEOUT_MS', '10', 'must be an integer in 500..600000'],
   ['CAPLEDGER_SESSION_IDLE_S', '86401', 'must be an integer in 1..86400'],
   ['CAPLEDGER_DRIFT_SWEEP_S', '-1', 'must be an integer in 0..86400'],
   ['CAPLEDGER_WEBHOOK_TIMEOUT_S', 'nan', 'must be a decimal number'],

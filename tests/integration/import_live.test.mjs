@@ -170,6 +170,22 @@ test('an exporter that stalls or sends more than 8 MiB: a failure within the int
   assert.equal(stored(id).length, 2);
 });
 
+test('--every 3s --for 5s against an exporter that stalls: the last scrape gives up at the end of --for', async () => {
+  // hardening (issue 9): the second scrape's timeout used to run to the next tick (6 s)
+  const exp = await exporter((i) => (i === 1 ? 'ok' : 'stall'));
+  const id = await bench();
+  const t0 = Date.now();
+  const r = await run(['telemetry', '--from-url', exp.url, '--every', '3s', '--for', '5s', '--benchmark', id]);
+  const elapsed = Date.now() - t0;
+  await exp.close();
+  assert.equal(r.status, 1, r.stderr);
+  assert.match(r.stderr, /scrape 2 failed: 127\.0\.0\.1:\d+ did not send the whole scrape within (\d+) ms/);
+  const within = Number(r.stderr.match(/did not send the whole scrape within (\d+) ms/)[1]);
+  assert.ok(within <= 2_100, `the last scrape waited ${within} ms, past --for`);
+  assert.ok(elapsed < 5_700, `ran ${elapsed} ms for --for 5s`);
+  assert.equal(stored(id).length, 2);
+});
+
 test('SIGTERM: what was scraped is sent, a summary printed; exit 0 when all of it was stored', async () => {
   const exp = await exporter(() => 'ok');
   const id = await bench();
@@ -201,6 +217,13 @@ test('bad flags are refused before anything is scraped, naming the flag', () => 
     [['--from-url', u, '--for', '-1m', '--benchmark', 'b'], /--for '-1m' is not a duration/],
     [['--from-url', 'https://gpu1:9400/metrics', '--benchmark', 'b'], /only plain http/],
     [['--from-url', 'gpu1:9400', '--benchmark', 'b'], /--from-url 'gpu1:9400' is not an http:\/\/ URL/],
+    // hardening (issue 9): control characters or spaces would be sent in the request line
+    [['--from-url', 'http://127.0.0.1:9/metrics\r\nX-Injected: 1', '--benchmark', 'b'], /--from-url: the URL must not contain spaces or control characters/],
+    [['--from-url', 'http://127.0.0.1:9/met\nrics', '--benchmark', 'b'], /--from-url: the URL must not contain/],
+    [['--from-url', 'http://127.0.0.1:9/met rics', '--benchmark', 'b'], /--from-url: the URL must not contain/],
+    [['--from-url', 'http://127.0.0.1:9/met\trics', '--benchmark', 'b'], /--from-url: the URL must not contain/],
+    [['--from-url', 'http://127.0.0.1:9/met\x7frics', '--benchmark', 'b'], /--from-url: the URL must not contain/],
+    [['--from-url', u, '--url', 'http://127.0.0.1:9/\r\n', '--benchmark', 'b'], /--url: the URL must not contain/],
     [['--from-url', u], /needs --benchmark ID \(or --param benchmark=ID/],
     [['--from-url', u, '--benchmark', 'b', '--param', 'format=nvidia-smi'], /format=dcgm/],
     [['--from-url', u, '--benchmark', 'b', '--param', 'benchmark=c'], /give the benchmark once/],
