@@ -174,7 +174,7 @@ int upload_params_read(struct req *r, struct upload_params *up, const char *fiel
     memset(up, 0, offsetof(struct upload_params, tz));
     up->atomic_on = ev_query(r, "atomic", EVQ_ENUM, true_false, up->atomic, sizeof up->atomic, p) &&
                     strcmp(up->atomic, "true") == 0;
-    if (req_query(r, "fields", up->fields, sizeof up->fields)) {
+    if (req_query_checked(r, "fields", up->fields, sizeof up->fields, p)) {
         if (!up->fields[0])
             problems_add(p, "?fields", "query parameter fields lists %s (" PROBLEMS_FIELDS_HINT ")",
                          fields_hint);

@@ -348,8 +348,11 @@ static PGconn *connect_db(const char *conninfo)
     /* client_min_messages: NOTICEs (e.g. "already exists, skipping") would otherwise go to
      * stderr unformatted, between the JSON log lines. */
     const char *keys[] = {"connect_timeout", "application_name", "options", "dbname", NULL};
-    const char *vals[] = {CONNECT_TIMEOUT_S, "capledger", "-c client_min_messages=warning",
-                          conninfo, NULL};
+    /* temp_buffers (allocated only as used; settable only before a session's first temporary
+     * table): an upload's staging table stays in memory up to 64 MB instead of going to disk
+     * at 8 MB. */
+    const char *vals[] = {CONNECT_TIMEOUT_S, "capledger",
+                          "-c client_min_messages=warning -c temp_buffers=64MB", conninfo, NULL};
     PGconn *pg = PQconnectdbParams(keys, vals, 1);
     if (pg && PQstatus(pg) != CONNECTION_OK) {
         PQfinish(pg);
@@ -641,6 +644,32 @@ enum store_status store_json1(struct store *s, const char *sql, int nparams,
     if (!c)
         return STORE_UNAVAILABLE;
     enum store_status st = store_json(c, sql, nparams, params, out);
+    if (st == STORE_UNAVAILABLE || st == STORE_ERROR)
+        atomic_fetch_add(&s->db_errors, 1);
+    store_release(s, c);
+    return st;
+}
+
+enum store_status store_json1_tx(struct store *s, const char *setup_sql, const char *sql,
+                                 int nparams, const char *const *params, json_t **out)
+{
+    *out = NULL;
+    struct store_conn *c = store_acquire(s, 2000);
+    if (!c)
+        return STORE_UNAVAILABLE;
+    enum store_status st = store_begin(c);
+    if (st == STORE_OK)
+        st = store_exec(c, setup_sql, 0, NULL, NULL);
+    if (st == STORE_OK)
+        st = store_json(c, sql, nparams, params, out);
+    if (st == STORE_OK)
+        st = store_commit(c);
+    else
+        store_rollback(c);
+    if (st != STORE_OK) {
+        json_decref(*out);
+        *out = NULL;
+    }
     if (st == STORE_UNAVAILABLE || st == STORE_ERROR)
         atomic_fetch_add(&s->db_errors, 1);
     store_release(s, c);

@@ -83,6 +83,10 @@ enum store_status store_exec(struct store_conn *c, const char *sql, int nparams,
 /* One-shot helpers that acquire and release around a single statement. */
 enum store_status store_json1(struct store *s, const char *sql, int nparams,
                               const char *const *params, json_t **out) STORE_MUSTCHECK;
+/* store_json1 in a transaction of its own that first runs setup_sql (a SET LOCAL, say). */
+enum store_status store_json1_tx(struct store *s, const char *setup_sql, const char *sql,
+                                 int nparams, const char *const *params,
+                                 json_t **out) STORE_MUSTCHECK;
 enum store_status store_exec1(struct store *s, const char *sql, int nparams,
                               const char *const *params, long *affected) STORE_MUSTCHECK;
 

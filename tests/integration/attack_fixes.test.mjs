@@ -63,3 +63,28 @@ test('a shared review: a member sees no other team\'s evidence ids on artifacts 
   });
   assert.equal(own.status, 200, own.text);
 });
+
+test('a query value longer than the route reads is refused, never read as absent (the filter was dropped)', async () => {
+  const { as } = env;
+  const long = '00000000-0000-0000-0000-000000000000' + 'x'.repeat(60);
+  const d = await as('owner1', 'GET', `/decisions?review=${long}`);
+  assert.equal(d.status, 422, d.text);
+  assert.equal(d.json.errors[0].pointer, '?review');
+  const g = await as('owner1', 'GET', `/reports/usage?group_by=${'team,'.repeat(400)}team`);
+  assert.equal(g.status, 422, g.text);
+  assert.ok(g.json.errors.some((e) => e.pointer === '?group_by' && /too long/.test(e.message)), g.text);
+  const c = await as('owner1', 'GET', `/reports/usage?cluster_offers=${'c:00000000-0000-0000-0000-000000000000,'.repeat(120)}`);
+  assert.equal(c.status, 422, c.text);
+});
+
+test('a query parameter given twice, or without a name, is refused (the first silently won)', async () => {
+  const { as } = env;
+  for (const q of ['team=vision&team=nlp', 'limit=1&limit=2', '=1', 'team=vision&=']) {
+    const r = await as('owner1', 'GET', `/workloads?${q}`);
+    assert.equal(r.status, 422, `${q}: ${r.text}`);
+  }
+  const twice = await as('owner1', 'GET', '/workloads?team=vision&team=nlp');
+  assert.equal(twice.json.errors[0].pointer, '?team');
+  assert.match(twice.json.errors[0].message, /more than once/);
+  assert.equal((await as('owner1', 'GET', '/workloads?team=vision&limit=2')).status, 200);
+});

@@ -259,6 +259,8 @@ static void decision_list(struct req *r)
     if (page_begin(r, &pg, PAGE_SERIAL, &p) != 0)
         goto out;
     int has_review = req_query(r, "review", review, sizeof review);
+    if (has_review < 0)
+        goto out;
     if (has_review && !uuid_valid(review))
         problems_add(&p, "?review", "must be a review id");
     if (p.total) {

@@ -274,7 +274,10 @@ static void review_checklist(struct req *r)
     if (!review)
         return;
     char sha[80];
-    if (req_query(r, "comparison", sha, sizeof sha)) {
+    int asked = req_query(r, "comparison", sha, sizeof sha);
+    if (asked < 0)
+        goto out;
+    if (asked) {
         struct problems p;
         problems_init(&p);
         if (!lower_hex_valid(sha, 64))

@@ -20,7 +20,7 @@ static void number_param(struct req *r, const char *name, double def, double lo,
 {
     char raw[40], pointer[48];
     double v = def;
-    if (req_query(r, name, raw, sizeof raw) &&
+    if (req_query_checked(r, name, raw, sizeof raw, p) &&
         (!textnum_parse_double(raw, strlen(raw), &v) || !(v >= lo && v <= hi) ||
          (integer && v != (double)(long)v))) {
         snprintf(pointer, sizeof pointer, "?%s", name);
@@ -77,7 +77,7 @@ static void usage_series(struct req *r)
     struct usage_series_query q;
     memset(&q, 0, sizeof q);
     q.bucket = ev_query(r, "bucket", EVQ_ENUM, BUCKETS, bucket, sizeof bucket, &p);
-    if (!q.bucket && !req_query(r, "bucket", bucket, sizeof bucket))
+    if (!q.bucket && !req_query_checked(r, "bucket", bucket, sizeof bucket, &p))
         q.bucket = "week";
     q.team = ev_query(r, "team", EVQ_TEXT, NULL, team, sizeof team, &p);
     q.from = ev_query(r, "from", EVQ_TIME, NULL, from, sizeof from, &p);
