@@ -591,8 +591,8 @@ static enum store_status run(struct store_conn *c, const char *sql, int nparams,
     return STORE_OK;
 }
 
-enum store_status store_json(struct store_conn *c, const char *sql, int nparams,
-                             const char *const *params, json_t **out)
+enum store_status store_json_tx(struct store_conn *c, const char *sql, int nparams,
+                                const char *const *params, json_t **out)
 {
     PGresult *r = NULL;
     enum store_status st = run(c, sql, nparams, params, &r);
@@ -622,8 +622,8 @@ enum store_status store_json(struct store_conn *c, const char *sql, int nparams,
     return st;
 }
 
-enum store_status store_exec(struct store_conn *c, const char *sql, int nparams,
-                             const char *const *params, long *affected)
+enum store_status store_exec_tx(struct store_conn *c, const char *sql, int nparams,
+                                const char *const *params, long *affected)
 {
     PGresult *r = NULL;
     enum store_status st = run(c, sql, nparams, params, &r);
@@ -637,21 +637,21 @@ enum store_status store_exec(struct store_conn *c, const char *sql, int nparams,
     return STORE_OK;
 }
 
-enum store_status store_json1(struct store *s, const char *sql, int nparams,
-                              const char *const *params, json_t **out)
+enum store_status store_json(struct store *s, const char *sql, int nparams,
+                             const char *const *params, json_t **out)
 {
     struct store_conn *c = store_acquire(s, 2000);
     if (!c)
         return STORE_UNAVAILABLE;
-    enum store_status st = store_json(c, sql, nparams, params, out);
+    enum store_status st = store_json_tx(c, sql, nparams, params, out);
     if (st == STORE_UNAVAILABLE || st == STORE_ERROR)
         atomic_fetch_add(&s->db_errors, 1);
     store_release(s, c);
     return st;
 }
 
-enum store_status store_json1_tx(struct store *s, const char *setup_sql, const char *sql,
-                                 int nparams, const char *const *params, json_t **out)
+enum store_status store_json_setup(struct store *s, const char *setup_sql, const char *sql,
+                                   int nparams, const char *const *params, json_t **out)
 {
     *out = NULL;
     struct store_conn *c = store_acquire(s, 2000);
@@ -659,9 +659,9 @@ enum store_status store_json1_tx(struct store *s, const char *setup_sql, const c
         return STORE_UNAVAILABLE;
     enum store_status st = store_begin(c);
     if (st == STORE_OK)
-        st = store_exec(c, setup_sql, 0, NULL, NULL);
+        st = store_exec_tx(c, setup_sql, 0, NULL, NULL);
     if (st == STORE_OK)
-        st = store_json(c, sql, nparams, params, out);
+        st = store_json_tx(c, sql, nparams, params, out);
     if (st == STORE_OK)
         st = store_commit(c);
     else
@@ -676,13 +676,13 @@ enum store_status store_json1_tx(struct store *s, const char *setup_sql, const c
     return st;
 }
 
-enum store_status store_exec1(struct store *s, const char *sql, int nparams,
-                              const char *const *params, long *affected)
+enum store_status store_exec(struct store *s, const char *sql, int nparams,
+                             const char *const *params, long *affected)
 {
     struct store_conn *c = store_acquire(s, 2000);
     if (!c)
         return STORE_UNAVAILABLE;
-    enum store_status st = store_exec(c, sql, nparams, params, affected);
+    enum store_status st = store_exec_tx(c, sql, nparams, params, affected);
     if (st == STORE_UNAVAILABLE || st == STORE_ERROR)
         atomic_fetch_add(&s->db_errors, 1);
     store_release(s, c);
@@ -691,13 +691,13 @@ enum store_status store_exec1(struct store *s, const char *sql, int nparams,
 
 enum store_status store_begin(struct store_conn *c)
 {
-    return store_exec(c, "BEGIN", 0, NULL, NULL);
+    return store_exec_tx(c, "BEGIN", 0, NULL, NULL);
 }
 
 enum store_status store_commit(struct store_conn *c)
 {
     if (!c->pending.set)
-        return store_exec(c, "COMMIT", 0, NULL, NULL);
+        return store_exec_tx(c, "COMMIT", 0, NULL, NULL);
     PGresult *r = NULL;
     enum store_status st = run(c, "COMMIT", 0, NULL, &r);
     /* A COMMIT of an aborted transaction succeeds as a ROLLBACK: only a real commit counts. */

@@ -429,7 +429,7 @@ enum store_status store_report_usage(struct store *s, const struct usage_query *
     /* Without JIT: the planner prices the exact percentiles' scan of every selected run even
      * when sel gates it off, and compiling the plan took 12 s of a 16 s report on 10 M runs.
      * work_mem for the transaction: the groups' sorts stay in memory. */
-    enum store_status st = store_json1_tx(
+    enum store_status st = store_json_setup(
         s, "SELECT set_config('jit', 'off', true), set_config('work_mem', '64MB', true)", SQL_USAGE,
         13, p13, out);
     if (st != STORE_OK)
@@ -452,5 +452,5 @@ enum store_status store_report_idle(struct store *s, const struct team_scope *sc
                                     json_t **out)
 {
     const char *p[] = {team_scope_param(scope), team, from, to};
-    return store_json1(s, SQL_IDLE, 4, p, out);
+    return store_json(s, SQL_IDLE, 4, p, out);
 }

@@ -126,9 +126,9 @@ enum store_status store_runs_finish(struct upload_tx *tx, const struct audit_act
     enum store_status st = store_upload_tx_end_copy(tx, &copied);
     /* the statement's sorts (first line of each key, then line order) in memory */
     if (st == STORE_OK)
-        st = store_exec(store_upload_tx_conn(tx), "SET LOCAL work_mem = '128MB'", 0, NULL, NULL);
+        st = store_exec_tx(store_upload_tx_conn(tx), "SET LOCAL work_mem = '128MB'", 0, NULL, NULL);
     if (st == STORE_OK)
-        st = store_json(store_upload_tx_conn(tx), SQL_MOVE, 2, p, &counts);
+        st = store_json_tx(store_upload_tx_conn(tx), SQL_MOVE, 2, p, &counts);
     if (st != STORE_OK) {
         json_decref(counts);
         store_upload_tx_abort(tx);
@@ -166,5 +166,5 @@ enum store_status store_runs_list(struct store *s, const struct runs_query *q, j
                        q->to,
                        q->after_id,
                        lim};
-    return store_json1(s, SQL_LIST, 10, p, out);
+    return store_json(s, SQL_LIST, 10, p, out);
 }

@@ -299,7 +299,7 @@ static void review_checklist(struct req *r)
         }
         cited = json_pack("[s]", sha);
     }
-    enum store_status st = store_review_checklist1(
+    enum store_status st = store_review_checklist(
         r->app->store, json_string_value(json_object_get(review, "id")), cited, &r->scope, &out);
     resp_stored(r, st, out, "review");
     out = NULL;
