@@ -219,10 +219,5 @@ json_t *ev_readable_benchmark(struct req *r, const char *id)
     if (st == STORE_OK &&
         !principal_can_read_team(&r->who, json_string_value(json_object_get(b, "team"))))
         st = STORE_NOT_FOUND;
-    if (st != STORE_OK) {
-        json_decref(b);
-        resp_store_error(r, st, "benchmark");
-        return NULL;
-    }
-    return b;
+    return req_stored(r, st, b, "benchmark");
 }

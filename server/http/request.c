@@ -473,6 +473,15 @@ void resp_stored(struct req *r, enum store_status st, json_t *row, const char *w
     resp_store_error(r, st, what);
 }
 
+json_t *req_stored(struct req *r, enum store_status st, json_t *row, const char *what)
+{
+    if (st == STORE_OK)
+        return row;
+    json_decref(row);
+    resp_store_error(r, st, what);
+    return NULL;
+}
+
 void resp_create(struct req *r, create_fn make)
 {
     struct problems p;

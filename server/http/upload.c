@@ -68,6 +68,20 @@ enum linebuf_status upload_next_line(struct upload_stream *u, struct linebuf_lin
     }
 }
 
+int upload_next_text_line(struct upload_stream *u, struct linebuf_line *line, struct problems *p,
+                          long *faults)
+{
+    enum linebuf_status ls;
+    while ((ls = upload_next_line(u, line)) != LINEBUF_NEED_MORE) {
+        if (ls == LINEBUF_LINE)
+            return 1;
+        linebuf_report(&u->lb, ls, line, p);
+        if (faults)
+            (*faults)++;
+    }
+    return 0;
+}
+
 void upload_peek(struct upload_stream *u, size_t want, const char **data, size_t *len)
 {
     while (!u->eof && u->lb.len - u->lb.start < want)

@@ -146,11 +146,7 @@ static void idle_report(struct req *r)
     }
     enum store_status st =
         store_report_idle(r->app->read_store, &r->scope, team_p, from_p, to_p, &out);
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "idle report");
-        goto out;
-    }
-    resp_json(r, 200, out);
+    resp_stored(r, st, out, "idle report");
     out = NULL;
 out:
     json_decref(out);

@@ -56,11 +56,7 @@ static void telemetry_series(struct req *r)
     snprintf(stretches, sizeof stretches, "%d", TELEMETRY_SERIES_MAX_STRETCHES);
     enum store_status st = store_telemetry_series(r->app->read_store, r->params[0], points,
                                                   idle_below, idle_min, stretches, &out);
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "telemetry series");
-        goto done;
-    }
-    resp_json(r, 200, out);
+    resp_stored(r, st, out, "telemetry series");
     out = NULL;
 done:
     json_decref(out);
@@ -94,11 +90,7 @@ static void usage_series(struct req *r)
     q.buckets_max = max;
     q.scope = &r->scope;
     enum store_status st = store_usage_series(r->app->read_store, &q, &out);
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "usage series");
-        goto done;
-    }
-    resp_json(r, 200, out);
+    resp_stored(r, st, out, "usage series");
     out = NULL;
 done:
     json_decref(out);
