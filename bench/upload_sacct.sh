@@ -5,19 +5,26 @@
 # 1. Generates ROWS (default 1,000,000) finished jobs as sacct --parsable2 text (header line,
 #    typed and plain gres/gpu, `CANCELLED by N`, a few FAILED/TIMEOUT/OUT_OF_MEMORY).
 # 2. Starts `capledger serve` on a scratch database, makes an owner and a token.
-# 3. Uploads the file with curl while sampling the server's VmRSS (/proc/PID/status) every
-#    0.1 s; reports rows/s and the RSS before, at peak and at the median during the upload.
-# 4. Uploads it again: every row is a duplicate (the ON CONFLICT path), timed too.
-# 5. Baseline in the same run: `psql \copy` of the same rows (already in COPY text form) into
-#    a table shaped like `run` (same columns, constraints and unique index).
+# 3. ROUNDS times (default 3), alternating so each sees the same load on a shared machine:
+#    a. baseline: `psql \copy` of the same rows (already in COPY text form) into a plain table
+#       with a primary key (cluster, external_id) — the issue's baseline;
+#    b. second baseline: the same into a table shaped like `run` (LIKE run INCLUDING ALL: its
+#       columns, constraints and indexes, not partitioned, no run_key, no rollups);
+#    c. the upload through the API into an emptied store (run, run_key, the rollups and the
+#       histograms truncated after the previous round, those of them the schema has, so an
+#       older CAPLEDGER_BIN can be measured too), sampling the server's VmRSS every 0.1 s.
+#    Prints each figure and each round's ratios, then the medians and the API's ratio to each
+#    baseline (the median of the rates, and the median of the rounds' own ratios).
+# 4. Uploads the file once more: every row is a duplicate (the ON CONFLICT path), timed too.
 #
 # Environment: CAPLEDGER_BENCH_DATABASE_URL — libpq conninfo of a database from which the
 # script may CREATE and DROP a scratch database (default: host=/tmp/devpg user=postgres
-# dbname=postgres); CAPLEDGER_BIN (default build/capledger); ROWS; PORT (default 18931).
+# dbname=postgres); CAPLEDGER_BIN (default build/capledger); ROWS; ROUNDS; PORT (default 18931).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
 BIN=${CAPLEDGER_BIN:-$ROOT/build/capledger}
 ROWS=${ROWS:-1000000}
+ROUNDS=${ROUNDS:-3}
 PORT=${PORT:-18931}
 BASE=${CAPLEDGER_BENCH_DATABASE_URL:-host=/tmp/devpg user=postgres dbname=postgres}
 DB=capledger_bench_$$
@@ -81,7 +88,8 @@ TOKEN=$(cd "$ROOT" && CAPLEDGER_DATABASE_URL="$DBURL" "$BIN" token create bencho
 
 rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$SERVER_PID/status"; }
 
-# upload LABEL: POST the file, sample RSS, print figures; the reply goes to $WORK/LABEL.json
+# upload LABEL: POST the file, sample RSS, print figures; the reply goes to $WORK/LABEL.json,
+# the rows/s to $WORK/LABEL.rate, the peak RSS (KiB) to $WORK/LABEL.peak
 upload() {
   local label=$1 t0 t1 pid samples=$WORK/$1.rss
   : >"$samples"
@@ -96,24 +104,52 @@ upload() {
   local secs status
   secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.2f", b - a}')
   status=$(cat "$WORK/$label.status")
-  echo "  $label: HTTP $status in ${secs}s — $(cat "$WORK/$label.json" | head -c 200)"
+  [ "$status" = 201 ] || { echo "  $label: HTTP $status — $(head -c 400 "$WORK/$label.json")" >&2; exit 1; }
+  echo "  $label: HTTP $status in ${secs}s — $(head -c 160 "$WORK/$label.json")"
+  awk -v rows="$ROWS" -v secs="$secs" 'BEGIN {printf "%.0f\n", rows / secs}' >"$WORK/$label.rate"
+  sort -n "$samples" | tail -1 >"$WORK/$label.peak"
   sort -n "$samples" | awk -v rows="$ROWS" -v secs="$secs" -v label="$label" '
     { v[NR] = $1 } END {
       printf "  %s: %.0f rows/s; server VmRSS during the upload: median %.1f MiB, peak %.1f MiB (%d samples)\n",
         label, rows / secs, v[int((NR + 1) / 2)] / 1024, v[NR] / 1024, NR }'
 }
 
-echo "server VmRSS before the upload: $(awk -v k="$(rss_kb)" 'BEGIN {printf "%.1f", k / 1024}') MiB"
-echo "upload 1 (new rows):"
-upload first
-echo "upload 2 (the same file again: every row a duplicate):"
+COLS='cluster, external_id, team, "user", workload_class, submitted_at, started_at, ended_at, gpus, state, exit_code, gpu_utilization, upload_id'
+# baseline TABLE_DDL LABEL: \copy the rows into a fresh table made by TABLE_DDL (named bench_copy)
+baseline() {
+  psql -X -q -v ON_ERROR_STOP=1 -d "$DBURL" -c "DROP TABLE IF EXISTS bench_copy" -c "$1" >/dev/null
+  local t0 t1
+  t0=$(date +%s.%N)
+  psql -X -q -v ON_ERROR_STOP=1 -d "$DBURL" -c "\\copy bench_copy ($COLS) FROM '$WORK/rows.copy'"
+  t1=$(date +%s.%N)
+  awk -v a="$t0" -v b="$t1" -v rows="$ROWS" 'BEGIN {printf "%.0f\n", rows / (b - a)}' >"$WORK/$2.rate"
+  awk -v a="$t0" -v b="$t1" -v rows="$ROWS" -v l="$2" 'BEGIN {printf "  %s: psql \\copy %.2fs, %.0f rows/s\n", l, b - a, rows / (b - a)}'
+  psql -X -q -d "$DBURL" -c "DROP TABLE bench_copy" >/dev/null
+}
+PK_DDL='CREATE TABLE bench_copy (cluster text NOT NULL, external_id text NOT NULL, team text, "user" text, workload_class text, submitted_at timestamptz, started_at timestamptz, ended_at timestamptz, gpus integer, state text, exit_code text, gpu_utilization double precision, upload_id uuid, PRIMARY KEY (cluster, external_id))'
+RUN_DDL='CREATE TABLE bench_copy (LIKE run INCLUDING ALL)'
+
+echo "server VmRSS before the uploads: $(awk -v k="$(rss_kb)" 'BEGIN {printf "%.1f", k / 1024}') MiB"
+for r in $(seq "$ROUNDS"); do
+  echo "round $r of $ROUNDS:"
+  baseline "$PK_DDL" "pk$r"
+  baseline "$RUN_DDL" "runlike$r"
+  [ "$r" = 1 ] || psql -X -q -v ON_ERROR_STOP=1 -d "$DBURL" -c "SELECT 'TRUNCATE ' || string_agg(quote_ident(tablename), ', ') FROM pg_tables WHERE schemaname = 'public' AND tablename IN ('run', 'run_key', 'run_usage_day', 'run_usage_month', 'run_qw_hist', 'run_qw_hist_all')" -c '\gexec' -c "VACUUM ANALYZE run_key" >/dev/null
+  upload "api$r"
+  awk -v a="$(cat "$WORK/api$r.rate")" -v p="$(cat "$WORK/pk$r.rate")" -v l="$(cat "$WORK/runlike$r.rate")" \
+    'BEGIN {printf "%.3f %.3f\n", a / p, a / l}' >"$WORK/ratio$r"
+  echo "  round $r ratios: API / primary-key table $(cut -d' ' -f1 "$WORK/ratio$r"), API / run-shaped table $(cut -d' ' -f2 "$WORK/ratio$r")"
+done
+echo "upload again (the same file: every row a duplicate):"
 upload again
 echo "server VmRSS after: $(awk -v k="$(rss_kb)" 'BEGIN {printf "%.1f", k / 1024}') MiB"
-
-echo "baseline: psql \\copy of the same $ROWS rows into a table shaped like run"
-psql -X -q -d "$DBURL" -c "CREATE TABLE bench_copy (LIKE run INCLUDING ALL)" >/dev/null
-t0=$(date +%s.%N)
-psql -X -q -d "$DBURL" -c "\\copy bench_copy (cluster, external_id, team, \"user\", workload_class, submitted_at, started_at, ended_at, gpus, state, exit_code, gpu_utilization, upload_id) FROM '$WORK/rows.copy'"
-t1=$(date +%s.%N)
-awk -v a="$t0" -v b="$t1" -v rows="$ROWS" 'BEGIN {printf "  psql \\copy: %.2fs, %.0f rows/s\n", b - a, rows / (b - a)}'
+median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+PK=$(cat "$WORK"/pk*.rate | median)
+RL=$(cat "$WORK"/runlike*.rate | median)
+API=$(cat "$WORK"/api*.rate | median)
+PEAK=$(cat "$WORK"/api*.peak "$WORK/again.peak" | sort -n | tail -1)
+awk -v pk="$PK" -v rl="$RL" -v api="$API" -v n="$ROUNDS" -v rows="$ROWS" -v peak="$PEAK" 'BEGIN {
+  printf "median of %d rounds, %d rows: API %d rows/s; psql \\copy into a table with a primary key %d rows/s (ratio %.2f); into a table shaped like run %d rows/s (ratio %.2f); server VmRSS peak %.1f MiB\n",
+    n, rows, api, pk, api / pk, rl, api / rl, peak / 1024 }'
+echo "median of the rounds' own ratios (each round's API run against its own baselines): primary-key table $(cut -d' ' -f1 "$WORK"/ratio* | median), run-shaped table $(cut -d' ' -f2 "$WORK"/ratio* | median)"
 echo "stored by the API: $(psql -X -qtA -d "$DBURL" -c 'SELECT count(*) FROM run')"

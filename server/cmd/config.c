@@ -155,6 +155,9 @@ static const struct config_var VARS[] = {
     {"CAPLEDGER_RETENTION_MONTHS", CONFIG_INT, 0, 1200, "0", FIELD(retention_months),
      "serve: drop run and telemetry months that ended this many whole months before the "
      "current one (0: keep everything)"},
+    {"CAPLEDGER_USAGE_EXACT_MAX", CONFIG_INT, 0, 2000000000, "200000", FIELD(usage_exact_max),
+     "serve: the usage report's queue-wait percentiles are exact up to this many waits selected, "
+     "else from the histogram (within 1 %)"},
     {"CAPLEDGER_WEBHOOK_TIMEOUT_S", CONFIG_REAL, 0.1, 300, "10", FIELD(webhook_timeout_s),
      "serve: one webhook delivery attempt, connecting included, seconds"},
     {"CAPLEDGER_WEBHOOK_RETRY_BASE_S", CONFIG_REAL, 0.01, 3600, "15", FIELD(webhook_retry_base_s),

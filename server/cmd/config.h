@@ -32,6 +32,7 @@ struct config {
     int drift_sweep_s;           /* 0: no background drift check */
     int partitions_ahead;        /* months after the current one with partitions made */
     int retention_months;        /* 0: keep runs and samples for ever */
+    int usage_exact_max;         /* the usage report's exact percentiles up to this many waits */
     double webhook_timeout_s;    /* one delivery attempt */
     double webhook_retry_base_s; /* the first backoff step */
     int webhook_deny_private;    /* refuse loopback and private addresses too */

@@ -62,7 +62,7 @@ static int bootstrap_admin(struct store *s)
     size_t len = strlen(pw);
     char hash[PASSWORD_HASH_BYTES];
     json_t *any = NULL;
-    enum store_status st = store_json1(s, "SELECT to_json(1) FROM app_user LIMIT 1", 0, NULL, &any);
+    enum store_status st = store_json(s, "SELECT to_json(1) FROM app_user LIMIT 1", 0, NULL, &any);
     json_decref(any);
     if (st == STORE_OK)
         goto out; /* users exist: never touch the admin password again */
@@ -269,6 +269,7 @@ int cmd_serve(int argc, char **argv)
         .cors_origins = cfg.cors_origins,
         .session_idle_s = cfg.session_idle_s,
         .token_cache_ms = cfg.token_cache_ms,
+        .usage_exact_max = cfg.usage_exact_max,
     };
     /* Reports and read-only GETs may read from a hot standby; it is never migrated (it follows
      * the primary). */

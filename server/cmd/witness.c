@@ -155,19 +155,9 @@ static int add_checkpoint(struct mg_connection *conn, void *data)
     }
     uint64_t known = w->states[log].size;
     pthread_mutex_unlock(&w->lock);
-    if (status == 200) {
-        reply(conn, 200, "text/plain; charset=utf-8", line);
-    } else if (status == 409) {
-        char size[32];
-        snprintf(size, sizeof size, "%" PRIu64 "\n", known);
-        reply(conn, 409, "text/x.tlog.size", size);
-    } else {
-        char text[300];
-        snprintf(text, sizeof text, "%s\n", status == 500 ? "cannot record the state" : v.why);
-        reply(conn, status, "text/plain", text);
-    }
     if (status == 409 || status == 422) {
-        /* The evidence: the refused checkpoint's signed note as it was sent (public data). */
+        /* The evidence, written before the answer: the refused checkpoint's signed note as it was
+         * sent (public data). */
         json_t *ev = json_pack("{s:s, s:s, s:s, s:i, s:s, s:I, s:s%}", "level", "warn", "msg",
                                "refused a checkpoint", "origin", w->logs[log].name, "status",
                                status, "why", v.why, "cosigned_size", (json_int_t)known,
@@ -182,6 +172,17 @@ static int add_checkpoint(struct mg_connection *conn, void *data)
                     status, known);
         free(text);
         json_decref(ev);
+    }
+    if (status == 200) {
+        reply(conn, 200, "text/plain; charset=utf-8", line);
+    } else if (status == 409) {
+        char size[32];
+        snprintf(size, sizeof size, "%" PRIu64 "\n", known);
+        reply(conn, 409, "text/x.tlog.size", size);
+    } else {
+        char text[300];
+        snprintf(text, sizeof text, "%s\n", status == 500 ? "cannot record the state" : v.why);
+        reply(conn, status, "text/plain", text);
     }
     free(line);
     free(body);

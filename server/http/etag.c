@@ -20,10 +20,14 @@ int etag_matches(const char *if_match, const char *etag)
     return 0;
 }
 
+long etag_row_version(const json_t *row)
+{
+    return (long)json_integer_value(json_object_get(row, "version"));
+}
+
 const char *etag_version(const json_t *row, char buf[ETAG_MAX])
 {
-    snprintf(buf, ETAG_MAX, "v%lld",
-             (long long)json_integer_value(json_object_get(row, "version")));
+    snprintf(buf, ETAG_MAX, "v%ld", etag_row_version(row));
     return buf;
 }
 
@@ -32,6 +36,21 @@ void resp_versioned(struct req *r, int status, json_t *row_stolen)
     char etag[ETAG_MAX];
     etag_version(row_stolen, etag);
     resp_json_etag(r, status, row_stolen, etag);
+}
+
+void resp_read_versioned(struct req *r, json_t *row)
+{
+    if (row)
+        resp_versioned(r, 200, row);
+}
+
+int etag_patch_body(struct req *r, struct problems *p)
+{
+    if (json_is_object(r->body))
+        return 0;
+    problems_add(p, "", "a merge patch must be a JSON object");
+    resp_invalid(r, p, NULL);
+    return -1;
 }
 
 int etag_required(struct req *r, const char *what)

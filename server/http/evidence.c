@@ -18,12 +18,13 @@ const char *ev_query(struct req *r, const char *name, enum ev_query_kind kind,
     char raw[256];
     char ptr[160];
     snprintf(ptr, sizeof ptr, "?%s", name);
-    if (!req_query(r, name, raw, sizeof raw)) {
-        /* mg_get_var answers -2 for a value too long for the buffer: say so, not "absent". */
-        if (r->query && mg_get_var(r->query, strlen(r->query), name, raw, sizeof raw) == -2)
-            problems_add(p, ptr, "query parameter %s is too long", name);
+    /* A value too long for the buffer is a problem of its own, never "absent". */
+    int n = r->query ? mg_get_var(r->query, strlen(r->query), name, raw, sizeof raw) : -1;
+    if (n == -2)
+        problems_add(p, ptr, "query parameter %s is too long: at most %zu bytes", name,
+                     sizeof raw - 1);
+    if (n < 0)
         return NULL;
-    }
     size_t len = strlen(raw);
     switch (kind) {
     case EVQ_TEXT:
@@ -218,10 +219,5 @@ json_t *ev_readable_benchmark(struct req *r, const char *id)
     if (st == STORE_OK &&
         !principal_can_read_team(&r->who, json_string_value(json_object_get(b, "team"))))
         st = STORE_NOT_FOUND;
-    if (st != STORE_OK) {
-        json_decref(b);
-        resp_store_error(r, st, "benchmark");
-        return NULL;
-    }
-    return b;
+    return req_stored(r, st, b, "benchmark");
 }

@@ -24,7 +24,7 @@ const char *ev_query(struct req *r, const char *name, enum ev_query_kind kind,
 /* Query-string filters of a list, with the storage their values point into. */
 struct ev_filters {
     char team[128], kind[32], klass[32], workload[40], offer[40], state[32], provider[128],
-        gpu_model[128], purchase_option[32], from[40], to[40], q[128];
+        gpu_model[128], purchase_option[32], from[40], to[40], q[128], owner[80];
 };
 /* Reads a list's own filters into q (values kept in f); adds a problem per bad one. */
 typedef void (*ev_filter_fn)(struct req *r, struct evlist_query *q, struct ev_filters *f,

@@ -27,6 +27,7 @@ struct http_config {
     const char *cors_origins;  /* space-separated origins allowed cross-origin; NULL: none */
     int session_idle_s;        /* browser sessions end after this many seconds unused */
     int token_cache_ms;        /* a resolved API token is reused this long (0-1000; 0: never) */
+    int usage_exact_max;       /* the usage report's percentiles are exact up to this many waits */
     struct store *read_store;  /* optional hot standby for reports and read-only GETs (NULL:
                                   the primary) */
     int read_wait_ms;          /* how long a read waits for the standby to replay the caller's

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/ledger/jcs.h"
 #include "http/evidence.h"
@@ -83,6 +84,9 @@ static void answer_existing(struct req *r, struct idem *ctx, const json_t *exist
     replay(r, existing);
 }
 
+#define IDEM_WAIT_TRIES 15 /* × IDEM_WAIT_STEP_MS: at most 1.5 s */
+#define IDEM_WAIT_STEP_MS 100
+
 /* Claims the key. Returns IDEM_PROCEED with ctx->active set, or IDEM_ANSWERED; *existing
  * receives a completed earlier row (new reference) for the caller to compare. */
 static enum idem_step claim(struct req *r, struct idem *ctx, json_t **existing)
@@ -91,7 +95,20 @@ static enum idem_step claim(struct req *r, struct idem *ctx, json_t **existing)
     *existing = NULL;
     enum store_status st =
         store_idem_claim(r->app->store, r->who.user_id, ctx->key, ctx->route, &row);
+    /* The same key still in flight (a retry that a proxy sent to another instance while the
+     * first was finishing): wait a little for its answer before saying so. */
+    for (int waited = 0; st == STORE_OK && waited < IDEM_WAIT_TRIES &&
+                         !json_is_true(json_object_get(row, "claimed")) &&
+                         json_is_null(json_object_get(json_object_get(row, "existing"), "status"));
+         waited++) {
+        json_decref(row);
+        row = NULL;
+        struct timespec pause = {0, IDEM_WAIT_STEP_MS * 1000000L};
+        nanosleep(&pause, NULL);
+        st = store_idem_claim(r->app->store, r->who.user_id, ctx->key, ctx->route, &row);
+    }
     if (st != STORE_OK) {
+        json_decref(row);
         resp_store_error(r, st, "idempotency key");
         return IDEM_ANSWERED;
     }
@@ -103,8 +120,8 @@ static enum idem_step claim(struct req *r, struct idem *ctx, json_t **existing)
     json_t *prev = json_object_get(row, "existing");
     if (!json_is_object(prev) || json_is_null(json_object_get(prev, "status"))) {
         resp_problem(r, 409, "idempotency-in-progress", "Request in progress",
-                     "a request with this Idempotency-Key is still being processed; retry "
-                     "later");
+                     "a request with this Idempotency-Key is still being processed (waited "
+                     "1.5 s for it); retry later");
         json_decref(row);
         return IDEM_ANSWERED;
     }

@@ -160,14 +160,21 @@ typedef json_t *(*create_fn)(struct req *r, struct problems *p);
 void resp_create(struct req *r, create_fn make);
 /* The end of a read: 200 with row (stolen) when st is STORE_OK, else resp_store_error. */
 void resp_stored(struct req *r, enum store_status st, json_t *row_stolen, const char *what);
+/* The row of a read the handler goes on with: row (stolen, handed back) when st is STORE_OK,
+ * else NULL after freeing it and answering resp_store_error. */
+json_t *req_stored(struct req *r, enum store_status st, json_t *row_stolen, const char *what);
 /* 503, problem type log-inconsistent: this process found the decision log inconsistent and
  * appends nothing more (decisions and key events alike). */
 void resp_log_inconsistent(struct req *r);
 
 /* ----- request helpers ----- */
 const char *req_header(struct req *r, const char *name);
-/* Copies the decoded query parameter into buf; returns 1 when present. */
+/* Copies the decoded query parameter into buf; returns 1 when present, 0 when absent, and -1
+ * after answering 422 when it is longer than buf holds (never read as "absent"). */
 int req_query(struct req *r, const char *name, char *buf, size_t size);
+/* The same, adding the too-long problem to p instead of answering: returns 1 when present and
+ * whole, else 0. */
+int req_query_checked(struct req *r, const char *name, char *buf, size_t size, struct problems *p);
 /* Parses ?name= as a non-negative integer (at most 2^53 - 1) into *out. Returns 1 when present
  * and valid, 0 when absent; -1 after appending a problem naming the parameter. */
 int req_query_index(struct req *r, const char *name, long long *out, struct problems *p);
@@ -192,8 +199,17 @@ const char *req_content_type(struct req *r, char *buf, size_t size);
 int etag_matches(const char *if_match, const char *etag);
 /* The row's ETag, unquoted, into buf; returns buf. */
 const char *etag_version(const json_t *row, char buf[ETAG_MAX]);
+/* The row's version, the number its ETag names: what an update checked against If-Match
+ * passes to the store (which refuses it if the row changed meanwhile). */
+long etag_row_version(const json_t *row);
 /* resp_json with the row's ETag. */
 void resp_versioned(struct req *r, int status, json_t *row_stolen);
+/* The end of a GET of a versioned row: 200 with its ETag; nothing when row is NULL (the read
+ * answered already, e.g. 404). */
+void resp_read_versioned(struct req *r, json_t *row_stolen);
+/* 0 when the body of a PATCH is a JSON object (a merge patch); else answers 422 with the
+ * problem added to p and returns -1. */
+int etag_patch_body(struct req *r, struct problems *p);
 /* Before the row is read: 0 when the request has If-Match, else answers 428 and returns -1. */
 int etag_required(struct req *r, const char *what);
 /* 0 when If-Match names the row's ETag; else answers 428 (none) or 412 (stale) naming `what`

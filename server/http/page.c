@@ -21,8 +21,9 @@ static int read_limit(struct req *r, int *limit)
 {
     char buf[32];
     *limit = PAGE_DEFAULT_LIMIT;
-    if (!req_query(r, "limit", buf, sizeof buf))
-        return 0;
+    int given = req_query(r, "limit", buf, sizeof buf);
+    if (given <= 0)
+        return given; /* -1: answered (too long) */
     char *end = NULL;
     long v = strtol(buf, &end, 10);
     if (!*buf || *end || v < 1 || v > PAGE_MAX_LIMIT)
@@ -73,7 +74,10 @@ int page_begin(struct req *r, struct page *pg, enum page_cursor kind, struct pro
     }
     pg->fetch = pg->limit + 1;
     char raw[512];
-    if (!req_query(r, "cursor", raw, sizeof raw) || !raw[0])
+    int given = req_query(r, "cursor", raw, sizeof raw);
+    if (given < 0)
+        return -1;
+    if (!given || !raw[0])
         return 0;
     if (cursor_decode(raw, pg->key, sizeof pg->key) != 0) {
         answer_one(r, "", "query parameter cursor is not a cursor this server issued");

@@ -388,12 +388,28 @@ const char *req_header(struct req *r, const char *name)
     return mg_get_header(r->conn, name);
 }
 
+int req_query_checked(struct req *r, const char *name, char *buf, size_t size, struct problems *p)
+{
+    int n = r->query ? mg_get_var(r->query, strlen(r->query), name, buf, size) : -1;
+    if (n == -2) { /* present, but longer than any value the route takes: never "absent" */
+        char ptr[140];
+        snprintf(ptr, sizeof ptr, "?%s", name);
+        problems_add(p, ptr, "is too long: at most %zu bytes", size - 1);
+    }
+    return n >= 0;
+}
+
 int req_query(struct req *r, const char *name, char *buf, size_t size)
 {
-    if (!r->query)
-        return 0;
-    int n = mg_get_var(r->query, strlen(r->query), name, buf, size);
-    return n >= 0;
+    struct problems p;
+    problems_init(&p);
+    int given = req_query_checked(r, name, buf, size, &p);
+    if (p.total) {
+        resp_invalid(r, &p, NULL);
+        given = -1;
+    }
+    problems_free(&p);
+    return given;
 }
 
 long req_read(struct req *r, char *buf, size_t size)
@@ -455,6 +471,15 @@ void resp_stored(struct req *r, enum store_status st, json_t *row, const char *w
     }
     json_decref(row);
     resp_store_error(r, st, what);
+}
+
+json_t *req_stored(struct req *r, enum store_status st, json_t *row, const char *what)
+{
+    if (st == STORE_OK)
+        return row;
+    json_decref(row);
+    resp_store_error(r, st, what);
+    return NULL;
 }
 
 void resp_create(struct req *r, create_fn make)

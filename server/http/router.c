@@ -327,7 +327,24 @@ static int name_listed(const char *list, const char *name, size_t len)
     return 0;
 }
 
-/* Refuses query parameters the route does not declare: 422 naming each (pointer "?name").
+/* 1 when a parameter decoded as name appears in query before the segment at `at`. */
+static int query_named_before(const char *query, const char *at, const char *name)
+{
+    for (const char *s = query; s < at;) {
+        size_t seg = strcspn(s, "&"), nlen = strcspn(s, "=&");
+        char other[128];
+        int n = nlen ? mg_url_decode(s, (int)nlen, other, (int)sizeof other, 1) : -1;
+        if (n >= 0 && strcmp(other, name) == 0)
+            return 1;
+        s += seg;
+        if (*s == '&')
+            s++;
+    }
+    return 0;
+}
+
+/* Refuses query parameters the route does not declare: 422 naming each (pointer "?name"),
+ * and any given twice or without a name (the first would silently win).
  * A streamed body is read and dropped first, so the client is not cut off mid-upload. Returns
  * 0 when every name is declared. */
 static int check_query_names(struct req *r)
@@ -341,7 +358,16 @@ static int check_query_names(struct req *r)
         size_t nlen = strcspn(s, "=&");
         char name[128];
         int n = nlen ? mg_url_decode(s, (int)nlen, name, (int)sizeof name, 1) : 0;
-        if (nlen && (n < 0 || !name_listed(r->route->query, name, (size_t)n))) {
+        if (seg && !nlen) {
+            problems_add(&p, "?", "a query parameter without a name");
+        } else if (nlen && n >= 0 && name_listed(r->route->query, name, (size_t)n) &&
+                   query_named_before(r->query, s, name)) {
+            char ptr[140];
+            snprintf(ptr, sizeof ptr, "?%s", name);
+            problems_add(&p, ptr,
+                         "is given more than once: give each parameter once (a list is "
+                         "comma-separated where the route takes one)");
+        } else if (nlen && (n < 0 || !name_listed(r->route->query, name, (size_t)n))) {
             char ptr[140];
             snprintf(ptr, sizeof ptr, "?%s", n < 0 ? "(too long)" : name);
             if (!r->route->query)

@@ -68,6 +68,20 @@ enum linebuf_status upload_next_line(struct upload_stream *u, struct linebuf_lin
     }
 }
 
+int upload_next_text_line(struct upload_stream *u, struct linebuf_line *line, struct problems *p,
+                          long *faults)
+{
+    enum linebuf_status ls;
+    while ((ls = upload_next_line(u, line)) != LINEBUF_NEED_MORE) {
+        if (ls == LINEBUF_LINE)
+            return 1;
+        linebuf_report(&u->lb, ls, line, p);
+        if (faults)
+            (*faults)++;
+    }
+    return 0;
+}
+
 void upload_peek(struct upload_stream *u, size_t want, const char **data, size_t *len)
 {
     while (!u->eof && u->lb.len - u->lb.start < want)
@@ -160,7 +174,7 @@ int upload_params_read(struct req *r, struct upload_params *up, const char *fiel
     memset(up, 0, offsetof(struct upload_params, tz));
     up->atomic_on = ev_query(r, "atomic", EVQ_ENUM, true_false, up->atomic, sizeof up->atomic, p) &&
                     strcmp(up->atomic, "true") == 0;
-    if (req_query(r, "fields", up->fields, sizeof up->fields)) {
+    if (req_query_checked(r, "fields", up->fields, sizeof up->fields, p)) {
         if (!up->fields[0])
             problems_add(p, "?fields", "query parameter fields lists %s (" PROBLEMS_FIELDS_HINT ")",
                          fields_hint);

@@ -45,6 +45,12 @@ enum linebuf_status upload_next_line(struct upload_stream *u, struct linebuf_lin
 
 /* Reads ahead (without consuming) until at least want bytes are buffered or the body ends,
  * and points *data at what is buffered: for guessing a format from the first bytes. */
+/* The next line that reads as text, passing over line faults: each is reported to p (see
+ * linebuf_report) and counted in *faults when faults is not NULL. Returns 1 with *line set, 0
+ * when the body is over (then check read_failed / too_large / oom). */
+int upload_next_text_line(struct upload_stream *u, struct linebuf_line *line, struct problems *p,
+                          long *faults) __attribute__((warn_unused_result));
+
 void upload_peek(struct upload_stream *u, size_t want, const char **data, size_t *len);
 
 /* Reads the rest of the body without splitting it (after a fatal fault), hashing it. */

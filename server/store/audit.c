@@ -35,7 +35,7 @@ enum store_status store_audit_record_tx(struct store_conn *c, const struct audit
     const char *p[7];
     char *text;
     int n = params_of(who, action, target_id, change, p, &text);
-    enum store_status st = store_exec(c, SQL_INSERT, n, p, NULL);
+    enum store_status st = store_exec_tx(c, SQL_INSERT, n, p, NULL);
     free(text);
     return st;
 }
@@ -47,7 +47,7 @@ enum store_status store_audit_record(struct store *s, const struct audit_actor *
     const char *p[7];
     char *text;
     int n = params_of(who, action, target_id, change, p, &text);
-    enum store_status st = store_exec1(s, SQL_INSERT, n, p, NULL);
+    enum store_status st = store_exec(s, SQL_INSERT, n, p, NULL);
     free(text);
     return st;
 }
@@ -57,7 +57,7 @@ enum store_status store_audit_list(struct store *s, const char *before_id, int l
     char lim[16];
     snprintf(lim, sizeof lim, "%d", limit);
     const char *p[] = {before_id, lim};
-    return store_json1(s, SQL_LIST, 2, p, out);
+    return store_json(s, SQL_LIST, 2, p, out);
 }
 
 enum store_status store_write_audited_checked(struct store *s, const struct audit_actor *who,
@@ -78,7 +78,7 @@ enum store_status store_write_audited_checked(struct store *s, const struct audi
             st = STORE_INVALID;
     }
     if (st == STORE_OK)
-        st = store_json(c, sql, nparams, params, &row);
+        st = store_json_tx(c, sql, nparams, params, &row);
     if (st == STORE_OK && check && check->then)
         st = check->then(c, row, check->ctx);
     if (st == STORE_OK) {

@@ -80,7 +80,7 @@ enum store_status store_benchmark_import(struct store *s, const struct audit_act
 enum store_status store_benchmark_get(struct store *s, const char *id, json_t **out)
 {
     const char *p[] = {id};
-    return store_json1(s, SQL_GET, 1, p, out);
+    return store_json(s, SQL_GET, 1, p, out);
 }
 
 enum store_status store_benchmark_list(struct store *s, const struct evlist_query *q, json_t **out)
@@ -98,5 +98,5 @@ enum store_status store_benchmark_list(struct store *s, const struct evlist_quer
                        q->after_id,
                        lim,
                        q->q};
-    return store_json1(s, SQL_LIST, 11, p, out);
+    return store_json(s, SQL_LIST, 11, p, out);
 }

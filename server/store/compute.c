@@ -132,19 +132,19 @@ static const char *null_filter(const struct team_scope *scope)
 enum store_status store_offer_as_scenario(struct store *s, const char *id, json_t **out)
 {
     const char *p[] = {id};
-    return store_json1(s, SQL_OFFER, 1, p, out);
+    return store_json(s, SQL_OFFER, 1, p, out);
 }
 
 enum store_status store_benchmark_as_scenario(struct store *s, const char *id, json_t **out)
 {
     const char *p[] = {id};
-    return store_json1(s, SQL_BENCHMARK, 1, p, out);
+    return store_json(s, SQL_BENCHMARK, 1, p, out);
 }
 
 enum store_status store_workload_as_scenario(struct store *s, const char *id, json_t **out)
 {
     const char *p[] = {id};
-    return store_json1(s, SQL_WORKLOAD, 1, p, out);
+    return store_json(s, SQL_WORKLOAD, 1, p, out);
 }
 
 enum store_status store_scenario_create(struct store *s, const struct audit_actor *who,
@@ -167,7 +167,7 @@ enum store_status store_scenario_get(struct store *s, const char *id,
                                      const struct team_scope *scope, json_t **out)
 {
     const char *p[] = {id, null_filter(scope)};
-    return store_json1(s, SQL_SCENARIO_GET, 2, p, out);
+    return store_json(s, SQL_SCENARIO_GET, 2, p, out);
 }
 
 enum store_status store_scenario_list(struct store *s, const struct team_scope *scope,
@@ -177,7 +177,7 @@ enum store_status store_scenario_list(struct store *s, const struct team_scope *
     char lim[16];
     snprintf(lim, sizeof lim, "%d", limit);
     const char *p[] = {null_filter(scope), after, lim, name_prefix, team};
-    return store_json1(s, SQL_SCENARIO_LIST, 5, p, out);
+    return store_json(s, SQL_SCENARIO_LIST, 5, p, out);
 }
 
 enum store_status store_comparison_put(struct store *s, const struct audit_actor *who,
@@ -197,17 +197,17 @@ enum store_status store_comparison_put(struct store *s, const struct audit_actor
     if (st == STORE_OK) {
         const char *p[] = {sha256,         scenario_id, team,       ids ? ids : "[]", input_sha256,
                            engine_version, doc,         result_jcs, who->name};
-        st = store_exec(c, SQL_COMPARISON_INSERT, 9, p, NULL);
+        st = store_exec_tx(c, SQL_COMPARISON_INSERT, 9, p, NULL);
     }
     if (st == STORE_OK) {
         const char *p[] = {sha256, scenario_id, team, ids ? ids : "[]", who->name};
-        st = store_json(c, SQL_COMPARISON_LINK, 5, p, &linked);
+        st = store_json_tx(c, SQL_COMPARISON_LINK, 5, p, &linked);
         if (st == STORE_NOT_FOUND) /* this scenario already has this comparison */
             st = STORE_OK;
     }
     if (st == STORE_OK) {
         const char *p[] = {sha256, scenario_id};
-        st = store_json(c, SQL_COMPARISON_OF_SCENARIO, 2, p, &row);
+        st = store_json_tx(c, SQL_COMPARISON_OF_SCENARIO, 2, p, &row);
     }
     if (st == STORE_OK && linked) /* audited by its hash, as this scenario's */
         st = store_audit_record_tx(c, who, "comparison.create", sha256, row);
@@ -233,7 +233,7 @@ enum store_status store_comparison_get(struct store *s, const char *sha256,
                                        const struct team_scope *scope, json_t **out)
 {
     const char *p[] = {sha256, null_filter(scope)};
-    return store_json1(s, SQL_COMPARISON_GET, 2, p, out);
+    return store_json(s, SQL_COMPARISON_GET, 2, p, out);
 }
 
 enum store_status store_comparison_list(struct store *s, const char *scenario_id,
@@ -243,5 +243,5 @@ enum store_status store_comparison_list(struct store *s, const char *scenario_id
     char lim[16];
     snprintf(lim, sizeof lim, "%d", limit);
     const char *p[] = {scenario_id, null_filter(scope), after, lim, review_id};
-    return store_json1(s, SQL_COMPARISON_LIST, 5, p, out);
+    return store_json(s, SQL_COMPARISON_LIST, 5, p, out);
 }

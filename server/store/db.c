@@ -348,8 +348,11 @@ static PGconn *connect_db(const char *conninfo)
     /* client_min_messages: NOTICEs (e.g. "already exists, skipping") would otherwise go to
      * stderr unformatted, between the JSON log lines. */
     const char *keys[] = {"connect_timeout", "application_name", "options", "dbname", NULL};
-    const char *vals[] = {CONNECT_TIMEOUT_S, "capledger", "-c client_min_messages=warning",
-                          conninfo, NULL};
+    /* temp_buffers (allocated only as used; settable only before a session's first temporary
+     * table): an upload's staging table stays in memory up to 64 MB instead of going to disk
+     * at 8 MB. */
+    const char *vals[] = {CONNECT_TIMEOUT_S, "capledger",
+                          "-c client_min_messages=warning -c temp_buffers=64MB", conninfo, NULL};
     PGconn *pg = PQconnectdbParams(keys, vals, 1);
     if (pg && PQstatus(pg) != CONNECTION_OK) {
         PQfinish(pg);
@@ -588,8 +591,8 @@ static enum store_status run(struct store_conn *c, const char *sql, int nparams,
     return STORE_OK;
 }
 
-enum store_status store_json(struct store_conn *c, const char *sql, int nparams,
-                             const char *const *params, json_t **out)
+enum store_status store_json_tx(struct store_conn *c, const char *sql, int nparams,
+                                const char *const *params, json_t **out)
 {
     PGresult *r = NULL;
     enum store_status st = run(c, sql, nparams, params, &r);
@@ -619,8 +622,8 @@ enum store_status store_json(struct store_conn *c, const char *sql, int nparams,
     return st;
 }
 
-enum store_status store_exec(struct store_conn *c, const char *sql, int nparams,
-                             const char *const *params, long *affected)
+enum store_status store_exec_tx(struct store_conn *c, const char *sql, int nparams,
+                                const char *const *params, long *affected)
 {
     PGresult *r = NULL;
     enum store_status st = run(c, sql, nparams, params, &r);
@@ -634,26 +637,52 @@ enum store_status store_exec(struct store_conn *c, const char *sql, int nparams,
     return STORE_OK;
 }
 
-enum store_status store_json1(struct store *s, const char *sql, int nparams,
-                              const char *const *params, json_t **out)
+enum store_status store_json(struct store *s, const char *sql, int nparams,
+                             const char *const *params, json_t **out)
 {
     struct store_conn *c = store_acquire(s, 2000);
     if (!c)
         return STORE_UNAVAILABLE;
-    enum store_status st = store_json(c, sql, nparams, params, out);
+    enum store_status st = store_json_tx(c, sql, nparams, params, out);
     if (st == STORE_UNAVAILABLE || st == STORE_ERROR)
         atomic_fetch_add(&s->db_errors, 1);
     store_release(s, c);
     return st;
 }
 
-enum store_status store_exec1(struct store *s, const char *sql, int nparams,
-                              const char *const *params, long *affected)
+enum store_status store_json_setup(struct store *s, const char *setup_sql, const char *sql,
+                                   int nparams, const char *const *params, json_t **out)
+{
+    *out = NULL;
+    struct store_conn *c = store_acquire(s, 2000);
+    if (!c)
+        return STORE_UNAVAILABLE;
+    enum store_status st = store_begin(c);
+    if (st == STORE_OK)
+        st = store_exec_tx(c, setup_sql, 0, NULL, NULL);
+    if (st == STORE_OK)
+        st = store_json_tx(c, sql, nparams, params, out);
+    if (st == STORE_OK)
+        st = store_commit(c);
+    else
+        store_rollback(c);
+    if (st != STORE_OK) {
+        json_decref(*out);
+        *out = NULL;
+    }
+    if (st == STORE_UNAVAILABLE || st == STORE_ERROR)
+        atomic_fetch_add(&s->db_errors, 1);
+    store_release(s, c);
+    return st;
+}
+
+enum store_status store_exec(struct store *s, const char *sql, int nparams,
+                             const char *const *params, long *affected)
 {
     struct store_conn *c = store_acquire(s, 2000);
     if (!c)
         return STORE_UNAVAILABLE;
-    enum store_status st = store_exec(c, sql, nparams, params, affected);
+    enum store_status st = store_exec_tx(c, sql, nparams, params, affected);
     if (st == STORE_UNAVAILABLE || st == STORE_ERROR)
         atomic_fetch_add(&s->db_errors, 1);
     store_release(s, c);
@@ -662,13 +691,13 @@ enum store_status store_exec1(struct store *s, const char *sql, int nparams,
 
 enum store_status store_begin(struct store_conn *c)
 {
-    return store_exec(c, "BEGIN", 0, NULL, NULL);
+    return store_exec_tx(c, "BEGIN", 0, NULL, NULL);
 }
 
 enum store_status store_commit(struct store_conn *c)
 {
     if (!c->pending.set)
-        return store_exec(c, "COMMIT", 0, NULL, NULL);
+        return store_exec_tx(c, "COMMIT", 0, NULL, NULL);
     PGresult *r = NULL;
     enum store_status st = run(c, "COMMIT", 0, NULL, &r);
     /* A COMMIT of an aborted transaction succeeds as a ROLLBACK: only a real commit counts. */

@@ -38,10 +38,10 @@ enum store_status store_idem_claim(struct store *s, const char *user_id, const c
                                    const char *route, json_t **out)
 {
     const char *p[] = {user_id, key, route};
-    enum store_status st = store_exec1(s, SQL_FORGET_EXPIRED, 2, p, NULL);
+    enum store_status st = store_exec(s, SQL_FORGET_EXPIRED, 2, p, NULL);
     if (st != STORE_OK)
         return st;
-    return store_json1(s, SQL_CLAIM, 3, p, out);
+    return store_json(s, SQL_CLAIM, 3, p, out);
 }
 
 enum store_status store_idem_complete(struct store *s, const char *user_id, const char *key,
@@ -50,11 +50,11 @@ enum store_status store_idem_complete(struct store *s, const char *user_id, cons
     char status_text[16];
     snprintf(status_text, sizeof status_text, "%d", status);
     const char *p[] = {user_id, key, body_sha256, status_text, response};
-    return store_exec1(s, SQL_COMPLETE, 5, p, NULL);
+    return store_exec(s, SQL_COMPLETE, 5, p, NULL);
 }
 
 enum store_status store_idem_release(struct store *s, const char *user_id, const char *key)
 {
     const char *p[] = {user_id, key};
-    return store_exec1(s, SQL_RELEASE, 2, p, NULL);
+    return store_exec(s, SQL_RELEASE, 2, p, NULL);
 }

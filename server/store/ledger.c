@@ -320,7 +320,7 @@ static enum store_status sign_checkpoint(struct store_conn *c, const char *origi
     codec_hex_encode(root, MERKLE_HASH_BYTES, root_hex);
     const char *p[] = {size_text, root_hex, note};
     long inserted = 0;
-    enum store_status st = store_exec(c, SQL_INSERT_CHECKPOINT, 3, p, &inserted);
+    enum store_status st = store_exec_tx(c, SQL_INSERT_CHECKPOINT, 3, p, &inserted);
     if (st == STORE_OK && inserted == 0 && note_out)
         st = STORE_CONFLICT; /* an append never meets a checkpoint of its new size */
     if (st == STORE_OK && note_out)
@@ -374,7 +374,7 @@ static enum store_status signed_checkpoint(struct store_conn *c, struct note_che
         return STORE_OK;
     }
     json_t *row = NULL;
-    enum store_status st = store_json(c, SQL_LATEST_NOTE, 0, NULL, &row);
+    enum store_status st = store_json_tx(c, SQL_LATEST_NOTE, 0, NULL, &row);
     if (st == STORE_NOT_FOUND) {
         snprintf(fault, size, "no checkpoint is stored: no leaf can be authenticated");
         return STORE_OK;
@@ -484,7 +484,7 @@ static enum store_status head_consistent(struct store_conn *c, const json_t *hea
     snprintf(seen_text, sizeof seen_text, "%llu", has_seen ? (unsigned long long)seen.size : 0ULL);
     const char *p[] = {size_text, seen_text};
     json_t *facts = NULL;
-    enum store_status st = store_json(c, SQL_HEAD_EVIDENCE, 2, p, &facts);
+    enum store_status st = store_json_tx(c, SQL_HEAD_EVIDENCE, 2, p, &facts);
     if (st != STORE_OK)
         return st;
     const char *cp_root = text_of(facts, "checkpoint_root");
@@ -562,7 +562,7 @@ static enum store_status leaves_consistent(struct store_conn *c, uint64_t bound,
     char bound_text[24];
     snprintf(bound_text, sizeof bound_text, "%llu", (unsigned long long)bound);
     const char *bp[] = {bound_text};
-    enum store_status st = store_json(c, SQL_CHECKPOINT_AT, 1, bp, &latest);
+    enum store_status st = store_json_tx(c, SQL_CHECKPOINT_AT, 1, bp, &latest);
     if (st == STORE_NOT_FOUND) {
         snprintf(evidence, size,
                  "the log head is of size %llu, but no checkpoint of that size is "
@@ -581,7 +581,7 @@ static enum store_status leaves_consistent(struct store_conn *c, uint64_t bound,
         snprintf(start, sizeof start, "%llu", (unsigned long long)n);
         const char *p[] = {start, bound_text};
         json_t *page = NULL;
-        st = store_json(c, SQL_LEAF_PAGE, 2, p, &page);
+        st = store_json_tx(c, SQL_LEAF_PAGE, 2, p, &page);
         if (st != STORE_OK)
             break;
         json_int_t page_leaves = json_integer_value(json_object_get(page, "n"));
@@ -690,7 +690,7 @@ static enum store_status tiles_at_start(struct store_conn *c, const json_t *head
     int rebuilt = 0;
     uint64_t n = (uint64_t)json_integer_value(json_object_get(head, "size"));
     const char *root = text_of(head, "root") ? text_of(head, "root") : "";
-    enum store_status st = store_exec(c, "SAVEPOINT log_tiles", 0, NULL, NULL);
+    enum store_status st = store_exec_tx(c, "SAVEPOINT log_tiles", 0, NULL, NULL);
     if (st == STORE_OK)
         st = store__tiles_ensure(c, n, root, &rebuilt, evidence, size);
     if (st == STORE_OK && evidence[0] && !rebuilt) {
@@ -701,7 +701,7 @@ static enum store_status tiles_at_start(struct store_conn *c, const json_t *head
                 "{\"level\":\"error\",\"msg\":\"the log tiles do not give the checkpoint's "
                 "root: rebuilding them from the leaves\",\"evidence\":\"%s\"}\n",
                 first);
-        st = store_exec(c, "DELETE FROM log_tile", 0, NULL, NULL);
+        st = store_exec_tx(c, "DELETE FROM log_tile", 0, NULL, NULL);
         if (st == STORE_OK)
             st = store__tiles_ensure(c, n, root, &rebuilt, evidence, size);
         if (st == STORE_OK && evidence[0]) {
@@ -714,9 +714,9 @@ static enum store_status tiles_at_start(struct store_conn *c, const json_t *head
         }
     }
     if (st == STORE_OK && evidence[0])
-        st = store_exec(c, "ROLLBACK TO SAVEPOINT log_tiles", 0, NULL, NULL);
+        st = store_exec_tx(c, "ROLLBACK TO SAVEPOINT log_tiles", 0, NULL, NULL);
     else if (st == STORE_OK)
-        st = store_exec(c, "RELEASE SAVEPOINT log_tiles", 0, NULL, NULL);
+        st = store_exec_tx(c, "RELEASE SAVEPOINT log_tiles", 0, NULL, NULL);
     if (st == STORE_OK && rebuilt && !evidence[0])
         fprintf(stderr,
                 "{\"level\":\"info\",\"msg\":\"log tiles built from the leaves\",\"size\":%llu}\n",
@@ -759,9 +759,9 @@ enum store_status store_log_init(struct store *s, const char *origin,
     const char *p[] = {origin, vkey, empty_hex};
     enum store_status st = store_begin(c);
     if (st == STORE_OK)
-        st = store_exec(c, SQL_INIT_HEAD, 3, p, NULL);
+        st = store_exec_tx(c, SQL_INIT_HEAD, 3, p, NULL);
     if (st == STORE_OK)
-        st = store_json(c, SQL_LOCK_HEAD, 0, NULL, &head);
+        st = store_json_tx(c, SQL_LOCK_HEAD, 0, NULL, &head);
     if (st != STORE_OK) {
         snprintf(why, why_size, "cannot read the log head: %s", store_status_name(st));
         goto out;
@@ -862,7 +862,7 @@ static enum store_status check_signer(struct store_conn *c, const struct ledger_
     const char *key_id = text_of(in->record, "signer_key_id");
     const char *params[] = {key_id};
     json_t *key = NULL;
-    enum store_status st = store_json(c, SQL_SIGNER, 1, params, &key);
+    enum store_status st = store_json_tx(c, SQL_SIGNER, 1, params, &key);
     if (st == STORE_NOT_FOUND) {
         problems_add(p, "/record/signer_key_id", "no signing key with this id is registered");
         *outcome = LEDGER_INVALID;
@@ -1000,7 +1000,7 @@ static enum store_status append_leaf_locked(struct store_conn *c, const json_t *
     codec_hex_encode(leaf_hash, sizeof leaf_hash, leaf_hex);
     codec_hex_encode(root, sizeof root, root_hex);
     const char *pl[] = {index_text, leaf_b64, leaf_hex};
-    st = store_exec(c, SQL_INSERT_LEAF, 3, pl, NULL);
+    st = store_exec_tx(c, SQL_INSERT_LEAF, 3, pl, NULL);
     /* The tiles grow in the same transaction, under the same lock. */
     if (st == STORE_OK)
         st = store__tiles_write(c, stored, stored_count, fault, fault_size);
@@ -1008,7 +1008,7 @@ static enum store_status append_leaf_locked(struct store_conn *c, const json_t *
         goto out;
     const char *ph[] = {size_text, root_hex, frontier_text};
     if (st == STORE_OK)
-        st = store_exec(c, SQL_UPDATE_HEAD, 3, ph, NULL);
+        st = store_exec_tx(c, SQL_UPDATE_HEAD, 3, ph, NULL);
     if (st == STORE_OK)
         st = sign_checkpoint(c, origin, size + 1, root, server_sk, &note);
     if (st == STORE_OK) /* remembered outside the database once the transaction commits */
@@ -1071,7 +1071,7 @@ static enum store_status append_locked(struct store_conn *c, const struct ledger
                         text_of(record, "supersedes"),
                         index_text,
                         received_at};
-    st = store_exec(c, SQL_INSERT_DECISION, 12, pd, NULL);
+    st = store_exec_tx(c, SQL_INSERT_DECISION, 12, pd, NULL);
     if (st == STORE_CONFLICT && strcmp(store_last_constraint(c), "decision_pkey") == 0) {
         /* Another append with this id committed while this one waited for the head. */
         *outcome = LEDGER_DUPLICATE;
@@ -1127,7 +1127,7 @@ static enum store_status review_line(struct store_conn *c, const char *review_id
     *current = NULL;
     const char *pr[] = {review_id};
     json_t *found = NULL;
-    enum store_status st = store_json(c, SQL_REVIEW_LEAVES, 1, pr, &found);
+    enum store_status st = store_json_tx(c, SQL_REVIEW_LEAVES, 1, pr, &found);
     if (st != STORE_OK)
         return st;
     const json_t *leaves = json_object_get(found, "leaves");
@@ -1227,7 +1227,7 @@ static enum store_status check_record(struct store_conn *c, const json_t *record
     const char *review_id = text_of(record, "review_id");
     const char *pf[] = {review_id && uuid_valid(review_id) ? review_id : NULL,
                         text_of(record, "id"), text_of(record, "supersedes"), cited_text};
-    enum store_status st = store_json(c, SQL_FACTS, 4, pf, facts);
+    enum store_status st = store_json_tx(c, SQL_FACTS, 4, pf, facts);
     if (st != STORE_OK)
         return st;
     if (json_is_true(json_object_get(*facts, "duplicate"))) {
@@ -1246,8 +1246,8 @@ static enum store_status check_record(struct store_conn *c, const json_t *record
     if (!advance && !checklist)
         return STORE_OK;
     json_t *items = NULL;
-    st = store_review_checklist(c, review_id, json_object_get(record, "comparison_sha256"), NULL,
-                                &items);
+    st = store_review_checklist_tx(c, review_id, json_object_get(record, "comparison_sha256"), NULL,
+                                   &items);
     if (st != STORE_OK)
         return st;
     if (advance) {
@@ -1325,9 +1325,9 @@ enum store_status store__log_key_event(struct store_conn *c, const char *key_id,
     const char *pk[] = {key_id, kind};
     json_t *key = NULL, *head = NULL, *appended = NULL;
     char *leaf = NULL;
-    enum store_status st = store_json(c, SQL_LOCK_HEAD, 0, NULL, &head);
+    enum store_status st = store_json_tx(c, SQL_LOCK_HEAD, 0, NULL, &head);
     if (st == STORE_OK)
-        st = store_json(c, SQL_KEY_FOR_EVENT, 2, pk, &key);
+        st = store_json_tx(c, SQL_KEY_FOR_EVENT, 2, pk, &key);
     if (st != STORE_OK || json_is_true(json_object_get(key, "logged")))
         goto out;
     size_t len = 0;
@@ -1348,7 +1348,7 @@ enum store_status store__log_key_event(struct store_conn *c, const char *key_id,
     snprintf(index_text, sizeof index_text, "%lld",
              (long long)json_integer_value(json_object_get(appended, "leaf_index")));
     const char *pe[] = {key_id, kind, index_text};
-    st = store_exec(c, SQL_INSERT_KEY_EVENT, 3, pe, NULL);
+    st = store_exec_tx(c, SQL_INSERT_KEY_EVENT, 3, pe, NULL);
 out:
     free(leaf);
     json_decref(key);
@@ -1368,9 +1368,9 @@ static enum store_status log_unlogged_keys(struct store *s, const unsigned char 
     json_t *head = NULL, *keys = NULL;
     enum store_status st = store_begin(c);
     if (st == STORE_OK) /* serialises concurrent starters before reading what is missing */
-        st = store_json(c, SQL_LOCK_HEAD, 0, NULL, &head);
+        st = store_json_tx(c, SQL_LOCK_HEAD, 0, NULL, &head);
     if (st == STORE_OK)
-        st = store_json(c, SQL_KEYS_UNLOGGED, 0, NULL, &keys);
+        st = store_json_tx(c, SQL_KEYS_UNLOGGED, 0, NULL, &keys);
     size_t i;
     json_t *k;
     json_array_foreach(keys, i, k)
@@ -1384,7 +1384,7 @@ static enum store_status log_unlogged_keys(struct store *s, const unsigned char 
     json_t *strays = NULL;
     int append_fault = fault[0] != '\0';
     if (st == STORE_OK && !fault[0])
-        st = store_json(c, SQL_KEYS_NOT_ENROLLED, 0, NULL, &strays);
+        st = store_json_tx(c, SQL_KEYS_NOT_ENROLLED, 0, NULL, &strays);
     if (st == STORE_OK && !fault[0] && json_array_size(strays) > 0) {
         char *ids = json_dumps(strays, JSON_COMPACT);
         snprintf(fault, fault_size,
@@ -1413,7 +1413,7 @@ static enum store_status check_signer_in_log(struct store_conn *c, const char *k
 {
     const char *params[] = {key_id};
     json_t *found = NULL;
-    enum store_status st = store_json(c, SQL_KEY_LEAVES, 1, params, &found);
+    enum store_status st = store_json_tx(c, SQL_KEY_LEAVES, 1, params, &found);
     if (st != STORE_OK)
         return st;
     const json_t *leaves = json_object_get(found, "leaves");
@@ -1528,7 +1528,7 @@ enum store_status store_decision_append(struct store *s, const struct audit_acto
         goto out;
     /* Everything above ran without the head lock; from here appends are serialised, so the
      * current decision read here is still current when this one commits. */
-    st = store_json(c, SQL_LOCK_HEAD, 0, NULL, &head);
+    st = store_json_tx(c, SQL_LOCK_HEAD, 0, NULL, &head);
     if (st == STORE_OK)
         st = check_current(c, record, outcome, &current, fault, sizeof fault);
     if (st != STORE_OK || *outcome == LEDGER_INCONSISTENT)
@@ -1542,7 +1542,7 @@ enum store_status store_decision_append(struct store *s, const struct audit_acto
     if (st != STORE_OK || *outcome != LEDGER_APPENDED)
         goto out;
     const char *pr[] = {text_of(record, "review_id")};
-    st = store_exec(c, SQL_REVIEW_DECIDED, 1, pr, NULL);
+    st = store_exec_tx(c, SQL_REVIEW_DECIDED, 1, pr, NULL);
     if (st == STORE_OK) {
         json_t *change =
             json_pack("{s:s, s:s, s:s, s:O}", "id", text_of(record, "id"), "review_id",
@@ -1593,7 +1593,7 @@ enum store_status store_decision_check(struct store *s, const json_t *record,
     }
     /* One read-only transaction: every check sees one snapshot, and nothing is written. */
     enum store_status st =
-        store_exec(c, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", 0, NULL, NULL);
+        store_exec_tx(c, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", 0, NULL, NULL);
     if (st == STORE_OK)
         st = check_record(c, record, cited_text, outcome, p, &facts, &checklist);
     char fault[512] = "";
@@ -1731,7 +1731,7 @@ static enum store_status authenticate_row(struct store_conn *c, const struct not
         return STORE_OK; /* bind_to_leaf names a signer the log never enrolled */
     const char *pk[] = {key_id};
     json_t *at = NULL;
-    st = store_json(c, SQL_ENROL_INDEX, 1, pk, &at);
+    st = store_json_tx(c, SQL_ENROL_INDEX, 1, pk, &at);
     if (st == STORE_OK)
         st = leaf_authenticate_b64(c, cp, (uint64_t)json_integer_value(at),
                                    text_of(row, "enrol_leaf"), why, sizeof why);
@@ -1756,9 +1756,9 @@ static enum store_status decisions_read(struct store *s, const char *sql, int n,
     char log_fault[512] = "";
     json_t *rows = NULL;
     enum store_status st =
-        store_exec(c, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", 0, NULL, NULL);
+        store_exec_tx(c, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", 0, NULL, NULL);
     if (st == STORE_OK)
-        st = store_json(c, sql, n, params, &rows);
+        st = store_json_tx(c, sql, n, params, &rows);
     struct note_checkpoint cp;
     size_t count = json_is_array(rows) ? json_array_size(rows) : 1;
     if (st == STORE_OK && count > 0)
@@ -1809,7 +1809,7 @@ enum store_status store_decision_list(struct store *s, const char *review_id,
 
 enum store_status store_log_head(struct store *s, json_t **out)
 {
-    return store_json1(s, SQL_HEAD, 0, NULL, out);
+    return store_json(s, SQL_HEAD, 0, NULL, out);
 }
 
 enum store_status store_log_entries(struct store *s, long long start, long long end, json_t **out)
@@ -1819,7 +1819,7 @@ enum store_status store_log_entries(struct store *s, long long start, long long 
     snprintf(b, sizeof b, "%lld", end);
     const char *p[] = {a, b};
     json_t *leaves = NULL;
-    enum store_status st = store_json1(s, SQL_ENTRIES, 2, p, &leaves);
+    enum store_status st = store_json(s, SQL_ENTRIES, 2, p, &leaves);
     if (st != STORE_OK)
         return st;
     *out = json_pack("{s:I, s:I, s:o}", "start", (json_int_t)start, "end", (json_int_t)end,
@@ -2009,7 +2009,7 @@ enum store_status store_audit_bundle_stream(struct store *s, store_sink sink, vo
     }
     /* The checkpoint first, then exactly its leaves: leaves are immutable, so a concurrent
      * append cannot make the two disagree. */
-    st = store_json(c, SQL_HEAD, 0, NULL, &head);
+    st = store_json_tx(c, SQL_HEAD, 0, NULL, &head);
     if (st != STORE_OK)
         goto out;
     long long size = (long long)json_integer_value(json_object_get(head, "tree_size"));
@@ -2027,7 +2027,7 @@ enum store_status store_audit_bundle_stream(struct store *s, store_sink sink, vo
         snprintf(a, sizeof a, "%lld", start);
         snprintf(b, sizeof b, "%lld", end);
         const char *pe[] = {a, b};
-        st = store_json(c, SQL_BUNDLE_PAGE, 2, pe, &page);
+        st = store_json_tx(c, SQL_BUNDLE_PAGE, 2, pe, &page);
         if (st != STORE_OK)
             break;
         /* Fewer leaves than the range when one was removed behind the database's back: the
@@ -2050,11 +2050,11 @@ enum store_status store_audit_bundle_stream(struct store *s, store_sink sink, vo
         goto out;
     }
     const char *pk[] = {ids_text};
-    st = store_json(c, SQL_BUNDLE_KEYS, 1, pk, &keys);
+    st = store_json_tx(c, SQL_BUNDLE_KEYS, 1, pk, &keys);
     if (st != STORE_OK)
         goto out;
     const char *pc[] = {hashes_text};
-    st = store_json(c, SQL_BUNDLE_COMPARISONS, 1, pc, &comparisons);
+    st = store_json_tx(c, SQL_BUNDLE_COMPARISONS, 1, pc, &comparisons);
     if (st != STORE_OK)
         goto out;
     if (put_member(&o, "signer_keys", keys, 0) != 0 ||
@@ -2096,14 +2096,14 @@ static const char *SQL_COSIGNED =
 
 enum store_status store_log_head_note(struct store *s, json_t **out)
 {
-    return store_json1(s, SQL_HEAD_NOTE, 0, NULL, out);
+    return store_json(s, SQL_HEAD_NOTE, 0, NULL, out);
 }
 
 enum store_status store_log_witness_size(struct store *s, const char *witness, long long *size)
 {
     const char *p[] = {witness};
     json_t *v = NULL;
-    enum store_status st = store_json1(s, SQL_WITNESS_SIZE, 1, p, &v);
+    enum store_status st = store_json(s, SQL_WITNESS_SIZE, 1, p, &v);
     *size = st == STORE_OK ? (long long)json_integer_value(v) : 0;
     json_decref(v);
     return st == STORE_NOT_FOUND ? STORE_OK : st;
@@ -2114,7 +2114,7 @@ enum store_status store_log_witness_seen(struct store *s, const char *witness, l
     char size_text[24];
     snprintf(size_text, sizeof size_text, "%lld", size);
     const char *p[] = {witness, size_text};
-    return store_exec1(s, SQL_WITNESS_SEEN, 2, p, NULL);
+    return store_exec(s, SQL_WITNESS_SEEN, 2, p, NULL);
 }
 
 enum store_status store_log_cosigned(struct store *s, const char *witness, long long size,
@@ -2123,5 +2123,5 @@ enum store_status store_log_cosigned(struct store *s, const char *witness, long 
     char size_text[24];
     snprintf(size_text, sizeof size_text, "%lld", size);
     const char *p[] = {witness, size_text, line};
-    return store_exec1(s, SQL_COSIGNED, 3, p, NULL);
+    return store_exec(s, SQL_COSIGNED, 3, p, NULL);
 }

@@ -44,7 +44,7 @@ enum store_status store__tiles_write(struct store_conn *c, const struct tile_has
         const char *p[] = {level, tile, hex, pos};
         long affected = 0;
         enum store_status st =
-            store_exec(c, at == 0 ? SQL_TILE_NEW : SQL_TILE_GROW, at == 0 ? 3 : 4, p, &affected);
+            store_exec_tx(c, at == 0 ? SQL_TILE_NEW : SQL_TILE_GROW, at == 0 ? 3 : 4, p, &affected);
         if (st == STORE_CONFLICT || (st == STORE_OK && affected != 1)) {
             snprintf(fault, fault_size,
                      "the log's tile %u/%llu does not end where stored hash %llu belongs",
@@ -85,7 +85,7 @@ static enum store_status tiles_load(struct store_conn *c, struct tile_set *s, js
     snprintf(indexes + b, cap - b, "}");
     snprintf(widths + w, cap - w, "}");
     const char *p[] = {levels, indexes, widths};
-    st = store_json(c, SQL_TILES_READ, 3, p, rows);
+    st = store_json_tx(c, SQL_TILES_READ, 3, p, rows);
     if (st != STORE_OK)
         goto out;
     *bytes = malloc(total * MERKLE_HASH_BYTES + 1);
@@ -148,7 +148,7 @@ enum store_status store__tiles_prove(struct store_conn *c, enum store_tile_proof
 static enum store_status tiles_cover(struct store_conn *c, uint64_t size, int *cover)
 {
     json_t *stats = NULL;
-    enum store_status st = store_json(c, SQL_TILES_STATS, 0, NULL, &stats);
+    enum store_status st = store_json_tx(c, SQL_TILES_STATS, 0, NULL, &stats);
     if (st != STORE_OK)
         return st;
     *cover = 1;
@@ -201,7 +201,7 @@ static enum store_status batch_flush(struct store_conn *c, json_t *rows)
     if (!text)
         return STORE_ERROR;
     const char *p[] = {text};
-    enum store_status st = store_exec(c, SQL_TILES_INSERT, 1, p, NULL);
+    enum store_status st = store_exec_tx(c, SQL_TILES_INSERT, 1, p, NULL);
     free(text);
     json_array_clear(rows);
     return st;
@@ -211,7 +211,7 @@ static enum store_status batch_flush(struct store_conn *c, json_t *rows)
  * a time: memory holds one tile per level and one page. */
 static enum store_status tiles_rebuild(struct store_conn *c, uint64_t size)
 {
-    enum store_status st = store_exec(c, SQL_TILES_CLEAR, 0, NULL, NULL);
+    enum store_status st = store_exec_tx(c, SQL_TILES_CLEAR, 0, NULL, NULL);
     if (st != STORE_OK)
         return st;
     uint8_t(*cur)[TILE_WIDTH][MERKLE_HASH_BYTES] =
@@ -230,7 +230,7 @@ static enum store_status tiles_rebuild(struct store_conn *c, uint64_t size)
         snprintf(b, sizeof b, "%llu", (unsigned long long)end);
         const char *p[] = {a, b};
         json_t *page = NULL;
-        st = store_json(c, SQL_HASH_PAGE, 2, p, &page);
+        st = store_json_tx(c, SQL_HASH_PAGE, 2, p, &page);
         if (st != STORE_OK)
             break;
         const char *hex = json_string_value(page);
@@ -287,7 +287,7 @@ enum store_status store__tiles_ensure(struct store_conn *c, uint64_t size, const
     if (!cover) {
         st = tiles_rebuild(c, size);
         if (st == STORE_OK) /* fresh statistics for the new rows */
-            st = store_exec(c, "ANALYZE log_tile", 0, NULL, NULL);
+            st = store_exec_tx(c, "ANALYZE log_tile", 0, NULL, NULL);
         if (st != STORE_OK)
             return st;
         *rebuilt = 1;

@@ -93,9 +93,9 @@ enum store_status store_offer_import(struct store *s, const struct audit_actor *
     json_t *result = NULL;
     enum store_status st = store_begin(c);
     if (st == STORE_OK)
-        st = store_exec(c, SQL_CATALOG_LOCK, 0, NULL, NULL);
+        st = store_exec_tx(c, SQL_CATALOG_LOCK, 0, NULL, NULL);
     if (st == STORE_OK)
-        st = store_json(c, SQL_IMPORT, 3, p, &result);
+        st = store_json_tx(c, SQL_IMPORT, 3, p, &result);
     if (st == STORE_OK) {
         /* The upload row after the offers (their upload_id is checked at commit), so that it
          * records what was stored: new offers and versions, and the unchanged ones. */
@@ -158,7 +158,7 @@ enum store_status store_offer_create_many(struct store *s, const struct audit_ac
 enum store_status store_offer_get(struct store *s, const char *id, json_t **out)
 {
     const char *p[] = {id};
-    return store_json1(s, SQL_GET, 1, p, out);
+    return store_json(s, SQL_GET, 1, p, out);
 }
 
 enum store_status store_offer_list(struct store *s, const struct evlist_query *q, json_t **out)
@@ -167,5 +167,5 @@ enum store_status store_offer_list(struct store *s, const struct evlist_query *q
     snprintf(lim, sizeof lim, "%d", q->limit);
     const char *p[] = {q->purchase_option, q->gpu_model, q->provider, q->from, q->to,
                        q->after_at,        q->after_id,  lim,         q->q};
-    return store_json1(s, SQL_LIST, 9, p, out);
+    return store_json(s, SQL_LIST, 9, p, out);
 }

@@ -24,9 +24,9 @@ enum store_status store_partitions_maintain(struct store *s, int ahead, int rete
         return STORE_UNAVAILABLE;
     enum store_status st = store_begin(c);
     if (st == STORE_OK)
-        st = store_exec(c, "SET LOCAL lock_timeout = '5s'", 0, NULL, NULL);
+        st = store_exec_tx(c, "SET LOCAL lock_timeout = '5s'", 0, NULL, NULL);
     if (st == STORE_OK)
-        st = store_json(c, SQL_MAINTAIN, 2, p, out);
+        st = store_json_tx(c, SQL_MAINTAIN, 2, p, out);
     if (st == STORE_OK)
         st = store_commit(c);
     if (st != STORE_OK) {

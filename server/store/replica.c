@@ -26,7 +26,7 @@ static uint64_t json_u64(const json_t *obj, const char *key)
 enum store_status store_wal_position(struct store *primary, uint64_t *lsn)
 {
     json_t *row = NULL;
-    enum store_status st = store_json1(primary, SQL_PRIMARY_LSN, 0, NULL, &row);
+    enum store_status st = store_json(primary, SQL_PRIMARY_LSN, 0, NULL, &row);
     if (st == STORE_OK)
         *lsn = json_u64(row, "lsn");
     json_decref(row);
@@ -52,7 +52,7 @@ enum replica_wait store_replica_wait(struct store *replica, uint64_t lsn, int wa
     enum replica_wait result = REPLICA_BEHIND;
     for (;;) {
         json_t *row = NULL;
-        if (store_json(c, SQL_REPLAY, 0, NULL, &row) != STORE_OK) {
+        if (store_json_tx(c, SQL_REPLAY, 0, NULL, &row) != STORE_OK) {
             json_decref(row);
             result = REPLICA_DOWN;
             break;
@@ -81,7 +81,7 @@ void store_replica_lag(struct store *primary, struct store *replica, struct repl
     if (store_wal_position(primary, &at) != STORE_OK)
         at = 0;
     json_t *row = NULL;
-    if (store_json1(replica, SQL_REPLAY, 0, NULL, &row) != STORE_OK) {
+    if (store_json(replica, SQL_REPLAY, 0, NULL, &row) != STORE_OK) {
         json_decref(row);
         return;
     }

@@ -16,11 +16,15 @@ struct usage_query {
     const char *default_offer_id;
     const char *currency; /* of those offers (checked by the caller to be one) */
     const char *team;     /* only this team's runs; NULL: all the caller may read */
+    long exact_max;       /* exact queue-wait percentiles up to this many waits, else the
+                             histogram's (core/qwhist.h) */
 };
 
 /* *out: {currency, unpriced: [{cluster, partition, gpu_model, runs, gpu_hours}] (GPU runs no
  * price covers, the 100 largest), groups: [{<group keys>, runs, gpu_runs, gpu_hours,
- * gpu_hours_by_state, failure_rate, failed_gpu_hours_share, queue_wait_s {mean, p50, p90, p99},
+ * gpu_hours_by_state, failure_rate, failed_gpu_hours_share, queue_wait_s {mean, p50, p90, p99,
+ * approximate, relative_error} (exact, relative_error 0, when the report selects at most
+ * exact_max waits, else from run_qw_hist: approximate true, relative_error QWHIST_REL_ERR),
  * never_started, mean_gpu_utilization, cost {currency, amount, failed_amount, failed_share,
  * priced_gpu_hours, unpriced_gpu_hours, unpriced_runs} or null when nothing is priced}]}
  * ordered by the group keys. Prices: ?cluster_offers= for a cluster, else the cluster map

@@ -160,7 +160,7 @@ static enum store_status evidence_foreign_indexes(struct store *s, const json_t 
     if (!text)
         return STORE_ERROR;
     const char *params[] = {text, team_scope_param(scope), user_id};
-    enum store_status st = store_json1(s, SQL_EVIDENCE_FOREIGN, 3, params, foreign);
+    enum store_status st = store_json(s, SQL_EVIDENCE_FOREIGN, 3, params, foreign);
     free(text);
     return st;
 }
@@ -334,7 +334,7 @@ static enum store_status check_review_refs(struct store_conn *c, const json_t *d
     const char *owner = json_string_value(json_object_get(doc, "owner"));
     const char *params[] = {owner, ids_text};
     json_t *refs = NULL;
-    enum store_status st = store_json(c, SQL_REFS, 2, params, &refs);
+    enum store_status st = store_json_tx(c, SQL_REFS, 2, params, &refs);
     free(ids_text);
     if (st != STORE_OK)
         return st;
@@ -362,7 +362,7 @@ enum store_status store_evidence_check(struct store_conn *c, const json_t *ids, 
         return STORE_ERROR;
     const char *params[] = {text};
     json_t *unknown = NULL;
-    enum store_status st = store_json(c, SQL_EVIDENCE_UNKNOWN, 1, params, &unknown);
+    enum store_status st = store_json_tx(c, SQL_EVIDENCE_UNKNOWN, 1, params, &unknown);
     free(text);
     if (st != STORE_OK)
         return st;
@@ -424,7 +424,7 @@ enum store_status store_review_get(struct store *s, const char *id, const struct
                                    json_t **out)
 {
     const char *params[] = {id, team_scope_param(scope)};
-    return store_json1(s, SQL_GET, 2, params, out);
+    return store_json(s, SQL_GET, 2, params, out);
 }
 
 enum store_status store_review_list(struct store *s, const struct evlist_query *q, json_t **out)
@@ -433,7 +433,7 @@ enum store_status store_review_list(struct store *s, const struct evlist_query *
     snprintf(lim, sizeof lim, "%d", q->limit);
     const char *params[] = {
         team_scope_param(q->scope), q->state, q->team, q->after_at, q->after_id, lim};
-    return store_json1(s, SQL_LIST, 6, params, out);
+    return store_json(s, SQL_LIST, 6, params, out);
 }
 
 enum store_status store_review_update(struct store *s, const struct audit_actor *who,
@@ -484,14 +484,14 @@ enum store_status store_artifact_create(struct store *s, const struct audit_acto
 enum store_status store_artifact_list(struct store *s, const char *review_id, json_t **out)
 {
     const char *params[] = {review_id};
-    return store_json1(s, SQL_ARTIFACT_LIST, 1, params, out);
+    return store_json(s, SQL_ARTIFACT_LIST, 1, params, out);
 }
 
 enum store_status store_artifact_get(struct store *s, const char *review_id, const char *id,
                                      json_t **out)
 {
     const char *params[] = {review_id, id};
-    return store_json1(s, SQL_ARTIFACT_GET, 2, params, out);
+    return store_json(s, SQL_ARTIFACT_GET, 2, params, out);
 }
 
 enum store_status store_artifact_update(struct store *s, const struct audit_actor *who,
@@ -511,20 +511,20 @@ enum store_status store_artifact_update(struct store *s, const struct audit_acto
     return st == STORE_NOT_FOUND ? STORE_CONFLICT : st;
 }
 
-enum store_status store_review_checklist(struct store_conn *c, const char *review_id,
-                                         const json_t *cited, const struct team_scope *scope,
-                                         json_t **out)
+enum store_status store_review_checklist_tx(struct store_conn *c, const char *review_id,
+                                            const json_t *cited, const struct team_scope *scope,
+                                            json_t **out)
 {
     *out = NULL;
     json_t *review = NULL, *latest = NULL, *cited_rows = NULL, *options = NULL, *list = NULL;
     const char *p1[] = {review_id, team_scope_param(scope)};
-    enum store_status st = store_json(c, SQL_FACTS_REVIEW, 2, p1, &review);
+    enum store_status st = store_json_tx(c, SQL_FACTS_REVIEW, 2, p1, &review);
     if (st != STORE_OK)
         goto out;
     if (cited) {
         list = json_incref((json_t *)cited);
     } else {
-        st = store_json(c, SQL_FACTS_LATEST, 2, p1, &latest);
+        st = store_json_tx(c, SQL_FACTS_LATEST, 2, p1, &latest);
         if (st != STORE_OK && st != STORE_NOT_FOUND)
             goto out;
         list = json_array();
@@ -537,14 +537,14 @@ enum store_status store_review_checklist(struct store_conn *c, const char *revie
         goto out;
     }
     const char *p2[] = {list_text};
-    st = store_json(c, SQL_FACTS_CITED, 1, p2, &cited_rows);
+    st = store_json_tx(c, SQL_FACTS_CITED, 1, p2, &cited_rows);
     free(list_text);
     if (st != STORE_OK)
         goto out;
     const json_t *compared = checklist_compared(cited_rows);
     if (compared) {
         const char *p3[] = {json_string_value(json_object_get(compared, "sha256")), p1[1]};
-        st = store_json(c, SQL_FACTS_OPTIONS, 2, p3, &options);
+        st = store_json_tx(c, SQL_FACTS_OPTIONS, 2, p3, &options);
         if (st != STORE_OK)
             goto out;
     }
@@ -572,14 +572,14 @@ out:
     return st;
 }
 
-enum store_status store_review_checklist1(struct store *s, const char *review_id,
-                                          const json_t *cited, const struct team_scope *scope,
-                                          json_t **out)
+enum store_status store_review_checklist(struct store *s, const char *review_id,
+                                         const json_t *cited, const struct team_scope *scope,
+                                         json_t **out)
 {
     struct store_conn *c = store_acquire(s, 2000);
     if (!c)
         return STORE_UNAVAILABLE;
-    enum store_status st = store_review_checklist(c, review_id, cited, scope, out);
+    enum store_status st = store_review_checklist_tx(c, review_id, cited, scope, out);
     store_release(s, c);
     return st;
 }

@@ -76,12 +76,12 @@ enum store_status store_evidence_check(struct store_conn *c, const json_t *ids, 
  * workloads, comparisons, benchmarks and runs of those teams count, so a team member's checklist
  * never rests on, or names, another team's evidence. Runs on c. STORE_NOT_FOUND when the
  * review does not exist. */
-enum store_status store_review_checklist(struct store_conn *c, const char *review_id,
+enum store_status store_review_checklist_tx(struct store_conn *c, const char *review_id,
+                                            const json_t *cited, const struct team_scope *scope,
+                                            json_t **out) STORE_MUSTCHECK;
+/* The same on a pooled connection. */
+enum store_status store_review_checklist(struct store *s, const char *review_id,
                                          const json_t *cited, const struct team_scope *scope,
                                          json_t **out) STORE_MUSTCHECK;
-/* The same on a pooled connection. */
-enum store_status store_review_checklist1(struct store *s, const char *review_id,
-                                          const json_t *cited, const struct team_scope *scope,
-                                          json_t **out) STORE_MUSTCHECK;
 
 #endif

@@ -72,7 +72,17 @@ static const char *SQL_MOVE =
     "sum(gh_runs), sum(never_started), sum(gh), sum(qw_sum), sum(qw_n), sum(util_sum), "
     "sum(util_n) FROM g GROUP BY 1, 2, 3, 4, 5, 6, 7 ORDER BY 1, 2, 3, 4, 5, 6, 7 "
     "ON CONFLICT (month, team, workload_class, cluster, partition, gpu_model, state) DO UPDATE "
-    "SET " ROLLUP_ADD " RETURNING 1) "
+    "SET " ROLLUP_ADD " RETURNING 1), "
+    "hq AS (SELECT date_trunc('month', submitted_at, 'UTC') AS month, team, workload_class, "
+    "cluster, state, capledger_qw_bucket(extract(epoch FROM started_at - submitted_at)::float8) "
+    "AS bucket, count(*) AS n FROM ins WHERE started_at IS NOT NULL AND gpus > 0 "
+    "GROUP BY 1, 2, 3, 4, 5, 6), "
+    "qh AS (INSERT INTO run_qw_hist AS h SELECT * FROM hq ORDER BY 1, 2, 3, 4, 5, 6 "
+    "ON CONFLICT (month, team, workload_class, cluster, state, bucket) DO UPDATE SET n = h.n + "
+    "EXCLUDED.n RETURNING 1), "
+    "qa AS (INSERT INTO run_qw_hist_all AS h SELECT team, workload_class, cluster, state, bucket, "
+    "sum(n) FROM hq GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5 ON CONFLICT (team, "
+    "workload_class, cluster, state, bucket) DO UPDATE SET n = h.n + EXCLUDED.n RETURNING 1) "
     "SELECT json_build_object('inserted', (SELECT count(*) FROM ins), 'staged', "
     "(SELECT count(*) FROM run_stage), 'classes', (SELECT coalesce(json_object_agg(k, n), '{}') "
     "FROM (SELECT coalesce(workload_class, 'unclassified') AS k, count(*) AS n FROM ins "
@@ -114,8 +124,11 @@ enum store_status store_runs_finish(struct upload_tx *tx, const struct audit_act
     const char *upload_id = json_string_value(json_object_get(rec, "id"));
     const char *p[] = {upload_id, klass};
     enum store_status st = store_upload_tx_end_copy(tx, &copied);
+    /* the statement's sorts (first line of each key, then line order) in memory */
     if (st == STORE_OK)
-        st = store_json(store_upload_tx_conn(tx), SQL_MOVE, 2, p, &counts);
+        st = store_exec_tx(store_upload_tx_conn(tx), "SET LOCAL work_mem = '128MB'", 0, NULL, NULL);
+    if (st == STORE_OK)
+        st = store_json_tx(store_upload_tx_conn(tx), SQL_MOVE, 2, p, &counts);
     if (st != STORE_OK) {
         json_decref(counts);
         store_upload_tx_abort(tx);
@@ -153,5 +166,5 @@ enum store_status store_runs_list(struct store *s, const struct runs_query *q, j
                        q->to,
                        q->after_id,
                        lim};
-    return store_json1(s, SQL_LIST, 10, p, out);
+    return store_json(s, SQL_LIST, 10, p, out);
 }

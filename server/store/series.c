@@ -60,7 +60,7 @@ enum store_status store_telemetry_series(struct store *s, const char *benchmark_
                                          json_t **out)
 {
     const char *p[] = {benchmark_id, points_max, idle_below, idle_min_s, stretches_max};
-    return store_json1(s, SQL_TELEMETRY_SERIES, 5, p, out);
+    return store_json(s, SQL_TELEMETRY_SERIES, 5, p, out);
 }
 
 /* $3 is day|week|month (checked by the caller), a field name of date_trunc and an interval
@@ -96,5 +96,5 @@ enum store_status store_usage_series(struct store *s, const struct usage_series_
 {
     const char *p[] = {
         team_scope_param(q->scope), q->team, q->bucket, q->from, q->to, q->buckets_max};
-    return store_json1(s, SQL_USAGE_SERIES, 6, p, out);
+    return store_json(s, SQL_USAGE_SERIES, 6, p, out);
 }

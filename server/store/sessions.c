@@ -46,7 +46,7 @@ enum store_status store_session_resolve(struct store *s, const char *session_sha
     snprintf(idle, sizeof idle, "%d", idle_s);
     snprintf(touch, sizeof touch, "%.3f", touch_s);
     const char *p[] = {session_sha256, idle, touch};
-    return store_json1(s, SQL_RESOLVE, 3, p, out);
+    return store_json(s, SQL_RESOLVE, 3, p, out);
 }
 
 enum store_status store_session_end(struct store *s, const struct audit_actor *who,
@@ -61,5 +61,5 @@ enum store_status store_session_end(struct store *s, const struct audit_actor *w
 
 enum store_status store_session_purge(struct store *s)
 {
-    return store_exec1(s, SQL_PURGE, 0, NULL, NULL);
+    return store_exec(s, SQL_PURGE, 0, NULL, NULL);
 }

@@ -108,7 +108,7 @@ enum store_status store_signing_key_add(struct store *s, const struct audit_acto
 enum store_status store_signing_key_list(struct store *s, const char *user_id, json_t **out)
 {
     const char *p[] = {user_id};
-    return store_json1(s, SQL_LIST, 1, p, out);
+    return store_json(s, SQL_LIST, 1, p, out);
 }
 
 enum store_status store_signing_key_revoke(struct store *s, const struct audit_actor *who,
@@ -126,5 +126,5 @@ enum store_status store_signing_key_revoke(struct store *s, const struct audit_a
 enum store_status store_signing_key_get(struct store *s, const char *key_id, json_t **out)
 {
     const char *p[] = {key_id};
-    return store_json1(s, SQL_GET, 1, p, out);
+    return store_json(s, SQL_GET, 1, p, out);
 }

@@ -75,16 +75,20 @@ void store_release(struct store *s, struct store_conn *c);
 /* Runs sql with text parameters (NULL = SQL NULL). When out is given, the first column of the
  * first row is parsed as JSON into *out (new reference): the query must return one row with one
  * json column, or no row (→ STORE_NOT_FOUND). */
-enum store_status store_json(struct store_conn *c, const char *sql, int nparams,
-                             const char *const *params, json_t **out) STORE_MUSTCHECK;
-/* Like store_json without a result; *affected gets the row count when not NULL. */
-enum store_status store_exec(struct store_conn *c, const char *sql, int nparams,
-                             const char *const *params, long *affected) STORE_MUSTCHECK;
+enum store_status store_json_tx(struct store_conn *c, const char *sql, int nparams,
+                                const char *const *params, json_t **out) STORE_MUSTCHECK;
+/* Like store_json_tx without a result; *affected gets the row count when not NULL. */
+enum store_status store_exec_tx(struct store_conn *c, const char *sql, int nparams,
+                                const char *const *params, long *affected) STORE_MUSTCHECK;
 /* One-shot helpers that acquire and release around a single statement. */
-enum store_status store_json1(struct store *s, const char *sql, int nparams,
-                              const char *const *params, json_t **out) STORE_MUSTCHECK;
-enum store_status store_exec1(struct store *s, const char *sql, int nparams,
-                              const char *const *params, long *affected) STORE_MUSTCHECK;
+enum store_status store_json(struct store *s, const char *sql, int nparams,
+                             const char *const *params, json_t **out) STORE_MUSTCHECK;
+/* store_json in a transaction of its own that first runs setup_sql (a SET LOCAL, say). */
+enum store_status store_json_setup(struct store *s, const char *setup_sql, const char *sql,
+                                   int nparams, const char *const *params,
+                                   json_t **out) STORE_MUSTCHECK;
+enum store_status store_exec(struct store *s, const char *sql, int nparams,
+                             const char *const *params, long *affected) STORE_MUSTCHECK;
 
 enum store_status store_begin(struct store_conn *c) STORE_MUSTCHECK;
 enum store_status store_commit(struct store_conn *c) STORE_MUSTCHECK;

@@ -35,11 +35,11 @@ enum store_status store_team_list(struct store *s, const char *after, int limit,
     char lim[16];
     snprintf(lim, sizeof lim, "%d", limit);
     const char *p[] = {after, lim};
-    return store_json1(s, SQL_LIST, 2, p, out);
+    return store_json(s, SQL_LIST, 2, p, out);
 }
 
 enum store_status store_team_get(struct store *s, const char *id_or_name, json_t **out)
 {
     const char *p[] = {id_or_name};
-    return store_json1(s, uuid_valid(id_or_name) ? SQL_GET_BY_ID : SQL_GET_BY_NAME, 1, p, out);
+    return store_json(s, uuid_valid(id_or_name) ? SQL_GET_BY_ID : SQL_GET_BY_NAME, 1, p, out);
 }

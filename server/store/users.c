@@ -86,7 +86,7 @@ static const char *SQL_TOKEN_REVOKE =
 enum store_status store_token_resolve(struct store *s, const char *token_sha256, json_t **out)
 {
     const char *p[] = {token_sha256};
-    return store_json1(s, SQL_TOKEN_RESOLVE, 1, p, out);
+    return store_json(s, SQL_TOKEN_RESOLVE, 1, p, out);
 }
 
 enum store_status store_user_create(struct store *s, const struct audit_actor *who,
@@ -113,9 +113,9 @@ enum store_status store_bootstrap_admin(struct store *s, const char *password_ha
     const char *p[] = {password_hash};
     enum store_status st = store_begin(c);
     if (st == STORE_OK)
-        st = store_exec(c, "SELECT pg_advisory_xact_lock($1::bigint)", 1, lock, NULL);
+        st = store_exec_tx(c, "SELECT pg_advisory_xact_lock($1::bigint)", 1, lock, NULL);
     if (st == STORE_OK)
-        st = store_json(c, SQL_BOOTSTRAP, 1, p, &row);
+        st = store_json_tx(c, SQL_BOOTSTRAP, 1, p, &row);
     if (st == STORE_OK) {
         struct audit_actor system = {.name = "system", .request_id = "bootstrap"};
         st = store_audit_record_tx(c, &system, "user.bootstrap_admin",
@@ -144,7 +144,7 @@ enum store_status store_token_create(struct store *s, const struct audit_actor *
 enum store_status store_user_login_get(struct store *s, const char *username, json_t **out)
 {
     const char *p[] = {username};
-    return store_json1(s, SQL_LOGIN_GET, 1, p, out);
+    return store_json(s, SQL_LOGIN_GET, 1, p, out);
 }
 
 enum store_status store_user_rehash(struct store *s, const struct audit_actor *who,
@@ -163,7 +163,7 @@ enum store_status store_user_list(struct store *s, const char *after, int limit,
     char lim[16];
     snprintf(lim, sizeof lim, "%d", limit);
     const char *p[] = {after, lim};
-    return store_json1(s, SQL_USER_LIST, 2, p, out);
+    return store_json(s, SQL_USER_LIST, 2, p, out);
 }
 
 enum store_status store_team_names_missing(struct store *s, const json_t *team_names, json_t **out)
@@ -172,7 +172,7 @@ enum store_status store_team_names_missing(struct store *s, const json_t *team_n
     if (!names)
         return STORE_ERROR;
     const char *p[] = {names};
-    enum store_status st = store_json1(s, SQL_TEAMS_MISSING, 1, p, out);
+    enum store_status st = store_json(s, SQL_TEAMS_MISSING, 1, p, out);
     free(names);
     return st;
 }
@@ -183,7 +183,7 @@ enum store_status store_token_list(struct store *s, const char *user_id, const c
     char lim[16];
     snprintf(lim, sizeof lim, "%d", limit);
     const char *p[] = {user_id, after, lim};
-    return store_json1(s, SQL_TOKEN_LIST, 3, p, out);
+    return store_json(s, SQL_TOKEN_LIST, 3, p, out);
 }
 
 enum store_status store_token_revoke(struct store *s, const struct audit_actor *who, const char *id,

@@ -111,7 +111,7 @@ enum store_status store_webhook_enqueue_tx(struct store_conn *c, const char *eve
             event,     owner,      alert_id && uuid_valid(alert_id) ? alert_id : NULL,
             json_body, slack_body, admins_too ? "true" : "false"};
         json_t *n = NULL;
-        st = store_json(c, SQL_ENQUEUE, 6, p, &n);
+        st = store_json_tx(c, SQL_ENQUEUE, 6, p, &n);
         if (st == STORE_OK && queued)
             *queued = (int)json_integer_value(n);
         json_decref(n);
@@ -145,14 +145,14 @@ enum store_status store_webhook_list(struct store *s, const char *owner, const c
     char lim[16];
     snprintf(lim, sizeof lim, "%d", limit);
     const char *p[] = {owner, after_at, after_id, lim};
-    return store_json1(s, SQL_LIST, 4, p, out);
+    return store_json(s, SQL_LIST, 4, p, out);
 }
 
 enum store_status store_webhook_get(struct store *s, const char *id, const char *owner,
                                     json_t **out)
 {
     const char *p[] = {id, owner};
-    return store_json1(s, SQL_GET, 2, p, out);
+    return store_json(s, SQL_GET, 2, p, out);
 }
 
 enum store_status store_webhook_delete(struct store *s, const struct audit_actor *who,
@@ -181,7 +181,7 @@ enum store_status store_webhook_deliveries(struct store *s, const char *webhook_
     char lim[16];
     snprintf(lim, sizeof lim, "%d", limit);
     const char *p[] = {webhook_id, before_at, before_id, lim};
-    return store_json1(s, SQL_DELIVERIES, 4, p, out);
+    return store_json(s, SQL_DELIVERIES, 4, p, out);
 }
 
 enum store_status store_webhook_claim(struct store *s, double lease_s, int max, json_t **out)
@@ -190,7 +190,7 @@ enum store_status store_webhook_claim(struct store *s, double lease_s, int max, 
     snprintf(lease, sizeof lease, "%.3f", lease_s);
     snprintf(lim, sizeof lim, "%d", max);
     const char *p[] = {lease, lim};
-    return store_json1(s, SQL_CLAIM, 2, p, out);
+    return store_json(s, SQL_CLAIM, 2, p, out);
 }
 
 enum store_status store_webhook_result(struct store *s, const char *id, const char *lease,
@@ -203,5 +203,5 @@ enum store_status store_webhook_result(struct store *s, const char *id, const ch
     snprintf(max, sizeof max, "%d", max_attempts);
     const char *p[] = {
         id, lease, delivered ? "true" : "false", http_status ? status : NULL, error, retry, max};
-    return store_exec1(s, SQL_RESULT, 7, p, NULL);
+    return store_exec(s, SQL_RESULT, 7, p, NULL);
 }

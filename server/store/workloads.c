@@ -54,7 +54,7 @@ enum store_status store_workload_create(struct store *s, const struct audit_acto
 enum store_status store_workload_get(struct store *s, const char *id, json_t **out)
 {
     const char *p[] = {id};
-    return store_json1(s, SQL_GET, 1, p, out);
+    return store_json(s, SQL_GET, 1, p, out);
 }
 
 enum store_status store_workload_list(struct store *s, const struct evlist_query *q, json_t **out)
@@ -71,7 +71,7 @@ enum store_status store_workload_list(struct store *s, const struct evlist_query
                        q->after_id,
                        lim,
                        q->q};
-    return store_json1(s, SQL_LIST, 10, p, out);
+    return store_json(s, SQL_LIST, 10, p, out);
 }
 
 enum store_status store_workload_update(struct store *s, const struct audit_actor *who,

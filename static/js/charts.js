@@ -55,10 +55,13 @@ export function costDistributionChart(comparison, charts, currency, reliableQuan
     .map((o) => ({ ...o, cost_per_outcome_percentiles: extra[o.name].cost_per_outcome_percentiles }));
   if (!options.length) return null;
   const q = Math.round(100 * reliableQuantile);
+  // "Expected" is the figure the option cards show (the engine's expected cost per outcome);
+  // the trials' own mean, which differs from it by the sampling, is in the table.
   const lines = options.map((o) => {
-    const mean = o.cost_per_outcome_quantiles && o.cost_per_outcome_quantiles.mean;
+    const trialsMean = o.cost_per_outcome_quantiles && o.cost_per_outcome_quantiles.mean;
+    const mean = Number.isFinite(o.expected_cost_per_outcome) ? o.expected_cost_per_outcome : trialsMean;
     const below = o.cost_per_outcome_percentiles.filter((v) => v !== null && v < mean).length;
-    return { o, mean, rel: o.reliable_cost_per_outcome, meanRank: below };
+    return { o, mean, trialsMean, rel: o.reliable_cost_per_outcome, meanRank: below };
   });
   const above = lines.filter((l) => Number.isFinite(l.mean) && l.rel < l.mean);
   const summary = `Cost per outcome from the Monte Carlo trials, one curve per option: ${lines.map((l) =>
@@ -69,10 +72,10 @@ export function costDistributionChart(comparison, charts, currency, reliableQuan
       : `The reliable p${q} is the cost that ${q}% of trials stay under; it can sit below the expected cost (a mean) when a rare expensive tail — failed attempts, interruptions — lies above it.`);
   const table = h('details', { class: 'legend' }, h('summary', null, 'Percentiles as a table'),
     h('table', null,
-      h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'option'), ...[10, 25, 50, 75, 90, 99].map((p) => h('th', { scope: 'col', class: 'num' }, `p${p}`)), h('th', { scope: 'col', class: 'num' }, 'mean'))),
+      h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'option'), ...[10, 25, 50, 75, 90, 99].map((p) => h('th', { scope: 'col', class: 'num' }, `p${p}`)), h('th', { scope: 'col', class: 'num' }, 'mean of the trials'))),
       h('tbody', null, lines.map((l) => h('tr', null, h('th', { scope: 'row' }, l.o.name),
         ...[10, 25, 50, 75, 90, 99].map((p) => h('td', { class: 'num' }, money(l.o.cost_per_outcome_percentiles[p - 1], currency))),
-        h('td', { class: 'num' }, money(l.mean, currency)))))));
+        h('td', { class: 'num' }, money(l.trialsMean, currency)))))));
   const fig = figure({
     id: 'cost-distribution',
     title: 'How the cost per outcome is spread.',
@@ -91,7 +94,8 @@ export function costDistributionChart(comparison, charts, currency, reliableQuan
             label: `${l.o.name}: expected (●) and p${q} (◆)`,
             data: [{ x: l.mean, y: l.meanRank / 100 }, { x: l.rel, y: reliableQuantile }],
             showLine: false, pointStyle: ['circle', 'rectRot'], pointRadius: 6,
-            borderColor: PALETTE[i % PALETTE.length], backgroundColor: '#ffffff',
+            borderColor: PALETTE[i % PALETTE.length],
+            backgroundColor: [PALETTE[i % PALETTE.length], '#ffffff'], // ● filled, ◆ open
           },
         ]),
       },
@@ -202,7 +206,8 @@ export function demandChart(comparison, charts, scenario) {
   });
 }
 
-// Inference: each option's latency (the SLO's metric) against offered load, with the SLO.
+// Inference: each option's latency (the SLO's metric) against the load it served (achieved
+// requests/s: the basis the engine sizes replicas on), with the SLO.
 export function sloChart(scenario) {
   const slo = scenario && scenario.service && scenario.service.slo;
   const opts = ((scenario && scenario.options) || []).filter((o) => o.benchmark && Array.isArray(o.benchmark.load_points));
@@ -210,13 +215,13 @@ export function sloChart(scenario) {
   const metric = slo.metric;
   const series = opts.map((o) => ({
     name: o.name,
-    pts: o.benchmark.load_points.map((p) => ({ x: p.offered_rps, y: p[metric] })).filter((p) => Number.isFinite(p.x) && Number.isFinite(p.y)).sort((a, b) => a.x - b.x),
+    pts: o.benchmark.load_points.map((p) => ({ x: Number.isFinite(p.achieved_rps) ? p.achieved_rps : p.offered_rps, y: p[metric] })).filter((p) => Number.isFinite(p.x) && Number.isFinite(p.y)).sort((a, b) => a.x - b.x),
   })).filter((s) => s.pts.length);
   if (!series.length) return null;
   const xs = series.flatMap((s) => s.pts.map((p) => p.x));
-  const summary = `${metric} against offered load, SLO ${number(slo.target_ms)} ms: ${series.map((s) => {
+  const summary = `${metric} against the load served, SLO ${number(slo.target_ms)} ms: ${series.map((s) => {
     const ok = s.pts.filter((p) => p.y <= slo.target_ms);
-    return `${s.name} meets it up to ${ok.length ? `${number(ok[ok.length - 1].x)} req/s` : 'no measured load'}`;
+    return `${s.name} meets it up to ${ok.length ? `${number(ok[ok.length - 1].x)} req/s served` : 'no measured load'}`;
   }).join('; ')}.`;
   return figure({
     id: 'latency',
@@ -230,7 +235,7 @@ export function sloChart(scenario) {
           { label: `SLO (${number(slo.target_ms)} ms)`, data: [{ x: Math.min(...xs), y: slo.target_ms }, { x: Math.max(...xs), y: slo.target_ms }], borderColor: '#b3261e', borderDash: [6, 4], pointRadius: 0 },
         ],
       },
-      options: { ...BASE_OPTIONS, scales: { x: { type: 'linear', title: { display: true, text: 'offered requests/s' } }, y: { title: { display: true, text: `${metric}` } } } },
+      options: { ...BASE_OPTIONS, scales: { x: { type: 'linear', title: { display: true, text: 'requests/s served (achieved)' } }, y: { title: { display: true, text: `${metric}` } } } },
     }),
   });
 }

@@ -136,7 +136,7 @@ test('inference example: cost per accepted request, demand scenarios, the trap b
   // Hourly demand against the replicas each option provisions, and latency against load with
   // the SLO line.
   assert.match(await drawnChart(page, 'demand'), /^Demand over 24 hours from 1 to 17 requests\/s; replicas provisioned: l4-dedicated 21–21; /);
-  assert.match(await drawnChart(page, 'latency'), /ttft_p99_ms against offered load, SLO 800 ms: l4-dedicated meets it up to 1 req\/s; h100-autoscaled meets it up to 10 req\/s/);
+  assert.match(await drawnChart(page, 'latency'), /ttft_p99_ms against the load served, SLO 800 ms: l4-dedicated meets it up to 1 req\/s served; h100-autoscaled meets it up to 9\.9 req\/s served/);
   await page.screenshot({ path: path.join(resultsDir, 'compare-inference.png'), fullPage: true });
   assert.deepEqual(problems, []);
   await context.close();

@@ -63,3 +63,44 @@ test('a shared review: a member sees no other team\'s evidence ids on artifacts 
   });
   assert.equal(own.status, 200, own.text);
 });
+
+test('a query value longer than the route reads is refused, never read as absent (the filter was dropped)', async () => {
+  const { as } = env;
+  const long = '00000000-0000-0000-0000-000000000000' + 'x'.repeat(60);
+  const d = await as('owner1', 'GET', `/decisions?review=${long}`);
+  assert.equal(d.status, 422, d.text);
+  assert.equal(d.json.errors[0].pointer, '?review');
+  const g = await as('owner1', 'GET', `/reports/usage?group_by=${'team,'.repeat(400)}team`);
+  assert.equal(g.status, 422, g.text);
+  assert.ok(g.json.errors.some((e) => e.pointer === '?group_by' && /too long/.test(e.message)), g.text);
+  const c = await as('owner1', 'GET', `/reports/usage?cluster_offers=${'c:00000000-0000-0000-0000-000000000000,'.repeat(120)}`);
+  assert.equal(c.status, 422, c.text);
+});
+
+test('a query parameter given twice, or without a name, is refused (the first silently won)', async () => {
+  const { as } = env;
+  for (const q of ['team=vision&team=nlp', 'limit=1&limit=2', '=1', 'team=vision&=']) {
+    const r = await as('owner1', 'GET', `/workloads?${q}`);
+    assert.equal(r.status, 422, `${q}: ${r.text}`);
+  }
+  const twice = await as('owner1', 'GET', '/workloads?team=vision&team=nlp');
+  assert.equal(twice.json.errors[0].pointer, '?team');
+  assert.match(twice.json.errors[0].message, /more than once/);
+  assert.equal((await as('owner1', 'GET', '/workloads?team=vision&limit=2')).status, 200);
+});
+
+test('a load-test import with a negative latency is refused like POST /benchmarks refuses it (it was stored)', async () => {
+  const { as } = env;
+  const { sample } = await import('./evidence.lib.mjs');
+  const offer = await makeOffer(as, { instance_type: 'g6e.12xlarge', gpu_model: 'L40S', gpus_per_instance: 4, gpu_memory_gb: 48, price_per_hour: 10.49 });
+  const w = await makeWorkload(as, 'ana', { team: 'vision', name: 'serve', kind: 'inference', class: 'production' });
+  const lines = sample('vllm-bench/nerdalert_llmd_l40s_llama3.2-3b_rate-sweep_results.jsonl').toString().trim().split('\n');
+  const bad = lines.map((l) => { const o = JSON.parse(l); o.p99_ttft_ms = -5; return JSON.stringify(o); }).join('\n');
+  const q = `format=vllm&workload_id=${w.id}&offer_id=${offer.id}&where=deployment=kvcache`;
+  const r = await as('ana', 'POST', `/benchmarks/import?${q}`, { body: bad, headers: { 'Content-Type': 'application/json' } });
+  if (r.status === 201) assert.fail(`stored: ${r.text.slice(0, 300)}`);
+  assert.equal(r.status, 422, r.text);
+  assert.ok(r.json.errors.some((e) => /\/load_points\/\d+\/ttft_p99_ms/.test(e.pointer)), r.text);
+  const good = await as('ana', 'POST', `/benchmarks/import?${q}`, { body: lines.join('\n'), headers: { 'Content-Type': 'application/json' } });
+  assert.equal(good.status, 201, good.text);
+});

@@ -10,8 +10,8 @@ export const sample = (rel) => fs.readFileSync(path.join(SAMPLES, rel));
 
 // Starts a server with teams vision and nlp and the users owner1 (owner), ana (team vision),
 // bob (team nlp), aud (auditor) and the admin; returns {srv, tokens, as(who, method, path, opts)}.
-export async function evidenceServer() {
-  const srv = await startServer();
+export async function evidenceServer(opts = {}) {
+  const srv = await startServer(opts);
   const tokens = { admin: mintToken(srv, 'admin') };
   for (const name of ['vision', 'nlp']) {
     const t = await api(srv.url, 'POST', '/api/v1/teams', { token: tokens.admin, body: { name } });

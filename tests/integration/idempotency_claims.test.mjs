@@ -25,8 +25,12 @@ test('a claim left by a dead session is taken over; a live one is in progress', 
     const [pid, started] = live.split('|');
     psql(`INSERT INTO idempotency (user_id, key, route, claim_pid, claim_backend_start)
           VALUES ('${uid}', 'live-claim', 'POST /api/v1/teams', ${pid}, '${started}')`, { database: srv.db });
+    const t0 = Date.now();
     const busy = await api(srv.url, 'POST', '/api/v1/teams', { token: admin, body: { name: 'still-busy' }, headers: { 'Idempotency-Key': 'live-claim' } });
     assert.equal(busy.status, 409, busy.text);
+    // It waited up to 1.5 s for the first request's answer before saying it is still in flight
+    // (a retry sent to another instance while the first finishes then gets that answer).
+    assert.ok(Date.now() - t0 >= 1400, `answered after ${Date.now() - t0} ms`);
     assert.match(busy.text, /idempotency-in-progress/);
   } finally {
     await srv.stop();

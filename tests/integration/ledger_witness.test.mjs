@@ -148,9 +148,9 @@ test('two witnesses cosign; one stopped catches up; a fork is refused; verify co
     // B's state survived the fork: the real log goes on being cosigned by both.
     assert.equal((await postDecision(srv.url, olga, record(olga, review.id))).status, 201);
     await waitFor('both on size 7', async () => { const x = await checkpoint(srv, admin.token); return x.size === 7 && both(x); });
-    await a.stop();
-    await b.stop();
   } finally {
+    // Stopped however the test ended: a witness left running keeps node (and ctest) waiting.
+    for (const w of [a, b]) if (w.stop) await w.stop();
     await srv.stop();
     fs.rmSync(dir, { recursive: true, force: true });
   }

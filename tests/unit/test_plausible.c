@@ -103,6 +103,16 @@ static void test_warnings(void **state)
     assert_int_equal(json_array_size(w), 1);
     assert_string_equal(code_at(w, 0), "no_duty_cycle");
     json_decref(w);
+    /* attack pass: dmon names neither model nor memory total, so an H200 capture went onto an
+     * A100 benchmark without a word: now it says the fit could not be checked (not refusing) */
+    plausible_telemetry_init(&p);
+    s = sample("", 60, NAN, 1.0, false);
+    plausible_telemetry_add(&p, &s);
+    w = plausible_telemetry_warnings(&p, "A100-80GB", 80);
+    assert_int_equal(json_array_size(w), 1);
+    assert_string_equal(code_at(w, 0), "gpu_unchecked");
+    assert_false(plausible_refuses(w));
+    json_decref(w);
 }
 
 int main(void)

@@ -59,6 +59,17 @@ enum evfield_flag {
  * fault of the value. item_msg (EVF_ARRAY): the text for an item that is not an object. */
 #define EVF_WORDS(...) ((const char *const[]){__VA_ARGS__, NULL})
 
+/* A member only the server sets (refused in a request, EVF_SERVER), and the row that ends every
+ * table. */
+#define EVF_SERVER_FIELD(name)                                                                     \
+    {                                                                                              \
+        name, EVF_STRING, EVF_SERVER, 0, 0, 0, NULL, NULL                                          \
+    }
+#define EVF_END                                                                                    \
+    {                                                                                              \
+        NULL, 0, 0, 0, 0, 0, NULL, NULL                                                            \
+    }
+
 struct evfield {
     const char *name;
     enum evfield_type type;

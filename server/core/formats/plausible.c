@@ -149,6 +149,11 @@ json_t *plausible_telemetry_warnings(const struct plausible_telemetry *p, const 
              "%ld sample%s are of MIG instances: each instance counts as one GPU, so the duty "
              "cycle and memory figures are per instance, not per physical GPU",
              p->mig, p->mig == 1 ? "" : "s");
+    if (offer_model && p->samples && !p->nmodels && isnan(p->memory_total_max_gb))
+        warn(list, "gpu_unchecked", false,
+             "the telemetry names no GPU model and no memory total (nvidia-smi dmon prints "
+             "neither): whether it was measured on the benchmark's %s could not be checked",
+             offer_model);
     if (p->samples && !p->with_duty && !p->mig)
         warn(list, "no_duty_cycle", false,
              "no sample has a utilization or activity figure: the benchmark's duty cycle cannot "

@@ -14,6 +14,8 @@
  *   memory_over_total    samples report more memory used than the GPU's total (impossible)
  *   mig                  samples of MIG instances or of GPUs in MIG mode: say what that means
  *                        for the duty cycle
+ *   gpu_unchecked        the telemetry names no GPU model and no memory total (dmon): its fit
+ *                        with the offer could not be checked
  *   no_duty_cycle        no sample has a duty cycle (nothing to derive it from) */
 #ifndef CAPLEDGER_CORE_PLAUSIBLE_H
 #define CAPLEDGER_CORE_PLAUSIBLE_H

@@ -85,26 +85,18 @@ static json_t *readable_alert(struct req *r, const char *id)
     const char *owner = json_string_value(json_object_get(row, "owner"));
     if (st == STORE_OK && r->who.role == ROLE_OWNER && owner && strcmp(owner, r->who.username) != 0)
         st = STORE_NOT_FOUND; /* another owner's alert: not revealed */
-    if (st != STORE_OK) {
-        json_decref(row);
-        resp_store_error(r, st, "alert");
-        return NULL;
-    }
-    return row;
+    return req_stored(r, st, row, "alert");
 }
 
 static void alert_get(struct req *r)
 {
-    json_t *row = readable_alert(r, r->params[0]);
-    if (!row)
-        return;
-    resp_versioned(r, 200, row);
+    resp_read_versioned(r, readable_alert(r, r->params[0]));
 }
 
 static const struct evfield ALERT_PATCH_FIELDS[] = {
     {"status", EVF_ENUM, EVF_QUOTE, 0, 0, 0, ALERT_UPDATE_STATUSES, NULL},
     {"note", EVF_TEXT, 0, 0, 0, 4000, NULL, NULL},
-    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+    EVF_END,
 };
 
 static void alert_patch(struct req *r)
@@ -130,9 +122,8 @@ static void alert_patch(struct req *r)
     if (!json_object_get(r->body, "note"))
         note = json_string_value(json_object_get(current, "note"));
     struct audit_actor who;
-    enum store_status st = store_alert_update(
-        r->app->store, req_actor(r, &who), r->params[0],
-        (long)json_integer_value(json_object_get(current, "version")), status, note, &out);
+    enum store_status st = store_alert_update(r->app->store, req_actor(r, &who), r->params[0],
+                                              etag_row_version(current), status, note, &out);
     if (st == STORE_CONFLICT) {
         resp_problem(r, 412, "precondition-failed", "Precondition failed",
                      "the alert changed while you were saving it; read it again");

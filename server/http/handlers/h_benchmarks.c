@@ -38,10 +38,6 @@ static const char *const IMPORT_FORMATS[] = {"vllm", "genai-perf", "mlperf", NUL
     {                                                                                              \
         name, EVF_NUMBER, EVF_MIN_EXCLUSIVE, 0, EVF_NO_MAX, 0, NULL, NULL                          \
     }
-#define SERVER(name)                                                                               \
-    {                                                                                              \
-        name, EVF_STRING, EVF_SERVER, 0, 0, 0, NULL, NULL                                          \
-    }
 
 /* A load point: the figures the cost model reads, plus any latency "<metric>_ms". */
 static const struct evfield LOAD_POINT_FIELDS[] = {
@@ -55,6 +51,12 @@ static const struct evfield LOAD_POINT_FIELDS[] = {
     {"concurrency", EVF_NUMBER, 0, 1, EVF_NO_MAX, 0, NULL, NULL},
     {"requests", EVF_INTEGER, 0, 0, 1e15, 0, NULL, NULL},
     {"saturated", EVF_BOOL, 0, 0, 0, 0, NULL, NULL},
+    EVF_END,
+};
+
+/* What a load-test reader hands over is checked as POST /benchmarks checks its load points. */
+static const struct evfield IMPORTED_FIELDS[] = {
+    {"load_points", EVF_ARRAY, EVF_EXTRA_MS, 0, 0, LOADTEST_MAX_POINTS, NULL, LOAD_POINT_FIELDS},
     {NULL, 0, 0, 0, 0, 0, NULL, NULL},
 };
 
@@ -87,16 +89,16 @@ static const struct evfield BENCHMARK_FIELDS[] = {
     POS("memory_peak_gb"),
     {"failure_probability", EVF_NUMBER, EVF_MAX_EXCLUSIVE, 0, 1, 0, NULL, NULL},
     {"load_points", EVF_ARRAY, EVF_EXTRA_MS, 0, 0, LOADTEST_MAX_POINTS, NULL, LOAD_POINT_FIELDS},
-    SERVER("id"),
-    SERVER("capacity_usable"),
-    SERVER("flags"),
-    SERVER("source"),
-    SERVER("upload_id"),
-    SERVER("created_by"),
-    SERVER("created_at"),
-    SERVER("superseded_by"),
-    SERVER("derived"),
-    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+    EVF_SERVER_FIELD("id"),
+    EVF_SERVER_FIELD("capacity_usable"),
+    EVF_SERVER_FIELD("flags"),
+    EVF_SERVER_FIELD("source"),
+    EVF_SERVER_FIELD("upload_id"),
+    EVF_SERVER_FIELD("created_by"),
+    EVF_SERVER_FIELD("created_at"),
+    EVF_SERVER_FIELD("superseded_by"),
+    EVF_SERVER_FIELD("derived"),
+    EVF_END,
 };
 
 /* What a benchmark refers to, once checked: the workload's team and kind. */
@@ -210,8 +212,15 @@ static void check_consistency(const json_t *doc, const struct bench_refs *refs, 
     check_duplicate_points(points, "", p);
 }
 
-static void reply_create_fault(struct req *r, enum store_status st)
+/* The end of a create: 201 with row (stolen) through the Idempotency-Key record, or the store's
+ * fault (409 when the superseded benchmark was corrected meanwhile). */
+static void reply_created(struct req *r, struct idem *idem, enum store_status st, json_t *row)
 {
+    if (st == STORE_OK) {
+        idem_reply(r, idem, 201, row);
+        return;
+    }
+    json_decref(row);
     if (st == STORE_CONFLICT)
         resp_problem(r, 409, "conflict", "Conflict",
                      "the superseded benchmark has just received another correction");
@@ -251,11 +260,7 @@ static void benchmark_create(struct req *r)
     struct audit_actor who;
     enum store_status st =
         store_benchmark_create(r->app->store, req_actor(r, &who), doc, refs.team, &out);
-    if (st != STORE_OK) {
-        reply_create_fault(r, st);
-        goto out;
-    }
-    idem_reply(r, &idem, 201, out);
+    reply_created(r, &idem, st, out);
     out = NULL;
 out:
     idem_end(r, &idem);
@@ -408,6 +413,9 @@ static void benchmark_import(struct req *r)
         goto out;
     }
     json_numbers_check(parsed, "", &p); /* what the readers pass on is stored as it is */
+    /* Each load point within the ranges POST /benchmarks enforces (a reader passes a negative
+     * latency on as it is: stored, it would make the benchmark unusable in any scenario). */
+    evfield_check_values(parsed, IMPORTED_FIELDS, "", &p);
     check_duplicate_points(json_object_get(parsed, "load_points"),
                            ": the results mix configurations; choose one with ?where=key=value "
                            "(a --metadata key, e.g. where=deployment=base)",
@@ -445,12 +453,9 @@ static void benchmark_import(struct req *r)
     struct audit_actor who;
     enum store_status st =
         store_benchmark_import(r->app->store, req_actor(r, &who), doc, refs.team, rec, &out);
-    if (st != STORE_OK) {
-        reply_create_fault(r, st);
-        goto out;
-    }
-    json_object_set(out, "warnings", json_object_get(rec, "warnings"));
-    idem_reply(r, &idem, 201, out);
+    if (st == STORE_OK)
+        json_object_set(out, "warnings", json_object_get(rec, "warnings"));
+    reply_created(r, &idem, st, out);
     out = NULL;
 out:
     idem_end(r, &idem);

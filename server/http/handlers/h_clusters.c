@@ -19,14 +19,14 @@ static const struct evfield PARTITION_FIELDS[] = {
     {"gpu_model", EVF_STRING, 0, 0, 0, 127, NULL, NULL},
     {"workload_class", EVF_ENUM, 0, 0, 0, 0, CLASSES, NULL},
     {"offer_id", EVF_UUID, 0, 0, 0, 0, NULL, NULL},
-    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+    EVF_END,
 };
 
 static const struct evfield CLUSTER_FIELDS[] = {
     {"default_class", EVF_ENUM, 0, 0, 0, 0, CLASSES, NULL},
     {"description", EVF_STRING, 0, 0, 0, 2000, NULL, NULL},
     {"partitions", EVF_ARRAY, EVF_REQUIRED, 0, 0, CLUSTER_MAX_PARTITIONS, NULL, PARTITION_FIELDS},
-    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+    EVF_END,
 };
 
 /* A cluster name as runs carry it (?cluster= of an upload): 1-127 bytes. */
@@ -95,11 +95,7 @@ static void cluster_put(struct req *r)
         resp_invalid(r, &p, NULL);
         goto out;
     }
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "cluster");
-        goto out;
-    }
-    resp_json(r, 200, out);
+    resp_stored(r, st, out, "cluster");
     out = NULL;
 out:
     json_decref(out);
@@ -112,11 +108,7 @@ static void cluster_get(struct req *r)
     enum store_status st = cluster_name_ok(r->params[0])
                                ? store_cluster_get(r->app->store, r->params[0], &c)
                                : STORE_NOT_FOUND;
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "cluster");
-        return;
-    }
-    resp_json(r, 200, c);
+    resp_stored(r, st, c, "cluster");
 }
 
 static void cluster_list(struct req *r)

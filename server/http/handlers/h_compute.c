@@ -24,22 +24,18 @@ struct resolution {
     char team[80];             /* the team of the first referenced benchmark or workload */
 };
 
-static int reference_ok(struct req *r, const json_t *ref, const char *ptr, struct problems *p)
-{
-    if (!uuid_valid(json_string_value(ref))) {
-        problems_add(p, ptr, "must be an object or the id of a stored record");
-        return 0;
-    }
-    (void)r;
-    return 1;
-}
-
-/* Fetches one referenced record; NULL (with a problem, or res->failure) when it cannot. */
+/* Fetches the record a string reference names; NULL (with a problem, or res->failure) when it
+ * cannot: the reference is not an id, no such record, or another team's. */
 static json_t *fetch(struct req *r,
                      enum store_status (*get)(struct store *, const char *, json_t **),
-                     const char *id, const char *ptr, const char *what, struct resolution *res,
+                     const json_t *ref, const char *ptr, const char *what, struct resolution *res,
                      struct problems *p)
 {
+    const char *id = json_string_value(ref);
+    if (!uuid_valid(id)) {
+        problems_add(p, ptr, "must be an object or the id of a stored record");
+        return NULL;
+    }
     json_t *row = NULL;
     enum store_status st = get(r->app->store, id, &row);
     if (st == STORE_NOT_FOUND) {
@@ -69,9 +65,8 @@ static json_t *resolve_scenario(struct req *r, const json_t *doc, struct resolut
     if (!out || !json_is_object(out))
         return out;
     json_t *wl = json_object_get(out, "workload");
-    if (json_is_string(wl) && reference_ok(r, wl, "/workload", p)) {
-        json_t *row = fetch(r, store_workload_as_scenario, json_string_value(wl), "/workload",
-                            "workload", res, p);
+    if (json_is_string(wl)) {
+        json_t *row = fetch(r, store_workload_as_scenario, wl, "/workload", "workload", res, p);
         if (row)
             json_object_set(out, "workload", json_object_get(row, "workload"));
         json_decref(row);
@@ -86,10 +81,7 @@ static json_t *resolve_scenario(struct req *r, const json_t *doc, struct resolut
         json_t *bench = json_object_get(opt, "benchmark");
         if (json_is_string(bench)) {
             snprintf(ptr, sizeof ptr, "/options/%zu/benchmark", i);
-            json_t *row = reference_ok(r, bench, ptr, p)
-                              ? fetch(r, store_benchmark_as_scenario, json_string_value(bench), ptr,
-                                      "benchmark", res, p)
-                              : NULL;
+            json_t *row = fetch(r, store_benchmark_as_scenario, bench, ptr, "benchmark", res, p);
             if (row) {
                 if (!json_is_true(json_object_get(row, "capacity_usable")))
                     problems_add(p, ptr,
@@ -105,10 +97,7 @@ static json_t *resolve_scenario(struct req *r, const json_t *doc, struct resolut
         json_t *offer = json_object_get(opt, "offer");
         if (json_is_string(offer)) {
             snprintf(ptr, sizeof ptr, "/options/%zu/offer", i);
-            json_t *row = reference_ok(r, offer, ptr, p)
-                              ? fetch(r, store_offer_as_scenario, json_string_value(offer), ptr,
-                                      "offer", res, p)
-                              : NULL;
+            json_t *row = fetch(r, store_offer_as_scenario, offer, ptr, "offer", res, p);
             if (row)
                 json_object_set(opt, "offer", row);
             json_decref(row);
@@ -255,7 +244,7 @@ static enum store_status check_workloads(struct req *r, const char *team, const 
 
 static const struct evfield WORKLOAD_ID[] = {
     {"workload_id", EVF_UUID, EVF_MSG_ALL, 0, 0, 0, EVF_WORDS("must be a workload id"), NULL},
-    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+    EVF_END,
 };
 
 static const struct evfield SCENARIO_FIELDS[] = {
@@ -265,7 +254,7 @@ static const struct evfield SCENARIO_FIELDS[] = {
      EVF_WORDS("is required: the scenario document (docs/cost-model.md)"), NULL},
     {"workload_ids", EVF_LIST, EVF_MSG_ALL, 0, 0, 0, EVF_WORDS("must be an array of workload ids"),
      WORKLOAD_ID},
-    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+    EVF_END,
 };
 
 static json_t *scenario_create_make(struct req *r, struct problems *p)
@@ -371,11 +360,7 @@ static json_t *visible_scenario(struct req *r)
     }
     json_t *out = NULL;
     enum store_status st = store_scenario_get(r->app->store, r->params[0], &r->scope, &out);
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "scenario");
-        return NULL;
-    }
-    return out;
+    return req_stored(r, st, out, "scenario");
 }
 
 static void scenario_get(struct req *r)
@@ -442,11 +427,7 @@ static void comparison_get(struct req *r)
     }
     json_t *out = NULL;
     enum store_status st = store_comparison_get(r->app->store, r->params[0], &r->scope, &out);
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "comparison");
-        return;
-    }
-    resp_json(r, 200, out);
+    resp_stored(r, st, out, "comparison");
 }
 
 /* The charts of a stored comparison, recomputed from its resolved scenario (the same seed and

@@ -90,14 +90,14 @@ static void decision_dry_run(struct req *r, const json_t *record, struct problem
 static const struct evfield DECISION_FIELDS[] = {
     DECISION_RECORD,
     {"signature", EVF_TEXT, EVF_REQUIRED, 0, 0, 200, NULL, NULL},
-    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+    EVF_END,
 };
 
 /* A dry run comes before signing: its signature is optional (and not checked). */
 static const struct evfield DRY_RUN_FIELDS[] = {
     DECISION_RECORD,
     {"signature", EVF_TEXT, 0, 0, 0, 200, NULL, NULL},
-    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+    EVF_END,
 };
 
 /* The stored decision when the one posted is already in the log byte for byte (the same record,
@@ -273,6 +273,8 @@ static void decision_list(struct req *r)
     if (page_begin(r, &pg, PAGE_SERIAL, &p) != 0)
         goto out;
     int has_review = req_query(r, "review", review, sizeof review);
+    if (has_review < 0)
+        goto out;
     if (has_review && !uuid_valid(review))
         problems_add(&p, "?review", "must be a review id");
     if (p.total) {

@@ -15,11 +15,7 @@ static json_t *head_or_answer(struct req *r)
 {
     json_t *head = NULL;
     enum store_status st = store_log_head(r->app->store, &head);
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "log checkpoint");
-        return NULL;
-    }
-    return head;
+    return req_stored(r, st, head, "log checkpoint");
 }
 
 static long long tree_size(const json_t *head)

@@ -42,15 +42,15 @@ static const struct evfield OFFER_FIELDS[] = {
     {"storage_price_gb_month", EVF_NUMBER, 0, 0, EVF_NO_MAX, 0, NULL, NULL},
     {"egress_price_gb", EVF_NUMBER, 0, 0, EVF_NO_MAX, 0, NULL, NULL},
     {"orchestration_overhead", EVF_NUMBER, 0, 0, 100, 0, NULL, NULL},
-    {"id", EVF_STRING, EVF_SERVER, 0, 0, 0, NULL, NULL},
-    {"catalog", EVF_STRING, EVF_SERVER, 0, 0, 0, NULL, NULL},
-    {"version", EVF_STRING, EVF_SERVER, 0, 0, 0, NULL, NULL},
-    {"supersedes", EVF_STRING, EVF_SERVER, 0, 0, 0, NULL, NULL},
-    {"superseded_by", EVF_STRING, EVF_SERVER, 0, 0, 0, NULL, NULL},
-    {"upload_id", EVF_STRING, EVF_SERVER, 0, 0, 0, NULL, NULL},
-    {"created_by", EVF_STRING, EVF_SERVER, 0, 0, 0, NULL, NULL},
-    {"created_at", EVF_STRING, EVF_SERVER, 0, 0, 0, NULL, NULL},
-    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+    EVF_SERVER_FIELD("id"),
+    EVF_SERVER_FIELD("catalog"),
+    EVF_SERVER_FIELD("version"),
+    EVF_SERVER_FIELD("supersedes"),
+    EVF_SERVER_FIELD("superseded_by"),
+    EVF_SERVER_FIELD("upload_id"),
+    EVF_SERVER_FIELD("created_by"),
+    EVF_SERVER_FIELD("created_at"),
+    EVF_END,
 };
 
 /* "none", or a whole number of months or years: "1mo", "12mo", "1y", "3y". */
@@ -186,6 +186,26 @@ static void sheet_header(const struct csv_row *row, long line, long *columns, in
     }
 }
 
+/* The next non-empty line of a CSV body (line faults reported to p and passed over), split
+ * into row: 1; -1 when the line does not split (the problem added to p); 0 when the body is
+ * over. */
+static int next_csv_row(struct upload_stream *u, struct linebuf_line *line, struct csv_row *row,
+                        struct problems *p)
+{
+    while (upload_next_text_line(u, line, p, NULL)) {
+        if (line->len == 0)
+            continue;
+        long bad = 0;
+        if (csv_split(row, line->text, line->len, ',', &bad) == 0)
+            return 1;
+        problems_add_line(p, line->lineno, bad, "",
+                          "unterminated quote, text after a closing quote, or more than %d cells",
+                          CSV_MAX_CELLS);
+        return -1;
+    }
+    return 0;
+}
+
 static void offers_from_csv(struct req *r, struct idem *idem)
 {
     struct problems p;
@@ -203,20 +223,9 @@ static void offers_from_csv(struct req *r, struct idem *idem)
         goto out;
     }
     struct linebuf_line line;
-    enum linebuf_status ls;
-    while ((ls = upload_next_line(u, &line)) != LINEBUF_NEED_MORE) {
-        if (ls != LINEBUF_LINE) {
-            linebuf_report(&u->lb, ls, &line, &p);
-            continue;
-        }
-        if (line.len == 0)
-            continue;
-        long bad = 0;
-        if (csv_split(&row, line.text, line.len, ',', &bad) != 0) {
-            problems_add_line(&p, line.lineno, bad, "",
-                              "unterminated quote, text after a closing quote, or more than %d "
-                              "cells",
-                              CSV_MAX_CELLS);
+    int got;
+    while ((got = next_csv_row(u, &line, &row, &p)) != 0) {
+        if (got < 0) {
             if (!have_header)
                 break;
             continue;
@@ -362,29 +371,16 @@ static void offer_import(struct req *r)
         goto out;
     }
     struct linebuf_line line;
-    enum linebuf_status ls;
-    int stop = 0;
-    while ((ls = upload_next_line(u, &line)) != LINEBUF_NEED_MORE) {
-        if (stop)
-            continue;
-        if (ls != LINEBUF_LINE) {
-            linebuf_report(&u->lb, ls, &line, &p);
-            continue;
-        }
-        if (line.len == 0)
-            continue;
-        long bad = 0;
-        if (csv_split(&row, line.text, line.len, ',', &bad) != 0) {
-            problems_add_line(&p, line.lineno, bad, "",
-                              "unterminated quote, text after a closing quote, or more than %d "
-                              "cells",
-                              CSV_MAX_CELLS);
+    int stop = 0, got;
+    while (!stop && (got = next_csv_row(u, &line, &row, &p)) != 0) {
+        if (got < 0)
             stop = !sky.have_header;
-            continue;
-        }
-        if (skypilot_feed(&sky, &row, line.lineno, &p) != 0)
+        else if (skypilot_feed(&sky, &row, line.lineno, &p) != 0)
             stop = 1;
     }
+    /* Once the catalog is refused, the rest of its lines are read (counted) unexamined. */
+    while (upload_next_line(u, &line) != LINEBUF_NEED_MORE)
+        continue;
     upload_drain(u);
     if (upload_reply_transport_fault(u))
         goto out;
@@ -441,11 +437,7 @@ static void offer_get(struct req *r)
         return;
     }
     enum store_status st = store_offer_get(r->app->store, r->params[0], &o);
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "offer");
-        return;
-    }
-    resp_json(r, 200, o);
+    resp_stored(r, st, o, "offer");
 }
 
 static void offer_filters(struct req *r, struct evlist_query *q, struct ev_filters *f,

@@ -17,7 +17,7 @@
 static void parse_group_by(struct req *r, struct usage_query *q, struct problems *p)
 {
     char raw[256];
-    if (!req_query(r, "group_by", raw, sizeof raw))
+    if (!req_query_checked(r, "group_by", raw, sizeof raw, p))
         return;
     char *save = NULL;
     for (char *tok = strtok_r(raw, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -67,7 +67,7 @@ static json_t *parse_pricing(struct req *r, struct usage_query *q, char *offer_i
     if (q->default_offer_id)
         check_price_offer(r, offer_id, "?offer_id", currency, unavailable, p);
     char raw[4096];
-    if (!req_query(r, "cluster_offers", raw, sizeof raw))
+    if (!req_query_checked(r, "cluster_offers", raw, sizeof raw, p))
         return NULL;
     map = json_object();
     char *save = NULL;
@@ -114,6 +114,7 @@ static void usage_report(struct req *r)
     q.scope = &r->scope;
     q.cluster_offers_json = map_text;
     q.currency = currency[0] ? currency : NULL;
+    q.exact_max = r->app->cfg->usage_exact_max;
     enum store_status st = store_report_usage(r->app->read_store, &q, &out);
     if (st != STORE_OK) {
         resp_store_error(r, st, "usage report");
@@ -145,11 +146,7 @@ static void idle_report(struct req *r)
     }
     enum store_status st =
         store_report_idle(r->app->read_store, &r->scope, team_p, from_p, to_p, &out);
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "idle report");
-        goto out;
-    }
-    resp_json(r, 200, out);
+    resp_stored(r, st, out, "idle report");
     out = NULL;
 out:
     json_decref(out);

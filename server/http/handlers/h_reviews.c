@@ -36,18 +36,9 @@ static const char *const REVIEW_STATUSES[] = {"open", "needs decision", "decided
 
 /* ---- validation ---- */
 
-#define SERVER_SET(name)                                                                           \
-    {                                                                                              \
-        name, EVF_STRING, EVF_SERVER, 0, 0, 0, NULL, NULL                                          \
-    }
-#define END_OF_TABLE                                                                               \
-    {                                                                                              \
-        NULL, 0, 0, 0, 0, 0, NULL, NULL                                                            \
-    }
-
 static const struct evfield WORKLOAD_ID[] = {
     {"workload_id", EVF_UUID, EVF_MSG_ALL, 0, 0, 0, EVF_WORDS("must be a workload id"), NULL},
-    END_OF_TABLE,
+    EVF_END,
 };
 
 static const struct evfield REVIEW_FIELDS[] = {
@@ -59,29 +50,29 @@ static const struct evfield REVIEW_FIELDS[] = {
      EVF_WORDS("must be an array of at most " TEXT(MAX_WORKLOADS) " workload ids"), WORKLOAD_ID},
     {"drift_threshold", EVF_NUMBER, EVF_MIN_EXCLUSIVE | EVF_MSG_ALL, 0, 10, 0,
      EVF_WORDS("must be a number above 0 and at most 10 (a relative change: 0.25 = 25%)"), NULL},
-    SERVER_SET("id"),
-    SERVER_SET("status"),
-    SERVER_SET("day"),
-    SERVER_SET("current_phase"),
-    SERVER_SET("phases"),
-    SERVER_SET("version"),
-    SERVER_SET("created_by"),
-    SERVER_SET("created_at"),
-    SERVER_SET("updated_at"),
-    END_OF_TABLE,
+    EVF_SERVER_FIELD("id"),
+    EVF_SERVER_FIELD("status"),
+    EVF_SERVER_FIELD("day"),
+    EVF_SERVER_FIELD("current_phase"),
+    EVF_SERVER_FIELD("phases"),
+    EVF_SERVER_FIELD("version"),
+    EVF_SERVER_FIELD("created_by"),
+    EVF_SERVER_FIELD("created_at"),
+    EVF_SERVER_FIELD("updated_at"),
+    EVF_END,
 };
 
 static const struct evfield EVIDENCE_ID[] = {
     {"evidence_id", EVF_TEXT, EVF_REQUIRED | EVF_MSG_ALL, 0, 0, 128,
      EVF_WORDS("must be the id of a benchmark, upload or comparison"), NULL},
-    END_OF_TABLE,
+    EVF_END,
 };
 
 static const struct evfield EXERCISED_FIELDS[] = {
     {"condition", EVF_ENUM, EVF_REQUIRED | EVF_QUOTE, 0, 0, 0, BOUNDARY_CONDITIONS, NULL},
     {"exercised", EVF_TEXT, EVF_REQUIRED, 0, 0, LONG_TEXT, NULL, NULL},
     {"outcome", EVF_TEXT, 0, 0, 0, LONG_TEXT, NULL, NULL},
-    END_OF_TABLE,
+    EVF_END,
 };
 
 static const struct evfield ARTIFACT_FIELDS[] = {
@@ -99,13 +90,13 @@ static const struct evfield ARTIFACT_FIELDS[] = {
                    MAX_EXERCISED) " {condition, exercised, outcome} objects",
                "must be an object {condition, exercised, outcome}"),
      EXERCISED_FIELDS},
-    SERVER_SET("id"),
-    SERVER_SET("review_id"),
-    SERVER_SET("version"),
-    SERVER_SET("created_by"),
-    SERVER_SET("created_at"),
-    SERVER_SET("updated_at"),
-    END_OF_TABLE,
+    EVF_SERVER_FIELD("id"),
+    EVF_SERVER_FIELD("review_id"),
+    EVF_SERVER_FIELD("version"),
+    EVF_SERVER_FIELD("created_by"),
+    EVF_SERVER_FIELD("created_at"),
+    EVF_SERVER_FIELD("updated_at"),
+    EVF_END,
 };
 
 /* What the table cannot say: only a boundary test records what it exercised. */
@@ -128,6 +119,20 @@ static void drop_nulls(json_t *obj)
         json_object_del(obj, key);
 }
 
+/* The body of a create, its members checked against fields (faults in p), as a copy without
+ * its null members in *doc. Returns -1 (the fault in p) when the body is not a JSON object. */
+static int body_doc(struct req *r, const struct evfield *fields, struct problems *p, json_t **doc)
+{
+    if (!json_is_object(r->body)) {
+        problems_add(p, "", "must be a JSON object");
+        return -1;
+    }
+    evfield_check_members(r->body, fields, "", p);
+    *doc = json_deep_copy(r->body);
+    drop_nulls(*doc);
+    return 0;
+}
+
 /* ---- reviews ---- */
 
 /* The review when it exists and the caller may see it; else answers 404 and returns NULL. */
@@ -136,11 +141,7 @@ static json_t *visible_review(struct req *r, const char *id)
     json_t *row = NULL;
     enum store_status st =
         uuid_valid(id) ? store_review_get(r->app->store, id, &r->scope, &row) : STORE_NOT_FOUND;
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "review");
-        return NULL;
-    }
-    return row;
+    return req_stored(r, st, row, "review");
 }
 
 static void reply_review_fault(struct req *r, enum store_status st, const struct problems *p)
@@ -191,13 +192,8 @@ static json_t *review_create_make(struct req *r, struct problems *p)
 {
     json_t *made = NULL;
     json_t *doc = NULL, *out = NULL;
-    if (!json_is_object(r->body)) {
-        problems_add(p, "", "must be a JSON object");
+    if (body_doc(r, REVIEW_FIELDS, p, &doc) != 0)
         goto out;
-    }
-    evfield_check_members(r->body, REVIEW_FIELDS, "", p);
-    doc = json_deep_copy(r->body);
-    drop_nulls(doc);
     if (!json_object_get(doc, "question"))
         json_object_set_new(doc, "question", json_string(DEFAULT_QUESTION));
     if (!json_object_get(doc, "workload_ids"))
@@ -220,35 +216,23 @@ static void review_create(struct req *r)
     idem_create(r, review_create_make);
 }
 
+/* The route declares no from/to, so ev_list's are never given here. */
+static void review_filters(struct req *r, struct evlist_query *q, struct ev_filters *f,
+                           struct problems *p)
+{
+    q->state = ev_query(r, "status", EVQ_ENUM, REVIEW_STATUSES, f->state, sizeof f->state, p);
+    q->team = ev_query(r, "owner", EVQ_TEXT, NULL, f->owner, sizeof f->owner, p);
+}
+
 static void review_list(struct req *r)
 {
-    struct page pg;
-    struct problems p;
-    problems_init(&p);
-    char status[40], owner[80];
-    if (page_begin(r, &pg, PAGE_AT_ID, &p) != 0)
-        goto out;
-    struct evlist_query q = {
-        .scope = &r->scope, .limit = pg.fetch, .after_at = pg.after_at, .after_id = pg.after_id};
-    q.state = ev_query(r, "status", EVQ_ENUM, REVIEW_STATUSES, status, sizeof status, &p);
-    q.team = ev_query(r, "owner", EVQ_TEXT, NULL, owner, sizeof owner, &p);
-    if (p.total) {
-        resp_invalid(r, &p, NULL);
-        goto out;
-    }
-    json_t *items = NULL;
-    enum store_status st = store_review_list(r->app->store, &q, &items);
-    page_reply_fetched(r, &pg, st, items, "created_at", "reviews");
-out:
-    problems_free(&p);
+    struct evlist_query q = {0};
+    ev_list(r, &q, "reviews", review_filters, store_review_list);
 }
 
 static void review_get(struct req *r)
 {
-    json_t *row = visible_review(r, r->params[0]);
-    if (!row)
-        return;
-    resp_versioned(r, 200, row);
+    resp_read_versioned(r, visible_review(r, r->params[0]));
 }
 
 static void review_patch(struct req *r)
@@ -256,11 +240,8 @@ static void review_patch(struct req *r)
     struct problems p;
     problems_init(&p);
     json_t *current = NULL, *merged = NULL, *out = NULL;
-    if (!json_is_object(r->body)) {
-        problems_add(&p, "", "a merge patch must be a JSON object");
-        resp_invalid(r, &p, NULL);
+    if (etag_patch_body(r, &p) != 0)
         goto out;
-    }
     current = visible_review(r, r->params[0]);
     if (!current || etag_check(r, current, "review") != 0)
         goto out;
@@ -275,9 +256,9 @@ static void review_patch(struct req *r)
         goto out;
     }
     struct audit_actor who;
-    enum store_status st = store_review_update(
-        r->app->store, req_actor(r, &who), json_string_value(json_object_get(current, "id")),
-        (long)json_integer_value(json_object_get(current, "version")), merged, &p, &out);
+    enum store_status st = store_review_update(r->app->store, req_actor(r, &who),
+                                               json_string_value(json_object_get(current, "id")),
+                                               etag_row_version(current), merged, &p, &out);
     reply_updated(r, st, out, &p);
     out = NULL;
 out:
@@ -293,7 +274,10 @@ static void review_checklist(struct req *r)
     if (!review)
         return;
     char sha[80];
-    if (req_query(r, "comparison", sha, sizeof sha)) {
+    int asked = req_query(r, "comparison", sha, sizeof sha);
+    if (asked < 0)
+        goto out;
+    if (asked) {
         struct problems p;
         problems_init(&p);
         if (!lower_hex_valid(sha, 64))
@@ -315,13 +299,9 @@ static void review_checklist(struct req *r)
         }
         cited = json_pack("[s]", sha);
     }
-    enum store_status st = store_review_checklist1(
+    enum store_status st = store_review_checklist(
         r->app->store, json_string_value(json_object_get(review, "id")), cited, &r->scope, &out);
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "review");
-        goto out;
-    }
-    resp_json(r, 200, out);
+    resp_stored(r, st, out, "review");
     out = NULL;
 out:
     json_decref(review);
@@ -388,13 +368,8 @@ static json_t *artifact_create_make(struct req *r, struct problems *p)
     review = visible_review(r, r->params[0]);
     if (!review)
         goto out;
-    if (!json_is_object(r->body)) {
-        problems_add(p, "", "must be a JSON object");
+    if (body_doc(r, ARTIFACT_FIELDS, p, &doc) != 0)
         goto out;
-    }
-    evfield_check_members(r->body, ARTIFACT_FIELDS, "", p);
-    doc = json_deep_copy(r->body);
-    drop_nulls(doc);
     artifact_check(doc, p);
     if (!p->total && evidence_scoped(r, doc, p) != 0)
         goto out;
@@ -445,11 +420,8 @@ static void artifact_patch(struct req *r)
     struct problems p;
     problems_init(&p);
     json_t *review = NULL, *current = NULL, *merged = NULL, *out = NULL;
-    if (!json_is_object(r->body)) {
-        problems_add(&p, "", "a merge patch must be a JSON object");
-        resp_invalid(r, &p, NULL);
+    if (etag_patch_body(r, &p) != 0)
         goto out;
-    }
     review = visible_review(r, r->params[0]);
     if (!review)
         goto out;
@@ -483,10 +455,10 @@ static void artifact_patch(struct req *r)
         goto out;
     }
     struct audit_actor who;
-    st = store_artifact_update(
-        r->app->store, req_actor(r, &who), json_string_value(json_object_get(review, "id")),
-        json_string_value(json_object_get(current, "id")),
-        (long)json_integer_value(json_object_get(current, "version")), merged, &p, &out);
+    st = store_artifact_update(r->app->store, req_actor(r, &who),
+                               json_string_value(json_object_get(review, "id")),
+                               json_string_value(json_object_get(current, "id")),
+                               etag_row_version(current), merged, &p, &out);
     reply_updated(r, st, out, &p);
     out = NULL;
 out:

@@ -97,6 +97,20 @@ static void accept_run(struct runs_ingest *in, struct run *run, long lineno, con
         (void)flush_copy(in);
 }
 
+/* The next line of the body that reads as text, until the body ends or the store failed (then
+ * 0). A line fault counts as a line seen and rejected; a good line is not counted here (each
+ * format counts what it reads as a line). */
+static int next_line(struct runs_ingest *in, struct upload_stream *u, struct linebuf_line *line)
+{
+    if (in->failed)
+        return 0;
+    long faults = 0;
+    int more = upload_next_text_line(u, line, &in->errs, &faults);
+    in->lines += faults;
+    in->rejected_lines += faults;
+    return more;
+}
+
 /* sacct text: returns 0, or -1 when the header made every line unreadable (422 to send). */
 static int ingest_sacct(struct runs_ingest *in, struct upload_stream *u,
                         const struct sacct_options *opt)
@@ -105,15 +119,9 @@ static int ingest_sacct(struct runs_ingest *in, struct upload_stream *u,
     if (sacct_reader_init(&rd, opt, &in->errs) != 0)
         return -1;
     struct linebuf_line line;
-    enum linebuf_status ls;
     struct run run;
-    while (!in->failed && (ls = upload_next_line(u, &line)) != LINEBUF_NEED_MORE) {
+    while (next_line(in, u, &line)) {
         in->lines++;
-        if (ls != LINEBUF_LINE) {
-            linebuf_report(&u->lb, ls, &line, &in->errs);
-            in->rejected_lines++;
-            continue;
-        }
         switch (sacct_feed_line(&rd, line.text, line.len, line.lineno, &run, &in->errs)) {
         case SACCT_RUN:
             accept_run(in, &run, line.lineno, "");
@@ -141,15 +149,9 @@ static int ingest_openb(struct runs_ingest *in, struct upload_stream *u,
     struct openb_reader rd;
     openb_reader_init(&rd, opt);
     struct linebuf_line line;
-    enum linebuf_status ls;
     struct run run;
-    while (!in->failed && (ls = upload_next_line(u, &line)) != LINEBUF_NEED_MORE) {
+    while (next_line(in, u, &line)) {
         in->lines++;
-        if (ls != LINEBUF_LINE) {
-            linebuf_report(&u->lb, ls, &line, &in->errs);
-            in->rejected_lines++;
-            continue;
-        }
         switch (openb_feed_line(&rd, line.text, line.len, line.lineno, &run, &in->errs)) {
         case OPENB_RUN:
             accept_run(in, &run, line.lineno, "");
@@ -170,15 +172,8 @@ static int ingest_openb(struct runs_ingest *in, struct upload_stream *u,
 static void ingest_ndjson(struct runs_ingest *in, struct upload_stream *u)
 {
     struct linebuf_line line;
-    enum linebuf_status ls;
     struct run run;
-    while (!in->failed && (ls = upload_next_line(u, &line)) != LINEBUF_NEED_MORE) {
-        if (ls != LINEBUF_LINE) {
-            in->lines++;
-            linebuf_report(&u->lb, ls, &line, &in->errs);
-            in->rejected_lines++;
-            continue;
-        }
+    while (next_line(in, u, &line)) {
         size_t len = line.len;
         const char *text = line.text;
         textnum_trim(&text, &len);

@@ -20,7 +20,7 @@ static void number_param(struct req *r, const char *name, double def, double lo,
 {
     char raw[40], pointer[48];
     double v = def;
-    if (req_query(r, name, raw, sizeof raw) &&
+    if (req_query_checked(r, name, raw, sizeof raw, p) &&
         (!textnum_parse_double(raw, strlen(raw), &v) || !(v >= lo && v <= hi) ||
          (integer && v != (double)(long)v))) {
         snprintf(pointer, sizeof pointer, "?%s", name);
@@ -56,11 +56,7 @@ static void telemetry_series(struct req *r)
     snprintf(stretches, sizeof stretches, "%d", TELEMETRY_SERIES_MAX_STRETCHES);
     enum store_status st = store_telemetry_series(r->app->read_store, r->params[0], points,
                                                   idle_below, idle_min, stretches, &out);
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "telemetry series");
-        goto done;
-    }
-    resp_json(r, 200, out);
+    resp_stored(r, st, out, "telemetry series");
     out = NULL;
 done:
     json_decref(out);
@@ -81,7 +77,7 @@ static void usage_series(struct req *r)
     struct usage_series_query q;
     memset(&q, 0, sizeof q);
     q.bucket = ev_query(r, "bucket", EVQ_ENUM, BUCKETS, bucket, sizeof bucket, &p);
-    if (!q.bucket && !req_query(r, "bucket", bucket, sizeof bucket))
+    if (!q.bucket && !req_query_checked(r, "bucket", bucket, sizeof bucket, &p))
         q.bucket = "week";
     q.team = ev_query(r, "team", EVQ_TEXT, NULL, team, sizeof team, &p);
     q.from = ev_query(r, "from", EVQ_TIME, NULL, from, sizeof from, &p);
@@ -94,11 +90,7 @@ static void usage_series(struct req *r)
     q.buckets_max = max;
     q.scope = &r->scope;
     enum store_status st = store_usage_series(r->app->read_store, &q, &out);
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "usage series");
-        goto done;
-    }
-    resp_json(r, 200, out);
+    resp_stored(r, st, out, "usage series");
     out = NULL;
 done:
     json_decref(out);

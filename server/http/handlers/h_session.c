@@ -173,7 +173,7 @@ out:
 static const struct evfield SESSION_FIELDS[] = {
     {"username", EVF_TEXT, EVF_REQUIRED, 0, 0, USERNAME_MAX_BYTES, NULL, NULL},
     {"password", EVF_TEXT, EVF_REQUIRED, 0, 0, PASSWORD_MAX_BYTES, NULL, NULL},
-    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+    EVF_END,
 };
 
 static void session_create(struct req *r)
@@ -283,7 +283,7 @@ static void me_get(struct req *r)
  * signature under such a key does not bind its owner. */
 static const struct evfield SIGNING_KEY_FIELDS[] = {
     {"public_key", EVF_TEXT, EVF_REQUIRED, 0, 0, 256, NULL, NULL},
-    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+    EVF_END,
 };
 
 static void signing_key_put(struct req *r)
@@ -373,11 +373,7 @@ static void signing_key_delete(struct req *r)
         resp_log_inconsistent(r);
         return;
     }
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "signing key");
-        return;
-    }
-    resp_json(r, 200, out);
+    resp_stored(r, st, out, "signing key");
 }
 
 const struct route session_routes[] = {

@@ -7,7 +7,7 @@
 
 static const struct evfield TEAM_FIELDS[] = {
     {"name", EVF_HANDLE, EVF_REQUIRED, 0, 0, 0, NULL, NULL},
-    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+    EVF_END,
 };
 
 static json_t *team_create_make(struct req *r, struct problems *p)
@@ -47,11 +47,7 @@ static void team_get(struct req *r)
 {
     json_t *team = NULL;
     enum store_status st = store_team_get(r->app->store, r->params[0], &team);
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "team");
-        return;
-    }
-    resp_json(r, 200, team);
+    resp_stored(r, st, team, "team");
 }
 
 const struct route team_routes[] = {

@@ -236,15 +236,9 @@ static void telemetry_upload(struct req *r)
         goto out;
     }
     struct linebuf_line line;
-    enum linebuf_status ls;
     int fatal = 0;
-    while (!in.failed && !fatal && (ls = upload_next_line(u, &line)) != LINEBUF_NEED_MORE) {
-        if (ls != LINEBUF_LINE) {
-            linebuf_report(&u->lb, ls, &line, &errs);
-            continue;
-        }
+    while (!in.failed && !fatal && upload_next_text_line(u, &line, &errs, NULL))
         fatal = telemetry_feed_line(&rd, line.text, line.len, line.lineno, &errs) != 0;
-    }
     if (!fatal && !in.failed)
         fatal = telemetry_finish(&rd, &errs) != 0;
     upload_drain(u);

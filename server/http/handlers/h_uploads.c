@@ -31,12 +31,7 @@ static void upload_get(struct req *r)
         st = store_upload_get(r->app->store, r->params[0], &u);
     if (st == STORE_OK && !may_read(r, u))
         st = STORE_NOT_FOUND;
-    if (st != STORE_OK) {
-        json_decref(u);
-        resp_store_error(r, st, "upload");
-        return;
-    }
-    resp_json(r, 200, u);
+    resp_stored(r, st, u, "upload");
 }
 
 static void upload_filters(struct req *r, struct evlist_query *q, struct ev_filters *f,

@@ -16,14 +16,10 @@
 #include "store/users.h"
 
 #define TOKEN_LABEL_MAX_BYTES 200
-#define END_OF_TABLE                                                                               \
-    {                                                                                              \
-        NULL, 0, 0, 0, 0, 0, NULL, NULL                                                            \
-    }
 
 static const struct evfield TEAM_NAME[] = {
     {"team", EVF_HANDLE, EVF_MSG_ALL, 0, 0, 0, EVF_WORDS("must be a team name"), NULL},
-    END_OF_TABLE,
+    EVF_END,
 };
 
 static const struct evfield USER_FIELDS[] = {
@@ -32,7 +28,7 @@ static const struct evfield USER_FIELDS[] = {
     {"role", EVF_ENUM, EVF_REQUIRED, 0, 0, 0, USER_ROLES, NULL},
     {"teams", EVF_LIST, 0, 0, 0, 1000, EVF_WORDS("must be an array of at most 1000 team names"),
      TEAM_NAME},
-    END_OF_TABLE,
+    EVF_END,
 };
 
 static const struct evfield TOKEN_FIELDS[] = {
@@ -40,7 +36,7 @@ static const struct evfield TOKEN_FIELDS[] = {
     {"user", EVF_TEXT, 0, 0, 0, 64, NULL, NULL},
     {"expires_in_days", EVF_INTEGER, EVF_MSG_ALL, 1, TOKEN_MAX_DAYS, 0,
      EVF_WORDS("must be a whole number of days from 1 to 3650"), NULL},
-    END_OF_TABLE,
+    EVF_END,
 };
 _Static_assert(TOKEN_MAX_DAYS == 3650, "the expires_in_days message names TOKEN_MAX_DAYS");
 

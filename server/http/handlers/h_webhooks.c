@@ -29,7 +29,7 @@ static const char *const WEBHOOK_FORMATS[] = {"json", "slack", NULL};
 
 static const struct evfield WEBHOOK_EVENT[] = {
     {"event", EVF_ENUM, 0, 0, 0, 0, WEBHOOK_EVENTS, NULL},
-    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+    EVF_END,
 };
 
 static const struct evfield WEBHOOK_FIELDS[] = {
@@ -38,7 +38,7 @@ static const struct evfield WEBHOOK_FIELDS[] = {
     {"description", EVF_TEXT, 0, 0, 0, 200, NULL, NULL},
     {"events", EVF_LIST, EVF_REQUIRED | EVF_MSG_ALL | EVF_UNIQUE, 1, 0, 8,
      EVF_WORDS("must list 1 to 8 events: drift, log_integrity"), WEBHOOK_EVENT},
-    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+    EVF_END,
 };
 
 static json_t *webhook_create_make(struct req *r, struct problems *p)
@@ -128,11 +128,7 @@ static json_t *readable_webhook(struct req *r)
     enum store_status st = uuid_valid(r->params[0])
                                ? store_webhook_get(r->app->store, r->params[0], scope(r), &row)
                                : STORE_NOT_FOUND;
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "webhook");
-        return NULL;
-    }
-    return row;
+    return req_stored(r, st, row, "webhook");
 }
 
 static void webhook_get(struct req *r)

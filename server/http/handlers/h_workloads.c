@@ -26,7 +26,7 @@ static const struct evfield TARGET_QUALITY[] = {
     {"metric", EVF_STRING, EVF_REQUIRED, 0, 0, 100, NULL, NULL},
     {"target", EVF_NUMBER, EVF_REQUIRED, -1e300, 1e300, 0, NULL, NULL},
     {"direction", EVF_ENUM, EVF_REQUIRED, 0, 0, 0, DIRECTIONS, NULL},
-    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+    EVF_END,
 };
 
 #define POS(name)                                                                                  \
@@ -44,10 +44,6 @@ static const struct evfield TARGET_QUALITY[] = {
 #define TEXT(name, max)                                                                            \
     {                                                                                              \
         name, EVF_STRING, 0, 0, 0, max, NULL, NULL                                                 \
-    }
-#define SERVER(name)                                                                               \
-    {                                                                                              \
-        name, EVF_STRING, EVF_SERVER, 0, 0, 0, NULL, NULL                                          \
     }
 
 /* The order of client fields matches WORKLOAD_CLIENT_COLUMNS in store/workloads.c. */
@@ -80,12 +76,12 @@ static const struct evfield WORKLOAD_FIELDS[] = {
     {"target_quality", EVF_OBJECT, 0, 0, 0, 0, NULL, TARGET_QUALITY},
     POS("input_tokens_per_request"),
     POS("output_tokens_per_request"),
-    SERVER("id"),
-    SERVER("version"),
-    SERVER("created_by"),
-    SERVER("created_at"),
-    SERVER("updated_at"),
-    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+    EVF_SERVER_FIELD("id"),
+    EVF_SERVER_FIELD("version"),
+    EVF_SERVER_FIELD("created_by"),
+    EVF_SERVER_FIELD("created_at"),
+    EVF_SERVER_FIELD("updated_at"),
+    EVF_END,
 };
 
 /* Checks that go beyond one field; p gets each fault. */
@@ -162,19 +158,12 @@ static json_t *readable_workload(struct req *r, const char *id)
         ev_not_found(r, "workload");
         return NULL;
     }
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "workload");
-        return NULL;
-    }
-    return w;
+    return req_stored(r, st, w, "workload");
 }
 
 static void workload_get(struct req *r)
 {
-    json_t *w = readable_workload(r, r->params[0]);
-    if (!w)
-        return;
-    resp_versioned(r, 200, w);
+    resp_read_versioned(r, readable_workload(r, r->params[0]));
 }
 
 static void workload_patch(struct req *r)
@@ -184,11 +173,8 @@ static void workload_patch(struct req *r)
     json_t *current = NULL, *merged = NULL, *out = NULL, *base = NULL;
     if (etag_required(r, "workload") != 0)
         goto out;
-    if (!json_is_object(r->body)) {
-        problems_add(&p, "", "a merge patch must be a JSON object");
-        resp_invalid(r, &p, NULL);
+    if (etag_patch_body(r, &p) != 0)
         goto out;
-    }
     current = readable_workload(r, r->params[0]);
     if (!current)
         goto out;
@@ -234,9 +220,8 @@ static void workload_patch(struct req *r)
         goto out;
     }
     struct audit_actor who;
-    enum store_status st = store_workload_update(
-        r->app->store, req_actor(r, &who), r->params[0],
-        (long)json_integer_value(json_object_get(current, "version")), clean, &out);
+    enum store_status st = store_workload_update(r->app->store, req_actor(r, &who), r->params[0],
+                                                 etag_row_version(current), clean, &out);
     if (st == STORE_NOT_FOUND)
         resp_problem(r, 412, "precondition-failed", "Precondition failed",
                      "the workload changed while this update ran; read it again");
