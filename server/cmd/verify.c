@@ -13,6 +13,7 @@
 #include "core/ledger/bundle.h"
 #include "core/ledger/jcs.h"
 #include "core/ledger/note.h"
+#include "core/ledger/witness.h"
 
 #define BUNDLE_MAX_BYTES (1u << 30)
 #define CHECKPOINT_MAX_BYTES (1u << 16)
@@ -34,12 +35,12 @@ static int usage(void)
 static int witnesses_distinct(const char *const *witnesses, size_t n, long quorum)
 {
     for (size_t i = 0; i < n; i++) {
-        struct note_verifier a;
-        if (note_verifier_parse(witnesses[i], &a) != NOTE_OK)
+        struct witness_key a;
+        if (witness_key_parse(witnesses[i], &a) != 0)
             continue; /* named by the verification itself */
         for (size_t j = 0; j < i; j++) {
-            struct note_verifier b;
-            if (note_verifier_parse(witnesses[j], &b) == NOTE_OK &&
+            struct witness_key b;
+            if (witness_key_parse(witnesses[j], &b) == 0 &&
                 memcmp(a.public_key, b.public_key, sizeof a.public_key) == 0) {
                 fprintf(stderr,
                         "capledger verify: NOT verified: --witness %zu and --witness %zu are the "
