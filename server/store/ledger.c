@@ -106,144 +106,23 @@ static const char *SQL_REVIEW_DECIDED =
     "UPDATE review SET status = 'decided', version = version + 1, updated_at = now() "
     "WHERE id = $1::uuid";
 
-#define DECISION_JSON                                                                                                                     \
-    "json_build_object('id', d.id, 'review_id', d.review_id, 'decision', d.decision, "                                                    \
-    "'chosen_option', d.chosen_option, 'comparison_sha256', to_json(d.comparison_sha256), "                                               \
-    "'supersedes', d.supersedes, 'superseded_by', (SELECT min(n.id::text) FROM decision n "                                               \
-    "WHERE n.supersedes = d.id), 'signer', d.signer, 'signer_key_id', d.signer_key_id, "                                                  \
-    "'leaf_index', d.leaf_index, 'received_at', " UTC_MICROS(                                                                             \
-        "d.received_at") ", "                                                                                                             \
-                         "'record', d.record, 'signature', d.signature, "                                                                 \
-                         "'leaf', (SELECT " B64("l.leaf") " FROM log_leaf l "                                                             \
-                                                          "WHERE l.leaf_index = d.leaf_index), "                                          \
-                                                          "'enrol_leaf', (SELECT " B64("l.leaf") " FROM log_leaf l WHERE " KEY_EVENTS_OF( \
-                                                              "d.signer_key_id") " ORDER BY "                                             \
-                                                                                 "l.leaf_index "                                          \
-                                                                                 "LIMIT 1), "                                             \
-                                                                                 "'successor_"                                            \
-                                                                                 "leaf', "                                                \
-                                                                                 "(SELECT " B64(                                          \
-                                                                                     "l.leaf") " "                                        \
-                                                                                               "F"                                        \
-                                                                                               "R"                                        \
-                                                                                               "O"                                        \
-                                                                                               "M"                                        \
-                                                                                               " "                                        \
-                                                                                               "d"                                        \
-                                                                                               "e"                                        \
-                                                                                               "c"                                        \
-                                                                                               "i"                                        \
-                                                                                               "s"                                        \
-                                                                                               "i"                                        \
-                                                                                               "o"                                        \
-                                                                                               "n"                                        \
-                                                                                               " "                                        \
-                                                                                               "n"                                        \
-                                                                                               " "                                        \
-                                                                                               "J"                                        \
-                                                                                               "O"                                        \
-                                                                                               "I"                                        \
-                                                                                               "N"                                        \
-                                                                                               " "                                        \
-                                                                                               "l"                                        \
-                                                                                               "o"                                        \
-                                                                                               "g"                                        \
-                                                                                               "_"                                        \
-                                                                                               "l"                                        \
-                                                                                               "e"                                        \
-                                                                                               "a"                                        \
-                                                                                               "f"                                        \
-                                                                                               " "                                        \
-                                                                                               "l"                                        \
-                                                                                               " "                                        \
-                                                                                               "O"                                        \
-                                                                                               "N"                                        \
-                                                                                               " "                                        \
-                                                                                               "l"                                        \
-                                                                                               "."                                        \
-                                                                                               "l"                                        \
-                                                                                               "e"                                        \
-                                                                                               "a"                                        \
-                                                                                               "f"                                        \
-                                                                                               "_"                                        \
-                                                                                               "i"                                        \
-                                                                                               "n"                                        \
-                                                                                               "d"                                        \
-                                                                                               "e"                                        \
-                                                                                               "x"                                        \
-                                                                                               " "                                        \
-                                                                                               "="                                        \
-                                                                                               " "                                        \
-                                                                                               "n"                                        \
-                                                                                               "."                                        \
-                                                                                               "l"                                        \
-                                                                                               "e"                                        \
-                                                                                               "a"                                        \
-                                                                                               "f"                                        \
-                                                                                               "_"                                        \
-                                                                                               "i"                                        \
-                                                                                               "n"                                        \
-                                                                                               "d"                                        \
-                                                                                               "e"                                        \
-                                                                                               "x"                                        \
-                                                                                               " "                                        \
-                                                                                               "W"                                        \
-                                                                                               "H"                                        \
-                                                                                               "E"                                        \
-                                                                                               "R"                                        \
-                                                                                               "E"                                        \
-                                                                                               " "                                        \
-                                                                                               "n"                                        \
-                                                                                               "."                                        \
-                                                                                               "s"                                        \
-                                                                                               "u"                                        \
-                                                                                               "p"                                        \
-                                                                                               "e"                                        \
-                                                                                               "r"                                        \
-                                                                                               "s"                                        \
-                                                                                               "e"                                        \
-                                                                                               "d"                                        \
-                                                                                               "e"                                        \
-                                                                                               "s"                                        \
-                                                                                               " "                                        \
-                                                                                               "="                                        \
-                                                                                               " "                                        \
-                                                                                               "d"                                        \
-                                                                                               "."                                        \
-                                                                                               "i"                                        \
-                                                                                               "d"                                        \
-                                                                                               " "                                        \
-                                                                                               "O"                                        \
-                                                                                               "R"                                        \
-                                                                                               "D"                                        \
-                                                                                               "E"                                        \
-                                                                                               "R"                                        \
-                                                                                               " "                                        \
-                                                                                               "B"                                        \
-                                                                                               "Y"                                        \
-                                                                                               " "                                        \
-                                                                                               "n"                                        \
-                                                                                               "."                                        \
-                                                                                               "l"                                        \
-                                                                                               "e"                                        \
-                                                                                               "a"                                        \
-                                                                                               "f"                                        \
-                                                                                               "_"                                        \
-                                                                                               "i"                                        \
-                                                                                               "n"                                        \
-                                                                                               "d"                                        \
-                                                                                               "e"                                        \
-                                                                                               "x"                                        \
-                                                                                               " "                                        \
-                                                                                               "L"                                        \
-                                                                                               "I"                                        \
-                                                                                               "M"                                        \
-                                                                                               "I"                                        \
-                                                                                               "T"                                        \
-                                                                                               " "                                        \
-                                                                                               "1"                                        \
-                                                                                               ")"                                        \
-                                                                                               ")"
+/* A decision row as the API serves it, with its leaf, its signer's enrolment leaf and its
+ * successor's leaf (formatted by hand: clang-format splits these strings a character a line). */
+// clang-format off
+#define DECISION_JSON                                                                              \
+    "json_build_object('id', d.id, 'review_id', d.review_id, 'decision', d.decision, "            \
+    "'chosen_option', d.chosen_option, 'comparison_sha256', to_json(d.comparison_sha256), "       \
+    "'supersedes', d.supersedes, 'superseded_by', (SELECT min(n.id::text) FROM decision n "       \
+    "WHERE n.supersedes = d.id), 'signer', d.signer, 'signer_key_id', d.signer_key_id, "          \
+    "'leaf_index', d.leaf_index, 'received_at', " UTC_MICROS("d.received_at") ", "                \
+    "'record', d.record, 'signature', d.signature, "                                              \
+    "'leaf', (SELECT " B64("l.leaf") " FROM log_leaf l WHERE l.leaf_index = d.leaf_index), "      \
+    "'enrol_leaf', (SELECT " B64("l.leaf") " FROM log_leaf l "                                    \
+    "WHERE " KEY_EVENTS_OF("d.signer_key_id") " ORDER BY l.leaf_index LIMIT 1), "                 \
+    "'successor_leaf', (SELECT " B64("l.leaf") " FROM decision n "                                \
+    "JOIN log_leaf l ON l.leaf_index = n.leaf_index WHERE n.supersedes = d.id "                   \
+    "ORDER BY n.leaf_index LIMIT 1))"
+// clang-format on
 #define DECISION_VISIBLE(param)                                                                    \
     "(" param "::jsonb = 'null'::jsonb OR EXISTS (SELECT 1 FROM review r JOIN workload w "         \
     "ON w.id = ANY (r.workload_ids) WHERE r.id = d.review_id AND w.team IN "                       \
