@@ -1,34 +1,44 @@
-/* Job accounting runs: COPY into a staging table, then one set-based insert. */
+/* Job accounting runs: streamed straight into run, batch by batch (see store/runs.h). */
 #include "store/runs.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "core/formats/pgcopy.h"
 #include "core/formats/run.h"
+#include "core/formats/runrollup.h"
 #include "store/uploads.h"
 
-static const char *SQL_STAGE =
-    "CREATE TEMP TABLE run_stage (lineno bigint, cluster text, external_id text, team text, "
-    "\"user\" text, workload_class text, partition text, gpu_model text, submitted_at "
-    "timestamptz, started_at timestamptz, "
-    "ended_at timestamptz, gpus double precision, state text, exit_code text, "
-    "gpu_utilization double precision) ON COMMIT DROP";
+#define RUNS_BATCH_ROWS 16384
+#define RUNS_BATCH_BYTES ((size_t)4 << 20)
+#define RUNS_ROLLUP_GROUPS_MAX 8192 /* groups kept before an upsert mid-upload */
+#define RUNS_CLUSTERS_CACHED 64
+#define RUNS_CLUSTER_LOCK_WAIT "30s"
 
-static const char *SQL_COPY =
-    "COPY run_stage (lineno, cluster, external_id, team, \"user\", workload_class, partition, "
-    "gpu_model, submitted_at, started_at, ended_at, gpus, state, exit_code, gpu_utilization) "
-    "FROM STDIN";
+/* The upload's lock on a cluster's keys (0110_run_ingest_direct.sql), then its class map. */
+static const char *SQL_CLUSTER =
+    "SELECT json_build_object('locked', capledger_run_cluster_lock($1, $2::interval), 'default', "
+    "(SELECT default_class FROM cluster WHERE name = $1), 'parts', (SELECT "
+    "json_agg(json_build_object('partition', partition, 'gpu_model', gpu_model, 'class', "
+    "workload_class)) FROM cluster_partition WHERE cluster = $1))";
 
-/* Of two rows of the upload with the same (cluster, external_id) the first (in line order) is
- * offered and the second counted a duplicate, like a row already stored. What is a duplicate
- * is decided by run_key (PRIMARY KEY (cluster, external_id); the partitioned run cannot hold
- * that unique index, see 0060_partition_by_month.sql): ON CONFLICT DO NOTHING there, and only
- * the rows whose key went in reach run, in line order.
- * The class of each run: the upload's ?class= ($2), else the run's own (JSON), else the
- * cluster's map for its partition and GPU model, else for its partition (any model), else the
- * cluster's default class, else none (unclassified). */
-/* The usage rollups (0061_usage_rollup.sql) gain the stored runs in the same statement, in key
- * order (so concurrent uploads lock their rows in one order). */
+/* The batch's keys (distinct within the batch) that run_key does not hold go in; the answer is
+ * the ordinals of those it held (duplicates). A plain INSERT, no ON CONFLICT: the upload holds
+ * each of its clusters' locks, so no other transaction adds keys of them meanwhile (and if one
+ * did, the unique index would fail this upload rather than store a run twice). */
+static const char *SQL_KEYS =
+    "WITH u AS MATERIALIZED (SELECT u0.i, u0.c, u0.e, EXISTS (SELECT 1 FROM run_key k WHERE "
+    "k.cluster = u0.c AND k.external_id = u0.e) AS dup FROM unnest($1::text[], $2::text[]) WITH "
+    "ORDINALITY AS u0(c, e, i)), "
+    "ins AS (INSERT INTO run_key (cluster, external_id) SELECT c, e FROM u WHERE NOT dup) "
+    "SELECT coalesce(json_agg(i ORDER BY i), '[]') FROM u WHERE dup";
+
+static const char *SQL_COPY_RUN = "COPY run (" RUN_BINARY_COLUMNS ") FROM STDIN (FORMAT binary)";
+
+/* The usage rollups (0061) and queue-wait histograms (0062) gain the aggregated rows computed
+ * by the server (core/formats/runrollup.h), in key order (concurrent uploads lock rows in one
+ * order). */
 #define ROLLUP_ADD                                                                                 \
     "runs = d.runs + EXCLUDED.runs, gpu_runs = d.gpu_runs + EXCLUDED.gpu_runs, gh_runs = "         \
     "d.gh_runs + EXCLUDED.gh_runs, never_started = d.never_started + EXCLUDED.never_started, gh "  \
@@ -36,34 +46,11 @@ static const char *SQL_COPY =
     "d.gh + EXCLUDED.gh, qw_sum = d.qw_sum + EXCLUDED.qw_sum, qw_n = d.qw_n + EXCLUDED.qw_n, "     \
     "util_sum = d.util_sum + EXCLUDED.util_sum, util_n = d.util_n + EXCLUDED.util_n"
 
-static const char *SQL_MOVE =
-    "WITH first AS (SELECT DISTINCT ON (cluster, external_id) * FROM run_stage "
-    "ORDER BY cluster, external_id, lineno), "
-    "keys AS (INSERT INTO run_key (cluster, external_id) SELECT cluster, external_id FROM first "
-    "ON CONFLICT DO NOTHING RETURNING cluster, external_id), "
-    "ins AS (INSERT INTO run (cluster, external_id, team, \"user\", workload_class, "
-    "partition, gpu_model, submitted_at, started_at, ended_at, gpus, state, exit_code, "
-    "gpu_utilization, upload_id) "
-    "SELECT s.cluster, s.external_id, s.team, s.\"user\", coalesce($2::text, s.workload_class, "
-    "m1.workload_class, m0.workload_class, c.default_class), s.partition, s.gpu_model, "
-    "s.submitted_at, s.started_at, s.ended_at, s.gpus, s.state, s.exit_code, s.gpu_utilization, "
-    "$1::uuid FROM first s JOIN keys k ON k.cluster = s.cluster AND k.external_id = "
-    "s.external_id "
-    "LEFT JOIN cluster_partition m1 ON m1.cluster = s.cluster AND m1.partition = s.partition "
-    "AND m1.gpu_model = s.gpu_model "
-    "LEFT JOIN cluster_partition m0 ON m0.cluster = s.cluster AND m0.partition = s.partition "
-    "AND m0.gpu_model = '' LEFT JOIN cluster c ON c.name = s.cluster ORDER BY s.lineno "
-    "RETURNING submitted_at, team, workload_class, cluster, partition, gpu_model, state, gpus, "
-    "started_at, ended_at, gpu_utilization), "
-    "g AS (SELECT date_trunc('day', submitted_at, 'UTC') AS day, team, workload_class, cluster, "
-    "partition, gpu_model, state, count(*) AS runs, count(*) FILTER (WHERE gpus > 0) AS gpu_runs, "
-    "count(*) FILTER (WHERE gh > 0) AS gh_runs, count(*) FILTER (WHERE started_at IS NULL) AS "
-    "never_started, coalesce(sum(gh), 0) AS gh, coalesce(sum(qw), 0) AS qw_sum, count(qw) AS "
-    "qw_n, coalesce(sum(gpu_utilization), 0) AS util_sum, count(gpu_utilization) AS util_n "
-    "FROM (SELECT i.*, CASE WHEN started_at IS NOT NULL THEN gpus * extract(epoch FROM ended_at "
-    "- started_at) / 3600 ELSE 0 END AS gh, CASE WHEN started_at IS NOT NULL AND gpus > 0 THEN "
-    "extract(epoch FROM started_at - submitted_at) END AS qw FROM ins i) x "
-    "GROUP BY 1, 2, 3, 4, 5, 6, 7), "
+static const char *SQL_ROLLUP =
+    "WITH g AS (SELECT * FROM json_to_recordset($1::json) AS x(day timestamptz, team text, "
+    "workload_class text, cluster text, partition text, gpu_model text, state text, runs bigint, "
+    "gpu_runs bigint, gh_runs bigint, never_started bigint, gh double precision, qw_sum numeric, "
+    "qw_n bigint, util_sum double precision, util_n bigint)), "
     "day_up AS (INSERT INTO run_usage_day AS d SELECT * FROM g ORDER BY 1, 2, 3, 4, 5, 6, 7 "
     "ON CONFLICT (day, team, workload_class, cluster, partition, gpu_model, state) DO UPDATE "
     "SET " ROLLUP_ADD " RETURNING 1), "
@@ -73,20 +60,16 @@ static const char *SQL_MOVE =
     "sum(util_n) FROM g GROUP BY 1, 2, 3, 4, 5, 6, 7 ORDER BY 1, 2, 3, 4, 5, 6, 7 "
     "ON CONFLICT (month, team, workload_class, cluster, partition, gpu_model, state) DO UPDATE "
     "SET " ROLLUP_ADD " RETURNING 1), "
-    "hq AS (SELECT date_trunc('month', submitted_at, 'UTC') AS month, team, workload_class, "
-    "cluster, state, capledger_qw_bucket(extract(epoch FROM started_at - submitted_at)::float8) "
-    "AS bucket, count(*) AS n FROM ins WHERE started_at IS NOT NULL AND gpus > 0 "
-    "GROUP BY 1, 2, 3, 4, 5, 6), "
+    "hq AS (SELECT * FROM json_to_recordset($2::json) AS x(month timestamptz, team text, "
+    "workload_class text, cluster text, state text, bucket integer, n bigint)), "
     "qh AS (INSERT INTO run_qw_hist AS h SELECT * FROM hq ORDER BY 1, 2, 3, 4, 5, 6 "
     "ON CONFLICT (month, team, workload_class, cluster, state, bucket) DO UPDATE SET n = h.n + "
     "EXCLUDED.n RETURNING 1), "
     "qa AS (INSERT INTO run_qw_hist_all AS h SELECT team, workload_class, cluster, state, bucket, "
     "sum(n) FROM hq GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5 ON CONFLICT (team, "
     "workload_class, cluster, state, bucket) DO UPDATE SET n = h.n + EXCLUDED.n RETURNING 1) "
-    "SELECT json_build_object('inserted', (SELECT count(*) FROM ins), 'staged', "
-    "(SELECT count(*) FROM run_stage), 'classes', (SELECT coalesce(json_object_agg(k, n), '{}') "
-    "FROM (SELECT coalesce(workload_class, 'unclassified') AS k, count(*) AS n FROM ins "
-    "GROUP BY 1) x))";
+    "SELECT json_build_array((SELECT count(*) FROM day_up), (SELECT count(*) FROM month_up), "
+    "(SELECT count(*) FROM qh), (SELECT count(*) FROM qa))";
 
 #define RUN_JSON(r)                                                                                \
     "json_build_object('id', " r ".id::text, 'cluster', " r ".cluster, 'external_id', " r          \
@@ -108,37 +91,360 @@ static const char *SQL_LIST = "SELECT coalesce(json_agg(" RUN_JSON(
          "AND ($8::timestamptz IS NULL OR x.submitted_at < $8::timestamptz) "
          "AND ($9::bigint IS NULL OR x.id > $9::bigint) ORDER BY x.id LIMIT $10::integer) r";
 
-enum store_status store_runs_begin(struct store *s, struct upload_tx **out)
+struct runs_cluster {
+    char *name;
+    struct run_classmap map;
+};
+
+struct batch_row {
+    size_t off, len; /* its binary COPY row in the batch's buffer */
+    struct rollup_ref ref;
+    const char *klass; /* static, or NULL */
+    long key;          /* its index in the batch's keys; -1: a repeat of an earlier line */
+    size_t key_off;    /* cluster (NUL-terminated) then external_id, in keytext */
+    bool dup;
+};
+
+struct runs_upload {
+    struct upload_tx *tx;
+    const char *klass; /* ?class= (static) */
+    char upload_id[37];
+    struct runs_cluster clusters[RUNS_CLUSTERS_CACHED];
+    size_t nclusters;
+    struct pgcopy_buf rows;    /* the batch's binary rows */
+    struct pgcopy_buf keytext; /* the batch's keys, cluster NUL external_id NUL */
+    struct pgcopy_buf arr_c;   /* the keys as two array literals */
+    struct pgcopy_buf arr_e;
+    struct batch_row *row;
+    size_t nrow;
+    long *keyrow; /* key index → row */
+    size_t nkeys;
+    uint32_t *slot; /* the batch's keys: row index + 1, 0 empty */
+    size_t nslots;
+    struct rollup *agg;
+    long staged, inserted, unclassified, exploratory, production;
+};
+
+enum store_status store_runs_begin(struct store *s, const char *upload_id, const char *klass,
+                                   struct runs_upload **out)
 {
-    return store_upload_tx_begin(s, SQL_STAGE, SQL_COPY, out);
+    *out = NULL;
+    struct runs_upload *u = calloc(1, sizeof *u);
+    if (!u)
+        return STORE_UNAVAILABLE;
+    snprintf(u->upload_id, sizeof u->upload_id, "%s", upload_id);
+    u->klass = run_class_name(klass);
+    pgcopy_init(&u->rows);
+    pgcopy_init(&u->keytext);
+    pgcopy_init(&u->arr_c);
+    pgcopy_init(&u->arr_e);
+    u->nslots = 2 * RUNS_BATCH_ROWS;
+    u->row = calloc(RUNS_BATCH_ROWS, sizeof *u->row);
+    u->keyrow = calloc(RUNS_BATCH_ROWS, sizeof *u->keyrow);
+    u->slot = calloc(u->nslots, sizeof *u->slot);
+    u->agg = rollup_new();
+    if (!u->row || !u->keyrow || !u->slot || !u->agg) {
+        store_runs_abort(u);
+        return STORE_UNAVAILABLE;
+    }
+    enum store_status st = store_upload_tx_begin(s, NULL, NULL, &u->tx);
+    if (st != STORE_OK) {
+        store_runs_abort(u);
+        return st;
+    }
+    *out = u;
+    return STORE_OK;
 }
 
-enum store_status store_runs_finish(struct upload_tx *tx, const struct audit_actor *who,
-                                    json_t *rec, const char *klass, long *staged, long *inserted,
-                                    long *duplicates, json_t **classes)
+void store_runs_abort(struct runs_upload *u)
+{
+    if (!u)
+        return;
+    store_upload_tx_abort(u->tx);
+    for (size_t i = 0; i < u->nclusters; i++) {
+        free(u->clusters[i].name);
+        run_classmap_free(&u->clusters[i].map);
+    }
+    pgcopy_free(&u->rows);
+    pgcopy_free(&u->keytext);
+    pgcopy_free(&u->arr_c);
+    pgcopy_free(&u->arr_e);
+    free(u->row);
+    free(u->keyrow);
+    free(u->slot);
+    rollup_free(u->agg);
+    free(u);
+}
+
+static struct store_conn *conn(struct runs_upload *u)
+{
+    return store_upload_tx_conn(u->tx);
+}
+
+/* A lock wait past RUNS_CLUSTER_LOCK_WAIT (55P03) is a busy cluster, not a fault. */
+static enum store_status busy(struct runs_upload *u, enum store_status st)
+{
+    if (st == STORE_ERROR && strcmp(store_last_sqlstate(conn(u)), "55P03") == 0)
+        return STORE_UNAVAILABLE;
+    return st;
+}
+
+/* The cluster's class map, after taking its lock (first time in this upload). */
+static enum store_status cluster_of(struct runs_upload *u, const char *name,
+                                    const struct run_classmap **out)
+{
+    for (size_t i = 0; i < u->nclusters; i++) {
+        if (strcmp(u->clusters[i].name, name) == 0) {
+            *out = &u->clusters[i].map;
+            return STORE_OK;
+        }
+    }
+    if (u->nclusters == RUNS_CLUSTERS_CACHED) { /* forget them: their locks stay held */
+        for (size_t i = 0; i < u->nclusters; i++) {
+            free(u->clusters[i].name);
+            run_classmap_free(&u->clusters[i].map);
+        }
+        u->nclusters = 0;
+    }
+    const char *p[] = {name, RUNS_CLUSTER_LOCK_WAIT};
+    json_t *v = NULL;
+    enum store_status st = busy(u, store_json_tx(conn(u), SQL_CLUSTER, 2, p, &v));
+    if (st != STORE_OK)
+        return st;
+    struct runs_cluster *c = &u->clusters[u->nclusters];
+    int bad = run_classmap_from_json(v, &c->map);
+    json_decref(v);
+    if (bad || !(c->name = strdup(name))) {
+        if (!bad)
+            run_classmap_free(&c->map);
+        return STORE_UNAVAILABLE;
+    }
+    u->nclusters++;
+    *out = &c->map;
+    return STORE_OK;
+}
+
+/* One element of a text[] literal: quoted, with backslash and double quote escaped. */
+static void array_elem(struct pgcopy_buf *b, const char *s, bool first)
+{
+    char q = '"';
+    if (!first) {
+        char comma = ',';
+        pgcopy_append(b, &comma, 1);
+    }
+    pgcopy_append(b, &q, 1);
+    const char *run = s;
+    for (const char *p = s; *p; p++) {
+        if (*p == '"' || *p == '\\') {
+            pgcopy_append(b, run, (size_t)(p - run));
+            char esc = '\\';
+            pgcopy_append(b, &esc, 1);
+            run = p;
+        }
+    }
+    pgcopy_append(b, run, strlen(run));
+    pgcopy_append(b, &q, 1);
+}
+
+static uint64_t key_hash(const char *cluster, const char *id)
+{
+    uint64_t h = UINT64_C(14695981039346656037);
+    for (const char *p = cluster; *p; p++)
+        h = (h ^ (unsigned char)*p) * UINT64_C(1099511628211);
+    h = (h ^ 0xff) * UINT64_C(1099511628211);
+    for (const char *p = id; *p; p++)
+        h = (h ^ (unsigned char)*p) * UINT64_C(1099511628211);
+    return h;
+}
+
+/* Sends the batch: its new keys into run_key, the rows whose key went in into run. */
+static enum store_status flush_batch(struct runs_upload *u)
+{
+    if (u->nrow == 0)
+        return STORE_OK;
+    if (!pgcopy_ok(&u->rows) || !pgcopy_ok(&u->keytext) || !pgcopy_ok(&u->arr_c) ||
+        !pgcopy_ok(&u->arr_e))
+        return STORE_UNAVAILABLE;
+    enum store_status st = STORE_OK;
+    char close = '}';
+    pgcopy_append(&u->arr_c, &close, 1);
+    pgcopy_append(&u->arr_e, &close, 1);
+    char nul = '\0';
+    pgcopy_append(&u->arr_c, &nul, 1);
+    pgcopy_append(&u->arr_e, &nul, 1);
+    if (!pgcopy_ok(&u->arr_c) || !pgcopy_ok(&u->arr_e))
+        return STORE_UNAVAILABLE;
+    json_t *dups = NULL;
+    const char *p[] = {u->arr_c.data, u->arr_e.data};
+    st = store_json_tx(conn(u), SQL_KEYS, 2, p, &dups);
+    if (st != STORE_OK)
+        return st;
+    size_t i;
+    json_t *v;
+    json_array_foreach(dups, i, v)
+    {
+        json_int_t k = json_integer_value(v) - 1;
+        if (k >= 0 && (size_t)k < u->nkeys)
+            u->row[u->keyrow[k]].dup = true;
+    }
+    json_decref(dups);
+    bool any = false;
+    for (size_t r = 0; r < u->nrow && !any; r++)
+        any = !u->row[r].dup;
+    if (any) {
+        struct pgcopy_buf head;
+        pgcopy_init(&head);
+        pgcopy_bin_header(&head);
+        pgcopy_bin_trailer(&head); /* the last 2 bytes: sent at the end */
+        st = pgcopy_ok(&head) ? store_copy_begin(conn(u), SQL_COPY_RUN) : STORE_UNAVAILABLE;
+        if (st == STORE_OK)
+            st = store_copy_send(conn(u), head.data, head.len - 2);
+        /* consecutive stored rows go in one send */
+        size_t from = 0, to = 0;
+        for (size_t r = 0; r <= u->nrow && st == STORE_OK; r++) {
+            if (r < u->nrow && !u->row[r].dup) {
+                if (to != u->row[r].off) {
+                    if (to > from)
+                        st = store_copy_send(conn(u), u->rows.data + from, to - from);
+                    from = u->row[r].off;
+                }
+                to = u->row[r].off + u->row[r].len;
+            } else if (r == u->nrow && to > from) {
+                st = store_copy_send(conn(u), u->rows.data + from, to - from);
+            }
+        }
+        if (st == STORE_OK)
+            st = store_copy_send(conn(u), head.data + head.len - 2, 2);
+        long copied = 0;
+        if (st == STORE_OK)
+            st = store_copy_end(conn(u), NULL, &copied);
+        else if (store_copy_end(conn(u), "upload failed", &copied) != STORE_OK)
+            copied = 0; /* the rollback that follows discards the COPY either way */
+        pgcopy_free(&head);
+        if (st != STORE_OK)
+            return st;
+    }
+    for (size_t r = 0; r < u->nrow; r++) {
+        const struct batch_row *b = &u->row[r];
+        if (b->dup)
+            continue;
+        rollup_add(u->agg, &b->ref);
+        u->inserted++;
+        if (!b->klass)
+            u->unclassified++;
+        else if (strcmp(b->klass, "production") == 0)
+            u->production++;
+        else
+            u->exploratory++;
+    }
+    u->nrow = u->nkeys = 0;
+    pgcopy_reset(&u->rows);
+    pgcopy_reset(&u->keytext);
+    pgcopy_reset(&u->arr_c);
+    pgcopy_reset(&u->arr_e);
+    memset(u->slot, 0, u->nslots * sizeof *u->slot);
+    return STORE_OK;
+}
+
+static enum store_status flush_rollups(struct runs_upload *u)
+{
+    json_t *days = rollup_day_json(u->agg), *hist = rollup_hist_json(u->agg);
+    char *dt = days ? store_doc_text(days) : NULL, *ht = hist ? store_doc_text(hist) : NULL;
+    json_decref(days);
+    json_decref(hist);
+    enum store_status st = STORE_UNAVAILABLE;
+    if (dt && ht) {
+        const char *p[] = {dt, ht};
+        json_t *counts = NULL;
+        st = store_json_tx(conn(u), SQL_ROLLUP, 2, p, &counts);
+        json_decref(counts);
+    }
+    free(dt);
+    free(ht);
+    rollup_clear(u->agg);
+    return st;
+}
+
+enum store_status store_runs_add(struct runs_upload *u, const struct run *r)
+{
+    const struct run_classmap *map = NULL;
+    enum store_status st = cluster_of(u, r->cluster, &map);
+    if (st != STORE_OK)
+        return st;
+    struct batch_row *b = &u->row[u->nrow];
+    memset(b, 0, sizeof *b);
+    b->klass = run_class_name(run_class_resolve(u->klass, r, map));
+    b->off = u->rows.len;
+    if (!run_copy_binary(r, b->klass, u->upload_id, &u->rows))
+        return STORE_ERROR;
+    b->len = u->rows.len - b->off;
+    if (rollup_prepare(u->agg, r, b->klass, &b->ref) != 0)
+        return STORE_UNAVAILABLE;
+    /* the first line of a key in the batch goes to run_key; a later one is a duplicate */
+    uint64_t h = key_hash(r->cluster, r->external_id);
+    size_t j = (size_t)h & (u->nslots - 1);
+    b->key = -1;
+    while (u->slot[j]) {
+        const struct batch_row *o = &u->row[u->slot[j] - 1];
+        const char *oc = u->keytext.data + o->key_off;
+        if (strcmp(oc, r->cluster) == 0 && strcmp(oc + strlen(oc) + 1, r->external_id) == 0) {
+            b->dup = true;
+            break;
+        }
+        j = (j + 1) & (u->nslots - 1);
+    }
+    if (!b->dup) {
+        b->key_off = u->keytext.len;
+        pgcopy_append(&u->keytext, r->cluster, strlen(r->cluster) + 1);
+        pgcopy_append(&u->keytext, r->external_id, strlen(r->external_id) + 1);
+        if (!pgcopy_ok(&u->keytext))
+            return STORE_UNAVAILABLE;
+        if (u->nkeys == 0) {
+            char open = '{';
+            pgcopy_append(&u->arr_c, &open, 1);
+            pgcopy_append(&u->arr_e, &open, 1);
+        }
+        array_elem(&u->arr_c, r->cluster, u->nkeys == 0);
+        array_elem(&u->arr_e, r->external_id, u->nkeys == 0);
+        b->key = (long)u->nkeys;
+        u->keyrow[u->nkeys++] = (long)u->nrow;
+        u->slot[j] = (uint32_t)(u->nrow + 1);
+    }
+    u->nrow++;
+    u->staged++;
+    if (u->nrow == RUNS_BATCH_ROWS || u->rows.len >= RUNS_BATCH_BYTES) {
+        st = flush_batch(u);
+        if (st == STORE_OK && rollup_groups(u->agg) > RUNS_ROLLUP_GROUPS_MAX)
+            st = flush_rollups(u);
+    }
+    return st;
+}
+
+enum store_status store_runs_finish(struct runs_upload *u, const struct audit_actor *who,
+                                    json_t *rec, long *staged, long *inserted, long *duplicates,
+                                    json_t **classes)
 {
     *classes = NULL;
     *staged = *inserted = *duplicates = 0;
-    long copied = 0;
-    json_t *counts = NULL;
     const char *upload_id = json_string_value(json_object_get(rec, "id"));
-    const char *p[] = {upload_id, klass};
-    enum store_status st = store_upload_tx_end_copy(tx, &copied);
-    /* the statement's sorts (first line of each key, then line order) in memory */
+    enum store_status st = flush_batch(u);
     if (st == STORE_OK)
-        st = store_exec_tx(store_upload_tx_conn(tx), "SET LOCAL work_mem = '128MB'", 0, NULL, NULL);
-    if (st == STORE_OK)
-        st = store_json_tx(store_upload_tx_conn(tx), SQL_MOVE, 2, p, &counts);
+        st = flush_rollups(u);
     if (st != STORE_OK) {
-        json_decref(counts);
-        store_upload_tx_abort(tx);
+        store_runs_abort(u);
         return st;
     }
-    *staged = (long)json_integer_value(json_object_get(counts, "staged"));
-    *inserted = (long)json_integer_value(json_object_get(counts, "inserted"));
-    *duplicates = *staged - *inserted;
-    *classes = json_incref(json_object_get(counts, "classes"));
-    json_decref(counts);
+    *staged = u->staged;
+    *inserted = u->inserted;
+    *duplicates = u->staged - u->inserted;
+    json_t *cl = json_object();
+    if (u->exploratory)
+        json_object_set_new(cl, "exploratory", json_integer(u->exploratory));
+    if (u->production)
+        json_object_set_new(cl, "production", json_integer(u->production));
+    if (u->unclassified)
+        json_object_set_new(cl, "unclassified", json_integer(u->unclassified));
+    *classes = cl;
     json_object_set_new(
         rec, "warnings",
         run_upload_warnings(*classes, json_string_value(json_object_get(
@@ -147,6 +453,9 @@ enum store_status store_runs_finish(struct upload_tx *tx, const struct audit_act
     json_object_set_new(rec, "duplicates", json_integer(*duplicates));
     json_t *change = json_pack("{s:s, s:I, s:I}", "upload_id", upload_id, "inserted",
                                (json_int_t)*inserted, "duplicates", (json_int_t)*duplicates);
+    struct upload_tx *tx = u->tx;
+    u->tx = NULL;
+    store_runs_abort(u);
     st = store_upload_tx_commit(tx, who, rec, "runs.upload", change);
     json_decref(change);
     return st;

@@ -1,7 +1,12 @@
-/* Job accounting runs (docs/evidence.md "Job accounting"). An upload streams its rows through COPY
- * into a temporary staging table, then one INSERT … SELECT … ON CONFLICT DO NOTHING moves them into
- * `run`: duplicates (already stored, or repeated within the upload) are counted and skipped,
- * and the upload record and audit row are written in the same transaction. */
+/* Job accounting runs (docs/evidence.md "Job accounting"). An upload streams its runs straight
+ * into `run` in batches (db/migrations/0110_run_ingest_direct.sql): per batch, the keys
+ * (cluster, external_id) not yet in run_key go in — the first line of a key wins, a key already
+ * stored or met earlier in the upload is a duplicate — then the runs whose key went in are
+ * COPYed into run in binary format. The server classes each run and sums the usage rollups and
+ * queue-wait histograms itself (core/formats/runrollup.h), upserting the aggregated rows at the
+ * end. The upload holds a transaction-level lock on each cluster it writes (taken when the
+ * cluster is first met), so two uploads to one cluster run one after the other from that point.
+ * Everything, with the upload record and its audit row, is one transaction. */
 #ifndef CAPLEDGER_STORE_RUNS_H
 #define CAPLEDGER_STORE_RUNS_H
 
@@ -12,23 +17,28 @@
 #include "store/store.h"
 #include "store/uploads.h"
 
-/* The staging columns in COPY order: the input line, the cluster, then core/formats/run.h's
- * RUN_COPY_COLUMNS. */
-#define STORE_RUNS_STAGE_COLUMNS_PREFIX "lineno, cluster, "
+struct run;
 
-/* Starts an upload (store/uploads.h's upload_tx): creates the staging table and starts COPY
- * into it. Send rows with store_upload_tx_send; cancel with store_upload_tx_abort. */
-enum store_status store_runs_begin(struct store *s, struct upload_tx **out) STORE_MUSTCHECK;
-/* Ends COPY, moves the staged rows into run with upload_id = rec's "id" — each classed by
- * klass (?class=; NULL: the run's own, else the cluster's partition map, else its default
- * class, else none) — sets rec's "inserted" and "duplicates", inserts the upload record rec
- * (borrowed, updated), audits and commits; then releases everything (u is freed whatever the
- * result). *staged, *inserted and *duplicates receive the counts, *classes (new reference)
- * the runs stored per class ({"production": 12, "unclassified": 3}); rec's "warnings" are set
- * from them (core/formats/run.h run_upload_warnings) and stored with the record. */
-enum store_status store_runs_finish(struct upload_tx *u, const struct audit_actor *who, json_t *rec,
-                                    const char *klass, long *staged, long *inserted,
-                                    long *duplicates, json_t **classes) STORE_MUSTCHECK;
+struct runs_upload;
+
+/* Starts an upload whose runs get upload_id, classed by klass (?class=; NULL: the run's own,
+ * else the cluster's partition map by partition and GPU model, else by partition, else the
+ * cluster's default class, else none). *out is NULL on failure. */
+enum store_status store_runs_begin(struct store *s, const char *upload_id, const char *klass,
+                                   struct runs_upload **out) STORE_MUSTCHECK;
+/* Adds a valid run (with its cluster): buffered, sent a batch at a time. STORE_UNAVAILABLE when
+ * another upload held the run's cluster longer than 30 s. On failure, abort the upload. */
+enum store_status store_runs_add(struct runs_upload *u, const struct run *r) STORE_MUSTCHECK;
+/* Sends what is left, upserts the rollups, sets rec's "inserted", "duplicates" and "warnings",
+ * inserts the upload record rec (borrowed, updated), audits and commits; then releases
+ * everything (u is freed whatever the result). *staged (runs added), *inserted and *duplicates
+ * receive the counts, *classes (new reference) the runs stored per class ({"production": 12,
+ * "unclassified": 3}). */
+enum store_status store_runs_finish(struct runs_upload *u, const struct audit_actor *who,
+                                    json_t *rec, long *staged, long *inserted, long *duplicates,
+                                    json_t **classes) STORE_MUSTCHECK;
+/* Rolls back and frees u (NULL allowed). */
+void store_runs_abort(struct runs_upload *u);
 
 struct runs_query {
     const struct team_scope *scope; /* the caller's teams (NULL: all) */

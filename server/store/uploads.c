@@ -134,13 +134,13 @@ enum store_status store_upload_tx_begin(struct store *s, const char *setup_sql,
     enum store_status st = store_begin(u->c);
     if (st == STORE_OK && setup_sql)
         st = store_exec_tx(u->c, setup_sql, 0, NULL, NULL);
-    if (st == STORE_OK)
+    if (st == STORE_OK && copy_sql)
         st = store_copy_begin(u->c, copy_sql);
     if (st != STORE_OK) {
         store_upload_tx_abort(u);
         return st;
     }
-    u->copying = 1;
+    u->copying = copy_sql != NULL;
     *out = u;
     return STORE_OK;
 }

@@ -43,7 +43,8 @@ enum store_status store_upload_with(struct store *s, const struct audit_actor *w
 struct upload_tx;
 
 /* Checks out a connection, BEGINs, runs setup_sql (may be NULL: e.g. a CREATE TEMP TABLE),
- * then starts copy_sql. *out is NULL on failure. */
+ * then starts copy_sql (may be NULL: the caller runs its own statements and COPYs on
+ * store_upload_tx_conn). *out is NULL on failure. */
 enum store_status store_upload_tx_begin(struct store *s, const char *setup_sql,
                                         const char *copy_sql,
                                         struct upload_tx **out) STORE_MUSTCHECK;

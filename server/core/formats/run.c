@@ -257,6 +257,32 @@ void run_copy_line(const struct run *r, struct pgcopy_buf *out)
     pgcopy_end_row(out);
 }
 
+static const char *opt_text(const char *s)
+{
+    return s[0] ? s : NULL;
+}
+
+bool run_copy_binary(const struct run *r, const char *klass, const char *upload_id,
+                     struct pgcopy_buf *out)
+{
+    pgcopy_bin_row(out, RUN_BINARY_FIELDS);
+    pgcopy_bin_text(out, r->cluster);
+    pgcopy_bin_text(out, r->external_id);
+    pgcopy_bin_text(out, opt_text(r->team));
+    pgcopy_bin_text(out, opt_text(r->user));
+    pgcopy_bin_text(out, klass);
+    pgcopy_bin_text(out, opt_text(r->partition));
+    pgcopy_bin_text(out, opt_text(r->gpu_model));
+    pgcopy_bin_time_s(out, r->submitted_at_s, r->has_submitted);
+    pgcopy_bin_time_s(out, r->started_at_s, r->has_started);
+    pgcopy_bin_time_s(out, r->ended_at_s, r->has_ended);
+    pgcopy_bin_double(out, r->gpus);
+    pgcopy_bin_text(out, run_state_name(r->state));
+    pgcopy_bin_text(out, opt_text(r->exit_code));
+    pgcopy_bin_double(out, r->gpu_utilization);
+    return pgcopy_bin_uuid(out, upload_id);
+}
+
 json_t *run_upload_warnings(const json_t *classes, const char *cluster)
 {
     json_t *list = json_array();

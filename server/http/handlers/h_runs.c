@@ -2,12 +2,12 @@
  * Lines) and GET /runs.
  *
  * An upload is streamed: the body is read in chunks, split into lines, parsed, and each valid
- * run is rendered as a COPY row into a temporary staging table; at the end one INSERT …
- * SELECT … ON CONFLICT DO NOTHING moves the rows into `run`, so a re-upload counts duplicates
- * and stores nothing twice. Memory stays at one chunk, one line and one COPY batch whatever
- * the upload's size. Lines with faults are reported ({line, pointer, message}, the first 1,000
- * and the total) while valid lines are kept; with ?atomic=true nothing is kept if any line
- * fails. An upload that yields no run and only faults is refused whole (422). */
+ * run goes to the store (store/runs.h), which writes it straight into `run` a batch at a time
+ * after deciding on its key, so a re-upload counts duplicates and stores nothing twice; the
+ * transaction commits only when the whole body was read. Memory stays at one chunk, one line
+ * and one batch whatever the upload's size. Lines with faults are reported ({line, pointer,
+ * message}, the first 1,000 and the total) while valid lines are kept; with ?atomic=true nothing is
+ * kept if any line fails. An upload that yields no run and only faults is refused whole (422). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +25,6 @@
 #include "store/runs.h"
 #include "store/uploads.h"
 
-#define RUNS_COPY_BATCH_BYTES ((size_t)256 << 10)
 #define RUNS_JSON_MAX_BYTES ((size_t)32 << 20)
 
 static const char *const STATES[] = {"COMPLETED", "FAILED",    "CANCELLED",     "TIMEOUT",
@@ -38,35 +37,21 @@ static const char *const TEXT_FORMATS[] = {"sacct", "openb", NULL};
 /* One upload in progress: where rows go and what came of the lines. */
 struct runs_ingest {
     struct req *r;
-    struct upload_tx *up;
-    struct pgcopy_buf copy;
+    struct runs_upload *up;
     struct problems errs;
     const char *cluster; /* ?cluster= (JSON runs may name their own) */
     long rejected_lines;
-    long skipped;   /* jobs not finished */
-    long steps;     /* job steps skipped */
-    long lines;     /* input lines (or JSON array items) seen */
-    long accepted;  /* rows sent to COPY */
-    int failed;     /* the store failed: stop */
+    long skipped;  /* jobs not finished */
+    long steps;    /* job steps skipped */
+    long lines;    /* input lines (or JSON array items) seen */
+    long accepted; /* rows sent to COPY */
+    int failed;    /* the store failed: stop */
+    enum store_status fail_status;
     long deep_line; /* a JSON line nested past JSON_NEST_MAX: the upload is refused (400) */
     json_error_t deep_err;
 };
 
-static int flush_copy(struct runs_ingest *in)
-{
-    if (!pgcopy_ok(&in->copy)) {
-        in->failed = 1;
-        return -1;
-    }
-    if (in->copy.len && store_upload_tx_send(in->up, in->copy.data, in->copy.len) != STORE_OK) {
-        in->failed = 1;
-        return -1;
-    }
-    pgcopy_reset(&in->copy);
-    return 0;
-}
-
-/* A parsed run: the caller's right to write its team, then a COPY row. */
+/* A parsed run: the caller's right to write its team, then the store. */
 static void accept_run(struct runs_ingest *in, struct run *run, long lineno, const char *prefix)
 {
     char ptr[64];
@@ -85,16 +70,13 @@ static void accept_run(struct runs_ingest *in, struct run *run, long lineno, con
         in->rejected_lines++;
         return;
     }
-    char num[24];
-    snprintf(num, sizeof num, "%ld", lineno);
-    pgcopy_text(&in->copy, num);
-    pgcopy_tab(&in->copy);
-    pgcopy_text(&in->copy, run->cluster);
-    pgcopy_tab(&in->copy);
-    run_copy_line(run, &in->copy);
+    enum store_status st = store_runs_add(in->up, run);
+    if (st != STORE_OK) {
+        in->failed = 1;
+        in->fail_status = st;
+        return;
+    }
     in->accepted++;
-    if (in->copy.len >= RUNS_COPY_BATCH_BYTES)
-        (void)flush_copy(in);
 }
 
 /* The next line of the body that reads as text, until the body ends or the store failed (then
@@ -293,7 +275,6 @@ static void runs_upload(struct req *r)
     struct runs_ingest in;
     memset(&in, 0, sizeof in);
     in.r = r;
-    pgcopy_init(&in.copy);
     problems_init(&in.errs);
     struct upload_stream *u = NULL;
     json_t *rec = NULL;
@@ -328,7 +309,9 @@ static void runs_upload(struct req *r)
         goto out;
     }
     in.cluster = q.cluster_p;
-    enum store_status st = store_runs_begin(r->app->store, &in.up);
+    char id[37];
+    store_new_uuid(id);
+    enum store_status st = store_runs_begin(r->app->store, id, q.class_p, &in.up);
     if (st != STORE_OK) {
         resp_store_error(r, st, "runs");
         goto out;
@@ -370,10 +353,8 @@ static void runs_upload(struct req *r)
         resp_json_error(r, &in.deep_err, in.deep_line);
         goto out;
     }
-    if (!in.failed)
-        (void)flush_copy(&in);
     if (in.failed) {
-        resp_store_error(r, STORE_UNAVAILABLE, "runs");
+        resp_store_error(r, in.fail_status, "runs");
         goto out;
     }
     if (fatal) {
@@ -396,8 +377,6 @@ static void runs_upload(struct req *r)
         problems_free(&e);
         goto out;
     }
-    char id[37];
-    store_new_uuid(id);
     rec = ev_upload_record(r, id, "runs", q.team_p,
                            is_json      ? "json"
                            : is_ndjson  ? "ndjson"
@@ -415,10 +394,9 @@ static void runs_upload(struct req *r)
     long staged = 0, inserted = 0, duplicates = 0;
     json_t *classes = NULL;
     struct audit_actor who;
-    struct upload_tx *up = in.up;
+    struct runs_upload *up = in.up;
     in.up = NULL;
-    st = store_runs_finish(up, req_actor(r, &who), rec, q.class_p, &staged, &inserted, &duplicates,
-                           &classes);
+    st = store_runs_finish(up, req_actor(r, &who), rec, &staged, &inserted, &duplicates, &classes);
     if (st != STORE_OK) {
         resp_store_error(r, st, "runs");
         goto out;
@@ -432,11 +410,10 @@ static void runs_upload(struct req *r)
                   "rejected_lines", (json_int_t)in.rejected_lines, "lines", (json_int_t)in.lines);
     idem_reply(r, &idem, 201, reply);
 out:
-    store_upload_tx_abort(in.up);
+    store_runs_abort(in.up);
     upload_stream_free(u);
     idem_end(r, &idem);
     json_decref(rec);
-    pgcopy_free(&in.copy);
     problems_free(&in.errs);
     problems_free(&qp);
 }
