@@ -15,6 +15,7 @@
 #define RUNS_BATCH_BYTES ((size_t)4 << 20)
 #define RUNS_ROLLUP_GROUPS_MAX 8192 /* groups kept before an upsert mid-upload */
 #define RUNS_CLUSTERS_CACHED 64
+#define RUNS_KEY_SAVEPOINTS_MAX 48 /* batches whose keys may go in by COPY (copy_keys) */
 #define RUNS_CLUSTER_LOCK_WAIT "30s"
 
 /* The upload's lock on a cluster's keys (0110_run_ingest_direct.sql), then its class map. */
@@ -34,6 +35,8 @@ static const char *SQL_KEYS =
     "ORDINALITY AS u0(c, e, i)), "
     "ins AS (INSERT INTO run_key (cluster, external_id) SELECT c, e FROM u WHERE NOT dup) "
     "SELECT coalesce(json_agg(i ORDER BY i), '[]') FROM u WHERE dup";
+
+static const char *SQL_COPY_KEYS = "COPY run_key (cluster, external_id) FROM STDIN (FORMAT binary)";
 
 static const char *SQL_COPY_RUN = "COPY run (" RUN_BINARY_COLUMNS ") FROM STDIN (FORMAT binary)";
 
@@ -123,6 +126,8 @@ struct runs_upload {
     uint32_t *slot; /* the batch's keys: row index + 1, 0 empty */
     size_t nslots;
     struct rollup *agg;
+    bool fast_keys; /* no key of this upload was found stored yet: copy_keys */
+    int savepoints;
     long staged, inserted, unclassified, exploratory, production;
 };
 
@@ -140,6 +145,7 @@ enum store_status store_runs_begin(struct store *s, const char *upload_id, const
     pgcopy_init(&u->arr_c);
     pgcopy_init(&u->arr_e);
     u->nslots = 2 * RUNS_BATCH_ROWS;
+    u->fast_keys = true;
     u->row = calloc(RUNS_BATCH_ROWS, sizeof *u->row);
     u->keyrow = calloc(RUNS_BATCH_ROWS, sizeof *u->keyrow);
     u->slot = calloc(u->nslots, sizeof *u->slot);
@@ -151,8 +157,7 @@ enum store_status store_runs_begin(struct store *s, const char *upload_id, const
     /* The key probe must be an index scan whatever the statistics say: planned while run_key
      * was small (a new store, or just after a TRUNCATE), a sequential scan per key made an
      * upload quadratic (200,000 rows: minutes). Only this transaction's plans are affected. */
-    enum store_status st =
-        store_upload_tx_begin(s, "SET LOCAL enable_seqscan = off", NULL, &u->tx);
+    enum store_status st = store_upload_tx_begin(s, "SET LOCAL enable_seqscan = off", NULL, &u->tx);
     if (st != STORE_OK) {
         store_runs_abort(u);
         return st;
@@ -266,26 +271,36 @@ static uint64_t key_hash(const char *cluster, const char *id)
     return h;
 }
 
-/* Sends the batch: its new keys into run_key, the rows whose key went in into run. */
-static enum store_status flush_batch(struct runs_upload *u)
+/* The batch's keys as two text[] literals. */
+static void key_arrays(struct runs_upload *u)
 {
-    if (u->nrow == 0)
-        return STORE_OK;
-    if (!pgcopy_ok(&u->rows) || !pgcopy_ok(&u->keytext) || !pgcopy_ok(&u->arr_c) ||
-        !pgcopy_ok(&u->arr_e))
-        return STORE_UNAVAILABLE;
-    enum store_status st = STORE_OK;
-    char close = '}';
+    char open = '{', close = '}', nul = '\0';
+    pgcopy_reset(&u->arr_c);
+    pgcopy_reset(&u->arr_e);
+    pgcopy_append(&u->arr_c, &open, 1);
+    pgcopy_append(&u->arr_e, &open, 1);
+    const char *k = u->keytext.data;
+    for (size_t i = 0; i < u->nkeys; i++) {
+        size_t n = strlen(k);
+        array_elem(&u->arr_c, k, i == 0);
+        array_elem(&u->arr_e, k + n + 1, i == 0);
+        k += n + 1 + strlen(k + n + 1) + 1;
+    }
     pgcopy_append(&u->arr_c, &close, 1);
     pgcopy_append(&u->arr_e, &close, 1);
-    char nul = '\0';
     pgcopy_append(&u->arr_c, &nul, 1);
     pgcopy_append(&u->arr_e, &nul, 1);
+}
+
+/* Probes run_key for each of the batch's keys and inserts those it lacks; marks the others. */
+static enum store_status probe_keys(struct runs_upload *u)
+{
+    key_arrays(u);
     if (!pgcopy_ok(&u->arr_c) || !pgcopy_ok(&u->arr_e))
         return STORE_UNAVAILABLE;
     json_t *dups = NULL;
     const char *p[] = {u->arr_c.data, u->arr_e.data};
-    st = store_json_tx(conn(u), SQL_KEYS, 2, p, &dups);
+    enum store_status st = store_json_tx(conn(u), SQL_KEYS, 2, p, &dups);
     if (st != STORE_OK)
         return st;
     size_t i;
@@ -297,6 +312,77 @@ static enum store_status flush_batch(struct runs_upload *u)
             u->row[u->keyrow[k]].dup = true;
     }
     json_decref(dups);
+    return STORE_OK;
+}
+
+/* The optimistic way: COPY the batch's keys into run_key inside a savepoint. When every key is
+ * new (a first upload of new runs) that is all (*decided): no probe, no array to parse. A key
+ * already there fails the COPY (23505): back to the savepoint, and this batch and the rest of
+ * the upload go the probing way (a re-upload, an overlapping file). Each batch that went in
+ * keeps a subtransaction, so at most RUNS_KEY_SAVEPOINTS_MAX batches go this way (past 64 a
+ * backend's subtransactions overflow its snapshot cache, which slows every other backend). */
+static enum store_status copy_keys(struct runs_upload *u, bool *decided)
+{
+    *decided = false;
+    pgcopy_reset(&u->arr_c);
+    pgcopy_bin_header(&u->arr_c);
+    const char *k = u->keytext.data;
+    for (size_t i = 0; i < u->nkeys; i++) {
+        size_t n = strlen(k);
+        pgcopy_bin_row(&u->arr_c, 2);
+        pgcopy_bin_text(&u->arr_c, k);
+        pgcopy_bin_text(&u->arr_c, k + n + 1);
+        k += n + 1 + strlen(k + n + 1) + 1;
+    }
+    pgcopy_bin_trailer(&u->arr_c);
+    if (!pgcopy_ok(&u->arr_c))
+        return STORE_UNAVAILABLE;
+    enum store_status st = store_exec_tx(conn(u), "SAVEPOINT runs_keys", 0, NULL, NULL);
+    if (st != STORE_OK)
+        return st;
+    u->savepoints++;
+    long copied = 0;
+    st = store_copy_begin(conn(u), SQL_COPY_KEYS);
+    if (st == STORE_OK) {
+        st = store_copy_send(conn(u), u->arr_c.data, u->arr_c.len);
+        if (st == STORE_OK)
+            st = store_copy_end(conn(u), NULL, &copied);
+        else if (store_copy_end(conn(u), "upload failed", &copied) != STORE_OK)
+            copied = 0; /* the upload fails and rolls back whole */
+    }
+    if (st == STORE_OK) {
+        *decided = true;
+        return store_exec_tx(conn(u), "RELEASE SAVEPOINT runs_keys", 0, NULL, NULL);
+    }
+    if (strcmp(store_last_sqlstate(conn(u)), "23505") != 0)
+        return st;
+    u->fast_keys = false;
+    st = store_exec_tx(conn(u), "ROLLBACK TO SAVEPOINT runs_keys", 0, NULL, NULL);
+    if (st == STORE_OK)
+        st = store_exec_tx(conn(u), "RELEASE SAVEPOINT runs_keys", 0, NULL, NULL);
+    return st;
+}
+
+/* Sends the batch: its new keys into run_key, the rows whose key went in into run. */
+static enum store_status flush_batch(struct runs_upload *u)
+{
+    if (u->nrow == 0)
+        return STORE_OK;
+    if (!pgcopy_ok(&u->rows) || !pgcopy_ok(&u->keytext) || !pgcopy_ok(&u->arr_c) ||
+        !pgcopy_ok(&u->arr_e))
+        return STORE_UNAVAILABLE;
+    enum store_status st = STORE_OK;
+    bool decided = false;
+    if (u->fast_keys && u->savepoints < RUNS_KEY_SAVEPOINTS_MAX) {
+        st = copy_keys(u, &decided);
+        if (st != STORE_OK)
+            return st;
+    }
+    if (!decided) {
+        st = probe_keys(u);
+        if (st != STORE_OK)
+            return st;
+    }
     bool any = false;
     for (size_t r = 0; r < u->nrow && !any; r++)
         any = !u->row[r].dup;
@@ -408,13 +494,6 @@ enum store_status store_runs_add(struct runs_upload *u, const struct run *r)
         pgcopy_append(&u->keytext, r->external_id, strlen(r->external_id) + 1);
         if (!pgcopy_ok(&u->keytext))
             return STORE_UNAVAILABLE;
-        if (u->nkeys == 0) {
-            char open = '{';
-            pgcopy_append(&u->arr_c, &open, 1);
-            pgcopy_append(&u->arr_e, &open, 1);
-        }
-        array_elem(&u->arr_c, r->cluster, u->nkeys == 0);
-        array_elem(&u->arr_e, r->external_id, u->nkeys == 0);
         b->key = (long)u->nkeys;
         u->keyrow[u->nkeys++] = (long)u->nrow;
         u->slot[j] = (uint32_t)(u->nrow + 1);
