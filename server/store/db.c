@@ -14,6 +14,7 @@
 #include <libpq-fe.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -738,8 +739,45 @@ enum store_status store_copy_send(struct store_conn *c, const char *data, size_t
     return STORE_OK;
 }
 
+/* Sends everything libpq holds (a nonblocking connection), waiting on the socket as libpq's
+ * documentation of PQflush says: PQsetnonblocking refuses to switch back while data waits. */
+static int flush_all(struct store_conn *c)
+{
+    int f;
+    while ((f = PQflush(c->pg)) == 1) {
+        struct pollfd pfd = {.fd = PQsocket(c->pg), .events = POLLIN | POLLOUT};
+        if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
+            return -1;
+        if ((pfd.revents & POLLIN) && !PQconsumeInput(c->pg))
+            return -1;
+    }
+    return f;
+}
+
+enum store_status store_copy_nonblocking(struct store_conn *c, bool on)
+{
+    if ((!on && PQisnonblocking(c->pg) && flush_all(c) != 0) ||
+        PQsetnonblocking(c->pg, on ? 1 : 0) != 0) {
+        snprintf(c->error, sizeof c->error, "%s", PQerrorMessage(c->pg));
+        return STORE_UNAVAILABLE;
+    }
+    return STORE_OK;
+}
+
+int store_copy_flush(struct store_conn *c)
+{
+    int r = PQflush(c->pg);
+    if (r < 0)
+        snprintf(c->error, sizeof c->error, "%s", PQerrorMessage(c->pg));
+    return r;
+}
+
 enum store_status store_copy_end(struct store_conn *c, const char *abort_reason, long *rows)
 {
+    if (PQisnonblocking(c->pg) && (flush_all(c) != 0 || PQsetnonblocking(c->pg, 0) != 0)) {
+        snprintf(c->error, sizeof c->error, "%s", PQerrorMessage(c->pg));
+        return STORE_UNAVAILABLE;
+    }
     if (PQputCopyEnd(c->pg, abort_reason) != 1) {
         snprintf(c->error, sizeof c->error, "%s", PQerrorMessage(c->pg));
         return STORE_UNAVAILABLE;

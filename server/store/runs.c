@@ -15,6 +15,7 @@
 #define RUNS_BATCH_BYTES ((size_t)4 << 20)
 #define RUNS_ROLLUP_GROUPS_MAX 8192 /* groups kept before an upsert mid-upload */
 #define RUNS_CLUSTERS_CACHED 64
+#define RUNS_SEND_CHUNK ((size_t)64 << 10)
 #define RUNS_KEY_SAVEPOINTS_MAX 48 /* batches whose keys may go in by COPY (copy_keys) */
 #define RUNS_CLUSTER_LOCK_WAIT "30s"
 
@@ -126,10 +127,20 @@ struct runs_upload {
     uint32_t *slot; /* the batch's keys: row index + 1, 0 empty */
     size_t nslots;
     struct rollup *agg;
+    struct pgcopy_buf send; /* the previous batch's stored rows, being COPYed */
+    size_t send_off;        /* how much of it went to libpq */
+    bool copying;
     bool fast_keys; /* no key of this upload was found stored yet: copy_keys */
     int savepoints;
     long staged, inserted, unclassified, exploratory, production;
 };
+
+static struct store_conn *conn(struct runs_upload *u)
+{
+    return store_upload_tx_conn(u->tx);
+}
+
+static enum store_status copy_finish(struct runs_upload *u);
 
 enum store_status store_runs_begin(struct store *s, const char *upload_id, const char *klass,
                                    struct runs_upload **out)
@@ -144,6 +155,7 @@ enum store_status store_runs_begin(struct store *s, const char *upload_id, const
     pgcopy_init(&u->keytext);
     pgcopy_init(&u->arr_c);
     pgcopy_init(&u->arr_e);
+    pgcopy_init(&u->send);
     u->nslots = 2 * RUNS_BATCH_ROWS;
     u->fast_keys = true;
     u->row = calloc(RUNS_BATCH_ROWS, sizeof *u->row);
@@ -170,6 +182,10 @@ void store_runs_abort(struct runs_upload *u)
 {
     if (!u)
         return;
+    long ignored;
+    /* the rollback below discards the COPY whatever this answers */
+    if (u->copying && store_copy_end(conn(u), "upload cancelled", &ignored) != STORE_OK)
+        u->copying = false;
     store_upload_tx_abort(u->tx);
     for (size_t i = 0; i < u->nclusters; i++) {
         free(u->clusters[i].name);
@@ -179,6 +195,7 @@ void store_runs_abort(struct runs_upload *u)
     pgcopy_free(&u->keytext);
     pgcopy_free(&u->arr_c);
     pgcopy_free(&u->arr_e);
+    pgcopy_free(&u->send);
     free(u->row);
     free(u->keyrow);
     free(u->slot);
@@ -188,11 +205,6 @@ void store_runs_abort(struct runs_upload *u)
      * without this, each of glibc's arenas (8 per core) keeps one, and the server's RSS grows
      * with the number of threads that ever took an upload. */
     malloc_trim(0);
-}
-
-static struct store_conn *conn(struct runs_upload *u)
-{
-    return store_upload_tx_conn(u->tx);
 }
 
 /* A lock wait past RUNS_CLUSTER_LOCK_WAIT (55P03) is a busy cluster, not a fault. */
@@ -222,7 +234,9 @@ static enum store_status cluster_of(struct runs_upload *u, const char *name,
     }
     const char *p[] = {name, RUNS_CLUSTER_LOCK_WAIT};
     json_t *v = NULL;
-    enum store_status st = busy(u, store_json_tx(conn(u), SQL_CLUSTER, 2, p, &v));
+    enum store_status st = copy_finish(u); /* the connection takes no query during a COPY */
+    if (st == STORE_OK)
+        st = busy(u, store_json_tx(conn(u), SQL_CLUSTER, 2, p, &v));
     if (st != STORE_OK)
         return st;
     struct runs_cluster *c = &u->clusters[u->nclusters];
@@ -364,14 +378,59 @@ static enum store_status copy_keys(struct runs_upload *u, bool *decided)
 }
 
 /* Sends the batch: its new keys into run_key, the rows whose key went in into run. */
+/* Pushes the pending COPY of the previous batch as far as the socket takes, without waiting,
+ * RUNS_SEND_CHUNK at a time (libpq's buffer grows to whatever is queued at once). */
+static enum store_status copy_pump(struct runs_upload *u)
+{
+    while (u->copying && u->send_off < u->send.len) {
+        int f = store_copy_flush(conn(u));
+        if (f < 0)
+            return STORE_UNAVAILABLE;
+        if (f > 0)
+            return STORE_OK;
+        size_t n = u->send.len - u->send_off;
+        if (n > RUNS_SEND_CHUNK)
+            n = RUNS_SEND_CHUNK;
+        enum store_status st = store_copy_send(conn(u), u->send.data + u->send_off, n);
+        if (st != STORE_OK)
+            return st;
+        u->send_off += n;
+    }
+    return STORE_OK;
+}
+
+/* Sends the rest of the pending COPY (waiting now) and ends it. */
+static enum store_status copy_finish(struct runs_upload *u)
+{
+    if (!u->copying)
+        return STORE_OK;
+    u->copying = false;
+    long copied = 0;
+    enum store_status st = store_copy_nonblocking(conn(u), false);
+    while (st == STORE_OK && u->send_off < u->send.len) {
+        size_t n = u->send.len - u->send_off;
+        if (n > RUNS_SEND_CHUNK)
+            n = RUNS_SEND_CHUNK;
+        st = store_copy_send(conn(u), u->send.data + u->send_off, n);
+        u->send_off += n;
+    }
+    if (st == STORE_OK)
+        return store_copy_end(conn(u), NULL, &copied);
+    if (store_copy_end(conn(u), "upload failed", &copied) != STORE_OK)
+        copied = 0; /* the rollback that follows discards the COPY either way */
+    return st;
+}
+
+/* Sends the batch: its new keys into run_key (after the previous batch's COPY ended), then
+ * starts the COPY of the runs whose key went in, which the backend works through while the
+ * server parses the next batch (copy_pump from store_runs_add). */
 static enum store_status flush_batch(struct runs_upload *u)
 {
-    if (u->nrow == 0)
-        return STORE_OK;
-    if (!pgcopy_ok(&u->rows) || !pgcopy_ok(&u->keytext) || !pgcopy_ok(&u->arr_c) ||
-        !pgcopy_ok(&u->arr_e))
+    enum store_status st = copy_finish(u);
+    if (st != STORE_OK || u->nrow == 0)
+        return st;
+    if (!pgcopy_ok(&u->rows) || !pgcopy_ok(&u->keytext))
         return STORE_UNAVAILABLE;
-    enum store_status st = STORE_OK;
     bool decided = false;
     if (u->fast_keys && u->savepoints < RUNS_KEY_SAVEPOINTS_MAX) {
         st = copy_keys(u, &decided);
@@ -383,42 +442,26 @@ static enum store_status flush_batch(struct runs_upload *u)
         if (st != STORE_OK)
             return st;
     }
-    bool any = false;
-    for (size_t r = 0; r < u->nrow && !any; r++)
-        any = !u->row[r].dup;
-    if (any) {
-        struct pgcopy_buf head;
-        pgcopy_init(&head);
-        pgcopy_bin_header(&head);
-        pgcopy_bin_trailer(&head); /* the last 2 bytes: sent at the end */
-        st = pgcopy_ok(&head) ? store_copy_begin(conn(u), SQL_COPY_RUN) : STORE_UNAVAILABLE;
-        if (st == STORE_OK)
-            st = store_copy_send(conn(u), head.data, head.len - 2);
-        /* consecutive stored rows go in one send */
-        size_t from = 0, to = 0;
-        for (size_t r = 0; r <= u->nrow && st == STORE_OK; r++) {
-            if (r < u->nrow && !u->row[r].dup) {
-                if (to != u->row[r].off) {
-                    if (to > from)
-                        st = store_copy_send(conn(u), u->rows.data + from, to - from);
-                    from = u->row[r].off;
-                }
-                to = u->row[r].off + u->row[r].len;
-            } else if (r == u->nrow && to > from) {
-                st = store_copy_send(conn(u), u->rows.data + from, to - from);
+    /* the stored rows, consecutive ones copied at once, between header and trailer */
+    pgcopy_reset(&u->send);
+    u->send_off = 0;
+    pgcopy_bin_header(&u->send);
+    size_t header = u->send.len, from = 0, to = 0;
+    for (size_t r = 0; r <= u->nrow; r++) {
+        if (r < u->nrow && !u->row[r].dup) {
+            if (to != u->row[r].off) {
+                pgcopy_append(&u->send, u->rows.data + from, to - from);
+                from = u->row[r].off;
             }
+            to = u->row[r].off + u->row[r].len;
+        } else if (r == u->nrow) {
+            pgcopy_append(&u->send, u->rows.data + from, to - from);
         }
-        if (st == STORE_OK)
-            st = store_copy_send(conn(u), head.data + head.len - 2, 2);
-        long copied = 0;
-        if (st == STORE_OK)
-            st = store_copy_end(conn(u), NULL, &copied);
-        else if (store_copy_end(conn(u), "upload failed", &copied) != STORE_OK)
-            copied = 0; /* the rollback that follows discards the COPY either way */
-        pgcopy_free(&head);
-        if (st != STORE_OK)
-            return st;
     }
+    bool any = u->send.len > header;
+    pgcopy_bin_trailer(&u->send);
+    if (!pgcopy_ok(&u->send))
+        return STORE_UNAVAILABLE;
     for (size_t r = 0; r < u->nrow; r++) {
         const struct batch_row *b = &u->row[r];
         if (b->dup)
@@ -435,14 +478,24 @@ static enum store_status flush_batch(struct runs_upload *u)
     u->nrow = u->nkeys = 0;
     pgcopy_reset(&u->rows);
     pgcopy_reset(&u->keytext);
-    pgcopy_reset(&u->arr_c);
-    pgcopy_reset(&u->arr_e);
     memset(u->slot, 0, u->nslots * sizeof *u->slot);
-    return STORE_OK;
+    if (!any)
+        return STORE_OK;
+    st = store_copy_begin(conn(u), SQL_COPY_RUN);
+    if (st != STORE_OK)
+        return st;
+    u->copying = true;
+    st = store_copy_nonblocking(conn(u), true);
+    if (st == STORE_OK)
+        st = copy_pump(u);
+    return st;
 }
 
 static enum store_status flush_rollups(struct runs_upload *u)
 {
+    enum store_status fin = copy_finish(u); /* the connection takes no query during a COPY */
+    if (fin != STORE_OK)
+        return fin;
     json_t *days = rollup_day_json(u->agg), *hist = rollup_hist_json(u->agg);
     char *dt = days ? store_doc_text(days) : NULL, *ht = hist ? store_doc_text(hist) : NULL;
     json_decref(days);
@@ -500,6 +553,11 @@ enum store_status store_runs_add(struct runs_upload *u, const struct run *r)
     }
     u->nrow++;
     u->staged++;
+    if (u->copying && (u->nrow & 63) == 0) {
+        st = copy_pump(u);
+        if (st != STORE_OK)
+            return st;
+    }
     if (u->nrow == RUNS_BATCH_ROWS || u->rows.len >= RUNS_BATCH_BYTES) {
         st = flush_batch(u);
         if (st == STORE_OK && rollup_groups(u->agg) > RUNS_ROLLUP_GROUPS_MAX)
@@ -516,6 +574,8 @@ enum store_status store_runs_finish(struct runs_upload *u, const struct audit_ac
     *staged = *inserted = *duplicates = 0;
     const char *upload_id = json_string_value(json_object_get(rec, "id"));
     enum store_status st = flush_batch(u);
+    if (st == STORE_OK)
+        st = copy_finish(u);
     if (st == STORE_OK)
         st = flush_rollups(u);
     if (st != STORE_OK) {

@@ -101,6 +101,13 @@ enum store_status store_copy_send(struct store_conn *c, const char *data,
                                   size_t len) STORE_MUSTCHECK;
 enum store_status store_copy_end(struct store_conn *c, const char *abort_reason,
                                  long *rows) STORE_MUSTCHECK;
+/* A COPY that sends while the caller works: after this (on), store_copy_send queues without
+ * waiting for the socket, and store_copy_flush pushes what is queued as far as the socket takes
+ * (0: all sent, 1: some still queued, -1: the connection failed). Off: sends block again
+ * (store_copy_end switches it off too). Queue little at a time: libpq's buffer grows to hold
+ * whatever is queued. */
+enum store_status store_copy_nonblocking(struct store_conn *c, bool on) STORE_MUSTCHECK;
+int store_copy_flush(struct store_conn *c);
 
 /* The last error's SQLSTATE and message on this connection (for logs, never for clients). */
 const char *store_last_sqlstate(struct store_conn *c);
