@@ -52,7 +52,11 @@ static const char *SQL_COPY_RUN = "COPY run (" RUN_BINARY_COLUMNS ") FROM STDIN 
     "util_sum = d.util_sum + EXCLUDED.util_sum, util_n = d.util_n + EXCLUDED.util_n"
 
 static const char *SQL_ROLLUP =
-    "WITH g AS (SELECT * FROM json_to_recordset($1::json) AS x(day timestamptz, team text, "
+    "WITH g AS (SELECT day, team, workload_class, cluster, partition, gpu_model, state, runs, "
+    "gpu_runs, gh_runs, never_started, gh, CASE WHEN qw_n > 0 THEN round(qw_sum, 6) ELSE 0 END AS "
+    "qw_sum, qw_n, util_sum, util_n "
+    /* as the rebuild's coalesce(sum(extract(epoch …)), 0): scale 6, or 0 without waits */
+    "FROM json_to_recordset($1::json) AS x(day timestamptz, team text, "
     "workload_class text, cluster text, partition text, gpu_model text, state text, runs bigint, "
     "gpu_runs bigint, gh_runs bigint, never_started bigint, gh double precision, qw_sum numeric, "
     "qw_n bigint, util_sum double precision, util_n bigint)), "
