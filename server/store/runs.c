@@ -16,7 +16,7 @@
 #define RUNS_ROLLUP_GROUPS_MAX 8192 /* groups kept before an upsert mid-upload */
 #define RUNS_CLUSTERS_CACHED 64
 #define RUNS_SEND_CHUNK ((size_t)64 << 10)
-#define RUNS_KEY_SAVEPOINTS_MAX 48 /* batches whose keys may go in by COPY (copy_keys) */
+#define RUNS_KEY_SAVEPOINTS_MAX 64 /* batches whose keys may go in by COPY (copy_keys) */
 #define RUNS_CLUSTER_LOCK_WAIT "30s"
 
 /* The upload's lock on a cluster's keys (0110_run_ingest_direct.sql), then its class map. */
@@ -337,7 +337,7 @@ static enum store_status probe_keys(struct runs_upload *u)
  * new (a first upload of new runs) that is all (*decided): no probe, no array to parse. A key
  * already there fails the COPY (23505): back to the savepoint, and this batch and the rest of
  * the upload go the probing way (a re-upload, an overlapping file). Each batch that went in
- * keeps a subtransaction, so at most RUNS_KEY_SAVEPOINTS_MAX batches go this way (past 64 a
+ * keeps a subtransaction, so at most RUNS_KEY_SAVEPOINTS_MAX (64) batches go this way (past 64 a
  * backend's subtransactions overflow its snapshot cache, which slows every other backend). */
 static enum store_status copy_keys(struct runs_upload *u, bool *decided)
 {
