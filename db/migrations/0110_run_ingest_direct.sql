@@ -11,10 +11,13 @@
 --   held up. (Two uploads writing the same two clusters in opposite orders can deadlock on
 --   the locks; PostgreSQL then ends one of them, which rolls back whole.)
 -- * The server parses the runs a batch at a time (16,384 lines). Of a batch's lines with the
---   same key only the first is offered; its keys that run_key does not hold (an index probe)
---   go in with a plain INSERT — no ON CONFLICT, whose speculative insertion cost twice as much
---   per key — and only the runs whose key went in are copied into run (COPY … FORMAT binary).
---   A key met in an earlier batch of the same upload is in run_key by then (the same
+--   same key only the first is offered. While no key of the upload was found stored, a batch's
+--   keys go into run_key by COPY inside a savepoint (no probe at all; at most 64 batches, the
+--   subtransactions a backend caches); the first unique violation rolls that back, and that
+--   batch and the rest of the upload probe instead: the keys run_key does not hold (an index
+--   probe each) go in with a plain INSERT — no ON CONFLICT, whose speculative insertion cost
+--   twice as much per key. Only the runs whose key went in are copied into run (COPY … FORMAT
+--   binary). A key met in an earlier batch of the same upload is in run_key by then (the same
 --   transaction), so the first line of the file wins, as before; a re-upload finds every key
 --   and stores nothing. Should a writer that does not take the lock add a key meanwhile, the
 --   primary key fails the upload (rolled back whole) rather than store a run twice.
