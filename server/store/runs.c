@@ -519,6 +519,8 @@ static enum store_status flush_rollups(struct runs_upload *u)
 
 enum store_status store_runs_add(struct runs_upload *u, const struct run *r)
 {
+    if (u->nrow >= RUNS_BATCH_ROWS) /* a batch that could not be sent: the upload failed */
+        return STORE_ERROR;
     const struct run_classmap *map = NULL;
     enum store_status st = cluster_of(u, r->cluster, &map);
     if (st != STORE_OK)
