@@ -94,6 +94,7 @@ struct req {
     size_t bytes_out;
     double started;    /* seconds, monotonic */
     size_t body_read;  /* body bytes read so far */
+    int continued;     /* an Expect: 100-continue was looked at (answered on the first read) */
     int reads_pending; /* a write of this user is counted in flight (http/reads.h) */
     int handling;      /* the route's handler runs: an early fault reply drains a streamed body */
 };

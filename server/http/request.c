@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/cursor.h"
 #include "core/formats/linebuf.h"
@@ -414,6 +415,17 @@ int req_query(struct req *r, const char *name, char *buf, size_t size)
 
 long req_read(struct req *r, char *buf, size_t size)
 {
+    /* RFC 9110 §10.1.1: a client that sent Expect: 100-continue waits for an interim 100
+     * before the body (curl: one second, then it sends anyway). Civetweb sends it only for the
+     * bodies it reads itself, so the first read of a handler's body does. */
+    if (!r->continued) {
+        r->continued = 1;
+        const char *expect = mg_get_header(r->conn, "Expect");
+        if (expect && strcasecmp(expect, "100-continue") == 0 && r->status == 0 &&
+            r->ri->http_version && strcmp(r->ri->http_version, "1.1") == 0 &&
+            mg_write(r->conn, "HTTP/1.1 100 Continue\r\n\r\n", 25) != 25)
+            r->close = 1;
+    }
     /* While the handler waits here the guard measures the body's rate (http/conns.h): a body
      * trickled in is cut off there, and this read then fails. */
     struct conns *guard = __atomic_load_n(&r->app->conns, __ATOMIC_ACQUIRE);
