@@ -30,6 +30,10 @@ enum route_flag {
     ROUTE_STREAM_BODY = 1u << 1,   /* the handler reads the body itself (uploads) */
     ROUTE_OPTIONAL_BODY = 1u << 2, /* with ROUTE_JSON_BODY: an empty body is allowed */
     ROUTE_NO_SESSION = 1u << 3,    /* the session cookie is ignored (signing in replaces it) */
+    /* The pattern's last {param}, at its end, takes the rest of the path: one or more non-empty
+     * segments, slashes included (a tlog-tiles tile path: ".../tile/{level}/{index}" matches
+     * ".../tile/0/x001/x234/067.p/8" with index "x001/x234/067.p/8"). */
+    ROUTE_PATH_TAIL = 1u << 4,
 };
 
 struct principal {
