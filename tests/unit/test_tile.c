@@ -459,11 +459,11 @@ static void test_entry_put(void **state)
     assert_int_equal(tile_entry_put(out, sizeof out, leaf, 0), 2);
     assert_int_equal(out[0] | out[1], 0);
     assert_int_equal(tile_entry_put(out, 4, leaf, 3), 0); /* does not fit */
-    static uint8_t big[TILE_ENTRY_MAX + 3];
-    assert_int_equal(tile_entry_put(big, sizeof big, big, TILE_ENTRY_MAX), TILE_ENTRY_MAX + 2);
+    static uint8_t entry[TILE_ENTRY_MAX + 1], big[TILE_ENTRY_MAX + 3];
+    assert_int_equal(tile_entry_put(big, sizeof big, entry, TILE_ENTRY_MAX), TILE_ENTRY_MAX + 2);
     assert_int_equal(big[0], 0xff);
     assert_int_equal(big[1], 0xff);
-    assert_int_equal(tile_entry_put(big, sizeof big, big, TILE_ENTRY_MAX + 1), 0);
+    assert_int_equal(tile_entry_put(big, sizeof big, entry, TILE_ENTRY_MAX + 1), 0);
 }
 
 int main(void)
