@@ -69,6 +69,9 @@ echo "server RSS after /healthz load: $(rss)"
 printf 'wrk.headers["Authorization"] = "Bearer %s"\n' "$TOKEN" >"$WORK/auth.lua"
 read -r get get_p99 < <(run_wrk "http://127.0.0.1:$PORT/api/v1/workloads/$W" "$WORK/auth.lua")
 echo "server RSS after GET load: $(rss)"
+# how the reads were answered (the row cache: hits, misses, stale; http/reads.h req_row)
+curl -fs -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$PORT/metrics" 2>/dev/null |
+  grep -E '^capledger_row_cache_(requests_total|fills_total)' | sed 's/^/  /' || true
 grep -q '"status":5' "$WORK/server.log" && echo "WARNING: the server answered 5xx during the run"
 pgbench -i -q -s 10 "$DBURL" >/dev/null 2>&1
 pg=$(pgbench -n -S -M prepared -c "$CLIENTS" -j 2 -T "$SECONDS_EACH" "$DBURL" 2>/dev/null |

@@ -147,6 +147,12 @@ static const struct config_var VARS[] = {
     {"CAPLEDGER_TOKEN_CACHE_MS", CONFIG_INT, 0, 1000, "1000", FIELD(token_cache_ms),
      "serve: a resolved API token is reused this long, ms; a revocation elsewhere takes at most "
      "this (0: never)"},
+    {"CAPLEDGER_ROW_CACHE", CONFIG_INT, 0, 1048576, "4096", FIELD(row_cache_slots),
+     "serve: rows read by id kept in memory (workloads), each forgotten when PostgreSQL notifies "
+     "its change; a read uses them once every write the caller must see is applied (0: no "
+     "cache)"},
+    {"CAPLEDGER_ROW_CACHE_MB", CONFIG_INT, 1, 4096, "16", FIELD(row_cache_mb),
+     "serve: the most row text the row cache holds, MiB"},
     {"CAPLEDGER_DRIFT_SWEEP_S", CONFIG_INT, 0, 86400, "60", FIELD(drift_sweep_s),
      "serve: seconds between background drift checks (0: none)"},
     {"CAPLEDGER_PARTITIONS_AHEAD", CONFIG_INT, 1, 120, "3", FIELD(partitions_ahead),

@@ -29,6 +29,8 @@ struct config {
     const char *cors_origins;    /* NULL: no cross-origin access */
     int session_idle_s;          /* browser session idle expiry */
     int token_cache_ms;          /* how long a resolved API token is reused */
+    int row_cache_slots;         /* rows kept by the row cache (0: none) */
+    int row_cache_mb;            /* its byte budget, MiB */
     int drift_sweep_s;           /* 0: no background drift check */
     int partitions_ahead;        /* months after the current one with partitions made */
     int retention_months;        /* 0: keep runs and samples for ever */

@@ -269,6 +269,8 @@ int cmd_serve(int argc, char **argv)
         .cors_origins = cfg.cors_origins,
         .session_idle_s = cfg.session_idle_s,
         .token_cache_ms = cfg.token_cache_ms,
+        .row_cache_slots = cfg.row_cache_slots,
+        .row_cache_mb = cfg.row_cache_mb,
         .usage_exact_max = cfg.usage_exact_max,
     };
     /* Reports and read-only GETs may read from a hot standby; it is never migrated (it follows

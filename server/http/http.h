@@ -32,6 +32,8 @@ struct http_config {
                                   the primary) */
     int read_wait_ms;          /* how long a read waits for the standby to replay the caller's
                                   writes before it goes to the primary */
+    int row_cache_slots;       /* rows kept by the row cache (0: no cache) */
+    int row_cache_mb;          /* the most row text it holds, MiB */
 };
 
 struct http_server;

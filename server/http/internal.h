@@ -30,10 +30,12 @@ enum route_flag {
     ROUTE_STREAM_BODY = 1u << 1,   /* the handler reads the body itself (uploads) */
     ROUTE_OPTIONAL_BODY = 1u << 2, /* with ROUTE_JSON_BODY: an empty body is allowed */
     ROUTE_NO_SESSION = 1u << 3,    /* the session cookie is ignored (signing in replaces it) */
+    ROUTE_ROW_CACHE = 1u << 4,     /* a GET by id that reads through the row cache (req_row):
+                                      its misses read the primary, never the standby */
     /* The pattern's last {param}, at its end, takes the rest of the path: one or more non-empty
      * segments, slashes included (a tlog-tiles tile path: ".../tile/{level}/{index}" matches
      * ".../tile/0/x001/x234/067.p/8" with index "x001/x234/067.p/8"). */
-    ROUTE_PATH_TAIL = 1u << 4,
+    ROUTE_PATH_TAIL = 1u << 5,
 };
 
 struct principal {
@@ -54,6 +56,8 @@ struct app {
     struct metrics *metrics;
     struct conns *conns;        /* the slow-client guard (http/conns.h); NULL when not listening */
     struct token_cache *tokens; /* resolved API tokens, fresh for token_cache_ms (core/auth) */
+    struct rowcache *rows;      /* rows read by id (core/rowcache.h); NULL: none */
+    struct changes *changes;    /* keeps rows true to the primary (store/changes.h) */
 };
 
 struct reads;

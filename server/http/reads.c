@@ -7,7 +7,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/ledger/jcs.h"
+#include "http/evidence.h"
 #include "http/internal.h"
+#include "core/rowcache.h"
+#include "store/changes.h"
 #include "store/replica.h"
 
 #define SETS 256
@@ -171,11 +175,11 @@ static struct store *to(struct reads *rd, enum target t)
     return t == TO_REPLICA ? rd->replica : rd->primary;
 }
 
-struct store *reads_choose(struct reads *rd, struct req *r)
+enum reads_need_status reads_need(struct reads *rd, struct req *r, uint64_t *need_out)
 {
     const char *user = r->who.user_id;
-    if (!user[0])
-        return rd->primary;
+    if (!rd || !user[0])
+        return READS_NEED_UNKNOWN;
     uint64_t need = 0;
     int known = 0;
     int64_t now = now_ms();
@@ -183,7 +187,7 @@ struct store *reads_choose(struct reads *rd, struct req *r)
     struct entry *e = find(rd, user);
     if (e && e->pending) {
         pthread_mutex_unlock(&rd->lock);
-        return to(rd, TO_PRIMARY_PENDING);
+        return READS_NEED_PENDING;
     }
     if (e && now - e->stamp_ms <= READS_TRUST_MS) {
         need = e->lsn;
@@ -194,7 +198,7 @@ struct store *reads_choose(struct reads *rd, struct req *r)
     if (!known) {
         /* Every write acknowledged before now lies at or before the primary's position. */
         if (store_wal_position(rd->primary, &need) != STORE_OK)
-            return to(rd, TO_PRIMARY_NO_LSN);
+            return READS_NEED_UNKNOWN;
         pthread_mutex_lock(&rd->lock);
         e = find_or_add(rd, user);
         if (e && !e->pending) {
@@ -204,6 +208,25 @@ struct store *reads_choose(struct reads *rd, struct req *r)
             e->stamp_ms = now;
         }
         pthread_mutex_unlock(&rd->lock);
+    }
+    *need_out = need;
+    return READS_NEED_OK;
+}
+
+struct store *reads_choose(struct reads *rd, struct req *r)
+{
+    if (!rd->replica)
+        return rd->primary;
+    uint64_t need = 0;
+    switch (reads_need(rd, r, &need)) {
+    case READS_NEED_OK:
+        break;
+    case READS_NEED_PENDING:
+        return to(rd, TO_PRIMARY_PENDING);
+    case READS_NEED_UNKNOWN:
+        if (!r->who.user_id[0])
+            return rd->primary;
+        return to(rd, TO_PRIMARY_NO_LSN);
     }
     /* Replay only moves forward while the standby's sessions last: a position it had already
      * replayed spares asking it again. */
@@ -274,6 +297,8 @@ void reads_write_ends(struct reads *rd, struct req *r)
 
 void reads_metrics(struct reads *rd, FILE *out)
 {
+    if (!rd || !rd->replica)
+        return;
     struct replica_lag lag;
     store_replica_lag(rd->primary, rd->replica, &lag);
     fprintf(out,
@@ -301,4 +326,74 @@ void reads_metrics(struct reads *rd, FILE *out)
     for (int i = 0; i < TARGETS; i++)
         fprintf(out, "capledger_db_reads_total{%s} %llu\n", TARGET_LABEL[i],
                 (unsigned long long)atomic_load(&rd->count[i]));
+}
+
+/* What the cache keeps beside a row's text: its ETag, a newline, then "=" and its team, or "-"
+ * for a row of no team. */
+static int row_meta(const json_t *row, char meta[ROWCACHE_META_MAX])
+{
+    char etag[ETAG_MAX];
+    const char *team = json_string_value(json_object_get(row, "team"));
+    int n = snprintf(meta, ROWCACHE_META_MAX, "%s\n%s%s", etag_version(row, etag), team ? "=" : "-",
+                     team ? team : "");
+    return n > 0 && n < ROWCACHE_META_MAX && !strchr(team ? team : "", '\n') ? 0 : -1;
+}
+
+static void row_answer(struct req *r, const char *what, const char *text, size_t len,
+                       const char *meta)
+{
+    const char *nl = strchr(meta, '\n');
+    const char *team = nl && nl[1] == '=' ? nl + 2 : NULL;
+    if (!nl || !principal_can_read_team(&r->who, team)) {
+        ev_not_found(r, what);
+        return;
+    }
+    char extra[ETAG_MAX + 16];
+    snprintf(extra, sizeof extra, "ETag: \"%.*s\"\r\n", (int)(nl - meta), meta);
+    resp_bytes(r, 200, "application/json", text, len, extra);
+}
+
+void resp_cached_row(struct req *r, int kind, const char *id,
+                     enum store_status (*get)(struct store *, const char *, json_t **),
+                     const char *what)
+{
+    struct rowcache *rc = r->app->rows;
+    uint64_t need = 0;
+    char meta[ROWCACHE_META_MAX];
+    if (rc && reads_need(r->app->reads, r, &need) == READS_NEED_OK) {
+        int behind = 0;
+        char *text = rowcache_get(rc, kind, id, need, &behind, meta);
+        if (text) {
+            row_answer(r, what, text, strlen(text), meta);
+            free(text);
+            return;
+        }
+        if (behind) /* cached, but the caller's writes are not applied yet: confirm soon */
+            changes_wanted(r->app->changes);
+    }
+    uint64_t ticket = rowcache_ticket(rc);
+    json_t *row = NULL;
+    enum store_status st = get(r->app->store, id, &row);
+    if (st == STORE_NOT_FOUND) {
+        json_decref(row);
+        ev_not_found(r, what);
+        return;
+    }
+    if (!(row = req_stored(r, st, row, what)))
+        return;
+    size_t len = 0;
+    char *text = row_meta(row, meta) == 0 ? jcs_dump(row, &len) : NULL;
+    if (!text) { /* JCS refuses it (a NUL in a string), or no room for its meta: not cached */
+        if (principal_can_read_team(&r->who, json_string_value(json_object_get(row, "team"))))
+            resp_read_versioned(r, row);
+        else {
+            json_decref(row);
+            ev_not_found(r, what);
+        }
+        return;
+    }
+    json_decref(row);
+    rowcache_put(rc, kind, id, text, meta, ticket);
+    row_answer(r, what, text, len, meta);
+    free(text);
 }

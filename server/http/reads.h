@@ -13,10 +13,14 @@
 #ifndef CAPLEDGER_HTTP_READS_H
 #define CAPLEDGER_HTTP_READS_H
 
+#include <stdint.h>
 #include <stdio.h>
 
+#include <jansson.h>
+
+#include "store/store.h"
+
 struct req;
-struct store;
 struct reads;
 
 /* How long a remembered position is trusted without asking the primary again, ms. Shorter
@@ -24,11 +28,23 @@ struct reads;
  * so a caller that wrote elsewhere in between is never served from a stale memory. */
 #define READS_TRUST_MS 1000
 
+/* replica may be NULL: then reads_choose always answers the primary, and the instance still
+ * remembers its users' writes for the row cache (reads_need). */
 struct reads *reads_new(struct store *primary, struct store *replica, int wait_ms);
 void reads_free(struct reads *rd);
 
 /* 1 when the request's route may read from the standby. */
 int reads_route_eligible(const char *method, const char *pattern);
+
+enum reads_need_status {
+    READS_NEED_OK,      /* *need: a read that reflects the primary up to here is fresh enough */
+    READS_NEED_PENDING, /* the caller has a write in flight: read the primary */
+    READS_NEED_UNKNOWN, /* anonymous, or the primary's position could not be read */
+};
+/* The WAL position a read by this caller must reflect: the primary's position after the
+ * caller's last write through this instance, or the primary's current position for a caller
+ * not seen within READS_TRUST_MS (one round trip to the primary). */
+enum reads_need_status reads_need(struct reads *rd, struct req *r, uint64_t *need);
 
 /* The store a read-only request should use (the primary when it must). */
 struct store *reads_choose(struct reads *rd, struct req *r);
@@ -36,6 +52,15 @@ struct store *reads_choose(struct reads *rd, struct req *r);
 /* Around a write (any method but GET/HEAD/OPTIONS) of an authenticated user. */
 void reads_write_begins(struct reads *rd, struct req *r);
 void reads_write_ends(struct reads *rd, struct req *r);
+
+/* Answers a GET by id of a row scoped by its "team" member (readable by principal_can_read_team,
+ * else 404 naming what), with the row's version as its ETag, exactly as get(store, id, &row)
+ * and resp_read_versioned would: from the row cache when the cache has applied every write
+ * the caller must see (reads_need), else from r->app->store (the primary: ROUTE_ROW_CACHE),
+ * and then cached. Absent rows and errors are never cached. */
+void resp_cached_row(struct req *r, int kind, const char *id,
+                     enum store_status (*get)(struct store *, const char *, json_t **),
+                     const char *what);
 
 /* Prometheus text: replica up, lag (bytes, seconds), reads by target and reason. */
 void reads_metrics(struct reads *rd, FILE *out);

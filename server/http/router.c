@@ -18,7 +18,9 @@
 #include "http/conns.h"
 #include "http/evidence.h"
 #include "http/internal.h"
+#include "core/rowcache.h"
 #include "http/reads.h"
+#include "store/changes.h"
 
 /* Every handler file's table, in matching order. */
 static const struct route *const route_tables[] = {
@@ -484,10 +486,13 @@ static void dispatch(struct req *r, size_t *route_index)
         r->route->handler(r);
     } else if (strcmp(r->method, "GET") == 0 || strcmp(r->method, "HEAD") == 0) {
         /* A read-only GET the standby may answer: the handler sees the chosen database as
-         * its store (a copy of app for this request alone). */
+         * its store (a copy of app for this request alone). A row-cache route reads the
+         * primary on a miss: a row from the standby could be older than the cache's applied
+         * position (http/reads.h: req_row). */
         struct app *shared = r->app;
         struct app local = *shared;
-        if (reads_route_eligible(r->route->method, r->route->pattern))
+        if (!(r->route->flags & ROUTE_ROW_CACHE) &&
+            reads_route_eligible(r->route->method, r->route->pattern))
             local.store = reads_choose(reads, r);
         else
             local.store = shared->store;
@@ -589,8 +594,9 @@ struct http_server *http_server_detached(const struct http_config *cfg, struct s
     srv->cfg = *cfg;
     srv->app.store = store;
     srv->app.read_store = cfg->read_store ? cfg->read_store : store;
-    if (cfg->read_store && cfg->read_store != store) {
-        srv->app.reads = reads_new(store, cfg->read_store, cfg->read_wait_ms);
+    struct store *replica = cfg->read_store && cfg->read_store != store ? cfg->read_store : NULL;
+    if (replica || cfg->row_cache_slots > 0) {
+        srv->app.reads = reads_new(store, replica, cfg->read_wait_ms);
         if (!srv->app.reads) {
             free(srv);
             return NULL;
@@ -645,6 +651,15 @@ struct http_server *http_start(const struct http_config *cfg, struct store *stor
         free(srv);
         return NULL;
     }
+    if (cfg->row_cache_slots > 0) {
+        /* before the first request: the cache is filled only while its listener runs */
+        srv->app.rows = rowcache_new((size_t)cfg->row_cache_slots, (size_t)cfg->row_cache_mb << 20);
+        srv->app.changes = srv->app.rows ? changes_start(store, srv->app.rows) : NULL;
+        if (!srv->app.changes) {
+            rowcache_free(srv->app.rows);
+            srv->app.rows = NULL;
+        }
+    }
     mg_set_request_handler(srv->ctx, "/", handle, srv);
     struct mg_server_port port;
     if (mg_get_server_ports(srv->ctx, 1, &port) != 1) {
@@ -682,6 +697,8 @@ void http_stop(struct http_server *srv)
         return;
     mg_stop(srv->ctx); /* closes the listener, then waits for worker threads to finish */
     conns_stop(srv->app.conns);
+    changes_stop(srv->app.changes);
+    rowcache_free(srv->app.rows);
     metrics_free(srv->app.metrics);
     reads_free(srv->app.reads);
     token_cache_free(srv->app.tokens);

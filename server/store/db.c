@@ -365,6 +365,11 @@ static PGconn *connect_db(const char *conninfo)
     return pg;
 }
 
+PGconn *store__connect(struct store *s)
+{
+    return connect_db(s->conninfo);
+}
+
 enum store_status store_probe(const char *conninfo, char *why, size_t why_size)
 {
     const char *keys[] = {"connect_timeout", "application_name", "dbname", NULL};

@@ -6,8 +6,14 @@
 
 #include <stdint.h>
 
+#include <libpq-fe.h>
+
 #include "core/ledger/tile.h"
 #include "core/ledger/note.h"
+
+/* A connection of its own (not from the pool) to the store's database, set up as the pool's
+ * are; NULL when it cannot connect. The caller PQfinish()es it. */
+PGconn *store__connect(struct store *s);
 
 /* Runs a multi-statement script without parameters (migration files only). */
 enum store_status store__exec_script(struct store_conn *c, const char *sql) STORE_MUSTCHECK;

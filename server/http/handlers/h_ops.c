@@ -6,6 +6,7 @@
 #include "http/conns.h"
 #include "http/internal.h"
 #include "http/reads.h"
+#include "store/changes.h"
 
 static void healthz(struct req *r)
 {
@@ -29,14 +30,16 @@ static void metrics(struct req *r)
     struct conns_counts conns;
     conns_counts(__atomic_load_n(&r->app->conns, __ATOMIC_ACQUIRE), &conns);
     char *text = metrics_render(r->app->metrics, r->app->store, &conns);
-    if (text && r->app->reads) {
-        /* The standby's lag and where reads went, after the rest. */
+    if (text && (r->app->reads || r->app->rows)) {
+        /* The standby's lag and where reads went, and the row cache, after the rest. */
         size_t len = 0;
         char *all = NULL;
         FILE *out = open_memstream(&all, &len);
         if (out) {
             fputs(text, out);
             reads_metrics(r->app->reads, out);
+            if (r->app->rows)
+                changes_metrics(r->app->changes, out);
             fclose(out);
             free(text);
             text = all;

@@ -11,6 +11,8 @@
 #include "http/evidence.h"
 #include "http/idempotency.h"
 #include "http/internal.h"
+#include "http/reads.h"
+#include "store/changes.h"
 #include "store/workloads.h"
 
 static const char *const KINDS[] = {"training", "fine_tuning", "evaluation", "inference", NULL};
@@ -163,7 +165,10 @@ static json_t *readable_workload(struct req *r, const char *id)
 
 static void workload_get(struct req *r)
 {
-    resp_read_versioned(r, readable_workload(r, r->params[0]));
+    if (!uuid_valid(r->params[0]))
+        ev_not_found(r, "workload");
+    else
+        resp_cached_row(r, ROW_WORKLOAD, r->params[0], store_workload_get, "workload");
 }
 
 static void workload_patch(struct req *r)
@@ -259,7 +264,7 @@ const struct route workload_routes[] = {
     {"GET", "/api/v1/workloads", workload_list, ROLES_USERS, 0,
      "limit cursor from to team kind class q"},
     {"POST", "/api/v1/workloads", workload_create, ROLE_OWNER | ROLE_TEAM, ROUTE_JSON_BODY, NULL},
-    {"GET", "/api/v1/workloads/{id}", workload_get, ROLES_USERS, 0, NULL},
+    {"GET", "/api/v1/workloads/{id}", workload_get, ROLES_USERS, ROUTE_ROW_CACHE, NULL},
     {"PATCH", "/api/v1/workloads/{id}", workload_patch, ROLE_OWNER | ROLE_TEAM, ROUTE_JSON_BODY,
      NULL},
     {NULL, NULL, NULL, 0, 0, NULL},
