@@ -227,9 +227,12 @@ static void log_entry_bundle(struct req *r)
     enum store_status st =
         store_log_entry_bundle(r->app->store, index, width, &bytes, &len, &too_long);
     if (st == STORE_INVALID) {
-        resp_problem(r, 500, "log-entry-too-large", "Log entry too large",
-                     "leaf %lld is longer than an entry bundle can hold (%u bytes)", too_long,
-                     TILE_ENTRY_MAX);
+        /* Appends refuse such leaves (DECISION_RECORD_MAX); a log written before that rule
+         * may hold one: this bundle cannot be served, the leaf itself can. */
+        resp_problem(r, 404, "log-entry-too-large", "Log entry too large",
+                     "leaf %lld is longer than an entry bundle can hold (%u bytes): read it "
+                     "from /api/v1/audit/bundle",
+                     too_long, TILE_ENTRY_MAX);
         return;
     }
     tile_reply(r, st, bytes, len, shown);
