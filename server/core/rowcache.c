@@ -29,6 +29,15 @@ struct rowcache {
     struct rowcache_stats st;
 };
 
+size_t rowcache_row_room(size_t slots, size_t budget_bytes)
+{
+    size_t sets = (slots + WAYS - 1) / WAYS;
+    if (!sets)
+        return 0;
+    size_t share = budget_bytes / sets;
+    return share < ROWCACHE_ROW_MAX ? share : ROWCACHE_ROW_MAX;
+}
+
 struct rowcache *rowcache_new(size_t slots, size_t budget_bytes)
 {
     struct rowcache *c = calloc(1, sizeof *c);
@@ -180,7 +189,7 @@ int rowcache_put(struct rowcache *c, int kind, const char *id, const char *text,
     size_t len = strlen(text);
     /* Each set holds at most its share of the budget, so the whole never exceeds it and a
      * new row only ever displaces rows of its own set. */
-    if (len > ROWCACHE_ROW_MAX || len > c->budget / c->nsets)
+    if (len > rowcache_row_room(c->nsets * WAYS, c->budget))
         return 0;
     char *mine = malloc(len + 1);
     if (!mine)
@@ -197,7 +206,8 @@ int rowcache_put(struct rowcache *c, int kind, const char *id, const char *text,
             e = slot_for(s);
         entry_clear(c, e);
         struct entry *old;
-        while (set_bytes(s) + len > c->budget / c->nsets && (old = oldest_other(s, e)) != NULL)
+        size_t share = c->budget / c->nsets;
+        while (set_bytes(s) + len > share && (old = oldest_other(s, e)) != NULL)
             entry_clear(c, old);
         e->used = 1;
         e->kind = kind;
@@ -224,6 +234,18 @@ void rowcache_forget(struct rowcache *c, int kind, const char *id)
     pthread_mutex_lock(&c->lock);
     c->st.forgets++;
     struct set *s = key_ok(id) ? set_of(c, kind, id) : NULL;
+    struct entry *e = s ? find(s, kind, id) : NULL;
+    if (e)
+        entry_clear(c, e);
+    pthread_mutex_unlock(&c->lock);
+}
+
+void rowcache_drop(struct rowcache *c, int kind, const char *id)
+{
+    if (!c || !key_ok(id))
+        return;
+    pthread_mutex_lock(&c->lock);
+    struct set *s = set_of(c, kind, id);
     struct entry *e = s ? find(s, kind, id) : NULL;
     if (e)
         entry_clear(c, e);

@@ -1,6 +1,7 @@
 /* Read routing between the primary and a hot standby. See reads.h. */
 #include "http/reads.h"
 
+#include <ctype.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -360,9 +361,17 @@ void resp_cached_row(struct req *r, int kind, const char *id,
     struct rowcache *rc = r->app->rows;
     uint64_t need = 0;
     char meta[ROWCACHE_META_MAX];
+    /* The key is the id as PostgreSQL prints it (the trigger names rows so): an upper-case
+     * spelling of a uuid is the same row, and must be forgotten with it. */
+    char key[ROWCACHE_ID_MAX + 1];
+    size_t n = strlen(id);
+    if (n > ROWCACHE_ID_MAX)
+        rc = NULL;
+    for (size_t i = 0; rc && i <= n; i++)
+        key[i] = (char)tolower((unsigned char)id[i]);
     if (rc && reads_need(r->app->reads, r, &need) == READS_NEED_OK) {
         int behind = 0;
-        char *text = rowcache_get(rc, kind, id, need, &behind, meta);
+        char *text = rowcache_get(rc, kind, key, need, &behind, meta);
         if (text) {
             row_answer(r, what, text, strlen(text), meta);
             free(text);
@@ -376,6 +385,8 @@ void resp_cached_row(struct req *r, int kind, const char *id,
     enum store_status st = get(r->app->store, id, &row);
     if (st == STORE_NOT_FOUND) {
         json_decref(row);
+        if (rc) /* gone (its notice may still be on its way) */
+            rowcache_drop(rc, kind, key);
         ev_not_found(r, what);
         return;
     }
@@ -393,7 +404,8 @@ void resp_cached_row(struct req *r, int kind, const char *id,
         return;
     }
     json_decref(row);
-    rowcache_put(rc, kind, id, text, meta, ticket);
+    if (rc)
+        rowcache_put(rc, kind, key, text, meta, ticket);
     row_answer(r, what, text, len, meta);
     free(text);
 }

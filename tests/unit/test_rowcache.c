@@ -85,6 +85,11 @@ static void test_forget_and_reset(void **state)
     rowcache_forget(c, 0, ID1);
     assert_get(c, 0, ID1, 0, NULL, 0);
     assert_get(c, 0, ID2, 7, "b", 0);
+    /* a drop removes the entry but leaves fills in flight */
+    uint64_t t = rowcache_ticket(c);
+    rowcache_drop(c, 0, ID2);
+    assert_get(c, 0, ID2, 7, NULL, 0);
+    assert_int_equal(rowcache_put(c, 0, ID2, "b2", NULL, t), 1);
     rowcache_reset(c);
     assert_get(c, 0, ID2, 0, NULL, 0);
     rowcache_put(c, 0, ID2, "c", NULL, rowcache_ticket(c));
@@ -194,6 +199,15 @@ static void test_meta_kept_beside_the_row(void **state)
     rowcache_free(c);
 }
 
+static void test_row_room(void **state)
+{
+    (void)state;
+    assert_int_equal(rowcache_row_room(0, 1 << 20), 0);
+    assert_int_equal(rowcache_row_room(4096, 16u << 20), ROWCACHE_ROW_MAX); /* the defaults */
+    assert_int_equal(rowcache_row_room(1048576, 1u << 20), 4);
+    assert_int_equal(rowcache_row_room(5, 100), 50); /* 2 sets */
+}
+
 static void test_cache_of_nothing(void **state)
 {
     (void)state;
@@ -218,6 +232,7 @@ int main(void)
         cmocka_unit_test(test_budget_and_sizes),
         cmocka_unit_test(test_least_recently_used_goes),
         cmocka_unit_test(test_meta_kept_beside_the_row),
+        cmocka_unit_test(test_row_room),
         cmocka_unit_test(test_cache_of_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
