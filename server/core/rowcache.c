@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define WAYS 4
 
@@ -22,6 +23,7 @@ struct set {
 
 struct rowcache {
     pthread_mutex_t lock;
+    pthread_cond_t moved; /* P moved forward */
     struct set *sets;
     size_t nsets;
     size_t budget;
@@ -49,7 +51,14 @@ struct rowcache *rowcache_new(size_t slots, size_t budget_bytes)
         free(c);
         return NULL;
     }
-    if (pthread_mutex_init(&c->lock, NULL) != 0) {
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    int cond_ok = pthread_cond_init(&c->moved, &attr) == 0;
+    pthread_condattr_destroy(&attr);
+    if (!cond_ok || pthread_mutex_init(&c->lock, NULL) != 0) {
+        if (cond_ok)
+            pthread_cond_destroy(&c->moved);
         free(c->sets);
         free(c);
         return NULL;
@@ -75,6 +84,7 @@ void rowcache_free(struct rowcache *c)
         for (int w = 0; w < WAYS; w++)
             free(c->sets[s].way[w].text);
     pthread_mutex_destroy(&c->lock);
+    pthread_cond_destroy(&c->moved);
     free(c->sets);
     free(c);
 }
@@ -270,9 +280,28 @@ void rowcache_applied(struct rowcache *c, uint64_t lsn)
     if (!c)
         return;
     pthread_mutex_lock(&c->lock);
-    if (lsn > c->st.applied)
+    if (lsn > c->st.applied) {
         c->st.applied = lsn;
+        pthread_cond_broadcast(&c->moved);
+    }
     pthread_mutex_unlock(&c->lock);
+}
+
+int rowcache_await(struct rowcache *c, uint64_t need, int timeout_ms)
+{
+    if (!c)
+        return 0;
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    long long ns = until.tv_nsec + (long long)(timeout_ms > 0 ? timeout_ms : 0) * 1000000LL;
+    until.tv_sec += (time_t)(ns / 1000000000LL);
+    until.tv_nsec = (long)(ns % 1000000000LL);
+    pthread_mutex_lock(&c->lock);
+    while (c->st.applied < need && pthread_cond_timedwait(&c->moved, &c->lock, &until) == 0)
+        ;
+    int ok = c->st.applied >= need;
+    pthread_mutex_unlock(&c->lock);
+    return ok;
 }
 
 void rowcache_stats(struct rowcache *c, struct rowcache_stats *out)

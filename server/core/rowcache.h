@@ -70,8 +70,11 @@ void rowcache_drop(struct rowcache *c, int kind, const char *id);
 /* Everything may have changed: drop every entry and fill in flight, P = 0. */
 void rowcache_reset(struct rowcache *c);
 
-/* Every commit at or before lsn has been forgotten: P = max(P, lsn). */
+/* Every commit at or before lsn has been forgotten: P = max(P, lsn); wakes rowcache_await. */
 void rowcache_applied(struct rowcache *c, uint64_t lsn);
+
+/* Waits up to timeout_ms for P to reach need; 1 when it has. */
+int rowcache_await(struct rowcache *c, uint64_t need, int timeout_ms);
 
 void rowcache_stats(struct rowcache *c, struct rowcache_stats *out);
 

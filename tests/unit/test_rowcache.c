@@ -10,7 +10,9 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <pthread.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/rowcache.h"
 
@@ -199,6 +201,37 @@ static void test_meta_kept_beside_the_row(void **state)
     rowcache_free(c);
 }
 
+struct mover {
+    struct rowcache *c;
+    uint64_t to;
+};
+
+static void *move_later(void *arg)
+{
+    struct mover *m = arg;
+    struct timespec pause = {0, 20 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    rowcache_applied(m->c, m->to);
+    return NULL;
+}
+
+static void test_await(void **state)
+{
+    (void)state;
+    struct rowcache *c = rowcache_new(16, 1 << 20);
+    rowcache_applied(c, 10);
+    assert_int_equal(rowcache_await(c, 10, 0), 1); /* already there */
+    assert_int_equal(rowcache_await(c, 11, 0), 0);
+    assert_int_equal(rowcache_await(c, 11, 30), 0); /* nobody moves it: times out */
+    struct mover m = {c, 50};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, move_later, &m), 0);
+    assert_int_equal(rowcache_await(c, 50, 5000), 1); /* woken when it moves */
+    pthread_join(t, NULL);
+    assert_int_equal(rowcache_await(NULL, 0, 0), 0);
+    rowcache_free(c);
+}
+
 static void test_row_room(void **state)
 {
     (void)state;
@@ -232,6 +265,7 @@ int main(void)
         cmocka_unit_test(test_budget_and_sizes),
         cmocka_unit_test(test_least_recently_used_goes),
         cmocka_unit_test(test_meta_kept_beside_the_row),
+        cmocka_unit_test(test_await),
         cmocka_unit_test(test_row_room),
         cmocka_unit_test(test_cache_of_nothing),
     };
