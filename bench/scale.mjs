@@ -76,7 +76,7 @@ end
     if (text) console.log(`${path.basename(log)}:\n${text.split('\n').slice(-6).join('\n')}`);
   }
   const metrics = (await api(t.apps[0].url, 'GET', '/metrics')).text;
-  console.log(metrics.split('\n').filter((l) => /^capledger_db_(reads_total|replica_lag)/.test(l)).join('\n'));
+  console.log(metrics.split('\n').filter((l) => /^capledger_(db_(reads_total|replica_lag)|row_cache_requests_total)/.test(l)).join('\n'));
 } finally {
   await t.stop();
 }

@@ -213,7 +213,9 @@ static const char *type_name(const struct config_var *v)
 static const char *range_text(const struct config_var *v, char *buf, size_t size)
 {
     buf[0] = '\0';
-    if (v->type == CONFIG_INT || v->type == CONFIG_REAL)
+    if (v->type == CONFIG_INT) /* whole numbers in full: 1048576, not 1.04858e+06 */
+        snprintf(buf, size, "%.0f..%.0f", v->min, v->max);
+    else if (v->type == CONFIG_REAL)
         snprintf(buf, size, "%g..%g", v->min, v->max);
     return buf;
 }

@@ -12,6 +12,7 @@
 #include <civetweb.h>
 
 #include "cmd/cmd.h"
+#include "core/rowcache.h"
 #include "cmd/config.h"
 #include "cmd/files.h"
 #include "cmd/threadstack.h"
@@ -200,6 +201,15 @@ int cmd_serve(int argc, char **argv)
         strncmp(cfg.public_origin, "https://", 8) != 0) {
         fprintf(stderr, "capledger: CAPLEDGER_PUBLIC_ORIGIN must be http://HOST[:PORT] or "
                         "https://HOST[:PORT]\n");
+        return 2;
+    }
+    size_t room = rowcache_row_room((size_t)cfg.row_cache_slots, (size_t)cfg.row_cache_mb << 20);
+    if (cfg.row_cache_slots > 0 && room < ROWCACHE_ROOM_MIN) {
+        fprintf(stderr,
+                "capledger: CAPLEDGER_ROW_CACHE_MB=%d leaves %zu bytes a row for "
+                "CAPLEDGER_ROW_CACHE=%d rows (at least %d needed, or nothing would be cached): "
+                "raise CAPLEDGER_ROW_CACHE_MB or lower CAPLEDGER_ROW_CACHE\n",
+                cfg.row_cache_mb, room, cfg.row_cache_slots, ROWCACHE_ROOM_MIN);
         return 2;
     }
     char witnesses_why[256];

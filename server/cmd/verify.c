@@ -1,8 +1,13 @@
 /* capledger verify BUNDLE.json --key FILE [--approvers FILE] [--previous-checkpoint FILE]
  * [--recompute] — the auditor's offline check of an audit bundle (core/ledger/bundle.c does
  * the checking; this reads the files). The trust anchor is the verifier key the auditor holds
- * (--key, or CAPLEDGER_VERIFIER_KEY): without one, nothing can be called verified. */
+ * (--key, or CAPLEDGER_VERIFIER_KEY): without one, nothing can be called verified.
+ *
+ * The bundle is streamed, never held (core/ledger/bundle_reader.h): a first pass over the file
+ * collects its members other than the leaves and counts the leaves, a second feeds each leaf
+ * to the checks as it is read. Standard input ("-") is copied to a temporary file first. */
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,11 +16,14 @@
 #include "cmd/config.h"
 #include "cmd/files.h"
 #include "core/ledger/bundle.h"
+#include "core/ledger/bundle_reader.h"
 #include "core/ledger/jcs.h"
 #include "core/ledger/note.h"
 #include "core/ledger/witness.h"
 
-#define BUNDLE_MAX_BYTES (1u << 30)
+#define MEMBER_MAX_BYTES (1u << 30) /* one member other than the leaves (the comparisons) */
+#define LEAF_MAX_BYTES (64u << 20)  /* one leaf's base64 text */
+#define READ_CHUNK (1u << 16)
 #define CHECKPOINT_MAX_BYTES (1u << 16)
 #define KEY_FILE_MAX_BYTES (1u << 12)
 #define APPROVERS_MAX_BYTES (1u << 20)
@@ -169,6 +177,63 @@ static void print_approvers(const json_t *approvers)
     }
 }
 
+/* The bundle file, rewound for another pass; standard input is spooled to a temporary file
+ * (it cannot be read twice). NULL after printing why. */
+static FILE *bundle_open(const char *path)
+{
+    FILE *f = strcmp(path, "-") == 0 ? tmpfile() : fopen(path, "rb");
+    if (f && strcmp(path, "-") == 0) {
+        char buf[READ_CHUNK];
+        size_t n;
+        while ((n = fread(buf, 1, sizeof buf, stdin)) > 0)
+            if (fwrite(buf, 1, n, f) != n)
+                break;
+        if (ferror(stdin) || ferror(f)) {
+            fclose(f);
+            f = NULL;
+        }
+    }
+    if (!f)
+        fprintf(stderr, "capledger: %s: %s\n", path, strerror(errno ? errno : EIO));
+    return f;
+}
+
+/* One pass of the reader over the whole file. Returns 0, or 1 after printing a parse error
+ * (or nothing, when the leaf callback stopped it: the caller names that fault). */
+static int bundle_pass(FILE *f, const char *path, struct bundle_reader *r)
+{
+    char buf[READ_CHUNK];
+    size_t n;
+    int rc = 0;
+    rewind(f);
+    while (rc == 0 && (n = fread(buf, 1, sizeof buf, f)) > 0)
+        rc = bundle_reader_feed(r, buf, n);
+    if (rc == 0 && ferror(f)) {
+        fprintf(stderr, "capledger: %s: %s\n", path, strerror(errno ? errno : EIO));
+        return 1;
+    }
+    if (rc == 0)
+        rc = bundle_reader_end(r);
+    if (rc == 0 || bundle_reader_stopped(r))
+        return rc ? 1 : 0;
+    long line, column;
+    const char *message = bundle_reader_error(r, &line, &column);
+    fprintf(stderr, "capledger verify: %s:%ld:%ld: %s\n", path, line, column, message);
+    return 1;
+}
+
+struct leaf_feed {
+    struct bundle_check *check;
+    char why[1024];
+};
+
+static int feed_leaf(void *ctx, size_t index, const char *text, size_t len)
+{
+    (void)index;
+    struct leaf_feed *lf = ctx;
+    return bundle_check_leaf(lf->check, text, len, lf->why, sizeof lf->why);
+}
+
 int cmd_verify(int argc, char **argv)
 {
     const char *bundle_path = NULL, *previous_path = NULL, *key_path = NULL;
@@ -207,11 +272,11 @@ int cmd_verify(int argc, char **argv)
         return 1;
     }
     int status = 1;
-    char *text = NULL, *previous = NULL, *key_text = NULL, *approvers_text = NULL;
+    char *previous = NULL, *key_text = NULL, *approvers_text = NULL;
     const char **approver_keys = NULL;
-    json_t *bundle = NULL, *report = json_object();
-    struct problems errs;
-    problems_init(&errs);
+    json_t *report = json_object();
+    FILE *file = NULL;
+    struct bundle_reader *members_reader = NULL, *leaves_reader = NULL;
     struct bundle_trust trust = {.witnesses = witnesses,
                                  .witness_count = nwitnesses,
                                  .quorum = quorum < 0 ? nwitnesses : (size_t)quorum};
@@ -236,27 +301,40 @@ int cmd_verify(int argc, char **argv)
         trust.approvers = approver_keys;
         trust.approver_count = (size_t)n;
     }
-    size_t len;
-    text = files_read_all(bundle_path, BUNDLE_MAX_BYTES, &len);
-    if (!text)
-        goto done;
-    bundle = jcs_parse(text, len, &errs);
-    if (!bundle) {
-        fprintf(stderr, "capledger verify: %s:%ld:%ld: %s\n", bundle_path,
-                errs.count ? errs.items[0].line : 0, errs.count ? errs.items[0].column : 0,
-                errs.count ? errs.items[0].message : "out of memory");
-        goto done;
-    }
     if (previous_path && !(previous = files_read_all(previous_path, CHECKPOINT_MAX_BYTES, NULL)))
         goto done;
     trust.previous_checkpoint = previous;
+    if (!(file = bundle_open(bundle_path)))
+        goto done;
+    /* Pass 1: the members other than the leaves, and how many leaves there are. */
+    members_reader = bundle_reader_new(NULL, NULL, true, LEAF_MAX_BYTES, MEMBER_MAX_BYTES);
+    if (!members_reader || bundle_pass(file, bundle_path, members_reader) != 0)
+        goto done;
+    const json_t *members = bundle_reader_members(members_reader);
+    size_t leaf_count = bundle_reader_leaves(members_reader);
     char why[1024];
-    if (bundle_verify(bundle, &trust, report, why, sizeof why) != 0) {
+    struct leaf_feed feed = {
+        .check = bundle_check_begin(
+            members, bundle_reader_has_leaves(members_reader) ? (long long)leaf_count : -1, &trust,
+            why, sizeof why)};
+    if (!feed.check) {
         fprintf(stderr, "capledger verify: FAILED: %s\n", why);
         goto done;
     }
+    /* Pass 2: each leaf through the checks as it is read. */
+    leaves_reader = bundle_reader_new(feed_leaf, &feed, false, LEAF_MAX_BYTES, MEMBER_MAX_BYTES);
+    int failed = !leaves_reader || bundle_pass(file, bundle_path, leaves_reader) != 0;
+    if (failed && leaves_reader && bundle_reader_stopped(leaves_reader))
+        fprintf(stderr, "capledger verify: FAILED: %s\n", feed.why);
+    if (!failed && bundle_check_end(feed.check, report, why, sizeof why) != 0) {
+        fprintf(stderr, "capledger verify: FAILED: %s\n", why);
+        failed = 1;
+    }
+    bundle_check_free(feed.check);
+    if (failed)
+        goto done;
     if (recompute &&
-        bundle_recompute(bundle, RECOMPUTE_REL_TOL, print_notice, NULL, why, sizeof why) != 0) {
+        bundle_recompute(members, RECOMPUTE_REL_TOL, print_notice, NULL, why, sizeof why) != 0) {
         fprintf(stderr, "capledger verify: FAILED: %s\n", why);
         goto done;
     }
@@ -266,8 +344,7 @@ int cmd_verify(int argc, char **argv)
                  trust.quorum, trust.witness_count);
     printf("verified: checkpoint signed by %s with the key you hold%s; %zu leaves, every approver "
            "signature and comparison hash checked%s%s%s\n",
-           json_string_value(json_object_get(bundle, "origin")), quorum_text,
-           json_array_size(json_object_get(bundle, "leaves")),
+           json_string_value(json_object_get(members, "origin")), quorum_text, leaf_count,
            trust.approver_count ? "; every signer is an approver key you hold" : "",
            previous ? "; the previous checkpoint is a prefix" : "",
            recompute ? "; every comparison recomputed within 1e-9" : "");
@@ -282,13 +359,14 @@ int cmd_verify(int argc, char **argv)
                 legacy);
     status = 0;
 done:
-    json_decref(bundle);
+    bundle_reader_free(leaves_reader);
+    bundle_reader_free(members_reader);
+    if (file)
+        fclose(file);
     json_decref(report);
     free(approver_keys);
     free(approvers_text);
     free(key_text);
     free(previous);
-    free(text);
-    problems_free(&errs);
     return status;
 }

@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define WAYS 4
 
@@ -22,12 +23,22 @@ struct set {
 
 struct rowcache {
     pthread_mutex_t lock;
+    pthread_cond_t moved; /* P moved forward */
     struct set *sets;
     size_t nsets;
     size_t budget;
     uint64_t clock;
     struct rowcache_stats st;
 };
+
+size_t rowcache_row_room(size_t slots, size_t budget_bytes)
+{
+    size_t sets = (slots + WAYS - 1) / WAYS;
+    if (!sets)
+        return 0;
+    size_t share = budget_bytes / sets;
+    return share < ROWCACHE_ROW_MAX ? share : ROWCACHE_ROW_MAX;
+}
 
 struct rowcache *rowcache_new(size_t slots, size_t budget_bytes)
 {
@@ -40,7 +51,14 @@ struct rowcache *rowcache_new(size_t slots, size_t budget_bytes)
         free(c);
         return NULL;
     }
-    if (pthread_mutex_init(&c->lock, NULL) != 0) {
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    int cond_ok = pthread_cond_init(&c->moved, &attr) == 0;
+    pthread_condattr_destroy(&attr);
+    if (!cond_ok || pthread_mutex_init(&c->lock, NULL) != 0) {
+        if (cond_ok)
+            pthread_cond_destroy(&c->moved);
         free(c->sets);
         free(c);
         return NULL;
@@ -66,6 +84,7 @@ void rowcache_free(struct rowcache *c)
         for (int w = 0; w < WAYS; w++)
             free(c->sets[s].way[w].text);
     pthread_mutex_destroy(&c->lock);
+    pthread_cond_destroy(&c->moved);
     free(c->sets);
     free(c);
 }
@@ -180,7 +199,7 @@ int rowcache_put(struct rowcache *c, int kind, const char *id, const char *text,
     size_t len = strlen(text);
     /* Each set holds at most its share of the budget, so the whole never exceeds it and a
      * new row only ever displaces rows of its own set. */
-    if (len > ROWCACHE_ROW_MAX || len > c->budget / c->nsets)
+    if (len > rowcache_row_room(c->nsets * WAYS, c->budget))
         return 0;
     char *mine = malloc(len + 1);
     if (!mine)
@@ -197,7 +216,8 @@ int rowcache_put(struct rowcache *c, int kind, const char *id, const char *text,
             e = slot_for(s);
         entry_clear(c, e);
         struct entry *old;
-        while (set_bytes(s) + len > c->budget / c->nsets && (old = oldest_other(s, e)) != NULL)
+        size_t share = c->budget / c->nsets;
+        while (set_bytes(s) + len > share && (old = oldest_other(s, e)) != NULL)
             entry_clear(c, old);
         e->used = 1;
         e->kind = kind;
@@ -230,6 +250,18 @@ void rowcache_forget(struct rowcache *c, int kind, const char *id)
     pthread_mutex_unlock(&c->lock);
 }
 
+void rowcache_drop(struct rowcache *c, int kind, const char *id)
+{
+    if (!c || !key_ok(id))
+        return;
+    pthread_mutex_lock(&c->lock);
+    struct set *s = set_of(c, kind, id);
+    struct entry *e = s ? find(s, kind, id) : NULL;
+    if (e)
+        entry_clear(c, e);
+    pthread_mutex_unlock(&c->lock);
+}
+
 void rowcache_reset(struct rowcache *c)
 {
     if (!c)
@@ -248,9 +280,28 @@ void rowcache_applied(struct rowcache *c, uint64_t lsn)
     if (!c)
         return;
     pthread_mutex_lock(&c->lock);
-    if (lsn > c->st.applied)
+    if (lsn > c->st.applied) {
         c->st.applied = lsn;
+        pthread_cond_broadcast(&c->moved);
+    }
     pthread_mutex_unlock(&c->lock);
+}
+
+int rowcache_await(struct rowcache *c, uint64_t need, int timeout_ms)
+{
+    if (!c)
+        return 0;
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    long long ns = until.tv_nsec + (long long)(timeout_ms > 0 ? timeout_ms : 0) * 1000000LL;
+    until.tv_sec += (time_t)(ns / 1000000000LL);
+    until.tv_nsec = (long)(ns % 1000000000LL);
+    pthread_mutex_lock(&c->lock);
+    while (c->st.applied < need && pthread_cond_timedwait(&c->moved, &c->lock, &until) == 0)
+        ;
+    int ok = c->st.applied >= need;
+    pthread_mutex_unlock(&c->lock);
+    return ok;
 }
 
 void rowcache_stats(struct rowcache *c, struct rowcache_stats *out)

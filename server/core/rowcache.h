@@ -30,6 +30,11 @@
 
 struct rowcache;
 
+/* The longest row a cache of slots and budget_bytes can keep: each set of 4 slots holds at
+ * most its share of the budget (and no row is over ROWCACHE_ROW_MAX). 0 for 0 slots. */
+size_t rowcache_row_room(size_t slots, size_t budget_bytes);
+#define ROWCACHE_ROOM_MIN 4096 /* serve refuses sizes that leave less room for a row */
+
 struct rowcache_stats {
     uint64_t hits, misses, stale; /* stale: an entry was there but P had not reached need */
     uint64_t fills, fills_dropped, forgets, resets;
@@ -58,11 +63,18 @@ int rowcache_put(struct rowcache *c, int kind, const char *id, const char *text,
 /* A row changed (or may have): drop it, and drop every fill in flight. */
 void rowcache_forget(struct rowcache *c, int kind, const char *id);
 
+/* The database no longer has this row: drop the entry, if any (fills in flight are left: a
+ * stale one is forgotten when the deletion's notice arrives). */
+void rowcache_drop(struct rowcache *c, int kind, const char *id);
+
 /* Everything may have changed: drop every entry and fill in flight, P = 0. */
 void rowcache_reset(struct rowcache *c);
 
-/* Every commit at or before lsn has been forgotten: P = max(P, lsn). */
+/* Every commit at or before lsn has been forgotten: P = max(P, lsn); wakes rowcache_await. */
 void rowcache_applied(struct rowcache *c, uint64_t lsn);
+
+/* Waits up to timeout_ms for P to reach need; 1 when it has. */
+int rowcache_await(struct rowcache *c, uint64_t need, int timeout_ms);
 
 void rowcache_stats(struct rowcache *c, struct rowcache_stats *out);
 

@@ -32,6 +32,10 @@ enum route_flag {
     ROUTE_NO_SESSION = 1u << 3,    /* the session cookie is ignored (signing in replaces it) */
     ROUTE_ROW_CACHE = 1u << 4,     /* a GET by id that reads through the row cache (req_row):
                                       its misses read the primary, never the standby */
+    /* The pattern's last {param}, at its end, takes the rest of the path: one or more non-empty
+     * segments, slashes included (a tlog-tiles tile path: ".../tile/{level}/{index}" matches
+     * ".../tile/0/x001/x234/067.p/8" with index "x001/x234/067.p/8"). */
+    ROUTE_PATH_TAIL = 1u << 5,
 };
 
 struct principal {

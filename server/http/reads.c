@@ -1,6 +1,7 @@
 /* Read routing between the primary and a hot standby. See reads.h. */
 #include "http/reads.h"
 
+#include <ctype.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -328,6 +329,10 @@ void reads_metrics(struct reads *rd, FILE *out)
                 (unsigned long long)atomic_load(&rd->count[i]));
 }
 
+/* How long a read whose row is cached waits for the listener to apply the caller's position
+ * before it reads the database instead. */
+#define ROW_AWAIT_MS 20
+
 /* What the cache keeps beside a row's text: its ETag, a newline, then "=" and its team, or "-"
  * for a row of no team. */
 static int row_meta(const json_t *row, char meta[ROWCACHE_META_MAX])
@@ -360,22 +365,41 @@ void resp_cached_row(struct req *r, int kind, const char *id,
     struct rowcache *rc = r->app->rows;
     uint64_t need = 0;
     char meta[ROWCACHE_META_MAX];
+    /* The key is the id as PostgreSQL prints it (the trigger names rows so): an upper-case
+     * spelling of a uuid is the same row, and must be forgotten with it. */
+    char key[ROWCACHE_ID_MAX + 1];
+    size_t n = strlen(id);
+    if (n > ROWCACHE_ID_MAX)
+        rc = NULL;
+    for (size_t i = 0; rc && i <= n; i++)
+        key[i] = (char)tolower((unsigned char)id[i]);
     if (rc && reads_need(r->app->reads, r, &need) == READS_NEED_OK) {
         int behind = 0;
-        char *text = rowcache_get(rc, kind, id, need, &behind, meta);
+        char *text = rowcache_get(rc, kind, key, need, &behind, meta);
         if (text) {
             row_answer(r, what, text, strlen(text), meta);
             free(text);
             return;
         }
-        if (behind) /* cached, but the caller's writes are not applied yet: confirm soon */
+        /* Cached, but the caller's writes are not applied yet: the listener confirms a newer
+         * position at once, usually within a round trip; wait that long rather than read. */
+        if (behind) {
             changes_wanted(r->app->changes);
+            if (rowcache_await(rc, need, ROW_AWAIT_MS) &&
+                (text = rowcache_get(rc, kind, key, need, NULL, meta)) != NULL) {
+                row_answer(r, what, text, strlen(text), meta);
+                free(text);
+                return;
+            }
+        }
     }
     uint64_t ticket = rowcache_ticket(rc);
     json_t *row = NULL;
     enum store_status st = get(r->app->store, id, &row);
     if (st == STORE_NOT_FOUND) {
         json_decref(row);
+        if (rc) /* gone (its notice may still be on its way) */
+            rowcache_drop(rc, kind, key);
         ev_not_found(r, what);
         return;
     }
@@ -393,7 +417,8 @@ void resp_cached_row(struct req *r, int kind, const char *id,
         return;
     }
     json_decref(row);
-    rowcache_put(rc, kind, id, text, meta, ticket);
+    if (rc)
+        rowcache_put(rc, kind, key, text, meta, ticket);
     row_answer(r, what, text, len, meta);
     free(text);
 }

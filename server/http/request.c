@@ -87,7 +87,9 @@ static FILE *reply_head(struct req *r, int status, const char *content_type, lon
     else
         fprintf(out, "Content-Length: %lld\r\n", len);
     fprintf(out, "X-Request-Id: %s\r\n%s", r->request_id, SECURITY_HEADERS);
-    if (strncmp(r->path, "/api/", 5) == 0 || strcmp(r->path, "/metrics") == 0)
+    /* API answers are not cached, unless the handler says how (immutable log tiles). */
+    if ((strncmp(r->path, "/api/", 5) == 0 || strcmp(r->path, "/metrics") == 0) &&
+        !(extra_headers && strstr(extra_headers, "Cache-Control:")))
         fputs("Cache-Control: no-store\r\n", out);
     if (extra_headers)
         fputs(extra_headers, out);

@@ -113,17 +113,30 @@ void http_print_routes(int with_query)
     }
 }
 
-/* Matches path against pattern segment by segment; {name} captures one non-empty segment. */
-static int match_pattern(const char *pattern, const char *path, char **params, int *nparams)
+/* Matches path against pattern segment by segment; {name} captures one non-empty segment. With
+ * ROUTE_PATH_TAIL (tail), the pattern's last {name}, which must end it, captures the rest of
+ * the path instead: one or more non-empty segments with their slashes ("x001/x234/067.p/8"),
+ * for resources named by a path of their own (C2SP tlog-tiles). */
+static int match_pattern(const char *pattern, const char *path, int tail, char **params,
+                         int *nparams)
 {
     int n = 0;
     const char *p = pattern, *s = path;
     while (*p && *s) {
         if (*p == '{') {
             const char *close = strchr(p, '}');
-            const char *end = strchr(s, '/');
-            size_t len = end ? (size_t)(end - s) : strlen(s);
-            if (!close || len == 0 || n >= MAX_PATH_PARAMS)
+            if (!close || n >= MAX_PATH_PARAMS)
+                goto fail;
+            size_t len = strlen(s);
+            if (tail && close[1] == '\0') {
+                /* The rest of the path, without an empty segment ("a//b", a trailing "/"). */
+                if (s[0] == '/' || strstr(s, "//") || s[len - 1] == '/')
+                    goto fail;
+            } else {
+                const char *end = strchr(s, '/');
+                len = end ? (size_t)(end - s) : len;
+            }
+            if (len == 0)
                 goto fail;
             params[n++] = strndup(s, len);
             p = close + 1;
@@ -410,7 +423,7 @@ static void dispatch(struct req *r, size_t *route_index)
         const struct route *rt = router_route_at(i);
         char *params[MAX_PATH_PARAMS] = {0};
         int np = 0;
-        if (!match_pattern(rt->pattern, r->path, params, &np))
+        if (!match_pattern(rt->pattern, r->path, (rt->flags & ROUTE_PATH_TAIL) != 0, params, &np))
             continue;
         int same = strcmp(rt->method, r->method) == 0 ||
                    (strcmp(r->method, "HEAD") == 0 && strcmp(rt->method, "GET") == 0);

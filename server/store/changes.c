@@ -50,8 +50,8 @@ static void log_line(const char *msg, const char *detail)
     for (const char *p = detail ? detail : ""; *p; p++)
         if (*p == '"' || *p == '\\')
             fprintf(stderr, "\\%c", *p);
-        else if ((unsigned char)*p >= 0x20)
-            fputc(*p, stderr);
+        else /* libpq's messages hold newlines: a space each, one log line */
+            fputc((unsigned char)*p >= 0x20 ? *p : ' ', stderr);
     fputs("\"}\n", stderr);
 }
 

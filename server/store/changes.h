@@ -6,7 +6,7 @@
  * notifications in commit order, so to confirm how far it has come the thread runs
  * SELECT pg_current_wal_lsn(), pg_notify(<its own channel>, <n>): when notification n comes
  * back, every transaction that committed at or before that position has been handled, and the
- * cache's applied position moves there (rowcache_applied). It confirms every SYNC_IDLE_MS, and
+ * cache's applied position moves there (rowcache_applied). It confirms every second, and
  * at once when a reader asks (changes_wanted: a read found the cache behind the caller's
  * writes). A lost connection resets the cache (notifications may have been missed) and again
  * once LISTEN is back in force, then reconnects with a growing pause (at most 2 s). */

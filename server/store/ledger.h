@@ -10,6 +10,7 @@
 #define CAPLEDGER_STORE_LEDGER_H
 
 #include <sodium.h>
+#include <stdint.h>
 
 #include "core/problems.h"
 #include "store/audit.h"
@@ -98,6 +99,22 @@ enum store_status store_log_inclusion(struct store *s, long long index, long lon
  * 0 < first <= second <= tree size. */
 enum store_status store_log_consistency(struct store *s, long long first, long long second,
                                         json_t **out) STORE_MUSTCHECK;
+
+/* ---- C2SP tlog-tiles (https://c2sp.org/tlog-tiles; ledger_tiles.c) ---- */
+
+/* Tile (level, index) of width w (1..256) of the tree of the latest checkpoint: w·32 bytes of
+ * stored hashes in *out (malloc'd; the caller frees it), read in one snapshot with the
+ * checkpoint. STORE_NOT_FOUND when that tree has no such tile (core/ledger/tile.h:
+ * tile_in_tree); STORE_ERROR when the stored tiles do not cover it (a broken log). */
+enum store_status store_log_tile(struct store *s, unsigned level, uint64_t index, size_t width,
+                                 uint8_t **out, size_t *len) STORE_MUSTCHECK;
+/* The entry bundle `index` of width w (1..256): leaves index·256 .. index·256+w-1, each as a
+ * big-endian uint16 length and its bytes, in *out (malloc'd). STORE_NOT_FOUND as above;
+ * STORE_INVALID when a leaf is longer than an entry can be (TILE_ENTRY_MAX), its index in
+ * *too_long. */
+enum store_status store_log_entry_bundle(struct store *s, uint64_t index, size_t width,
+                                         uint8_t **out, size_t *len,
+                                         long long *too_long) STORE_MUSTCHECK;
 
 /* Where a streamed reply goes: writes len bytes, returns 0, or -1 to stop (the client left). */
 typedef int (*store_sink)(void *ctx, const char *bytes, size_t len);

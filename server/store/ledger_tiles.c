@@ -7,6 +7,7 @@
 
 #include "core/ledger/codec.h"
 #include "core/ledger/tile.h"
+#include "store/ledger.h"
 #include "store/store_private.h"
 
 static const char *SQL_TILE_NEW = "INSERT INTO log_tile (level, tile_index, hashes) "
@@ -306,5 +307,124 @@ enum store_status store__tiles_ensure(struct store_conn *c, uint64_t size, const
                  hex[0] ? hex : "(missing tiles)", (unsigned long long)size, root_hex);
         return STORE_OK;
     }
+    return st;
+}
+
+/* ---- serving tiles and entry bundles (C2SP tlog-tiles) ---- */
+
+/* The latest checkpoint's size and, in the same snapshot, the first w hashes of one tile (null
+ * when the row is missing or shorter). */
+static const char *SQL_TILE_SERVE =
+    "SELECT json_build_object('size', (SELECT max(tree_size) FROM log_checkpoint), 'hex', "
+    "(SELECT encode(substr(hashes, 1, $3::integer * 32), 'hex') FROM log_tile WHERE level = "
+    "$1::smallint AND tile_index = $2::bigint AND length(hashes) >= $3::integer * 32))";
+/* The latest checkpoint's size and the leaves [$1, $2) that it covers, [index, hex or null
+ * when longer than an entry can be]. */
+static const char *SQL_BUNDLE_SERVE =
+    "SELECT json_build_object('size', c.size, 'leaves', (SELECT coalesce(json_agg(json_build_array("
+    "leaf_index, CASE WHEN length(leaf) <= $3::integer THEN encode(leaf, 'hex') END) ORDER BY "
+    "leaf_index), '[]') FROM log_leaf WHERE leaf_index >= $1::bigint AND leaf_index < $2::bigint "
+    "AND leaf_index < c.size)) FROM (SELECT max(tree_size) AS size FROM log_checkpoint) c";
+
+static uint64_t size_of(const json_t *row)
+{
+    json_int_t n = json_integer_value(json_object_get(row, "size"));
+    return n > 0 ? (uint64_t)n : 0;
+}
+
+enum store_status store_log_tile(struct store *s, unsigned level, uint64_t index, size_t width,
+                                 uint8_t **out, size_t *len)
+{
+    *out = NULL;
+    *len = 0;
+    if (level >= TILE_LEVELS || width == 0 || width > TILE_WIDTH || index > INT64_MAX)
+        return STORE_NOT_FOUND;
+    char l[8], i[24], w[8];
+    snprintf(l, sizeof l, "%u", level);
+    snprintf(i, sizeof i, "%llu", (unsigned long long)index);
+    snprintf(w, sizeof w, "%zu", width);
+    const char *p[] = {l, i, w};
+    json_t *row = NULL;
+    enum store_status st = store_json(s, SQL_TILE_SERVE, 3, p, &row);
+    if (st != STORE_OK)
+        return st;
+    const char *hex = json_string_value(json_object_get(row, "hex"));
+    if (!tile_in_tree(size_of(row), level, index, width)) {
+        st = STORE_NOT_FOUND;
+    } else if (!hex || strlen(hex) != width * 2 * MERKLE_HASH_BYTES) {
+        fprintf(stderr,
+                "{\"level\":\"error\",\"msg\":\"the log's tile %u/%llu does not cover the "
+                "checkpoint's tree\",\"size\":%llu}\n",
+                level, (unsigned long long)index, (unsigned long long)size_of(row));
+        st = STORE_ERROR;
+    } else if (!(*out = malloc(width * MERKLE_HASH_BYTES)) ||
+               codec_hex_decode_exact(hex, *out, width * MERKLE_HASH_BYTES) != 0) {
+        free(*out);
+        *out = NULL;
+        st = STORE_ERROR;
+    } else {
+        *len = width * MERKLE_HASH_BYTES;
+    }
+    json_decref(row);
+    return st;
+}
+
+enum store_status store_log_entry_bundle(struct store *s, uint64_t index, size_t width,
+                                         uint8_t **out, size_t *len, long long *too_long)
+{
+    *out = NULL;
+    *len = 0;
+    *too_long = -1;
+    if (width == 0 || width > TILE_WIDTH || index > (uint64_t)INT64_MAX / TILE_WIDTH - 1)
+        return STORE_NOT_FOUND;
+    char a[24], b[24], m[16];
+    snprintf(a, sizeof a, "%llu", (unsigned long long)(index * TILE_WIDTH));
+    snprintf(b, sizeof b, "%llu", (unsigned long long)(index * TILE_WIDTH + width));
+    snprintf(m, sizeof m, "%u", TILE_ENTRY_MAX);
+    const char *p[] = {a, b, m};
+    json_t *row = NULL;
+    enum store_status st = store_json(s, SQL_BUNDLE_SERVE, 3, p, &row);
+    if (st != STORE_OK)
+        return st;
+    const json_t *leaves = json_object_get(row, "leaves");
+    size_t total = 0, k;
+    json_t *leaf;
+    if (!tile_in_tree(size_of(row), TILE_ENTRIES, index, width)) {
+        st = STORE_NOT_FOUND;
+        goto out;
+    }
+    st = STORE_ERROR;
+    if (json_array_size(leaves) != width) /* leaves missing below the checkpoint's size */
+        goto out;
+    json_array_foreach(leaves, k, leaf)
+    {
+        const char *hex = json_string_value(json_array_get(leaf, 1));
+        if (!hex) {
+            *too_long = (long long)json_integer_value(json_array_get(leaf, 0));
+            st = STORE_INVALID;
+            goto out;
+        }
+        total += 2 + strlen(hex) / 2;
+    }
+    uint8_t *buf = malloc(total ? total : 1), *leaf_bytes = malloc(TILE_ENTRY_MAX);
+    size_t used = 0;
+    json_array_foreach(leaves, k, leaf)
+    {
+        const char *hex = json_string_value(json_array_get(leaf, 1));
+        size_t n = strlen(hex) / 2;
+        if (!buf || !leaf_bytes || codec_hex_decode_exact(hex, leaf_bytes, n) != 0)
+            break;
+        used += tile_entry_put(buf + used, total - used, leaf_bytes, n);
+    }
+    free(leaf_bytes);
+    if (buf && used == total) {
+        *out = buf;
+        *len = total;
+        st = STORE_OK;
+    } else {
+        free(buf);
+    }
+out:
+    json_decref(row);
     return st;
 }

@@ -104,6 +104,8 @@ GET    /api/v1/log/key                            admin owner auditor
 GET    /api/v1/log/entries                        admin owner auditor
 GET    /api/v1/log/proof/inclusion                admin owner auditor
 GET    /api/v1/log/proof/consistency              admin owner auditor
+GET    /api/v1/log/tile/entries/{index}           admin owner auditor
+GET    /api/v1/log/tile/{level}/{index}           admin owner auditor
 GET    /api/v1/audit/bundle                       admin owner auditor
 `;
 
@@ -112,6 +114,8 @@ const ZERO_UUID = '00000000-0000-0000-0000-000000000000';
 const PARAM_VALUES = {
   sha256: '0'.repeat(64),
   key_id: '0'.repeat(64),
+  level: '0',
+  index: '000.p/1', // the first leaf's tile: there is one once the matrix's users exist
 };
 
 const ROLE_NAMES = ['anon', 'admin', 'owner', 'team', 'auditor'];

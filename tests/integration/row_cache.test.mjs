@@ -76,6 +76,36 @@ test('a caller always reads its own write back, at once, through the instance it
   }
 });
 
+test('an id spelt in upper case is the same row: own writes, moves and deletions are never served stale through it', async () => {
+  const w = await makeWorkload(as, 'ana', { team: 'vision', name: 'upper', kind: 'training', class: 'production' });
+  const UP = w.id.toUpperCase();
+  assert.equal((await get(a, 'ana', UP)).status, 200);
+  assert.equal((await get(a, 'ana', UP)).status, 200); // cached under whatever key it uses
+  const cur = await get(a, 'ana', w.id);
+  const p = await api(a.url, 'PATCH', `/api/v1/workloads/${w.id}`, {
+    token: tokens.ana, body: { description: 'my write' }, headers: { 'If-Match': cur.headers.etag, 'Content-Type': 'application/merge-patch+json' },
+  });
+  assert.equal(p.status, 200, p.text);
+  for (let i = 0; i < 5; i++) {
+    const r = await get(a, 'ana', UP);
+    assert.equal(r.json.description, 'my write', 'own write read back stale through the upper-case id');
+    await new Promise((res) => setTimeout(res, 100));
+  }
+  // moved to another team: the old team loses it through either spelling
+  const moved = await api(a.url, 'PATCH', `/api/v1/workloads/${UP}`, {
+    token: tokens.owner1, body: { team: 'nlp' }, headers: { 'If-Match': p.headers.etag, 'Content-Type': 'application/merge-patch+json' },
+  });
+  assert.equal(moved.status, 200, moved.text);
+  await until('the old team gets 404 through the upper-case id', async () => (await get(a, 'ana', UP)).status === 404);
+  await new Promise((res) => setTimeout(res, 300));
+  assert.equal((await get(a, 'ana', UP)).status, 404);
+  assert.equal((await get(a, 'bob', UP)).status, 200);
+  // deleted: 404 through it, and stays 404
+  psql(`DELETE FROM workload WHERE id = '${w.id}'`, { database: a.db });
+  await until('deleted', async () => (await get(a, 'bob', UP)).status === 404);
+  for (let i = 0; i < 5; i++) assert.equal((await get(a, 'bob', UP)).status, 404, 'a deleted row came back from memory');
+});
+
 test('a change on another instance, or by psql as superuser, is forgotten everywhere within moments', async () => {
   const w = await makeWorkload(as, 'ana', { team: 'vision', name: 'elsewhere', kind: 'training', class: 'production' });
   for (const s of [a, b]) assert.equal((await get(s, 'ana', w.id)).status, 200); // cached on both

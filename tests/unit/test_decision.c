@@ -11,6 +11,7 @@
 
 #include "core/ledger/codec.h"
 #include "core/ledger/decision.h"
+#include "core/ledger/jcs.h"
 #include "testutil.h"
 
 /* RFC 8032 TEST 1 key pair: a fixed key makes the signature below a fixed value. */
@@ -195,6 +196,35 @@ static bool has_problem(const struct problems *errs, const char *pointer)
     return false;
 }
 
+/* A leaf must fit a C2SP entry bundle entry (65,535 bytes): a record over DECISION_RECORD_MAX
+ * canonical bytes is refused, naming the record; one just under is accepted. */
+static void test_validate_record_size(void **state)
+{
+    (void)state;
+    json_t *record = parse(good_record);
+    size_t base = 0;
+    char *canon = jcs_serialize(record, &base);
+    free(canon);
+    struct problems errs;
+    problems_init(&errs);
+    size_t room = DECISION_RECORD_MAX - base; /* the question may grow by this much */
+    const char *q = json_string_value(json_object_get(record, "question"));
+    size_t qlen = strlen(q) + room;
+    char *longer = malloc(qlen + 2);
+    memset(longer, 'q', qlen + 1);
+    longer[qlen] = 0;
+    json_object_set_new(record, "question", json_string(longer));
+    assert_int_equal(decision_validate(record, "/record", &errs), 0); /* exactly the limit */
+    longer[qlen] = 'q';
+    longer[qlen + 1] = 0;
+    json_object_set_new(record, "question", json_string(longer));
+    assert_int_equal(decision_validate(record, "/record", &errs), 1);
+    assert_true(has_problem(&errs, "/record"));
+    free(longer);
+    problems_free(&errs);
+    json_decref(record);
+}
+
 /* jcs_parse accepts U+0000 in member names; a record never carries one, since "decision\0x"
  * would read as "decision" to every C-string comparison. */
 static void test_validate_refuses_nul_in_member_names(void **state)
@@ -302,6 +332,7 @@ int main(void)
         cmocka_unit_test(test_view_from_leaf),
         cmocka_unit_test(test_validate_good),
         cmocka_unit_test(test_validate_refuses_nul_in_member_names),
+        cmocka_unit_test(test_validate_record_size),
         cmocka_unit_test(test_validate_names_every_fault),
         cmocka_unit_test(test_validate_timestamps),
     };

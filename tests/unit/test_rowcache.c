@@ -10,7 +10,9 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <pthread.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/rowcache.h"
 
@@ -85,6 +87,11 @@ static void test_forget_and_reset(void **state)
     rowcache_forget(c, 0, ID1);
     assert_get(c, 0, ID1, 0, NULL, 0);
     assert_get(c, 0, ID2, 7, "b", 0);
+    /* a drop removes the entry but leaves fills in flight */
+    uint64_t t = rowcache_ticket(c);
+    rowcache_drop(c, 0, ID2);
+    assert_get(c, 0, ID2, 7, NULL, 0);
+    assert_int_equal(rowcache_put(c, 0, ID2, "b2", NULL, t), 1);
     rowcache_reset(c);
     assert_get(c, 0, ID2, 0, NULL, 0);
     rowcache_put(c, 0, ID2, "c", NULL, rowcache_ticket(c));
@@ -194,6 +201,46 @@ static void test_meta_kept_beside_the_row(void **state)
     rowcache_free(c);
 }
 
+struct mover {
+    struct rowcache *c;
+    uint64_t to;
+};
+
+static void *move_later(void *arg)
+{
+    struct mover *m = arg;
+    struct timespec pause = {0, 20 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    rowcache_applied(m->c, m->to);
+    return NULL;
+}
+
+static void test_await(void **state)
+{
+    (void)state;
+    struct rowcache *c = rowcache_new(16, 1 << 20);
+    rowcache_applied(c, 10);
+    assert_int_equal(rowcache_await(c, 10, 0), 1); /* already there */
+    assert_int_equal(rowcache_await(c, 11, 0), 0);
+    assert_int_equal(rowcache_await(c, 11, 30), 0); /* nobody moves it: times out */
+    struct mover m = {c, 50};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, move_later, &m), 0);
+    assert_int_equal(rowcache_await(c, 50, 5000), 1); /* woken when it moves */
+    pthread_join(t, NULL);
+    assert_int_equal(rowcache_await(NULL, 0, 0), 0);
+    rowcache_free(c);
+}
+
+static void test_row_room(void **state)
+{
+    (void)state;
+    assert_int_equal(rowcache_row_room(0, 1 << 20), 0);
+    assert_int_equal(rowcache_row_room(4096, 16u << 20), ROWCACHE_ROW_MAX); /* the defaults */
+    assert_int_equal(rowcache_row_room(1048576, 1u << 20), 4);
+    assert_int_equal(rowcache_row_room(5, 100), 50); /* 2 sets */
+}
+
 static void test_cache_of_nothing(void **state)
 {
     (void)state;
@@ -218,6 +265,8 @@ int main(void)
         cmocka_unit_test(test_budget_and_sizes),
         cmocka_unit_test(test_least_recently_used_goes),
         cmocka_unit_test(test_meta_kept_beside_the_row),
+        cmocka_unit_test(test_await),
+        cmocka_unit_test(test_row_room),
         cmocka_unit_test(test_cache_of_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -362,6 +362,110 @@ static void test_paths(void **state)
     }
 }
 
+/* Which part of a bad path is named; the levels the spec allows beyond a 64-bit tree. */
+static void test_path_parts(void **state)
+{
+    (void)state;
+    unsigned level = 0;
+    uint64_t index = 0;
+    size_t width = 0;
+    static const struct {
+        const char *text;
+        enum tile_path_part part;
+    } cases[] = {
+        {"0/x001/x234/067", TILE_PATH_OK},
+        {"63/000", TILE_PATH_OK},
+        {"entries/x001/000.p/255", TILE_PATH_OK},
+        {"64/000", TILE_PATH_LEVEL},
+        {"100/000", TILE_PATH_LEVEL},
+        {"07/000", TILE_PATH_LEVEL},
+        {"-1/000", TILE_PATH_LEVEL},
+        {"data/000", TILE_PATH_LEVEL},
+        {"entries", TILE_PATH_LEVEL},
+        {"", TILE_PATH_LEVEL},
+        {"0/x1/234", TILE_PATH_INDEX},
+        {"0/1234", TILE_PATH_INDEX},
+        {"0/x000/001", TILE_PATH_INDEX},
+        {"0/x001/x002/x003/x004/x005/x006/007", TILE_PATH_INDEX},
+        {"0/18446744073709551615", TILE_PATH_INDEX},
+        {"0/067/", TILE_PATH_INDEX},
+        {"0/067.p", TILE_PATH_INDEX},
+        {"0/067.p/0", TILE_PATH_WIDTH},
+        {"0/067.p/256", TILE_PATH_WIDTH},
+        {"0/067.p/08", TILE_PATH_WIDTH},
+        {"0/067.p/1000", TILE_PATH_WIDTH},
+        {"0/067.p/", TILE_PATH_WIDTH},
+        {"0/067.p/1/", TILE_PATH_WIDTH},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        enum tile_path_part got = tile_path_read(cases[i].text, &level, &index, &width);
+        if (got != cases[i].part)
+            fail_msg("'%s': part %d, expected %d", cases[i].text, (int)got, (int)cases[i].part);
+    }
+    assert_int_equal(tile_path_read("63/x999/x999/x999/x999/x999/999", &level, &index, &width),
+                     TILE_PATH_OK);
+    assert_int_equal(level, 63);
+    assert_true(index == 999999999999999999ull);
+    /* Well formed, but no tile of a 64-bit tree: tile_path_parse refuses it. */
+    assert_int_equal(tile_path_parse("8/000", &level, &index, &width), -1);
+    assert_string_equal(tile_path_part_name(TILE_PATH_LEVEL), "level");
+    assert_string_equal(tile_path_part_name(TILE_PATH_INDEX), "index");
+    assert_string_equal(tile_path_part_name(TILE_PATH_WIDTH), "width");
+}
+
+/* The spec's example: a tree of 70,000 leaves has 273 full level-0 tiles and a partial one of
+ * width 112, one full level-1 tile and a partial one of 17, a partial level-2 tile of 1. */
+static void test_in_tree(void **state)
+{
+    (void)state;
+    assert_true(tile_in_tree(70000, 0, 272, 256));
+    assert_false(tile_in_tree(70000, 0, 273, 256));
+    assert_true(tile_in_tree(70000, 0, 273, 112));
+    assert_true(tile_in_tree(70000, 0, 273, 1));
+    assert_false(tile_in_tree(70000, 0, 273, 113));
+    assert_false(tile_in_tree(70000, 0, 274, 1));
+    assert_true(tile_in_tree(70000, TILE_ENTRIES, 273, 112));
+    assert_false(tile_in_tree(70000, TILE_ENTRIES, 273, 113));
+    assert_true(tile_in_tree(70000, 1, 0, 256));
+    assert_true(tile_in_tree(70000, 1, 1, 17));
+    assert_false(tile_in_tree(70000, 1, 1, 18));
+    assert_true(tile_in_tree(70000, 2, 0, 1));
+    assert_false(tile_in_tree(70000, 2, 0, 2));
+    assert_false(tile_in_tree(70000, 3, 0, 1));
+    /* A tree of 256 leaves: a full level-0 tile and a level-1 tile of width 1. */
+    assert_true(tile_in_tree(256, 0, 0, 256));
+    assert_true(tile_in_tree(256, 1, 0, 1));
+    assert_false(tile_in_tree(0, 0, 0, 1));
+    /* No overflow at the edges of 64 bits. */
+    assert_false(tile_in_tree(UINT64_MAX, 0, UINT64_MAX, 256));
+    assert_false(tile_in_tree(UINT64_MAX, 0, UINT64_MAX / 256 + 1, 1));
+    assert_true(tile_in_tree(UINT64_MAX, 0, UINT64_MAX / 256 - 1, 256));
+    assert_true(tile_in_tree(UINT64_MAX, 7, 0, 255));
+    assert_false(tile_in_tree(UINT64_MAX, 7, 0, 256));
+    assert_false(tile_in_tree(UINT64_MAX, 8, 0, 1));
+    assert_false(tile_in_tree(UINT64_MAX, 63, 0, 1));
+    assert_false(tile_in_tree(1000, 0, 0, 0));
+}
+
+static void test_entry_put(void **state)
+{
+    (void)state;
+    uint8_t out[300];
+    const uint8_t leaf[] = {'a', 'b', 'c'};
+    assert_int_equal(tile_entry_put(out, sizeof out, leaf, 3), 5);
+    assert_int_equal(out[0], 0);
+    assert_int_equal(out[1], 3);
+    assert_memory_equal(out + 2, "abc", 3);
+    assert_int_equal(tile_entry_put(out, sizeof out, leaf, 0), 2);
+    assert_int_equal(out[0] | out[1], 0);
+    assert_int_equal(tile_entry_put(out, 4, leaf, 3), 0); /* does not fit */
+    static uint8_t entry[TILE_ENTRY_MAX + 1], big[TILE_ENTRY_MAX + 3];
+    assert_int_equal(tile_entry_put(big, sizeof big, entry, TILE_ENTRY_MAX), TILE_ENTRY_MAX + 2);
+    assert_int_equal(big[0], 0xff);
+    assert_int_equal(big[1], 0xff);
+    assert_int_equal(tile_entry_put(big, sizeof big, entry, TILE_ENTRY_MAX + 1), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -370,6 +474,9 @@ int main(void)
         cmocka_unit_test(test_rfc9162_vectors),
         cmocka_unit_test(test_missing_tiles_refused),
         cmocka_unit_test(test_paths),
+        cmocka_unit_test(test_path_parts),
+        cmocka_unit_test(test_in_tree),
+        cmocka_unit_test(test_entry_put),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

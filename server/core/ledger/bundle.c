@@ -5,6 +5,7 @@
 #include "core/ledger/bundle.h"
 
 #include <inttypes.h>
+#include <sodium.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -294,44 +295,6 @@ static int check_comparison(const char *key, const json_t *entry, char *why, siz
     return 0;
 }
 
-/* Step 6: old checkpoint against the leaf hashes of the bundle. */
-static int check_previous(const char *text, const struct note_verifier *v,
-                          const uint8_t (*hashes)[MERKLE_HASH_BYTES], size_t n,
-                          const uint8_t root[MERKLE_HASH_BYTES], char *why, size_t why_size)
-{
-    struct note_checkpoint old;
-    if (open_checkpoint("previous checkpoint", text, v, &old, why, why_size) != 0)
-        return 1;
-    if (old.size > n)
-        return fail(why, why_size,
-                    "previous checkpoint: size %" PRIu64 " is larger than the log's %zu", old.size,
-                    n);
-    struct merkle_span old_root = {old.root, MERKLE_HASH_BYTES},
-                       new_root = {root, MERKLE_HASH_BYTES};
-    int rc;
-    if (old.size == 0) {
-        /* Nothing to prove from the empty tree; its root must be the empty hash. */
-        uint8_t empty[MERKLE_HASH_BYTES];
-        merkle_root(NULL, 0, empty);
-        rc = memcmp(old.root, empty, MERKLE_HASH_BYTES) == 0 ? 0 : -1;
-    } else {
-        uint8_t proof[MERKLE_MAX_PROOF][MERKLE_HASH_BYTES];
-        struct merkle_span spans[MERKLE_MAX_PROOF];
-        size_t proof_len;
-        rc = merkle_consistency_proof(hashes, n, (size_t)old.size, proof, &proof_len);
-        if (rc == 0) {
-            merkle_spans((const uint8_t(*)[MERKLE_HASH_BYTES])proof, proof_len, spans);
-            rc = merkle_verify_consistency(old.size, n, old_root, new_root, spans, proof_len);
-        }
-    }
-    if (rc != 0)
-        return fail(why, why_size,
-                    "previous checkpoint: its tree of size %" PRIu64
-                    " is not a prefix of the log (history was rewritten)",
-                    old.size);
-    return 0;
-}
-
 /* Fills approvers with the pinned keys {public_key, pinned: true, owner: null, leaves: []}. */
 static int pin_approvers(const struct bundle_trust *trust, json_t *approvers, char *why,
                          size_t why_size)
@@ -399,107 +362,204 @@ static int trusted_verifier(const struct bundle_trust *trust, const char *vkey, 
     return 0;
 }
 
-int bundle_verify(const json_t *bundle, const struct bundle_trust *trust, json_t *report, char *why,
-                  size_t why_size)
+struct bundle_check {
+    const struct bundle_trust *trust;
+    const json_t *comparisons;
+    struct note_verifier v;
+    struct note_checkpoint cp;
+    json_t *witnesses;
+    struct walk w;
+    struct merkle_frontier frontier; /* of the leaves so far: O(log n) hashes */
+    uint64_t n;                      /* leaves checked so far */
+    /* --previous-checkpoint: opened at the start, judged at the end (step 6, in its turn) */
+    struct note_checkpoint old;
+    int old_status; /* 0 when it opened */
+    char old_why[512];
+    bool old_root_seen;
+    uint8_t old_root[MERKLE_HASH_BYTES]; /* MTH of the first old.size leaves */
+    uint8_t *leaf;
+    size_t leaf_cap;
+};
+
+void bundle_check_free(struct bundle_check *c)
 {
-    const char *origin = jcs_text(json_object_get(bundle, "origin"));
-    const char *vkey = jcs_text(json_object_get(bundle, "verifier_key"));
-    const char *checkpoint = jcs_text(json_object_get(bundle, "checkpoint"));
-    const json_t *leaves = json_object_get(bundle, "leaves");
-    const json_t *signer_keys = json_object_get(bundle, "signer_keys");
-    const json_t *comparisons = json_object_get(bundle, "comparisons");
-    if (!origin || !vkey || !checkpoint || !json_is_array(leaves) || !json_is_object(signer_keys) ||
-        !json_is_object(comparisons))
-        return fail(why, why_size,
-                    "bundle: needs origin, verifier_key, checkpoint (strings), leaves (array), "
-                    "signer_keys and comparisons (objects)");
+    if (!c)
+        return;
+    json_decref(c->witnesses);
+    json_decref(c->w.approvers);
+    json_decref(c->w.decided);
+    json_decref(c->w.superseded);
+    keylog_free(c->w.keys);
+    free(c->leaf);
+    free(c);
+}
+
+struct bundle_check *bundle_check_begin(const json_t *members, long long leaf_count,
+                                        const struct bundle_trust *trust, char *why,
+                                        size_t why_size)
+{
+    const char *origin = jcs_text(json_object_get(members, "origin"));
+    const char *vkey = jcs_text(json_object_get(members, "verifier_key"));
+    const char *checkpoint = jcs_text(json_object_get(members, "checkpoint"));
+    const json_t *signer_keys = json_object_get(members, "signer_keys");
+    const json_t *comparisons = json_object_get(members, "comparisons");
+    if (!origin || !vkey || !checkpoint || leaf_count < 0 || !json_is_object(signer_keys) ||
+        !json_is_object(comparisons)) {
+        fail(why, why_size,
+             "bundle: needs origin, verifier_key, checkpoint (strings), leaves (array), "
+             "signer_keys and comparisons (objects)");
+        return NULL;
+    }
+    struct bundle_check *c = calloc(1, sizeof *c);
+    if (!c) {
+        fail(why, why_size, "out of memory");
+        return NULL;
+    }
+    c->trust = trust;
+    c->comparisons = comparisons;
 
     /* 1.–2. */
-    struct note_verifier v;
-    if (trusted_verifier(trust, vkey, origin, &v, why, why_size) != 0)
-        return 1;
-    struct note_checkpoint cp;
-    if (open_checkpoint("checkpoint", checkpoint, &v, &cp, why, why_size) != 0)
-        return 1;
-    json_t *witnesses = json_object();
-    if (!witnesses || check_witnesses(trust, checkpoint, witnesses, why, why_size) != 0) {
-        json_decref(witnesses);
-        return witnesses ? 1 : fail(why, why_size, "out of memory");
-    }
-    if (report)
-        json_object_set(report, "witnesses", witnesses);
-    json_decref(witnesses);
-    size_t n = json_array_size(leaves);
-    if (cp.size != n)
-        return fail(why, why_size,
-                    "leaves: the checkpoint covers %" PRIu64 " leaves but the bundle has %zu%s",
-                    cp.size, n, cp.size > n ? " (a leaf is missing)" : "");
-
-    /* 3.–4. */
-    int rc = 1;
-    struct walk w = {.signer_keys = signer_keys,
-                     .comparisons = comparisons,
-                     .pinned = trust->approver_count,
-                     .approvers = json_object(),
-                     .keys = keylog_new(),
-                     .decided = json_object(),
-                     .superseded = json_object()};
-    uint8_t(*hashes)[MERKLE_HASH_BYTES] = n ? malloc(n * sizeof *hashes) : NULL;
-    uint8_t *leaf = NULL;
-    if ((n && !hashes) || !w.approvers || !w.keys || !w.decided || !w.superseded) {
+    if (trusted_verifier(trust, vkey, origin, &c->v, why, why_size) != 0 ||
+        open_checkpoint("checkpoint", checkpoint, &c->v, &c->cp, why, why_size) != 0)
+        goto fault;
+    if (!(c->witnesses = json_object())) {
         fail(why, why_size, "out of memory");
-        goto out;
+        goto fault;
     }
-    if (pin_approvers(trust, w.approvers, why, why_size) != 0)
-        goto out;
-    for (size_t i = 0; i < n; i++) {
-        const char *b64 = jcs_text(json_array_get(leaves, i));
-        size_t b64_len = b64 ? strlen(b64) : 0;
-        leaf = b64 ? malloc(b64_len / 4 * 3 + 1) : NULL;
-        long len = leaf ? codec_b64_decode(b64, b64_len, leaf, b64_len / 4 * 3 + 1) : -1;
-        if (len < 0) {
-            fail(why, why_size, "leaf %zu: not a base64 string", i);
-            goto out;
-        }
-        merkle_leaf_hash(leaf, (size_t)len, hashes[i]);
-        if (check_leaf(&w, i, leaf, (size_t)len, why, why_size) != 0)
-            goto out;
-        free(leaf);
-        leaf = NULL;
+    if (check_witnesses(trust, checkpoint, c->witnesses, why, why_size) != 0)
+        goto fault;
+    if (c->cp.size != (uint64_t)leaf_count) {
+        fail(why, why_size,
+             "leaves: the checkpoint covers %" PRIu64 " leaves but the bundle has %lld%s",
+             c->cp.size, leaf_count,
+             c->cp.size > (uint64_t)leaf_count ? " (a leaf is missing)" : "");
+        goto fault;
     }
+
+    /* 3. is bundle_check_leaf's, one leaf at a time. */
+    c->w = (struct walk){.signer_keys = signer_keys,
+                         .comparisons = comparisons,
+                         .pinned = trust->approver_count,
+                         .approvers = json_object(),
+                         .keys = keylog_new(),
+                         .decided = json_object(),
+                         .superseded = json_object()};
+    if (!c->w.approvers || !c->w.keys || !c->w.decided || !c->w.superseded) {
+        fail(why, why_size, "out of memory");
+        goto fault;
+    }
+    if (pin_approvers(trust, c->w.approvers, why, why_size) != 0)
+        goto fault;
+    if (trust->previous_checkpoint)
+        c->old_status = open_checkpoint("previous checkpoint", trust->previous_checkpoint, &c->v,
+                                        &c->old, c->old_why, sizeof c->old_why);
+    return c;
+fault:
+    bundle_check_free(c);
+    return NULL;
+}
+
+int bundle_check_leaf(struct bundle_check *c, const char *b64, size_t b64_len, char *why,
+                      size_t why_size)
+{
+    size_t i = (size_t)c->n;
+    if (c->n >= c->cp.size)
+        return fail(why, why_size, "leaf %zu: more leaves than the checkpoint covers", i);
+    size_t cap = b64_len / 4 * 3 + 1;
+    if (b64 && cap > c->leaf_cap) {
+        uint8_t *grown = realloc(c->leaf, cap);
+        if (!grown)
+            return fail(why, why_size, "out of memory");
+        c->leaf = grown;
+        c->leaf_cap = cap;
+    }
+    /* A string holding U+0000 is not base64 either (codec refuses it, as jcs_text does). */
+    long len = b64 ? codec_b64_decode(b64, b64_len, c->leaf, cap) : -1;
+    if (len < 0)
+        return fail(why, why_size, "leaf %zu: not a base64 string", i);
+    uint8_t hash[MERKLE_HASH_BYTES];
+    merkle_leaf_hash(c->leaf, (size_t)len, hash);
+    merkle_frontier_append(&c->frontier, c->n, hash);
+    c->n++;
+    if (c->trust->previous_checkpoint && c->old_status == 0 && c->old.size == c->n) {
+        merkle_frontier_root(&c->frontier, c->old_root);
+        c->old_root_seen = true;
+    }
+    return check_leaf(&c->w, i, c->leaf, (size_t)len, why, why_size);
+}
+
+int bundle_check_end(struct bundle_check *c, json_t *report, char *why, size_t why_size)
+{
+    /* 4. */
+    if (c->n != c->cp.size)
+        return fail(why, why_size,
+                    "leaves: the checkpoint covers %" PRIu64 " leaves but the bundle has %" PRIu64,
+                    c->cp.size, c->n);
     uint8_t root[MERKLE_HASH_BYTES];
-    merkle_root((const uint8_t(*)[MERKLE_HASH_BYTES])hashes, n, root);
-    if (memcmp(root, cp.root, MERKLE_HASH_BYTES) != 0) {
-        fail(why, why_size, "checkpoint: the root over the %zu leaves does not match", n);
-        goto out;
-    }
+    merkle_frontier_root(&c->frontier, root);
+    if (memcmp(root, c->cp.root, MERKLE_HASH_BYTES) != 0)
+        return fail(why, why_size,
+                    "checkpoint: the root over the %" PRIu64 " leaves does not match", c->n);
 
     /* 5. */
     const char *key;
     json_t *entry;
-    json_object_foreach((json_t *)comparisons, key, entry)
+    json_object_foreach((json_t *)c->comparisons, key, entry)
     {
         if (check_comparison(key, entry, why, why_size) != 0)
-            goto out;
+            return 1;
     }
 
-    /* 6. */
-    if (trust->previous_checkpoint &&
-        check_previous(trust->previous_checkpoint, &v, (const uint8_t(*)[MERKLE_HASH_BYTES])hashes,
-                       n, root, why, why_size) != 0)
-        goto out;
-    rc = 0;
-    if (report) {
-        json_object_set(report, "approvers", w.approvers);
-        json_object_set_new(report, "legacy_decisions", json_integer((json_int_t)w.legacy));
+    /* 6. The old tree is a prefix of this one: the root of the first old.size leaves is the
+     * old root (what a consistency proof built from these leaves would show; the root of all
+     * of them was checked in 4). */
+    if (c->trust->previous_checkpoint) {
+        if (c->old_status != 0)
+            return fail(why, why_size, "%s", c->old_why);
+        if (c->old.size > c->n)
+            return fail(why, why_size,
+                        "previous checkpoint: size %" PRIu64 " is larger than the log's %" PRIu64,
+                        c->old.size, c->n);
+        bool prefix;
+        if (c->old.size == 0) {
+            /* Nothing to prove from the empty tree; its root must be the empty hash. */
+            uint8_t empty[MERKLE_HASH_BYTES];
+            merkle_root(NULL, 0, empty);
+            prefix = memcmp(c->old.root, empty, MERKLE_HASH_BYTES) == 0;
+        } else {
+            prefix = c->old_root_seen && memcmp(c->old.root, c->old_root, MERKLE_HASH_BYTES) == 0;
+        }
+        if (!prefix)
+            return fail(why, why_size,
+                        "previous checkpoint: its tree of size %" PRIu64
+                        " is not a prefix of the log (history was rewritten)",
+                        c->old.size);
     }
-out:
-    json_decref(w.approvers);
-    json_decref(w.decided);
-    json_decref(w.superseded);
-    keylog_free(w.keys);
-    free(leaf);
-    free(hashes);
+    if (report) {
+        json_object_set(report, "witnesses", c->witnesses);
+        json_object_set(report, "approvers", c->w.approvers);
+        json_object_set_new(report, "legacy_decisions", json_integer((json_int_t)c->w.legacy));
+    }
+    return 0;
+}
+
+int bundle_verify(const json_t *bundle, const struct bundle_trust *trust, json_t *report, char *why,
+                  size_t why_size)
+{
+    const json_t *leaves = json_object_get(bundle, "leaves");
+    struct bundle_check *c =
+        bundle_check_begin(bundle, json_is_array(leaves) ? (long long)json_array_size(leaves) : -1,
+                           trust, why, why_size);
+    if (!c)
+        return 1;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < json_array_size(leaves); i++) {
+        const char *b64 = jcs_text(json_array_get(leaves, i));
+        rc = bundle_check_leaf(c, b64, b64 ? strlen(b64) : 0, why, why_size);
+    }
+    if (rc == 0)
+        rc = bundle_check_end(c, report, why, why_size);
+    bundle_check_free(c);
     return rc;
 }
 

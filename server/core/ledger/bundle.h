@@ -60,6 +60,25 @@ struct bundle_trust {
 int bundle_verify(const json_t *bundle, const struct bundle_trust *trust, json_t *report, char *why,
                   size_t why_size) __attribute__((warn_unused_result));
 
+/* The same checks one leaf at a time, for bundles too large to hold (core/ledger/
+ * bundle_reader.h reads them; `capledger verify` uses this): begin with the bundle's members
+ * other than "leaves" (borrowed until the end) and the number of leaves (-1: no "leaves"
+ * array), then each leaf's base64 text in order (NULL for one that is not a string), then end.
+ * The faults, their order and their messages are bundle_verify's. Memory: the walk's state —
+ * per signing key and per decision what the checks must remember (key events, the review line
+ * of each decision id, the report's approvers) — and the Merkle frontier (O(log n) hashes);
+ * nothing per leaf otherwise. begin returns NULL with why; leaf and end return 0 or 1 with
+ * why. A check that failed may not go on: free it. */
+struct bundle_check;
+struct bundle_check *bundle_check_begin(const json_t *members, long long leaf_count,
+                                        const struct bundle_trust *trust, char *why,
+                                        size_t why_size) __attribute__((warn_unused_result));
+int bundle_check_leaf(struct bundle_check *c, const char *b64, size_t b64_len, char *why,
+                      size_t why_size) __attribute__((warn_unused_result));
+int bundle_check_end(struct bundle_check *c, json_t *report, char *why, size_t why_size)
+    __attribute__((warn_unused_result));
+void bundle_check_free(struct bundle_check *c);
+
 /* Receives a remark that does not fail verification (an engine_version that differs). */
 typedef void (*bundle_notice_fn)(void *ctx, const char *message);
 

@@ -360,6 +360,21 @@ size_t decision_validate(const json_t *record, const char *prefix, struct proble
         check_field(v, fields[f].kind, ptr, errs, &added);
     }
     check_values(record, root, 0, errs, &added);
+    if (!added) {
+        /* The leaf (record, signature, public key, received_at) must fit one C2SP entry
+         * bundle entry: the record's canonical form leaves room for the rest. */
+        size_t len = 0;
+        char *canon = jcs_serialize(record, &len);
+        if (canon && len > DECISION_RECORD_MAX) {
+            problems_add(errs, root,
+                         "is %zu bytes in canonical form (RFC 8785); a decision record may be "
+                         "at most %u, so that its log leaf fits a C2SP tlog-tiles entry bundle "
+                         "(shorten the rationale or the evidence list)",
+                         len, (unsigned)DECISION_RECORD_MAX);
+            added++;
+        }
+        free(canon);
+    }
     return added;
 }
 

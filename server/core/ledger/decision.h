@@ -19,8 +19,12 @@
 
 #define DECISION_CONTEXT "capledger-decision-v1\n"
 #define DECISION_KEY_ID_HEX_LEN 64
-#define DECISION_SIGNATURE_B64_LEN 88                /* base64 of 64 bytes */
-#define DECISION_PUBLIC_KEY_B64_LEN 44               /* base64 of 32 bytes */
+#define DECISION_SIGNATURE_B64_LEN 88  /* base64 of 64 bytes */
+#define DECISION_PUBLIC_KEY_B64_LEN 44 /* base64 of 32 bytes */
+/* The longest record (its RFC 8785 bytes) accepted: its leaf must fit an entry of a C2SP entry
+ * bundle (TILE_ENTRY_MAX, 65,535 bytes), with room for the signature, the public key,
+ * received_at and the member names (under 300 bytes). */
+#define DECISION_RECORD_MAX 65000u
 #define DECISION_MAX_SAFE_INTEGER 9007199254740991LL /* 2^53 − 1 */
 
 /* The signed message for record: malloc'd (the caller frees it), length in *len. NULL when the

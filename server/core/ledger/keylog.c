@@ -14,8 +14,20 @@
 #include "core/formats/timefmt.h"
 #include "core/validate.h"
 
+/* One key's state: 112 bytes, not a JSON object per key (a log may enrol millions). */
+#define KEYLOG_NONE UINT64_MAX
+struct keylog_key {
+    uint8_t id[32];             /* the key id's bytes; all zero: an empty slot */
+    char public_key[48];        /* base64 text as the enrolment leaf has it (44 characters) */
+    uint64_t enrolled, revoked; /* leaf indexes; revoked KEYLOG_NONE until revoked */
+    const char *owner;          /* interned in owners */
+    bool used;
+};
+
 struct keylog {
-    json_t *keys; /* key_id → {enrolled: index, revoked: index or null, owner, public_key} */
+    struct keylog_key *slot; /* open addressing, linear probing, at most half full */
+    size_t cap, count;
+    json_t *owners; /* owner name → null: each name stored once (its key is the string) */
     size_t events;
 };
 
@@ -113,8 +125,13 @@ int keylog_event_parse(const json_t *doc, struct keylog_event *ev, char *why, si
 struct keylog *keylog_new(void)
 {
     struct keylog *k = calloc(1, sizeof *k);
-    if (k && !(k->keys = json_object())) {
-        free(k);
+    if (!k)
+        return NULL;
+    k->cap = 64;
+    k->slot = calloc(k->cap, sizeof *k->slot);
+    k->owners = json_object();
+    if (!k->slot || !k->owners) {
+        keylog_free(k);
         return NULL;
     }
     return k;
@@ -124,36 +141,97 @@ void keylog_free(struct keylog *k)
 {
     if (!k)
         return;
-    json_decref(k->keys);
+    free(k->slot);
+    json_decref(k->owners);
     free(k);
+}
+
+/* The key id's 32 bytes from 64 lower-case hex digits; -1 for anything else. */
+static int id_bytes(const char *key_id, uint8_t out[32])
+{
+    if (!key_id || strlen(key_id) != 64)
+        return -1;
+    for (size_t i = 0; i < 64; i++)
+        if (!((key_id[i] >= '0' && key_id[i] <= '9') || (key_id[i] >= 'a' && key_id[i] <= 'f')))
+            return -1;
+    return codec_hex_decode_exact(key_id, out, 32);
+}
+
+/* The slot of id, or the empty slot where it would go. */
+static struct keylog_key *probe(const struct keylog *k, const uint8_t id[32])
+{
+    uint64_t h;
+    memcpy(&h, id, sizeof h); /* a SHA-256: uniform */
+    for (size_t i = (size_t)h & (k->cap - 1);; i = (i + 1) & (k->cap - 1))
+        if (!k->slot[i].used || memcmp(k->slot[i].id, id, 32) == 0)
+            return &k->slot[i];
+}
+
+static const struct keylog_key *find(const struct keylog *k, const char *key_id)
+{
+    uint8_t id[32];
+    if (id_bytes(key_id, id) != 0)
+        return NULL;
+    const struct keylog_key *e = probe(k, id);
+    return e->used ? e : NULL;
+}
+
+static int grow_table(struct keylog *k)
+{
+    struct keylog_key *old = k->slot;
+    size_t old_cap = k->cap;
+    k->cap *= 2;
+    if (!(k->slot = calloc(k->cap, sizeof *k->slot))) {
+        k->slot = old;
+        k->cap = old_cap;
+        return -1;
+    }
+    for (size_t i = 0; i < old_cap; i++)
+        if (old[i].used)
+            *probe(k, old[i].id) = old[i];
+    free(old);
+    return 0;
+}
+
+static const char *intern(struct keylog *k, const char *owner)
+{
+    if (!json_object_get(k->owners, owner) && json_object_set_new(k->owners, owner, json_null()))
+        return NULL;
+    return json_object_iter_key(json_object_iter_at(k->owners, owner));
 }
 
 int keylog_apply(struct keylog *k, uint64_t index, const struct keylog_event *ev, char *why,
                  size_t why_size)
 {
-    json_t *key = json_object_get(k->keys, ev->key_id);
+    uint8_t id[32];
+    if (ev->kind != KEYLOG_ENROL && ev->kind != KEYLOG_REVOKE)
+        return fail(why, why_size, "not a key event");
+    if (id_bytes(ev->key_id, id) != 0)
+        return fail(why, why_size, "key_id is not 64 lower-case hex digits");
+    struct keylog_key *key = probe(k, id);
     if (ev->kind == KEYLOG_ENROL) {
-        if (key)
-            return fail(why, why_size,
-                        "key %s is enrolled again (first by leaf %" JSON_INTEGER_FORMAT ")",
-                        ev->key_id, json_integer_value(json_object_get(key, "enrolled")));
-        if (json_object_set_new(k->keys, ev->key_id,
-                                json_pack("{s:I, s:n, s:s, s:s}", "enrolled", (json_int_t)index,
-                                          "revoked", "owner", ev->owner, "public_key",
-                                          ev->public_key)) != 0)
+        if (key->used)
+            return fail(why, why_size, "key %s is enrolled again (first by leaf %" PRIu64 ")",
+                        ev->key_id, key->enrolled);
+        const char *owner = ev->owner ? intern(k, ev->owner) : NULL;
+        if (!ev->public_key || strlen(ev->public_key) >= sizeof key->public_key || !owner)
             return fail(why, why_size, "out of memory");
-    } else if (ev->kind == KEYLOG_REVOKE) {
-        if (!key)
+        memcpy(key->id, id, sizeof id);
+        snprintf(key->public_key, sizeof key->public_key, "%s", ev->public_key);
+        key->enrolled = index;
+        key->revoked = KEYLOG_NONE;
+        key->owner = owner;
+        key->used = true;
+        if (++k->count * 2 > k->cap && grow_table(k) != 0)
+            return fail(why, why_size, "out of memory");
+    } else {
+        if (!key->used)
             return fail(why, why_size, "key %s is revoked but no earlier leaf enrols it",
                         ev->key_id);
-        json_t *revoked = json_object_get(key, "revoked");
-        if (!json_is_null(revoked))
-            return fail(why, why_size,
-                        "key %s is revoked again (first by leaf %" JSON_INTEGER_FORMAT ")",
-                        ev->key_id, json_integer_value(revoked));
-        json_object_set_new(key, "revoked", json_integer((json_int_t)index));
-    } else {
-        return fail(why, why_size, "not a key event");
+        if (key->revoked != KEYLOG_NONE)
+            return fail(why, why_size, "key %s is revoked again (first by leaf %" PRIu64 ")",
+                        ev->key_id, key->revoked);
+        key->revoked = index;
     }
     k->events++;
     return 0;
@@ -162,25 +240,22 @@ int keylog_apply(struct keylog *k, uint64_t index, const struct keylog_event *ev
 int keylog_may_sign(const struct keylog *k, const char *key_id, const char *public_key_b64,
                     char *why, size_t why_size)
 {
-    json_t *key = json_object_get(k->keys, key_id ? key_id : "");
+    const struct keylog_key *key = find(k, key_id);
     if (!key)
         return fail(why, why_size, "key %s is not enrolled by an earlier leaf of the log",
                     key_id ? key_id : "(none)");
-    const char *enrolled_pk = json_string_value(json_object_get(key, "public_key"));
-    if (!public_key_b64 || !enrolled_pk || strcmp(enrolled_pk, public_key_b64) != 0)
-        return fail(why, why_size,
-                    "the public key differs from the one leaf %" JSON_INTEGER_FORMAT " enrolled",
-                    json_integer_value(json_object_get(key, "enrolled")));
-    json_t *revoked = json_object_get(key, "revoked");
-    if (!json_is_null(revoked))
-        return fail(why, why_size, "key %s was revoked by leaf %" JSON_INTEGER_FORMAT, key_id,
-                    json_integer_value(revoked));
+    if (!public_key_b64 || strcmp(key->public_key, public_key_b64) != 0)
+        return fail(why, why_size, "the public key differs from the one leaf %" PRIu64 " enrolled",
+                    key->enrolled);
+    if (key->revoked != KEYLOG_NONE)
+        return fail(why, why_size, "key %s was revoked by leaf %" PRIu64, key_id, key->revoked);
     return 0;
 }
 
 const char *keylog_owner(const struct keylog *k, const char *key_id)
 {
-    return json_string_value(json_object_get(json_object_get(k->keys, key_id), "owner"));
+    const struct keylog_key *key = find(k, key_id);
+    return key ? key->owner : NULL;
 }
 
 size_t keylog_events(const struct keylog *k)

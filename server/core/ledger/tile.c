@@ -279,22 +279,36 @@ static bool three_digits(const char *p)
     return p[0] >= '0' && p[0] <= '9' && p[1] >= '0' && p[1] <= '9' && p[2] >= '0' && p[2] <= '9';
 }
 
-int tile_path_parse(const char *text, unsigned *level, uint64_t *index, size_t *width)
+/* The level: "entries", or a decimal 0..63 without leading zeros (the spec's range; levels
+ * from TILE_LEVELS up name no tile of a 64-bit tree but are well formed). */
+static const char *read_level(const char *p, unsigned *level)
 {
-    const char *p = text;
     if (strncmp(p, "entries/", 8) == 0) {
         *level = TILE_ENTRIES;
-        p += 8;
-    } else {
-        if (p[0] < '0' || p[0] > '9')
-            return -1;
-        unsigned l = (unsigned)(p[0] - '0');
-        p++;
-        if (p[0] != '/' || l >= TILE_LEVELS) /* one digit: levels 0..7, no leading zeros */
-            return -1;
-        *level = l;
+        return p + 8;
+    }
+    if (p[0] < '0' || p[0] > '9')
+        return NULL;
+    unsigned l = (unsigned)(p[0] - '0');
+    p++;
+    if (p[0] >= '0' && p[0] <= '9') {
+        if (l == 0) /* a leading zero */
+            return NULL;
+        l = l * 10 + (unsigned)(p[0] - '0');
         p++;
     }
+    if (p[0] != '/' || l > TILE_LEVEL_MAX)
+        return NULL;
+    *level = l;
+    return p + 1;
+}
+
+enum tile_path_part tile_path_read(const char *text, unsigned *level, uint64_t *index,
+                                   size_t *width)
+{
+    const char *p = read_level(text, level);
+    if (!p)
+        return TILE_PATH_LEVEL;
     const char *digits_at = p;
     uint64_t n = 0;
     int groups = 0;
@@ -303,15 +317,15 @@ int tile_path_parse(const char *text, unsigned *level, uint64_t *index, size_t *
         if (more)
             p++;
         if (!three_digits(p))
-            return -1;
+            return TILE_PATH_INDEX;
         if (groups == 6) /* 7 groups would pass 2^64 */
-            return -1;
+            return TILE_PATH_INDEX;
         n = n * 1000 + (uint64_t)((p[0] - '0') * 100 + (p[1] - '0') * 10 + (p[2] - '0'));
         p += 3;
         groups++;
         if (more) {
             if (p[0] != '/')
-                return -1;
+                return TILE_PATH_INDEX;
             p++;
             continue;
         }
@@ -319,24 +333,75 @@ int tile_path_parse(const char *text, unsigned *level, uint64_t *index, size_t *
     }
     /* The encoding is canonical: no leading all-zero group ("x000/001" is "001"). */
     if (groups > 1 && strncmp(digits_at, "x000", 4) == 0)
-        return -1;
+        return TILE_PATH_INDEX;
     *index = n;
     *width = TILE_WIDTH;
     if (p[0] == '\0')
-        return 0;
+        return TILE_PATH_OK;
     if (strncmp(p, ".p/", 3) != 0)
-        return -1;
+        return TILE_PATH_INDEX; /* anything else after the digits */
     p += 3;
     if (p[0] < '1' || p[0] > '9')
-        return -1;
+        return TILE_PATH_WIDTH;
     size_t wv = 0;
     for (int i = 0; p[i]; i++) {
         if (p[i] < '0' || p[i] > '9' || i >= 3)
-            return -1;
+            return TILE_PATH_WIDTH;
         wv = wv * 10 + (size_t)(p[i] - '0');
     }
     if (wv >= TILE_WIDTH)
-        return -1;
+        return TILE_PATH_WIDTH;
     *width = wv;
+    return TILE_PATH_OK;
+}
+
+const char *tile_path_part_name(enum tile_path_part part)
+{
+    switch (part) {
+    case TILE_PATH_LEVEL:
+        return "level";
+    case TILE_PATH_INDEX:
+        return "index";
+    case TILE_PATH_WIDTH:
+        return "width";
+    case TILE_PATH_OK:
+        break;
+    }
+    return "";
+}
+
+int tile_path_parse(const char *text, unsigned *level, uint64_t *index, size_t *width)
+{
+    unsigned l = 0;
+    uint64_t n = 0;
+    size_t w = 0;
+    if (tile_path_read(text, &l, &n, &w) != TILE_PATH_OK || (l >= TILE_LEVELS && l != TILE_ENTRIES))
+        return -1;
+    *level = l;
+    *index = n;
+    *width = w;
     return 0;
+}
+
+bool tile_in_tree(uint64_t size, unsigned level, uint64_t index, size_t width)
+{
+    if (level == TILE_ENTRIES)
+        level = 0;
+    if (level >= TILE_LEVELS || width == 0 || width > TILE_WIDTH)
+        return false;
+    uint64_t have = tile_level_hashes(size, level); /* stored hashes of that level */
+    if (index > have / TILE_WIDTH)
+        return false;
+    return index * TILE_WIDTH + width <= have;
+}
+
+size_t tile_entry_put(uint8_t *out, size_t size, const uint8_t *entry, size_t len)
+{
+    if (len > TILE_ENTRY_MAX || size < len + 2)
+        return 0;
+    out[0] = (uint8_t)(len >> 8);
+    out[1] = (uint8_t)(len & 0xff);
+    if (len)
+        memcpy(out + 2, entry, len);
+    return len + 2;
 }

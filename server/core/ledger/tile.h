@@ -16,6 +16,7 @@
 #ifndef CAPLEDGER_CORE_TILE_H
 #define CAPLEDGER_CORE_TILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -105,5 +106,38 @@ int tile_path(unsigned level, uint64_t index, size_t width, char *out, size_t si
  * non-canonical encoding included: leading zeros, an empty group, a width of 256). */
 int tile_path_parse(const char *text, unsigned *level, uint64_t *index, size_t *width)
     __attribute__((warn_unused_result));
+
+/* The part of a tile path a reader refuses (tile_path_read). */
+enum tile_path_part {
+    TILE_PATH_OK = 0,
+    TILE_PATH_LEVEL, /* not "entries" nor a decimal 0..63 without leading zeros */
+    TILE_PATH_INDEX, /* N not canonical x-groups of three digits, or more than 6 groups */
+    TILE_PATH_WIDTH, /* ".p/W" with W not a decimal 1..255 without leading zeros */
+};
+/* The spec's largest level ("a decimal ASCII integer between 0 and 63"). */
+#define TILE_LEVEL_MAX 63
+
+/* As tile_path_parse, but says which part is malformed, and accepts every level the spec
+ * allows (0..63): levels TILE_LEVELS..63 are well formed yet name no tile of a tree of at
+ * most 2^64 leaves, so a server answers them "not found" (tile_in_tree is false), not "bad
+ * request". *level, *index, *width are set only on TILE_PATH_OK. */
+enum tile_path_part tile_path_read(const char *text, unsigned *level, uint64_t *index,
+                                   size_t *width) __attribute__((warn_unused_result));
+/* "level", "index", "width" ("" for TILE_PATH_OK). */
+const char *tile_path_part_name(enum tile_path_part part);
+
+/* Whether tile (level, index) of width w exists in the tree of `size` leaves: its last hash
+ * is a stored hash of that tree (index·256 + w <= size / 256^level). A full tile (w = 256) or
+ * a partial one of any width up to what the tree has; level TILE_ENTRIES is the entry bundle,
+ * which exists exactly when level 0's tile does. Never overflows. */
+bool tile_in_tree(uint64_t size, unsigned level, uint64_t index, size_t width);
+
+/* Entry bundles are "sequences of big-endian uint16 length-prefixed log entries": an entry
+ * (a leaf) is at most this long. */
+#define TILE_ENTRY_MAX 65535u
+/* Writes one entry of an entry bundle — its length as a big-endian uint16, then its bytes —
+ * at out (size bytes). Returns the bytes written (len + 2), or 0 when len > TILE_ENTRY_MAX or
+ * it does not fit. */
+size_t tile_entry_put(uint8_t *out, size_t size, const uint8_t *entry, size_t len);
 
 #endif

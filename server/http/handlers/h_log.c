@@ -1,10 +1,16 @@
 /* The log's read side: checkpoint, verifier key, entries, proofs and the audit bundle.
  *
+ * The same log is served as C2SP tlog-tiles (https://c2sp.org/tlog-tiles) with the prefix
+ * /api/v1/log: <prefix>/checkpoint, <prefix>/tile/<L>/<N>[.p/<W>] (stored hashes, table
+ * log_tile) and <prefix>/tile/entries/<N>[.p/<W>] (entry bundles of log_leaf's leaves).
+ *
  * Readers: auditors, owners and admins. Team members do not read the log: its leaves hold
  * every review's decisions, and the log cannot be scoped by team without breaking proofs. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "core/ledger/tile.h"
 #include "http/internal.h"
 #include "store/ledger.h"
 
@@ -142,6 +148,96 @@ static void log_consistency(struct req *r)
     log_proof(r, "first", "second", 0, store_log_consistency);
 }
 
+/* Tiles never change once served: a partial tile's width is in its path, and a wider one is
+ * another resource. Private: only authenticated readers may see them. */
+#define TILE_CACHE "Cache-Control: private, max-age=31536000, immutable\r\n"
+
+/* What each malformed part of a tile path must be. */
+static const char *tile_part_rule(enum tile_path_part part)
+{
+    switch (part) {
+    case TILE_PATH_LEVEL:
+        return "the level must be a decimal 0..63 without leading zeros (or \"entries\")";
+    case TILE_PATH_INDEX:
+        return "the index must be zero-padded groups of three digits, every group but the last "
+               "prefixed with x (1234067 is x001/x234/067), with no leading x000 group and at "
+               "most 6 groups";
+    case TILE_PATH_WIDTH:
+        return "the width of a partial tile (.p/W) must be a decimal 1..255 without leading "
+               "zeros; a full tile has no .p/ suffix";
+    case TILE_PATH_OK:
+        break;
+    }
+    return "";
+}
+
+/* Parses the tile path "<level>/<rest>" (level "entries" for a bundle): 0 with the tile, or
+ * -1 after answering 400 naming the malformed part. */
+static int tile_request(struct req *r, const char *level_text, unsigned *level, uint64_t *index,
+                        size_t *width, char *shown, size_t shown_size)
+{
+    snprintf(shown, shown_size, "tile/%s/%s", level_text, r->params[r->nparams - 1]);
+    enum tile_path_part bad = tile_path_read(shown + 5, level, index, width);
+    if (bad == TILE_PATH_OK && (strcmp(level_text, "entries") == 0) == (*level == TILE_ENTRIES))
+        return 0;
+    if (bad == TILE_PATH_OK)
+        bad = TILE_PATH_LEVEL;
+    resp_problem_with(r, 400, "bad-tile-path", "Bad tile path",
+                      json_pack("{s:s}", "part", tile_path_part_name(bad)),
+                      "%.200s: %s (C2SP tlog-tiles)", shown, tile_part_rule(bad));
+    return -1;
+}
+
+static void tile_reply(struct req *r, enum store_status st, uint8_t *bytes, size_t len,
+                       const char *shown)
+{
+    if (st == STORE_OK)
+        resp_bytes(r, 200, "application/octet-stream", (const char *)bytes, len, TILE_CACHE);
+    else if (st == STORE_NOT_FOUND)
+        resp_problem(r, 404, "not-found", "Not found",
+                     "%.200s is not part of the tree of the log's latest checkpoint", shown);
+    else
+        resp_store_error(r, st, "log tile");
+    free(bytes);
+}
+
+static void log_tile(struct req *r)
+{
+    unsigned level;
+    uint64_t index;
+    size_t width, len = 0;
+    char shown[256];
+    if (tile_request(r, r->params[0], &level, &index, &width, shown, sizeof shown) != 0)
+        return;
+    uint8_t *bytes = NULL;
+    enum store_status st = store_log_tile(r->app->store, level, index, width, &bytes, &len);
+    tile_reply(r, st, bytes, len, shown);
+}
+
+static void log_entry_bundle(struct req *r)
+{
+    unsigned level;
+    uint64_t index;
+    size_t width, len = 0;
+    char shown[256];
+    if (tile_request(r, "entries", &level, &index, &width, shown, sizeof shown) != 0)
+        return;
+    uint8_t *bytes = NULL;
+    long long too_long = -1;
+    enum store_status st =
+        store_log_entry_bundle(r->app->store, index, width, &bytes, &len, &too_long);
+    if (st == STORE_INVALID) {
+        /* Appends refuse such leaves (DECISION_RECORD_MAX); a log written before that rule
+         * may hold one: this bundle cannot be served, the leaf itself can. */
+        resp_problem(r, 404, "log-entry-too-large", "Log entry too large",
+                     "leaf %lld is longer than an entry bundle can hold (%u bytes): read it "
+                     "from /api/v1/audit/bundle",
+                     too_long, TILE_ENTRY_MAX);
+        return;
+    }
+    tile_reply(r, st, bytes, len, shown);
+}
+
 /* The bundle is streamed: the reply starts with its first bytes, so that an error before
  * them (no database) is still a problem+json reply. */
 struct bundle_sink {
@@ -176,6 +272,9 @@ const struct route log_routes[] = {
     {"GET", "/api/v1/log/entries", log_entries, LOG_READERS, 0, "start end"},
     {"GET", "/api/v1/log/proof/inclusion", log_inclusion, LOG_READERS, 0, "index size"},
     {"GET", "/api/v1/log/proof/consistency", log_consistency, LOG_READERS, 0, "first second"},
+    {"GET", "/api/v1/log/tile/entries/{index}", log_entry_bundle, LOG_READERS, ROUTE_PATH_TAIL,
+     NULL},
+    {"GET", "/api/v1/log/tile/{level}/{index}", log_tile, LOG_READERS, ROUTE_PATH_TAIL, NULL},
     {"GET", "/api/v1/audit/bundle", audit_bundle, LOG_READERS, 0, NULL},
     {NULL, NULL, NULL, 0, 0, NULL},
 };
