@@ -129,10 +129,16 @@ test('a cached row is still scoped: another team gets 404, an auditor reads it',
   assert.equal((await get(a, 'ana', w.id)).status, 200); // now from memory
   assert.equal((await get(a, 'bob', w.id)).status, 404); // bob's first read: his position is asked
   await new Promise((r) => setTimeout(r, 300));
-  const h0 = await hits(a);
-  const bob = await get(a, 'bob', w.id);
-  assert.equal(bob.status, 404, bob.text);
-  assert.equal((await hits(a)) - h0, 1, 'bob\'s read was answered from the cached row');
+  // until one of bob's reads is answered from the cached row (each is 404)
+  let fromMemory = false;
+  for (let i = 0; i < 10 && !fromMemory; i++) {
+    const h0 = await hits(a);
+    const bob = await get(a, 'bob', w.id);
+    assert.equal(bob.status, 404, bob.text);
+    fromMemory = (await hits(a)) - h0 === 1;
+    if (!fromMemory) await new Promise((r) => setTimeout(r, 200));
+  }
+  assert.ok(fromMemory, 'none of bob\'s reads came from the cached row');
   assert.equal((await get(a, 'aud', w.id)).status, 200);
   assert.equal((await api(a.url, 'GET', `/api/v1/workloads/${w.id}`)).status, 401, 'anonymous: 401 before any cache');
 });
