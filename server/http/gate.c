@@ -39,7 +39,14 @@ void gate_leave(struct gate *g)
 
 int gate_try_enter_as(struct gate *g, const char *holder, int per_holder)
 {
+    return gate_try_enter_within(g, holder, per_holder, g->slots);
+}
+
+int gate_try_enter_within(struct gate *g, const char *holder, int per_holder, int slots)
+{
     int rc = -1, mine = 0, free_slot = -1;
+    if (slots > g->slots)
+        slots = g->slots;
     pthread_mutex_lock(&g->mu);
     for (int i = 0; i < g->slots && i < GATE_MAX_SLOTS; i++) {
         if (!g->holders[i][0])
@@ -49,7 +56,7 @@ int gate_try_enter_as(struct gate *g, const char *holder, int per_holder)
     }
     if (mine >= per_holder)
         rc = -2;
-    else if (free_slot >= 0 && g->in_use < g->slots) {
+    else if (free_slot >= 0 && g->in_use < slots) {
         snprintf(g->holders[free_slot], sizeof g->holders[free_slot], "%s", holder);
         g->in_use++;
         rc = 0;

@@ -37,6 +37,9 @@ void gate_leave(struct gate *g);
 int gate_try_enter_as(struct gate *g, const char *holder, int per_holder)
     __attribute__((warn_unused_result));
 void gate_leave_as(struct gate *g, const char *holder);
+/* gate_try_enter_as with at most slots of the gate's (a bound known only at run time). */
+int gate_try_enter_within(struct gate *g, const char *holder, int per_holder, int slots)
+    __attribute__((warn_unused_result));
 
 struct req;
 /* Answers 503 problem+json with Retry-After: 1, for when gate_enter timed out. */

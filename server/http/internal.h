@@ -101,6 +101,7 @@ struct req {
     int continued;     /* an Expect: 100-continue was looked at (answered on the first read) */
     int reads_pending; /* a write of this user is counted in flight (http/reads.h) */
     int handling;      /* the route's handler runs: an early fault reply drains a streamed body */
+    int upload_slot;   /* holds an upload slot (http/upload.h): given back after the handler */
 };
 
 /* Route tables of each handler file, joined by router.c. Terminated by a {NULL} entry. */

@@ -20,6 +20,7 @@
 #include "http/internal.h"
 #include "core/rowcache.h"
 #include "http/reads.h"
+#include "http/upload.h"
 #include "store/changes.h"
 
 /* Every handler file's table, in matching order. */
@@ -505,6 +506,7 @@ static void dispatch(struct req *r, size_t *route_index)
         r->route->handler(r);
         reads_write_ends(reads, r);
     }
+    upload_slot_leave(r);
     if (!r->status)
         resp_problem(r, 500, "internal", "Internal error", "no response (request id %s)",
                      r->request_id);

@@ -5,8 +5,37 @@
 #include <string.h>
 
 #include "http/evidence.h"
+#include "http/gate.h"
 #include "http/idempotency.h"
 #include "store/uploads.h"
+
+static struct gate upload_gate =
+    GATE_INIT(GATE_MAX_SLOTS, "too many uploads are in progress; retry shortly");
+
+int upload_slot_enter(struct req *r)
+{
+    struct store_stats st;
+    store_stats(r->app->store, &st);
+    int slots = st.size / 4 < 1 ? 1 : st.size / 4;
+    int got = gate_try_enter_within(&upload_gate, r->who.user_id, UPLOAD_PER_USER, slots);
+    if (got == 0) {
+        r->upload_slot = 1;
+        return 0;
+    }
+    if (got == -2)
+        gate_reply_own_limit(r, UPLOAD_PER_USER);
+    else
+        gate_reply_busy(r, &upload_gate);
+    return -1;
+}
+
+void upload_slot_leave(struct req *r)
+{
+    if (!r->upload_slot)
+        return;
+    r->upload_slot = 0;
+    gate_leave_as(&upload_gate, r->who.user_id);
+}
 
 struct upload_stream *upload_stream_new(struct req *r, struct idem *idem, size_t max_line_bytes)
 {
@@ -19,6 +48,14 @@ struct upload_stream *upload_stream_new(struct req *r, struct idem *idem, size_t
     u->limit = r->app->cfg->max_upload_bytes;
     linebuf_init(&u->lb, max_line_bytes);
     crypto_hash_sha256_init(&u->sha);
+    /* A body declared longer than the limit is refused before a byte of it is read (and before
+     * a client that sent Expect: 100-continue is invited to send it). */
+    if (r->ri->content_length > 0 && (unsigned long long)r->ri->content_length > u->limit) {
+        u->too_large = 1;
+        u->eof = 1;
+        linebuf_finish(&u->lb);
+        r->close = 1;
+    }
     return u;
 }
 

@@ -136,6 +136,7 @@ struct runs_upload {
     bool copying;
     bool fast_keys; /* no key of this upload was found stored yet: copy_keys */
     int savepoints;
+    bool contended; /* a cluster's lock: waited too long for it, or a deadlock over two */
     long staged, inserted, unclassified, exploratory, production;
 };
 
@@ -211,12 +212,23 @@ void store_runs_abort(struct runs_upload *u)
     malloc_trim(0);
 }
 
-/* A lock wait past RUNS_CLUSTER_LOCK_WAIT (55P03) is a busy cluster, not a fault. */
+/* A lock wait past RUNS_CLUSTER_LOCK_WAIT (55P03) is a busy cluster, and a deadlock (40P01:
+ * two uploads taking two clusters' locks in opposite orders, one rolled back) a contention,
+ * not a fault: retryable (503), see store_runs_contended. */
 static enum store_status busy(struct runs_upload *u, enum store_status st)
 {
-    if (st == STORE_ERROR && strcmp(store_last_sqlstate(conn(u)), "55P03") == 0)
+    const char *state = store_last_sqlstate(conn(u));
+    if ((st == STORE_ERROR && strcmp(state, "55P03") == 0) ||
+        (st == STORE_CONFLICT && strcmp(state, "40P01") == 0)) {
+        u->contended = true;
         return STORE_UNAVAILABLE;
+    }
     return st;
+}
+
+bool store_runs_contended(const struct runs_upload *u)
+{
+    return u && u->contended;
 }
 
 /* The cluster's class map, after taking its lock (first time in this upload). */

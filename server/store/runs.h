@@ -10,6 +10,7 @@
 #ifndef CAPLEDGER_STORE_RUNS_H
 #define CAPLEDGER_STORE_RUNS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "store/audit.h"
@@ -39,6 +40,9 @@ enum store_status store_runs_finish(struct runs_upload *u, const struct audit_ac
                                     json_t **classes) STORE_MUSTCHECK;
 /* Rolls back and frees u (NULL allowed). */
 void store_runs_abort(struct runs_upload *u);
+/* True when the upload failed for another upload holding a cluster it names (the lock wait
+ * ran out, or a deadlock between the two): retryable, nothing was stored. */
+bool store_runs_contended(const struct runs_upload *u);
 
 struct runs_query {
     const struct team_scope *scope; /* the caller's teams (NULL: all) */

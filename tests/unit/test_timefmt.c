@@ -41,6 +41,8 @@ static void test_forms(void **state)
                                       "2025-01-01T00:00:00Zulu",
                                       "2025/01-01T00:00:00",
                                       "Unknown",
+                                      "0000-01-01T00:00:00", /* no year 0 (PostgreSQL refused
+                                                                an upload's rollup with it) */
                                       ""};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         struct timefmt_fields f;

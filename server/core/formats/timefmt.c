@@ -74,7 +74,8 @@ bool timefmt_parse(const char *s, size_t len, struct timefmt_fields *out)
             return false;
         }
     }
-    if (f.month < 1 || f.month > 12 || f.day < 1 ||
+    /* year 0000 does not exist (ISO 8601's proleptic year 0 is 1 BC; PostgreSQL refuses it) */
+    if (f.year < 1 || f.month < 1 || f.month > 12 || f.day < 1 ||
         f.day > timefmt_days_in_month(f.year, f.month) || f.hour > 23 || f.minute > 59 ||
         f.second > 60)
         return false;
@@ -139,8 +140,8 @@ const char *timefmt_format_utc_ms(int64_t epoch_ms, char *buf)
     int64_t day = doy - (153 * mp + 2) / 5 + 1;
     int64_t month = mp < 10 ? mp + 3 : mp - 9;
     int64_t year = yoe + era * 400 + (month <= 2);
-    if (year < 0 || year > 9999) { /* outside RFC 3339: clamp rather than print garbage */
-        strcpy(buf, year < 0 ? "0000-01-01T00:00:00Z" : "9999-12-31T23:59:59Z");
+    if (year < 1 || year > 9999) { /* outside RFC 3339 and PostgreSQL's years: clamp */
+        strcpy(buf, year < 1 ? "0001-01-01T00:00:00Z" : "9999-12-31T23:59:59Z");
         return buf;
     }
     /* digits by hand: this runs once per timestamp of a million-row COPY */

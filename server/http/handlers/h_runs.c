@@ -311,6 +311,8 @@ static void runs_upload(struct req *r)
     in.cluster = q.cluster_p;
     char id[37];
     store_new_uuid(id);
+    if (upload_slot_enter(r) != 0)
+        goto out;
     enum store_status st = store_runs_begin(r->app->store, id, q.class_p, &in.up);
     if (st != STORE_OK) {
         resp_store_error(r, st, "runs");
@@ -354,7 +356,12 @@ static void runs_upload(struct req *r)
         goto out;
     }
     if (in.failed) {
-        resp_store_error(r, in.fail_status, "runs");
+        if (store_runs_contended(in.up))
+            resp_problem(r, 503, "unavailable", "Service unavailable",
+                         "another upload is writing a cluster this upload names (or the two "
+                         "waited for each other): nothing of this one was stored; retry shortly");
+        else
+            resp_store_error(r, in.fail_status, "runs");
         goto out;
     }
     if (fatal) {

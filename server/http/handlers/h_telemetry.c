@@ -229,6 +229,10 @@ static void telemetry_upload(struct req *r)
     char *id = in.upload_id;
     store_new_uuid(in.upload_id);
     snprintf(in.benchmark_id, sizeof in.benchmark_id, "%s", r->params[0]);
+    if (upload_slot_enter(r) != 0) {
+        upload_drain(u);
+        goto out;
+    }
     enum store_status st = store_telemetry_begin(r->app->store, &in.up);
     if (st != STORE_OK) {
         upload_drain(u);
