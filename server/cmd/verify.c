@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cmd/cmd.h"
 #include "cmd/config.h"
@@ -177,22 +178,34 @@ static void print_approvers(const json_t *approvers)
     }
 }
 
-/* The bundle file, rewound for another pass; standard input is spooled to a temporary file
- * (it cannot be read twice). NULL after printing why. */
+/* The bundle file, rewound for another pass. What cannot be read twice — standard input ("-"),
+ * a pipe or FIFO (`<(curl …)`), a character device — is spooled to a temporary file first.
+ * NULL after printing why. */
 static FILE *bundle_open(const char *path)
 {
-    FILE *f = strcmp(path, "-") == 0 ? tmpfile() : fopen(path, "rb");
-    if (f && strcmp(path, "-") == 0) {
+    int is_stdin = strcmp(path, "-") == 0;
+    FILE *in = is_stdin ? stdin : fopen(path, "rb");
+    if (!in) {
+        fprintf(stderr, "capledger: %s: %s\n", path, strerror(errno ? errno : EIO));
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fileno(in), &st) == 0 && S_ISREG(st.st_mode) && !is_stdin)
+        return in;
+    FILE *f = tmpfile();
+    if (f) {
         char buf[READ_CHUNK];
         size_t n;
-        while ((n = fread(buf, 1, sizeof buf, stdin)) > 0)
+        while ((n = fread(buf, 1, sizeof buf, in)) > 0)
             if (fwrite(buf, 1, n, f) != n)
                 break;
-        if (ferror(stdin) || ferror(f)) {
+        if (ferror(in) || ferror(f)) {
             fclose(f);
             f = NULL;
         }
     }
+    if (!is_stdin)
+        fclose(in);
     if (!f)
         fprintf(stderr, "capledger: %s: %s\n", path, strerror(errno ? errno : EIO));
     return f;

@@ -280,3 +280,20 @@ test('jcs canonicalizes U+0000 like any I-JSON character: the lower-case \\u0000
   assert.equal(r.stdout.toString(), jcs(doc));
   assert.equal(r.stdout.toString(), '{"a":["\\u0000","\\u0000\\u001f\u007f"],"b":"x\\u0000y"}');
 });
+
+test('a bundle read from a pipe (a FIFO, <(curl …)) verifies as from a file', async () => {
+  const { bundle } = makeBundle();
+  const fifo = path.join(dir, `fifo-${crypto.randomUUID()}`);
+  const { execFileSync, spawn } = await import('node:child_process');
+  execFileSync('mkfifo', [fifo]);
+  const key = path.join(dir, `key-${crypto.randomUUID()}.vkey`);
+  fs.writeFileSync(key, `${bundle.verifier_key}\n`);
+  const child = spawn(BIN, ['verify', fifo, '--key', key], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '', err = '';
+  child.stdout.on('data', (c) => { out += c; });
+  child.stderr.on('data', (c) => { err += c; });
+  fs.writeFileSync(fifo, JSON.stringify(bundle)); // blocks until verify opens it, then one pass
+  const status = await new Promise((resolve) => child.on('close', resolve));
+  assert.equal(status, 0, err);
+  assert.match(out, /^verified: .*5 leaves/);
+});
