@@ -448,6 +448,23 @@ static void test_alloctres_and_allocgres(void **state)
     problems_free(&errs);
 }
 
+/* A column named twice: which one is the run's is anybody's guess (State|State with COMPLETED
+ * and FAILED stored COMPLETED): the header is refused, naming both columns. */
+static void test_repeated_column_is_fatal(void **state)
+{
+    (void)state;
+    struct problems errs;
+    problems_init(&errs);
+    struct sacct_reader r;
+    struct run run;
+    const struct sacct_options opt = {0};
+    assert_int_equal(sacct_reader_init(&r, &opt, &errs), 0);
+    assert_int_equal(feed(&r, "JobID|State|State|Submit|Start|End", 1, &run, &errs), SACCT_FATAL);
+    assert_int_equal(errs.total, 1);
+    assert_non_null(strstr(errs.items[0].message, "column State appears twice (columns 2 and 3)"));
+    problems_free(&errs);
+}
+
 /* Problems name the line, the column (1-based field) and the run field. */
 static void test_bad_lines_are_rejected_with_their_place(void **state)
 {
@@ -800,6 +817,7 @@ int main(void)
         cmocka_unit_test(test_copy_escaping),
         cmocka_unit_test(test_run_from_json),
         cmocka_unit_test(test_malformed_corpus),
+        cmocka_unit_test(test_repeated_column_is_fatal),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

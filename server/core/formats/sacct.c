@@ -62,9 +62,18 @@ static int sacct_set_columns(struct sacct_reader *r, const char *s, size_t len, 
             r->fatal = true;
             return -1;
         }
-        for (int c = 0; c < SACCT_COL_COUNT; c++)
-            if (r->col[c] < 0 && sacct_name_is(name, flen, sacct_column_names[c]))
-                r->col[c] = r->ncols;
+        for (int c = 0; c < SACCT_COL_COUNT; c++) {
+            if (!sacct_name_is(name, flen, sacct_column_names[c]))
+                continue;
+            if (r->col[c] >= 0) { /* which of the two would be the run's? */
+                problems_add_line(errs, lineno, r->ncols + 1, NULL,
+                                  "column %s appears twice (columns %d and %d)",
+                                  sacct_column_names[c], r->col[c] + 1, r->ncols + 1);
+                r->fatal = true;
+                return -1;
+            }
+            r->col[c] = r->ncols;
+        }
         last_name = name;
         last_len = flen;
         r->ncols++;
