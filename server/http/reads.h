@@ -4,8 +4,8 @@
  * the evidence and comparisons; never sessions, tokens, users, the log or the audit bundle)
  * go to the standby, but only once it has replayed every write the caller could have seen
  * acknowledged. Each instance remembers, per user, the primary's WAL position after that
- * user's last write through it (pg_current_wal_lsn()). A user it has not seen within the last
- * READS_TRUST_MS (or whose write is still in flight) gets the primary's current position, a
+ * user's last write through it (pg_current_wal_insert_lsn()). A user it has not seen within the
+ * last READS_TRUST_MS (or whose write is still in flight) gets the primary's current position, a
  * bound on every write acknowledged to anyone so far, so a caller moved from one instance to
  * another by the proxy is covered too. The read waits up to read_wait_ms for the standby's
  * pg_last_wal_replay_lsn() to reach that position, else it goes to the primary; a standby that

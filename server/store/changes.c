@@ -94,7 +94,7 @@ static void listen_on(struct changes *ch, PGconn *pg)
             snprintf(n, sizeof n, "%" PRIu64, ++sent);
             const char *p[] = {ch->channel, n};
             PGresult *res = PQexecParams(pg,
-                                         "SELECT (pg_current_wal_lsn() - '0/0')::text, "
+                                         "SELECT (pg_current_wal_insert_lsn() - '0/0')::text, "
                                          "pg_notify($1, $2)",
                                          2, NULL, p, NULL, NULL, 0);
             int ok = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1;

@@ -4,7 +4,7 @@
  * trigger on each cached table (db/migrations/0105_row_changes.sql) notifies "table:id" for
  * every row updated or deleted; each notification forgets that row. PostgreSQL delivers
  * notifications in commit order, so to confirm how far it has come the thread runs
- * SELECT pg_current_wal_lsn(), pg_notify(<its own channel>, <n>): when notification n comes
+ * SELECT pg_current_wal_insert_lsn(), pg_notify(<its own channel>, <n>): when notification n comes
  * back, every transaction that committed at or before that position has been handled, and the
  * cache's applied position moves there (rowcache_applied). It confirms every second, and
  * at once when a reader asks (changes_wanted: a read found the cache behind the caller's

@@ -8,8 +8,11 @@
 
 #include "store/store.h"
 
-/* The primary's current WAL write position (pg_current_wal_lsn()). Any transaction committed
- * before the call lies at or before it. */
+/* The primary's current WAL insert position (pg_current_wal_insert_lsn()). Any transaction
+ * committed before the call has its commit record before it. Not the write position
+ * (pg_current_wal_lsn()): with synchronous_commit off a commit returns before its record is
+ * written, so the write position could lie before a write the caller saw acknowledged (a
+ * stale read of one's own write was seen so, on a test cluster with synchronous_commit off). */
 enum store_status store_wal_position(struct store *primary, uint64_t *lsn);
 
 enum replica_wait {
