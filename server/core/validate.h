@@ -10,6 +10,8 @@ int team_name_valid(const char *name);
 extern const char *const USER_ROLES[];
 /* 1 for a user role: one of USER_ROLES. */
 int user_role_valid(const char *role);
+/* The value of one hex digit (either case), or -1. */
+int hex_digit_value(char c);
 /* Exactly n lower-case hex digits (hashes and key ids: SHA-256 is n = 64). */
 int lower_hex_valid(const char *s, size_t n);
 /* A canonical lower- or upper-case UUID text (8-4-4-4-12 hex). */

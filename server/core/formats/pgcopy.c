@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/validate.h"
 #include "core/formats/textnum.h"
 #include "core/formats/timefmt.h"
 
@@ -198,17 +199,6 @@ void pgcopy_bin_time_s(struct pgcopy_buf *b, int64_t epoch_s, bool present)
     put_be(b, (uint64_t)us, 8);
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 bool pgcopy_bin_uuid(struct pgcopy_buf *b, const char *text)
 {
     unsigned char out[16];
@@ -219,7 +209,7 @@ bool pgcopy_bin_uuid(struct pgcopy_buf *b, const char *text)
                 return false;
             continue;
         }
-        int hi = hexval(text[i]), lo = hi < 0 ? -1 : hexval(text[i + 1]);
+        int hi = hex_digit_value(text[i]), lo = hi < 0 ? -1 : hex_digit_value(text[i + 1]);
         if (hi < 0 || lo < 0)
             return false;
         out[k++] = (unsigned char)(hi << 4 | lo);

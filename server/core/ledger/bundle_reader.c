@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/validate.h"
 #include "core/ledger/jcs.h"
 #include "core/problems.h"
 
@@ -169,17 +170,6 @@ static int put_code_point(struct bundle_reader *r, uint32_t cp)
     return str_put(r, u, n);
 }
 
-static int hex_value(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* One byte of a string after its opening quote: 1 when c closed it, 0 to go on, -1 failed. */
 static int string_byte(struct bundle_reader *r, char c)
 {
@@ -209,7 +199,7 @@ static int string_byte(struct bundle_reader *r, char c)
     }
     case STR_HEX:
     case STR_LOW_HEX: {
-        int v = hex_value(c);
+        int v = hex_digit_value(c);
         if (v < 0)
             return failf(r, "invalid \\u escape");
         r->hex = r->hex * 16 + (uint32_t)v;
