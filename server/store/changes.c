@@ -116,7 +116,10 @@ static void listen_on(struct changes *ch, PGconn *pg)
         PGnotify *nt;
         while ((nt = PQnotifies(pg)) != NULL) {
             if (strcmp(nt->relname, ch->channel) == 0) {
-                if (outstanding && strtoull(nt->extra, NULL, 10) == sent) {
+                /* only our own session's confirmation counts: another session (one that read
+                 * the channel's name from pg_stat_activity) cannot move the position */
+                if (outstanding && nt->be_pid == PQbackendPID(pg) &&
+                    strtoull(nt->extra, NULL, 10) == sent) {
                     rowcache_applied(ch->cache, pending_lsn);
                     outstanding = 0;
                     next_sync = now_ms() + SYNC_IDLE_MS;
