@@ -15,6 +15,7 @@
 #include "http/conns.h"
 #include "http/idempotency.h"
 #include "http/internal.h"
+#include "http/upload.h"
 
 /* A strict policy: the UI is same-origin files only, no inline script or style. */
 static const char SECURITY_HEADERS[] =
@@ -113,6 +114,18 @@ void resp_bytes(struct req *r, int status, const char *content_type, const char 
 {
     if (r->status) /* already answered: a handler bug, keep the first reply */
         return;
+    /* Whatever the reply, an upload's database connection is back by now: its slot is free
+     * for the client's next upload (given back after the handler, it was still taken when a
+     * client that read this reply sent the next one). */
+    upload_slot_leave(r);
+    /* A client that asked Expect: 100-continue and was not invited has not sent its body:
+     * answer without reading it (draining would invite it, up to the upload limit), and end
+     * the connection, in case it sends the body anyway. */
+    if (!r->continued) {
+        const char *expect = mg_get_header(r->conn, "Expect");
+        if (expect && strcasecmp(expect, "100-continue") == 0 && r->ri->content_length != 0)
+            r->close = 1;
+    }
     if (status >= 400 && status != 413 && r->handling && !r->close && r->route &&
         (r->route->flags & ROUTE_STREAM_BODY))
         req_drain(r, NULL);

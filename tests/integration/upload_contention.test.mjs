@@ -52,6 +52,37 @@ test('slow uploads cannot take the database from everyone: a quarter of the pool
   assert.equal(again.status, 201, again.text);
 });
 
+test('uploads one after another never find their own previous slot still taken', async () => {
+  // the slot went back after the handler, but the reply went out inside it: a client that sent
+  // its next upload on reading the reply could be told 503 (seen under ASan)
+  for (let i = 0; i < 40; i++) {
+    const r = await as('ana', 'POST', `/runs?cluster=seq&team=vision`, text(`${HEADER}\n${line(`seq-${i}`)}\n`));
+    assert.equal(r.status, 201, `upload ${i}: ${r.text}`);
+  }
+});
+
+test('an upload refused for want of a slot, sent with Expect: 100-continue, is not invited: a prompt 503', async () => {
+  const first = slowUpload(tokens.owner1, 'slot-held');
+  await new Promise((r) => setTimeout(r, 500));
+  const { hostname, port } = new URL(srv.url);
+  const started = Date.now();
+  const reply = await new Promise((resolve) => {
+    const sock = net.connect({ host: hostname, port: Number(port) });
+    let buf = '';
+    sock.on('connect', () => sock.write(`POST /api/v1/runs?cluster=waits&team=vision HTTP/1.1\r\nHost: x\r\n` +
+      `Authorization: Bearer ${tokens.ana}\r\nContent-Type: text/csv\r\nContent-Length: 50000000\r\n` +
+      'Expect: 100-continue\r\n\r\n'));
+    sock.on('data', (c) => { buf += c; });
+    sock.on('end', () => resolve(buf));
+    sock.on('error', () => resolve(buf));
+    setTimeout(() => { sock.destroy(); resolve(buf); }, 5000);
+  });
+  assert.doesNotMatch(reply, /^HTTP\/1\.1 100/, 'invited to send a body that would only be drained');
+  assert.match(reply, /^HTTP\/1\.1 503 /, reply.slice(0, 300));
+  assert.ok(Date.now() - started < 4000, 'answered at once');
+  assert.equal((await first.release()).status, 201);
+});
+
 test('a line dated in year 0000 is a faulty line named by number; the other lines are stored', async () => {
   const body = `${HEADER}\n${line('y1')}\n${line('y0', '0000-01-01')}\n`;
   const r = await as('ana', 'POST', '/runs?cluster=years&team=vision', text(body));
