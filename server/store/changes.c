@@ -46,13 +46,13 @@ static int64_t now_ms(void)
 
 static void log_line(const char *msg, const char *detail)
 {
-    fprintf(stderr, "{\"level\":\"warn\",\"msg\":\"%s\",\"detail\":\"", msg);
-    for (const char *p = detail ? detail : ""; *p; p++)
-        if (*p == '"' || *p == '\\')
-            fprintf(stderr, "\\%c", *p);
-        else /* libpq's messages hold newlines: a space each, one log line */
-            fputc((unsigned char)*p >= 0x20 ? *p : ' ', stderr);
-    fputs("\"}\n", stderr);
+    json_t *line =
+        json_pack("{s:s, s:s, s:s}", "level", "warn", "msg", msg, "detail", detail ? detail : "");
+    char *text = line ? json_dumps(line, JSON_COMPACT) : NULL; /* escapes libpq's newlines */
+    if (text)
+        fprintf(stderr, "%s\n", text);
+    free(text);
+    json_decref(line);
 }
 
 /* Waits up to ms for the connection's socket (fd >= 0) or the wake fd; 1 when the socket is

@@ -7,8 +7,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import net from 'node:net';
 import { withDatabase } from './lib/harness.mjs';
+import { rawExchange } from './lib/raw.mjs';
 import { evidenceServer, text } from './evidence.lib.mjs';
 
 let srv, as, tokens;
@@ -32,6 +32,15 @@ function slowUpload(token, cluster) {
   });
   req.write(`${HEADER}\n${line(`slow-${cluster}-1`)}\n`);
   return { release: (more = '') => { req.end(more); return done; }, done };
+}
+
+// A runs upload's head alone, asking Expect: 100-continue for a body of length bytes: what the
+// server sends before it closes the connection (or goes quiet for 5 s).
+async function expectHead(cluster, length) {
+  const head = `POST /api/v1/runs?cluster=${cluster}&team=vision HTTP/1.1\r\nHost: x\r\n` +
+    `Authorization: Bearer ${tokens.ana}\r\nContent-Type: text/csv\r\nContent-Length: ${length}\r\n` +
+    'Expect: 100-continue\r\n\r\n';
+  return (await rawExchange(srv.url, head, { quietMs: 5000 })).text;
 }
 
 test('slow uploads cannot take the database from everyone: a quarter of the pool at most, 2 per user', async () => {
@@ -64,19 +73,8 @@ test('uploads one after another never find their own previous slot still taken',
 test('an upload refused for want of a slot, sent with Expect: 100-continue, is not invited: a prompt 503', async () => {
   const first = slowUpload(tokens.owner1, 'slot-held');
   await new Promise((r) => setTimeout(r, 500));
-  const { hostname, port } = new URL(srv.url);
   const started = Date.now();
-  const reply = await new Promise((resolve) => {
-    const sock = net.connect({ host: hostname, port: Number(port) });
-    let buf = '';
-    sock.on('connect', () => sock.write(`POST /api/v1/runs?cluster=waits&team=vision HTTP/1.1\r\nHost: x\r\n` +
-      `Authorization: Bearer ${tokens.ana}\r\nContent-Type: text/csv\r\nContent-Length: 50000000\r\n` +
-      'Expect: 100-continue\r\n\r\n'));
-    sock.on('data', (c) => { buf += c; });
-    sock.on('end', () => resolve(buf));
-    sock.on('error', () => resolve(buf));
-    setTimeout(() => { sock.destroy(); resolve(buf); }, 5000);
-  });
+  const reply = await expectHead('waits', 50000000);
   assert.doesNotMatch(reply, /^HTTP\/1\.1 100/, 'invited to send a body that would only be drained');
   assert.match(reply, /^HTTP\/1\.1 503 /, reply.slice(0, 300));
   assert.ok(Date.now() - started < 4000, 'answered at once');
@@ -96,18 +94,7 @@ test('a line dated in year 0000 is a faulty line named by number; the other line
 });
 
 test('a body declared over the upload limit is refused from its head: no 100 Continue, 413', async () => {
-  const { hostname, port } = new URL(srv.url);
-  const reply = await new Promise((resolve) => {
-    const sock = net.connect({ host: hostname, port: Number(port) });
-    let buf = '';
-    sock.on('connect', () => sock.write(`POST /api/v1/runs?cluster=huge&team=vision HTTP/1.1\r\nHost: x\r\n` +
-      `Authorization: Bearer ${tokens.ana}\r\nContent-Type: text/csv\r\nContent-Length: 99999999999\r\n` +
-      'Expect: 100-continue\r\n\r\n'));
-    sock.on('data', (c) => { buf += c; });
-    sock.on('end', () => resolve(buf));
-    sock.on('error', () => resolve(buf));
-    setTimeout(() => { sock.destroy(); resolve(buf); }, 5000);
-  });
+  const reply = await expectHead('huge', 99999999999);
   assert.doesNotMatch(reply, /^HTTP\/1\.1 100/, 'invited to send 100 GB');
   assert.match(reply, /^HTTP\/1\.1 413 /, reply.slice(0, 300));
 });
