@@ -69,11 +69,33 @@ static void replay(struct req *r, const json_t *existing)
                "Idempotency-Replayed: true\r\n");
 }
 
+/* The earlier request with the key committed its write, but its instance stopped before the
+ * reply was kept (store_idem_claim): say what was written; writing it again is what the key
+ * exists to prevent. */
+static void answer_lost(struct req *r, const json_t *existing)
+{
+    const char *text = json_string_value(json_object_get(existing, "response"));
+    json_t *what = text ? json_loads(text, 0, NULL) : NULL;
+    const char *action = json_string_value(json_object_get(what, "action"));
+    const char *target = json_string_value(json_object_get(what, "target_id"));
+    resp_problem_with(r, 409, "idempotency-reply-lost", "Reply lost",
+                      json_pack("{s:s?, s:s?}", "action", action, "target_id", target),
+                      "the request first sent with this Idempotency-Key was stored (%s%s%s) but "
+                      "the instance that stored it stopped before replying; it is not done again "
+                      "— read the stored result instead",
+                      action ? action : "a write", target ? " of " : "", target ? target : "");
+    json_decref(what);
+}
+
 /* Decides from an earlier row: the same body → replay, else 409. */
 static void answer_existing(struct req *r, struct idem *ctx, const json_t *existing)
 {
     const char *route = json_string_value(json_object_get(existing, "route"));
     const char *sha = json_string_value(json_object_get(existing, "body_sha256"));
+    if (!sha && route && strcmp(route, ctx->route) == 0) {
+        answer_lost(r, existing); /* only a lost reply has a status without its body's digest */
+        return;
+    }
     char hex[65];
     digest_hex(ctx, hex);
     if (!route || strcmp(route, ctx->route) != 0 || !sha || strcmp(sha, hex) != 0) {
@@ -94,7 +116,7 @@ static enum idem_step claim(struct req *r, struct idem *ctx, json_t **existing)
     json_t *row = NULL;
     *existing = NULL;
     enum store_status st =
-        store_idem_claim(r->app->store, r->who.user_id, ctx->key, ctx->route, &row);
+        store_idem_claim(r->app->store, r->who.user_id, ctx->key, ctx->route, r->request_id, &row);
     /* The same key still in flight (a retry that a proxy sent to another instance while the
      * first was finishing): wait a little for its answer before saying so. */
     for (int waited = 0; st == STORE_OK && waited < IDEM_WAIT_TRIES &&
@@ -105,7 +127,8 @@ static enum idem_step claim(struct req *r, struct idem *ctx, json_t **existing)
         row = NULL;
         struct timespec pause = {0, IDEM_WAIT_STEP_MS * 1000000L};
         nanosleep(&pause, NULL);
-        st = store_idem_claim(r->app->store, r->who.user_id, ctx->key, ctx->route, &row);
+        st = store_idem_claim(r->app->store, r->who.user_id, ctx->key, ctx->route, r->request_id,
+                              &row);
     }
     if (st != STORE_OK) {
         json_decref(row);

@@ -39,10 +39,17 @@ static const char *SQL_COMPARISON =
     "'document', s.document) FROM comparison c LEFT JOIN scenario s ON s.id = c.scenario_id "
     "WHERE c.sha256 = $1";
 
+/* The GPU runs of the workloads' teams and classes since the decision, read once (one scan of
+ * the months since, found by run_submitted_brin) for every figure below. */
 #define SINCE_RUNS                                                                                 \
-    "FROM run x WHERE x.gpus > 0 AND x.submitted_at >= $2::timestamptz "                           \
+    "WITH x AS MATERIALIZED (SELECT x.state, x.gpu_utilization, x.started_at, x.submitted_at, "    \
+    "x.upload_id FROM run x WHERE x.gpus > 0 AND x.submitted_at >= $2::timestamptz "               \
     "AND (x.team, x.workload_class) IN (SELECT w.team, w.class FROM workload w "                   \
-    "WHERE w.id::text IN (SELECT json_array_elements_text($1::json)))"
+    "WHERE w.id::text IN (SELECT json_array_elements_text($1::json)))), "                          \
+    "a AS (SELECT count(*) AS runs, count(*) FILTER (WHERE x.state <> 'COMPLETED') AS failed, "    \
+    "count(x.gpu_utilization) AS util_n, avg(x.gpu_utilization) AS util_mean, "                    \
+    "count(x.started_at) "                                                                         \
+    "AS queue_n, avg(extract(epoch FROM x.started_at - x.submitted_at)) AS queue_mean_s FROM x) "
 #define SINCE_BENCHMARKS                                                                           \
     "FROM benchmark b LEFT JOIN benchmark_derived bd ON bd.benchmark_id = b.id "                   \
     "WHERE b.workload_id::text IN (SELECT json_array_elements_text($1::json)) "                    \
@@ -51,24 +58,19 @@ static const char *SQL_COMPARISON =
     "AND b.offer_id IS NOT DISTINCT FROM coalesce($3::uuid, "                                      \
     "(SELECT o.offer_id FROM benchmark o WHERE o.id = $4::uuid), b.offer_id)"
 
-static const char *SQL_OBSERVED =
+static const char *SQL_OBSERVED = SINCE_RUNS
     "SELECT json_build_object("
-    "'runs', (SELECT count(*) " SINCE_RUNS "), "
-    "'failed', (SELECT count(*) FILTER (WHERE x.state <> 'COMPLETED') " SINCE_RUNS "), "
-    "'util_n', (SELECT count(x.gpu_utilization) " SINCE_RUNS "), "
-    "'util_mean', (SELECT avg(x.gpu_utilization) " SINCE_RUNS "), "
-    "'queue_n', (SELECT count(x.started_at) " SINCE_RUNS "), "
-    "'queue_mean_s', (SELECT avg(extract(epoch FROM x.started_at - x.submitted_at)) " SINCE_RUNS
-    "), "
+    "'runs', a.runs, 'failed', a.failed, 'util_n', a.util_n, 'util_mean', a.util_mean, "
+    "'queue_n', a.queue_n, 'queue_mean_s', a.queue_mean_s, "
     "'run_uploads', (SELECT coalesce(json_agg(t.u), '[]') FROM (SELECT DISTINCT x.upload_id AS "
-    "u " SINCE_RUNS " ORDER BY 1 LIMIT 20) t), "
+    "u FROM x ORDER BY 1 LIMIT 20) t), "
     "'throughput_n', (SELECT count(b.throughput_units_per_s) " SINCE_BENCHMARKS "), "
     "'throughput_mean', (SELECT avg(b.throughput_units_per_s) " SINCE_BENCHMARKS "), "
     "'duty_n', (SELECT count(coalesce(b.gpu_duty_cycle, bd.gpu_duty_cycle)) " SINCE_BENCHMARKS "), "
     "'duty_mean', (SELECT avg(coalesce(b.gpu_duty_cycle, bd.gpu_duty_cycle)) " SINCE_BENCHMARKS
     "), "
     "'benchmarks', (SELECT coalesce(json_agg(b.id ORDER BY b.created_at, b.id), "
-    "'[]') " SINCE_BENCHMARKS "))";
+    "'[]') " SINCE_BENCHMARKS ")) FROM a";
 
 static const char *SQL_RAISE =
     "INSERT INTO alert AS a (kind, review_id, decision_id, owner, metric, assumed, observed, "

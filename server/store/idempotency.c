@@ -8,21 +8,32 @@
 /* A claim is stale when it is old, or when the database session that made it is gone (the
  * instance holding it died: its sessions ended with it). A session of another role shows no
  * backend_start in pg_stat_activity: then its pid alone counts as alive. */
+#define IDEM_STALE_CLAIM                                                                           \
+    "i.user_id = $1::uuid AND i.key = $2 AND i.status IS NULL AND (i.created_at < now() - "        \
+    "interval '" STORE_IDEM_STALE_CLAIM "' OR (i.claim_pid IS NOT NULL AND NOT EXISTS (SELECT 1 "  \
+    "FROM pg_stat_activity a WHERE a.pid = i.claim_pid AND (a.backend_start IS NULL OR "           \
+    "a.backend_start = i.claim_backend_start))))"
+
+/* A stale claim whose request committed its write (its audit_event, written in the write's
+ * transaction, is there) but never stored its reply: the key answers "reply lost" from now on
+ * (0112_idempotency_lost_reply.sql) instead of letting a retry write again. */
+static const char *SQL_MARK_LOST =
+    "UPDATE idempotency i SET status = 409, response = (SELECT json_build_object('action', "
+    "e.action, 'target_id', e.target_id)::text FROM audit_event e WHERE e.request_id = "
+    "i.claim_request_id ORDER BY e.id LIMIT 1) WHERE " IDEM_STALE_CLAIM
+    " AND EXISTS (SELECT 1 FROM audit_event e WHERE e.request_id = i.claim_request_id)";
+
 static const char *SQL_FORGET_EXPIRED =
-    "DELETE FROM idempotency i WHERE user_id = $1::uuid AND key = $2 "
-    "AND (created_at < now() - interval '" STORE_IDEM_TTL "' "
-    "OR (status IS NULL AND created_at < now() - interval '" STORE_IDEM_STALE_CLAIM "') "
-    "OR (status IS NULL AND claim_pid IS NOT NULL AND NOT EXISTS (SELECT 1 FROM "
-    "pg_stat_activity a WHERE a.pid = i.claim_pid AND (a.backend_start IS NULL OR "
-    "a.backend_start = i.claim_backend_start))))";
+    "DELETE FROM idempotency i WHERE (i.user_id = $1::uuid AND i.key = $2 AND i.created_at < "
+    "now() - interval '" STORE_IDEM_TTL "') OR (" IDEM_STALE_CLAIM ")";
 
 /* When the INSERT meets a row that a concurrent transaction committed after this statement's
  * snapshot, neither the insert nor the select sees it: claimed false with existing null, which
  * the caller treats as "in progress". */
 static const char *SQL_CLAIM =
-    "WITH ins AS (INSERT INTO idempotency (user_id, key, route, claim_pid, claim_backend_start) "
-    "SELECT $1::uuid, $2, $3, pg_backend_pid(), (SELECT backend_start FROM pg_stat_activity "
-    "WHERE pid = pg_backend_pid()) ON CONFLICT DO NOTHING RETURNING 1) "
+    "WITH ins AS (INSERT INTO idempotency (user_id, key, route, claim_pid, claim_backend_start, "
+    "claim_request_id) SELECT $1::uuid, $2, $3, pg_backend_pid(), (SELECT backend_start FROM "
+    "pg_stat_activity WHERE pid = pg_backend_pid()), $4 ON CONFLICT DO NOTHING RETURNING 1) "
     "SELECT json_build_object('claimed', EXISTS (SELECT 1 FROM ins), 'existing', "
     "(SELECT json_build_object('route', route, 'body_sha256', body_sha256, 'status', status, "
     "'response', response) FROM idempotency WHERE user_id = $1::uuid AND key = $2))";
@@ -35,13 +46,15 @@ static const char *SQL_RELEASE =
     "DELETE FROM idempotency WHERE user_id = $1::uuid AND key = $2 AND status IS NULL";
 
 enum store_status store_idem_claim(struct store *s, const char *user_id, const char *key,
-                                   const char *route, json_t **out)
+                                   const char *route, const char *request_id, json_t **out)
 {
-    const char *p[] = {user_id, key, route};
-    enum store_status st = store_exec(s, SQL_FORGET_EXPIRED, 2, p, NULL);
+    const char *p[] = {user_id, key, route, request_id};
+    enum store_status st = store_exec(s, SQL_MARK_LOST, 2, p, NULL);
+    if (st == STORE_OK)
+        st = store_exec(s, SQL_FORGET_EXPIRED, 2, p, NULL);
     if (st != STORE_OK)
         return st;
-    return store_json(s, SQL_CLAIM, 3, p, out);
+    return store_json(s, SQL_CLAIM, 4, p, out);
 }
 
 enum store_status store_idem_complete(struct store *s, const char *user_id, const char *key,

@@ -222,11 +222,11 @@ static const char *SQL_FACTS_REVIEW =
     "json_build_object('id', w.id, 'name', w.name, 'team', w.team, 'class', w.class, "
     "'target_units', w.target_units, 'memory_required_gb', w.memory_required_gb, "
     "'dataset_gb', w.dataset_gb, 'dataset_location', w.dataset_location, "
-    "'team_runs', (SELECT count(*) FROM run x WHERE x.team = w.team "
-    "  AND x.workload_class = w.class AND x.gpus > 0), "
+    "'team_runs', (SELECT coalesce(sum(x.gpu_runs), 0)::bigint FROM run_usage_month x "
+    "  WHERE x.team = w.team AND x.workload_class = w.class), "
     "'team_run_uploads', (SELECT coalesce(json_agg(t.u), '[]') FROM (SELECT DISTINCT "
-    "  x.upload_id AS u FROM run x WHERE x.team = w.team AND x.workload_class = w.class "
-    "  AND x.gpus > 0 ORDER BY 1 LIMIT 20) t), "
+    "  x.upload_id AS u FROM run_usage_upload x WHERE x.team = w.team "
+    "  AND x.workload_class = w.class AND x.gpu_runs > 0 ORDER BY 1 LIMIT 20) t), "
     "'benchmark_repetitions', (SELECT coalesce(sum(b.repetitions), 0) FROM benchmark b "
     "  WHERE b.workload_id = w.id), "
     "'benchmarks', (SELECT coalesce(json_agg(b.id ORDER BY b.created_at, b.id), '[]') "
@@ -263,7 +263,9 @@ static const char *SQL_FACTS_CITED =
 
 /* For each option of a comparison, the stored records its scenario named by id (an option
  * whose benchmark was an id takes that benchmark's offer), and how many started GPU runs of
- * its cluster there are — a run's cluster matches the option's name or the offer's name. */
+ * its cluster there are — a run's cluster matches the option's name or the offer's name. The
+ * run counts and their uploads come from the rollups (run_usage_month's qw_n counts the runs
+ * that started on GPUs; run_usage_upload, 0111), as do the workloads' team_runs above. */
 static const char *SQL_FACTS_OPTIONS =
     "SELECT coalesce(json_agg(json_build_object('name', o.opt->>'name', "
     "'benchmark_id', b.id, 'data_loading_s', b.data_loading_s, "
@@ -272,17 +274,17 @@ static const char *SQL_FACTS_OPTIONS =
     "'telemetry_uploads', (SELECT coalesce(json_agg(u.id ORDER BY u.created_at, u.id), '[]') "
     "  FROM upload u WHERE b.id IS NOT NULL AND u.kind = 'telemetry' AND u.benchmark_id = b.id), "
     "'offer_name', f.name, "
-    "'cluster_runs', (SELECT count(*) FROM run x WHERE x.cluster IN (o.opt->>'name', f.name) "
-    "  AND x.started_at IS NOT NULL AND x.gpus > 0 AND " TEAM_SEES(
+    "'cluster_runs', (SELECT coalesce(sum(x.qw_n), 0)::bigint FROM run_usage_month x "
+    "  WHERE x.cluster IN (o.opt->>'name', f.name) AND " TEAM_SEES(
         "$2",
         "x.team") "), "
                   "'cluster_run_uploads', (SELECT coalesce(json_agg(t.u), '[]') FROM (SELECT "
                   "DISTINCT "
-                  "  x.upload_id AS u FROM run x WHERE x.cluster IN (o.opt->>'name', f.name) "
-                  "  AND x.started_at IS NOT NULL AND x.gpus > 0 AND " TEAM_SEES(
+                  "  x.upload_id AS u FROM run_usage_upload x WHERE x.cluster IN (o.opt->>'name', "
+                  "f.name) "
+                  "  AND x.qw_n > 0 AND " TEAM_SEES(
                       "$2",
-                      "x.team") " "
-                                "  ORDER BY 1 LIMIT 20) t)) "
+                      "x.team") " ORDER BY 1 LIMIT 20) t)) "
                                 "ORDER BY o.i), '[]') "
                                 "FROM comparison c LEFT JOIN scenario s ON s.id = c.scenario_id "
                                 "CROSS JOIN LATERAL jsonb_array_elements(c.resolved->'options') "

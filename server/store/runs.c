@@ -39,6 +39,9 @@ static const char *SQL_KEYS =
 
 static const char *SQL_COPY_KEYS = "COPY run_key (cluster, external_id) FROM STDIN (FORMAT binary)";
 
+/* The first id of a block of $1 ids only this upload uses (0111_run_fewer_writes.sql). */
+static const char *SQL_IDS = "SELECT to_json(capledger_run_ids($1::integer))";
+
 static const char *SQL_COPY_RUN = "COPY run (" RUN_BINARY_COLUMNS ") FROM STDIN (FORMAT binary)";
 
 /* The usage rollups (0061) and queue-wait histograms (0062) gain the aggregated rows computed
@@ -76,9 +79,14 @@ static const char *SQL_ROLLUP =
     "EXCLUDED.n RETURNING 1), "
     "qa AS (INSERT INTO run_qw_hist_all AS h SELECT team, workload_class, cluster, state, bucket, "
     "sum(n) FROM hq GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5 ON CONFLICT (team, "
-    "workload_class, cluster, state, bucket) DO UPDATE SET n = h.n + EXCLUDED.n RETURNING 1) "
+    "workload_class, cluster, state, bucket) DO UPDATE SET n = h.n + EXCLUDED.n RETURNING 1), "
+    /* the upload's own GPU runs per month, team, class and cluster (0111) */
+    "up AS (INSERT INTO run_usage_upload AS d SELECT $3::uuid, date_trunc('month', day, 'UTC'), "
+    "team, workload_class, cluster, sum(gpu_runs), sum(qw_n) FROM g GROUP BY 2, 3, 4, 5 ORDER BY "
+    "2, 3, 4, 5 ON CONFLICT (upload_id, month, team, workload_class, cluster) DO UPDATE SET "
+    "gpu_runs = d.gpu_runs + EXCLUDED.gpu_runs, qw_n = d.qw_n + EXCLUDED.qw_n RETURNING 1) "
     "SELECT json_build_array((SELECT count(*) FROM day_up), (SELECT count(*) FROM month_up), "
-    "(SELECT count(*) FROM qh), (SELECT count(*) FROM qa))";
+    "(SELECT count(*) FROM qh), (SELECT count(*) FROM qa), (SELECT count(*) FROM up))";
 
 #define RUN_JSON(r)                                                                                \
     "json_build_object('id', " r ".id::text, 'cluster', " r ".cluster, 'external_id', " r          \
@@ -393,7 +401,6 @@ static enum store_status copy_keys(struct runs_upload *u, bool *decided)
     return st;
 }
 
-/* Sends the batch: its new keys into run_key, the rows whose key went in into run. */
 /* Pushes the pending COPY of the previous batch as far as the socket takes, without waiting,
  * RUNS_SEND_CHUNK at a time (libpq's buffer grows to whatever is queued at once). */
 static enum store_status copy_pump(struct runs_upload *u)
@@ -437,6 +444,31 @@ static enum store_status copy_finish(struct runs_upload *u)
     return st;
 }
 
+/* Gives the batch's stored runs their ids, in line order, from one block of the sequence. */
+static enum store_status assign_ids(struct runs_upload *u)
+{
+    size_t n = 0;
+    for (size_t r = 0; r < u->nrow; r++)
+        n += !u->row[r].dup;
+    if (n == 0)
+        return STORE_OK;
+    char count[24];
+    snprintf(count, sizeof count, "%zu", n);
+    const char *p[] = {count};
+    json_t *first = NULL;
+    enum store_status st = store_json_tx(conn(u), SQL_IDS, 1, p, &first);
+    json_int_t id = json_integer_value(first);
+    json_decref(first);
+    if (st != STORE_OK)
+        return st;
+    if (id <= 0)
+        return STORE_UNAVAILABLE;
+    for (size_t r = 0; r < u->nrow; r++)
+        if (!u->row[r].dup)
+            run_copy_binary_set_id(u->rows.data + u->row[r].off, (int64_t)id++);
+    return STORE_OK;
+}
+
 /* Sends the batch: its new keys into run_key (after the previous batch's COPY ended), then
  * starts the COPY of the runs whose key went in, which the backend works through while the
  * server parses the next batch (copy_pump from store_runs_add). */
@@ -458,6 +490,9 @@ static enum store_status flush_batch(struct runs_upload *u)
         if (st != STORE_OK)
             return st;
     }
+    st = assign_ids(u);
+    if (st != STORE_OK)
+        return st;
     /* the stored rows, consecutive ones copied at once, between header and trailer */
     pgcopy_reset(&u->send);
     u->send_off = 0;
@@ -518,9 +553,9 @@ static enum store_status flush_rollups(struct runs_upload *u)
     json_decref(hist);
     enum store_status st = STORE_UNAVAILABLE;
     if (dt && ht) {
-        const char *p[] = {dt, ht};
+        const char *p[] = {dt, ht, u->upload_id};
         json_t *counts = NULL;
-        st = store_json_tx(conn(u), SQL_ROLLUP, 2, p, &counts);
+        st = store_json_tx(conn(u), SQL_ROLLUP, 3, p, &counts);
         json_decref(counts);
     }
     free(dt);

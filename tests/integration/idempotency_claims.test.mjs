@@ -36,3 +36,35 @@ test('a claim left by a dead session is taken over; a live one is in progress', 
     await srv.stop();
   }
 });
+
+// An instance killed after its write committed but before it kept the reply for the key left a
+// claim that the retry took over as stale, and the retry wrote again. The state such an
+// instance leaves is made here from a real write: its claim back to pending, its session gone.
+test('a stale claim whose write committed answers "reply lost" instead of writing again', async () => {
+  const srv = await startServer();
+  try {
+    const admin = mintToken(srv, 'admin');
+    const first = await api(srv.url, 'POST', '/api/v1/teams', { token: admin, body: { name: 'written-once' }, headers: { 'Idempotency-Key': 'lost-reply' } });
+    assert.equal(first.status, 201, first.text);
+    const requestId = first.headers['x-request-id'];
+    assert.match(requestId, /^[0-9a-f]{16,}$/);
+    psql(`UPDATE idempotency SET status = NULL, response = NULL, body_sha256 = NULL, claim_pid = 0,
+          claim_request_id = '${requestId}' WHERE key = 'lost-reply'`, { database: srv.db });
+    for (let i = 0; i < 2; i++) {
+      const retry = await api(srv.url, 'POST', '/api/v1/teams', { token: admin, body: { name: 'written-once' }, headers: { 'Idempotency-Key': 'lost-reply' } });
+      assert.equal(retry.status, 409, retry.text);
+      assert.match(retry.headers['content-type'], /application\/problem\+json/);
+      assert.match(retry.json.type, /idempotency-reply-lost$/);
+      assert.equal(retry.json.action, 'team.create');
+      assert.equal(retry.json.target_id, first.json.id);
+    }
+    assert.equal(psql("SELECT count(*) FROM audit_event WHERE action = 'team.create' AND change->>'name' = 'written-once'", { database: srv.db }), '1');
+    // A stale claim whose request wrote nothing is still taken over (the retry writes).
+    psql(`INSERT INTO idempotency (user_id, key, route, claim_pid, claim_backend_start, claim_request_id)
+          SELECT user_id, 'nothing-written', route, 0, now(), 'no-such-request' FROM idempotency WHERE key = 'lost-reply'`, { database: srv.db });
+    const fresh = await api(srv.url, 'POST', '/api/v1/teams', { token: admin, body: { name: 'written-now' }, headers: { 'Idempotency-Key': 'nothing-written' } });
+    assert.equal(fresh.status, 201, fresh.text);
+  } finally {
+    await srv.stop();
+  }
+});

@@ -36,7 +36,8 @@ const dump = () => sql(`SELECT md5(string_agg(x, ';' ORDER BY x)) FROM (
   UNION ALL SELECT concat_ws(',', 'm', month, team, workload_class, cluster, partition, gpu_model, state, runs, gpu_runs,
     gh_runs, never_started, round(gh::numeric, 6), qw_sum, qw_n, round(util_sum::numeric, 6), util_n) FROM run_usage_month
   UNION ALL SELECT concat_ws(',', 'h', month, team, workload_class, cluster, state, bucket, n) FROM run_qw_hist
-  UNION ALL SELECT concat_ws(',', 'a', team, workload_class, cluster, state, bucket, n) FROM run_qw_hist_all) s`);
+  UNION ALL SELECT concat_ws(',', 'a', team, workload_class, cluster, state, bucket, n) FROM run_qw_hist_all
+  UNION ALL SELECT concat_ws(',', 'u', upload_id, month, team, workload_class, cluster, gpu_runs, qw_n) FROM run_usage_upload) s`);
 
 test('several batches: first line wins, classes by the map, rollups equal a rebuild, a re-upload stores nothing', async () => {
   const put = await as('owner1', 'PUT', '/clusters/ingest', { body: { default_class: 'exploratory', partitions: [
@@ -65,6 +66,13 @@ test('several batches: first line wins, classes by the map, rollups equal a rebu
   sql('SELECT capledger_usage_rollup_rebuild()');
   assert.equal(dump(), before);
   assert.equal(Number(sql('SELECT sum(runs) FROM run_usage_day')), Number(sql('SELECT count(*) FROM run')));
+  assert.equal(Number(sql(`SELECT sum(gpu_runs) FROM run_usage_upload WHERE upload_id = '${up.json.id}'`)),
+    Number(sql("SELECT count(*) FROM run WHERE cluster = 'ingest' AND gpus > 0")));
+  // ids: one block of the sequence per batch, in line order within it, unique
+  assert.equal(Number(sql("SELECT count(DISTINCT id) FROM run WHERE cluster = 'ingest'")), N);
+  const blocks = sql(`SELECT count(DISTINCT id / 16384) || ',' || bool_and(ordered) FROM (SELECT id,
+    (id > lag(id) OVER (ORDER BY substr(external_id, 2)::int)) IS NOT FALSE AS ordered FROM run WHERE cluster = 'ingest') x`).trim();
+  assert.ok(/^[3-6],true$/.test(blocks), blocks);
   const again = await as('owner1', 'POST', '/runs?cluster=ingest', text(sacct(lines)));
   assert.equal(again.status, 201, again.text);
   assert.equal(again.json.inserted, 0);

@@ -128,4 +128,7 @@ test('retention drops the histogram rows of the months it drops', () => {
   assert.equal(Number(sql('SELECT coalesce(sum(n), 0) FROM run_qw_hist')), left);
   assert.equal(Number(sql('SELECT coalesce(sum(n), 0) FROM run_qw_hist_all')), left); // the dropped months taken off
   assert.equal(Number(sql('SELECT count(*) FROM run_qw_hist_all WHERE n <= 0')), 0);
+  // and the uploads' rollup (the checklist's runs and their uploads) with them
+  assert.equal(Number(sql(`SELECT count(*) FROM run_usage_upload WHERE month < '${cutoff}'`)), 0);
+  assert.equal(Number(sql('SELECT coalesce(sum(qw_n), 0) FROM run_usage_upload')), left);
 });

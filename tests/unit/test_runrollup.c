@@ -105,8 +105,14 @@ static void test_run_row(void **state)
     assert_true(run_copy_binary(&r, "production", UPLOAD, &b));
     assert_true(pgcopy_ok(&b));
     assert_int_equal(be(b.data, 2), RUN_BINARY_FIELDS);
+    /* id: 0 until set, then the id given, big-endian */
+    assert_int_equal(be(b.data + 2, 4), 8);
+    assert_int_equal(be(b.data + 6, 8), 0);
+    run_copy_binary_set_id(b.data, INT64_C(0x0102030405060708));
+    assert_int_equal(be(b.data + 2, 4), 8);
+    assert_int_equal(be(b.data + 6, 8), INT64_C(0x0102030405060708));
     /* cluster, external_id, team, user (NULL), class */
-    size_t at = 2;
+    size_t at = 14;
     const char *want[] = {"fox", "42", "vision", NULL, "production", "gpu", NULL};
     for (size_t i = 0; i < 7; i++) {
         uint64_t n = be(b.data + at, 4);

@@ -173,6 +173,18 @@ void pgcopy_bin_text(struct pgcopy_buf *b, const char *s)
     pgcopy_raw(b, s, n);
 }
 
+void pgcopy_bin_int8(struct pgcopy_buf *b, int64_t v)
+{
+    put_be(b, 8, 4);
+    put_be(b, (uint64_t)v, 8);
+}
+
+void pgcopy_bin_set_int8(char *field, int64_t v)
+{
+    for (size_t i = 0; i < 8; i++)
+        field[4 + i] = (char)(unsigned char)((uint64_t)v >> (8 * (7 - i)));
+}
+
 void pgcopy_bin_double(struct pgcopy_buf *b, double v)
 {
     if (!isfinite(v)) {

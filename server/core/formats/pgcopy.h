@@ -51,6 +51,10 @@ void pgcopy_bin_row(struct pgcopy_buf *b, uint16_t nfields);
 void pgcopy_bin_null(struct pgcopy_buf *b);
 /* A text field (s NULL → NULL). */
 void pgcopy_bin_text(struct pgcopy_buf *b, const char *s);
+/* An int8 field. */
+void pgcopy_bin_int8(struct pgcopy_buf *b, int64_t v);
+/* Overwrites the value of an int8 field already appended; field points at its length word. */
+void pgcopy_bin_set_int8(char *field, int64_t v);
 /* A float8 field; NaN and infinities → NULL (as pgcopy_double). */
 void pgcopy_bin_double(struct pgcopy_buf *b, double v);
 /* A timestamptz field from epoch seconds; present false → NULL. */

@@ -266,6 +266,7 @@ bool run_copy_binary(const struct run *r, const char *klass, const char *upload_
                      struct pgcopy_buf *out)
 {
     pgcopy_bin_row(out, RUN_BINARY_FIELDS);
+    pgcopy_bin_int8(out, 0);
     pgcopy_bin_text(out, r->cluster);
     pgcopy_bin_text(out, r->external_id);
     pgcopy_bin_text(out, opt_text(r->team));
@@ -281,6 +282,11 @@ bool run_copy_binary(const struct run *r, const char *klass, const char *upload_
     pgcopy_bin_text(out, opt_text(r->exit_code));
     pgcopy_bin_double(out, r->gpu_utilization);
     return pgcopy_bin_uuid(out, upload_id);
+}
+
+void run_copy_binary_set_id(char *row, int64_t id)
+{
+    pgcopy_bin_set_int8(row + 2, id); /* after the field count */
 }
 
 json_t *run_upload_warnings(const json_t *classes, const char *cluster)

@@ -92,14 +92,18 @@ void run_copy_line(const struct run *r, struct pgcopy_buf *out);
 
 /* The columns of run_copy_binary, in order (COPY run (…) FROM STDIN (FORMAT binary)). */
 #define RUN_BINARY_COLUMNS                                                                         \
-    "cluster, external_id, team, \"user\", workload_class, partition, gpu_model, submitted_at, "   \
+    "id, cluster, external_id, team, \"user\", workload_class, partition, gpu_model, "             \
+    "submitted_at, "                                                                               \
     "started_at, ended_at, gpus, state, exit_code, gpu_utilization, upload_id"
-#define RUN_BINARY_FIELDS 15
+#define RUN_BINARY_FIELDS 16
 
-/* Appends one binary COPY row (after pgcopy_bin_header) in RUN_BINARY_COLUMNS order: the run
- * with its cluster, the class it was given (klass, NULL: none) and upload_id (a UUID's text).
+/* Appends one binary COPY row (after pgcopy_bin_header) in RUN_BINARY_COLUMNS order: id 0
+ * (run_copy_binary_set_id gives the real one once the run is known to be stored), the run with
+ * its cluster, the class it was given (klass, NULL: none) and upload_id (a UUID's text).
  * Returns false when upload_id is not a UUID; check pgcopy_ok(out) once after the rows. */
 bool run_copy_binary(const struct run *r, const char *klass, const char *upload_id,
                      struct pgcopy_buf *out) __attribute__((warn_unused_result));
+/* Sets the id of the row run_copy_binary appended at row (its first byte). */
+void run_copy_binary_set_id(char *row, int64_t id);
 
 #endif
