@@ -10,9 +10,9 @@
 #       with a primary key (cluster, external_id) — the issue's baseline;
 #    b. second baseline: the same into a table shaped like `run` (LIKE run INCLUDING ALL: its
 #       columns, constraints and indexes, not partitioned, no run_key, no rollups);
-#    c. the upload through the API into an emptied store (run, run_key, the rollups and the
-#       histograms truncated after the previous round, those of them the schema has, so an
-#       older CAPLEDGER_BIN can be measured too), sampling the server's VmRSS every 0.1 s.
+#    c. the upload through the API into an emptied store (run, run_key, the rollups, the
+#       per-upload rollup and the histograms truncated after the previous round, those of them
+#       the schema has, so an older CAPLEDGER_BIN can be measured too), sampling the server's VmRSS every 0.1 s.
 #    Prints each figure and each round's ratios, then the medians and the API's ratio to each
 #    baseline (the median of the rates, and the median of the rounds' own ratios).
 # 4. Uploads the file once more: every row is a duplicate (the ON CONFLICT path), timed too.
@@ -137,7 +137,7 @@ for r in $(seq "$ROUNDS"); do
   baseline "$RUN_DDL" "runlike$r"
   # (a DO block: psql's \gexec in a -c of its own ran nothing, so rounds 2 and up used to
   # re-upload into a full store — every row a duplicate)
-  [ "$r" = 1 ] || psql -X -q -v ON_ERROR_STOP=1 -d "$DBURL" -c "DO \$\$ BEGIN EXECUTE (SELECT 'TRUNCATE ' || string_agg(quote_ident(tablename), ', ') FROM pg_tables WHERE schemaname = 'public' AND tablename IN ('run', 'run_key', 'run_usage_day', 'run_usage_month', 'run_qw_hist', 'run_qw_hist_all')); END \$\$" -c "VACUUM ANALYZE run_key" >/dev/null
+  [ "$r" = 1 ] || psql -X -q -v ON_ERROR_STOP=1 -d "$DBURL" -c "DO \$\$ BEGIN EXECUTE (SELECT 'TRUNCATE ' || string_agg(quote_ident(tablename), ', ') FROM pg_tables WHERE schemaname = 'public' AND tablename IN ('run', 'run_key', 'run_usage_day', 'run_usage_month', 'run_qw_hist', 'run_qw_hist_all', 'run_usage_upload')); END \$\$" -c "VACUUM ANALYZE run_key" >/dev/null
   [ "$(psql -X -qtA -d "$DBURL" -c 'SELECT count(*) FROM run_key')" = 0 ] || { echo "the store was not emptied" >&2; exit 1; }
   upload "api$r"
   awk -v a="$(cat "$WORK/api$r.rate")" -v p="$(cat "$WORK/pk$r.rate")" -v l="$(cat "$WORK/runlike$r.rate")" \
