@@ -75,18 +75,32 @@ BEGIN
     RETURN n;
 END $$;
 
--- The maintenance of 0062; when it ran (no other instance held it) with a retention, this
--- table's rows of the months it dropped go too (the same cutoff).
+-- The maintenance of 0062; when it ran (no other instance held it) with a retention, the
+-- rollups' rows of the months it dropped go once more, and this table's with them (the same
+-- cutoff). Once more: 0062 deletes the rollups' rows before it drops the partitions, and an
+-- upload into such a month that committed in between (the DROP waits for it) left rows counting
+-- runs the DROP then removed — the review checklist reads these counts now.
 ALTER FUNCTION capledger_partitions_maintain(integer, integer) RENAME TO capledger_partitions_maintain_0062;
 CREATE FUNCTION capledger_partitions_maintain(ahead integer, retention_months integer) RETURNS jsonb
 LANGUAGE plpgsql AS $$
 DECLARE
     r jsonb := capledger_partitions_maintain_0062(ahead, retention_months);
+    cutoff timestamptz := (date_trunc('month', now() AT TIME ZONE 'UTC')::date
+                           - make_interval(months => greatest(retention_months, 0)))::timestamp
+                          AT TIME ZONE 'UTC';
 BEGIN
     IF retention_months > 0 AND NOT r ? 'skipped' THEN
-        DELETE FROM run_usage_upload
-        WHERE month < (date_trunc('month', now() AT TIME ZONE 'UTC')::date
-                       - make_interval(months => retention_months))::timestamp AT TIME ZONE 'UTC';
+        DELETE FROM run_usage_day WHERE day < cutoff;
+        DELETE FROM run_usage_month WHERE month < cutoff;
+        WITH d AS (DELETE FROM run_qw_hist h WHERE h.month < cutoff
+                   RETURNING h.team, h.workload_class, h.cluster, h.state, h.bucket, h.n AS cnt),
+             s AS (SELECT d.team, d.workload_class, d.cluster, d.state, d.bucket, sum(d.cnt) AS cnt
+                   FROM d GROUP BY 1, 2, 3, 4, 5)
+        UPDATE run_qw_hist_all a SET n = a.n - s.cnt FROM s
+        WHERE a.team IS NOT DISTINCT FROM s.team AND a.workload_class IS NOT DISTINCT FROM s.workload_class
+          AND a.cluster = s.cluster AND a.state = s.state AND a.bucket = s.bucket;
+        DELETE FROM run_qw_hist_all a WHERE a.n <= 0;
+        DELETE FROM run_usage_upload WHERE month < cutoff;
     END IF;
     RETURN r;
 END $$;

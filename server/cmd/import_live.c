@@ -325,6 +325,14 @@ static void take_scrape(struct live *l, int64_t next_tick)
             err[0] ? err : "stopped", l->scrape_failed, l->scrapes);
 }
 
+/* Whether a problem+json reply is of type https://capledger.dev/problems/<slug>. */
+static int problem_is(const json_t *doc, const char *slug)
+{
+    const char *type = json_string_value(json_object_get(doc, "type"));
+    const char *base = "https://capledger.dev/problems/";
+    return type && strncmp(type, base, strlen(base)) == 0 && strcmp(type + strlen(base), slug) == 0;
+}
+
 enum upload_outcome { UP_STORED, UP_RETRY, UP_REFUSED, UP_FATAL };
 
 /* Sends one queued scrape. */
@@ -403,6 +411,14 @@ static enum upload_outcome upload_one(struct live *l, struct scrape *s, char *er
                     (long long)json_integer_value(json_object_get(doc, "rejected_total")));
             import_print_faults(rejected);
         }
+        out = UP_STORED;
+    } else if (code == 409 && problem_is(doc, "idempotency-reply-lost")) {
+        /* an earlier attempt of this scrape was stored by an instance that stopped before it
+         * replied: stored, its counts unknown (retrying would only get this answer again) */
+        fprintf(stderr,
+                "capledger import: scrape %ld (at=%s): stored as upload %s by an instance that "
+                "stopped before replying; its counts are not known\n",
+                s->seq, at, json_string_value(json_object_get(doc, "target_id")));
         out = UP_STORED;
     } else {
         const char *title = json_string_value(json_object_get(doc, "title"));

@@ -112,7 +112,7 @@ static void *sweeper_run(void *arg)
         if (waited + 1 < sw->interval_s)
             continue;
         waited = -1;
-        struct audit_actor who = {NULL, "system", NULL, "drift-sweep"};
+        struct audit_actor who = {.name = "system", .request_id = "drift-sweep"};
         int raised = 0;
         enum store_status st = store_alert_sweep(sw->store, &who, &raised);
         if (st != STORE_OK)

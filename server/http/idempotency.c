@@ -23,6 +23,15 @@ static void digest_start(struct req *r, struct idem *ctx)
     ctx->hashing = 1;
 }
 
+/* The digest of what was hashed so far, leaving the hash open. */
+static void digest_peek(const struct idem *ctx, char hex[65])
+{
+    crypto_hash_sha256_state copy = ctx->sha;
+    unsigned char sum[crypto_hash_sha256_BYTES];
+    crypto_hash_sha256_final(&copy, sum);
+    sodium_bin2hex(hex, 65, sum, sizeof sum);
+}
+
 static void digest_hex(struct idem *ctx, char hex[65])
 {
     unsigned char sum[crypto_hash_sha256_BYTES];
@@ -87,18 +96,21 @@ static void answer_lost(struct req *r, const json_t *existing)
     json_decref(what);
 }
 
-/* Decides from an earlier row: the same body → replay, else 409. */
+/* Decides from an earlier row: the same request → its reply (or "reply lost"), else 409. */
 static void answer_existing(struct req *r, struct idem *ctx, const json_t *existing)
 {
     const char *route = json_string_value(json_object_get(existing, "route"));
     const char *sha = json_string_value(json_object_get(existing, "body_sha256"));
-    if (!sha && route && strcmp(route, ctx->route) == 0) {
-        answer_lost(r, existing); /* only a lost reply has a status without its body's digest */
-        return;
-    }
     char hex[65];
     digest_hex(ctx, hex);
-    if (!route || strcmp(route, ctx->route) != 0 || !sha || strcmp(sha, hex) != 0) {
+    int same_route = route && strcmp(route, ctx->route) == 0;
+    /* a lost upload's digest was never known: only its route can be compared */
+    if (same_route && json_is_true(json_object_get(existing, "reply_lost")) &&
+        (!sha || strcmp(sha, hex) == 0)) {
+        answer_lost(r, existing);
+        return;
+    }
+    if (!same_route || !sha || strcmp(sha, hex) != 0) {
         resp_problem(r, 409, "idempotency-key-reused", "Idempotency key reused",
                      "this Idempotency-Key was used for a different request; use a new key");
         return;
@@ -111,12 +123,22 @@ static void answer_existing(struct req *r, struct idem *ctx, const json_t *exist
 
 /* Claims the key. Returns IDEM_PROCEED with ctx->active set, or IDEM_ANSWERED; *existing
  * receives a completed earlier row (new reference) for the caller to compare. */
-static enum idem_step claim(struct req *r, struct idem *ctx, json_t **existing)
+static enum idem_step claim(struct req *r, struct idem *ctx, const char *body_sha256,
+                            json_t **existing)
 {
     json_t *row = NULL;
     *existing = NULL;
-    enum store_status st =
-        store_idem_claim(r->app->store, r->who.user_id, ctx->key, ctx->route, r->request_id, &row);
+    unsigned char rnd[16];
+    char nonce[33];
+    randombytes_buf(rnd, sizeof rnd);
+    sodium_bin2hex(nonce, sizeof nonce, rnd, sizeof rnd);
+    const struct idem_claim c = {.user_id = r->who.user_id,
+                                 .key = ctx->key,
+                                 .route = ctx->route,
+                                 .nonce = nonce,
+                                 .body_sha256 = body_sha256,
+                                 .own_retries = ctx->own_retries};
+    enum store_status st = store_idem_claim(r->app->store, &c, &row);
     /* The same key still in flight (a retry that a proxy sent to another instance while the
      * first was finishing): wait a little for its answer before saying so. */
     for (int waited = 0; st == STORE_OK && waited < IDEM_WAIT_TRIES &&
@@ -127,8 +149,7 @@ static enum idem_step claim(struct req *r, struct idem *ctx, json_t **existing)
         row = NULL;
         struct timespec pause = {0, IDEM_WAIT_STEP_MS * 1000000L};
         nanosleep(&pause, NULL);
-        st = store_idem_claim(r->app->store, r->who.user_id, ctx->key, ctx->route, r->request_id,
-                              &row);
+        st = store_idem_claim(r->app->store, &c, &row);
     }
     if (st != STORE_OK) {
         json_decref(row);
@@ -137,6 +158,7 @@ static enum idem_step claim(struct req *r, struct idem *ctx, json_t **existing)
     }
     if (json_is_true(json_object_get(row, "claimed"))) {
         ctx->active = 1;
+        memcpy(r->idem_claim, nonce, sizeof nonce); /* the audit rows of its writes carry it */
         json_decref(row);
         return IDEM_PROCEED;
     }
@@ -155,9 +177,10 @@ static enum idem_step claim(struct req *r, struct idem *ctx, json_t **existing)
 
 /* streamed: the body has not been read (it is hashed as the handler reads it, or here when an
  * earlier request with the key completed); else the parsed JSON body is hashed now. */
-static enum idem_step begin(struct req *r, struct idem *ctx, int streamed)
+static enum idem_step begin(struct req *r, struct idem *ctx, int streamed, int own_retries)
 {
     memset(ctx, 0, sizeof *ctx);
+    ctx->own_retries = own_retries;
     int k = read_key(r, ctx);
     if (k <= 0)
         return k < 0 ? IDEM_ANSWERED : IDEM_PROCEED;
@@ -170,8 +193,11 @@ static enum idem_step begin(struct req *r, struct idem *ctx, int streamed)
             free(text);
         }
     }
+    char body_sha[65];
+    if (!streamed)
+        digest_peek(ctx, body_sha);
     json_t *existing = NULL;
-    if (claim(r, ctx, &existing) == IDEM_ANSWERED)
+    if (claim(r, ctx, streamed ? NULL : body_sha, &existing) == IDEM_ANSWERED)
         return IDEM_ANSWERED;
     if (!existing)
         return IDEM_PROCEED;
@@ -185,12 +211,17 @@ static enum idem_step begin(struct req *r, struct idem *ctx, int streamed)
 
 enum idem_step idem_begin(struct req *r, struct idem *ctx)
 {
-    return begin(r, ctx, 0);
+    return begin(r, ctx, 0, 0);
+}
+
+enum idem_step idem_begin_own_retries(struct req *r, struct idem *ctx)
+{
+    return begin(r, ctx, 0, 1);
 }
 
 enum idem_step idem_begin_stream(struct req *r, struct idem *ctx)
 {
-    return begin(r, ctx, 1);
+    return begin(r, ctx, 1, 0);
 }
 
 void idem_reply(struct req *r, struct idem *ctx, int status, json_t *body_stolen)
@@ -224,6 +255,7 @@ void idem_end(struct req *r, struct idem *ctx)
                 "\"request_id\":\"%s\"}\n",
                 r->request_id);
     ctx->active = 0;
+    r->idem_claim[0] = '\0';
 }
 
 void idem_create(struct req *r, create_fn make)

@@ -88,6 +88,7 @@ struct req {
     const char *path;
     const char *query; /* may be NULL */
     char request_id[64];
+    char idem_claim[33]; /* the nonce of the Idempotency-Key claim this request holds, or "" */
     char *params[MAX_PATH_PARAMS]; /* path parameters in pattern order (owned) */
     int nparams;
     json_t *body; /* parsed JSON body (owned) when ROUTE_JSON_BODY */

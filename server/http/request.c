@@ -487,6 +487,7 @@ const struct audit_actor *req_actor(struct req *r, struct audit_actor *who)
     who->name = r->who.username[0] ? r->who.username : "anonymous";
     who->token_id = r->who.token_id[0] ? r->who.token_id : NULL;
     who->request_id = r->request_id;
+    who->idem_claim = r->idem_claim[0] ? r->idem_claim : NULL;
     return who;
 }
 

@@ -5,7 +5,7 @@
 
 static const char *SQL_INSERT =
     "INSERT INTO audit_event (actor_user, actor_name, actor_token, request_id, action, "
-    "target_id, change) VALUES ($1::uuid, $2, $3::uuid, $4, $5, $6, $7::jsonb)";
+    "target_id, change, idem_claim) VALUES ($1::uuid, $2, $3::uuid, $4, $5, $6, $7::jsonb, $8)";
 
 static const char *SQL_LIST =
     "SELECT coalesce(json_agg(json_build_object('id', id::text, 'at', at, 'actor', "
@@ -15,7 +15,7 @@ static const char *SQL_LIST =
     "WHERE $1::bigint IS NULL OR id < $1::bigint ORDER BY id DESC LIMIT $2) e";
 
 static int params_of(const struct audit_actor *who, const char *action, const char *target_id,
-                     const json_t *change, const char *p[7], char **change_text)
+                     const json_t *change, const char *p[8], char **change_text)
 {
     *change_text = change ? json_dumps(change, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
     p[0] = who->user_id && *who->user_id ? who->user_id : NULL;
@@ -25,14 +25,15 @@ static int params_of(const struct audit_actor *who, const char *action, const ch
     p[4] = action;
     p[5] = target_id;
     p[6] = *change_text ? *change_text : "{}";
-    return 7;
+    p[7] = who->idem_claim;
+    return 8;
 }
 
 enum store_status store_audit_record_tx(struct store_conn *c, const struct audit_actor *who,
                                         const char *action, const char *target_id,
                                         const json_t *change)
 {
-    const char *p[7];
+    const char *p[8];
     char *text;
     int n = params_of(who, action, target_id, change, p, &text);
     enum store_status st = store_exec_tx(c, SQL_INSERT, n, p, NULL);
@@ -44,7 +45,7 @@ enum store_status store_audit_record(struct store *s, const struct audit_actor *
                                      const char *action, const char *target_id,
                                      const json_t *change)
 {
-    const char *p[7];
+    const char *p[8];
     char *text;
     int n = params_of(who, action, target_id, change, p, &text);
     enum store_status st = store_exec(s, SQL_INSERT, n, p, NULL);

@@ -10,6 +10,7 @@ struct audit_actor {
     const char *name;     /* username, or "system" */
     const char *token_id; /* NULL unless authenticated by API token */
     const char *request_id;
+    const char *idem_claim; /* the nonce of the Idempotency-Key claim the request holds, or NULL */
 };
 
 enum store_status store_audit_record(struct store *s, const struct audit_actor *who,

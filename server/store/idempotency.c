@@ -14,14 +14,16 @@
     "FROM pg_stat_activity a WHERE a.pid = i.claim_pid AND (a.backend_start IS NULL OR "           \
     "a.backend_start = i.claim_backend_start))))"
 
-/* A stale claim whose request committed its write (its audit_event, written in the write's
- * transaction, is there) but never stored its reply: the key answers "reply lost" from now on
- * (0112_idempotency_lost_reply.sql) instead of letting a retry write again. */
+/* A stale claim whose request committed its write (an audit_event carrying the claim's nonce,
+ * written in the write's transaction, is there) but never stored its reply: the key answers
+ * "reply lost" from now on (0112_idempotency_lost_reply.sql) instead of letting a retry write
+ * again. $3: false for a route whose handler recognises a retry of its own write. */
 static const char *SQL_MARK_LOST =
-    "UPDATE idempotency i SET status = 409, response = (SELECT json_build_object('action', "
-    "e.action, 'target_id', e.target_id)::text FROM audit_event e WHERE e.request_id = "
-    "i.claim_request_id ORDER BY e.id LIMIT 1) WHERE " IDEM_STALE_CLAIM
-    " AND EXISTS (SELECT 1 FROM audit_event e WHERE e.request_id = i.claim_request_id)";
+    "UPDATE idempotency i SET status = 409, reply_lost = true, response = (SELECT "
+    "json_build_object('action', e.action, 'target_id', e.target_id)::text FROM audit_event e "
+    "WHERE e.idem_claim = i.claim_nonce ORDER BY e.id LIMIT 1) WHERE $3::boolean "
+    "AND " IDEM_STALE_CLAIM " AND EXISTS (SELECT 1 FROM audit_event e WHERE e.idem_claim = "
+    "i.claim_nonce)";
 
 static const char *SQL_FORGET_EXPIRED =
     "DELETE FROM idempotency i WHERE (i.user_id = $1::uuid AND i.key = $2 AND i.created_at < "
@@ -32,11 +34,13 @@ static const char *SQL_FORGET_EXPIRED =
  * the caller treats as "in progress". */
 static const char *SQL_CLAIM =
     "WITH ins AS (INSERT INTO idempotency (user_id, key, route, claim_pid, claim_backend_start, "
-    "claim_request_id) SELECT $1::uuid, $2, $3, pg_backend_pid(), (SELECT backend_start FROM "
-    "pg_stat_activity WHERE pid = pg_backend_pid()), $4 ON CONFLICT DO NOTHING RETURNING 1) "
+    "claim_nonce, body_sha256) SELECT $1::uuid, $2, $3, pg_backend_pid(), (SELECT backend_start "
+    "FROM pg_stat_activity WHERE pid = pg_backend_pid()), $4, $5 ON CONFLICT DO NOTHING "
+    "RETURNING 1) "
     "SELECT json_build_object('claimed', EXISTS (SELECT 1 FROM ins), 'existing', "
     "(SELECT json_build_object('route', route, 'body_sha256', body_sha256, 'status', status, "
-    "'response', response) FROM idempotency WHERE user_id = $1::uuid AND key = $2))";
+    "'response', response, 'reply_lost', reply_lost) FROM idempotency WHERE user_id = $1::uuid "
+    "AND key = $2))";
 
 static const char *SQL_COMPLETE =
     "UPDATE idempotency SET body_sha256 = $3, status = $4::integer, response = $5 "
@@ -45,16 +49,16 @@ static const char *SQL_COMPLETE =
 static const char *SQL_RELEASE =
     "DELETE FROM idempotency WHERE user_id = $1::uuid AND key = $2 AND status IS NULL";
 
-enum store_status store_idem_claim(struct store *s, const char *user_id, const char *key,
-                                   const char *route, const char *request_id, json_t **out)
+enum store_status store_idem_claim(struct store *s, const struct idem_claim *c, json_t **out)
 {
-    const char *p[] = {user_id, key, route, request_id};
-    enum store_status st = store_exec(s, SQL_MARK_LOST, 2, p, NULL);
+    const char *lost[] = {c->user_id, c->key, c->own_retries ? "false" : "true"};
+    enum store_status st = store_exec(s, SQL_MARK_LOST, 3, lost, NULL);
     if (st == STORE_OK)
-        st = store_exec(s, SQL_FORGET_EXPIRED, 2, p, NULL);
+        st = store_exec(s, SQL_FORGET_EXPIRED, 2, lost, NULL);
     if (st != STORE_OK)
         return st;
-    return store_json(s, SQL_CLAIM, 4, p, out);
+    const char *p[] = {c->user_id, c->key, c->route, c->nonce, c->body_sha256};
+    return store_json(s, SQL_CLAIM, 5, p, out);
 }
 
 enum store_status store_idem_complete(struct store *s, const char *user_id, const char *key,

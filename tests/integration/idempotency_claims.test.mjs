@@ -44,26 +44,38 @@ test('a stale claim whose write committed answers "reply lost" instead of writin
   const srv = await startServer();
   try {
     const admin = mintToken(srv, 'admin');
-    const first = await api(srv.url, 'POST', '/api/v1/teams', { token: admin, body: { name: 'written-once' }, headers: { 'Idempotency-Key': 'lost-reply' } });
+    const body = { name: 'written-once' };
+    // (a client may choose X-Request-Id, and reuse it: it plays no part in this)
+    const first = await api(srv.url, 'POST', '/api/v1/teams', { token: admin, body, headers: { 'Idempotency-Key': 'lost-reply', 'X-Request-Id': 'reused-id' } });
     assert.equal(first.status, 201, first.text);
-    const requestId = first.headers['x-request-id'];
-    assert.match(requestId, /^[0-9a-f]{16,}$/);
-    psql(`UPDATE idempotency SET status = NULL, response = NULL, body_sha256 = NULL, claim_pid = 0,
-          claim_request_id = '${requestId}' WHERE key = 'lost-reply'`, { database: srv.db });
+    // the claim's nonce, drawn by the server, is on the write's audit row
+    assert.equal(psql(`SELECT count(*) FROM audit_event e JOIN idempotency i ON i.claim_nonce = e.idem_claim
+      WHERE i.key = 'lost-reply' AND e.action = 'team.create'`, { database: srv.db }), '1');
+    psql("UPDATE idempotency SET status = NULL, response = NULL, claim_pid = 0 WHERE key = 'lost-reply'", { database: srv.db });
     for (let i = 0; i < 2; i++) {
-      const retry = await api(srv.url, 'POST', '/api/v1/teams', { token: admin, body: { name: 'written-once' }, headers: { 'Idempotency-Key': 'lost-reply' } });
+      const retry = await api(srv.url, 'POST', '/api/v1/teams', { token: admin, body, headers: { 'Idempotency-Key': 'lost-reply' } });
       assert.equal(retry.status, 409, retry.text);
       assert.match(retry.headers['content-type'], /application\/problem\+json/);
       assert.match(retry.json.type, /idempotency-reply-lost$/);
       assert.equal(retry.json.action, 'team.create');
       assert.equal(retry.json.target_id, first.json.id);
     }
+    // the same key with another body is a reused key, as ever
+    const other = await api(srv.url, 'POST', '/api/v1/teams', { token: admin, body: { name: 'another' }, headers: { 'Idempotency-Key': 'lost-reply' } });
+    assert.equal(other.status, 409, other.text);
+    assert.match(other.json.type, /idempotency-key-reused$/);
     assert.equal(psql("SELECT count(*) FROM audit_event WHERE action = 'team.create' AND change->>'name' = 'written-once'", { database: srv.db }), '1');
-    // A stale claim whose request wrote nothing is still taken over (the retry writes).
-    psql(`INSERT INTO idempotency (user_id, key, route, claim_pid, claim_backend_start, claim_request_id)
-          SELECT user_id, 'nothing-written', route, 0, now(), 'no-such-request' FROM idempotency WHERE key = 'lost-reply'`, { database: srv.db });
-    const fresh = await api(srv.url, 'POST', '/api/v1/teams', { token: admin, body: { name: 'written-now' }, headers: { 'Idempotency-Key': 'nothing-written' } });
+
+    // A stale claim whose request wrote nothing is taken over (the retry writes), even when an
+    // earlier write of another user carried the same X-Request-Id.
+    const other_user = mintToken(srv, 'admin');
+    const victim = await api(srv.url, 'POST', '/api/v1/teams', { token: other_user, body: { name: 'victims-team' }, headers: { 'X-Request-Id': 'victim-0001' } });
+    assert.equal(victim.status, 201, victim.text);
+    psql(`INSERT INTO idempotency (user_id, key, route, claim_pid, claim_backend_start, claim_nonce)
+          SELECT user_id, 'nothing-written', route, 0, now(), '${'ab'.repeat(16)}' FROM idempotency WHERE key = 'lost-reply'`, { database: srv.db });
+    const fresh = await api(srv.url, 'POST', '/api/v1/teams', { token: admin, body: { name: 'written-now' }, headers: { 'Idempotency-Key': 'nothing-written', 'X-Request-Id': 'victim-0001' } });
     assert.equal(fresh.status, 201, fresh.text);
+    assert.equal(fresh.json.name, 'written-now');
   } finally {
     await srv.stop();
   }

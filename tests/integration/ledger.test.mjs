@@ -151,6 +151,15 @@ test('records are checked against stored data, keys and signatures', async () =>
   assert.equal(again.headers['idempotency-replayed'], 'true');
   assert.deepEqual(again.json, first.json);
   assert.equal(sql(`SELECT count(*) FROM decision WHERE id = '${retry.id}'`), '1');
+  // Its instance killed after the append committed, before the reply was kept (the claim left
+  // pending, its session gone): the retry is recognised as the same signed record and answered
+  // 200 with the stored decision — decisions opt out of "reply lost".
+  sql(`UPDATE idempotency SET status = NULL, response = NULL, claim_pid = 0 WHERE key = 'retry-${retry.id}'`);
+  const lost = await api(srv.url, 'POST', '/api/v1/decisions', { token: olga.token, body, headers });
+  assert.equal(lost.status, 200, lost.text);
+  assert.equal(lost.json.id, retry.id);
+  assert.equal(lost.json.leaf_index, first.json.leaf_index);
+  assert.equal(sql(`SELECT count(*) FROM decision WHERE id = '${retry.id}'`), '1');
   // supersedes: unknown, or of another review → 422; an earlier one of the same review → 201.
   const other = await createReview(srv.url, olga, [ev.workloadId], { title: 'other' });
   r = await postDecision(srv.url, olga, record(olga, other.id, { supersedes: rec.id }));

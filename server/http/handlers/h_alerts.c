@@ -22,7 +22,7 @@ static const char *const ALERT_UPDATE_STATUSES[] = {"acknowledged", "resolved", 
 /* Runs the sweep; returns 0, or -1 after answering. */
 static int sweep(struct req *r, int *raised)
 {
-    struct audit_actor who = {NULL, "system", NULL, r->request_id};
+    struct audit_actor who = {.name = "system", .request_id = r->request_id};
     enum store_status st = store_alert_sweep(r->app->store, &who, raised);
     if (st != STORE_OK) {
         resp_store_error(r, st, "drift check");

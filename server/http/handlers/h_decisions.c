@@ -136,7 +136,7 @@ static void decision_create(struct req *r)
     if (!ev_query(r, "dry_run", EVQ_ENUM, true_false, dry, sizeof dry, &p) && p.total)
         goto invalid;
     dry_run = strcmp(dry, "true") == 0;
-    if (!dry_run && idem_begin(r, &idem) == IDEM_ANSWERED)
+    if (!dry_run && idem_begin_own_retries(r, &idem) == IDEM_ANSWERED)
         goto out;
     if (!json_is_object(r->body)) {
         problems_add(&p, "", "must be a JSON object {record, signature}");
