@@ -2,6 +2,11 @@
 -- the request's Idempotency-Key (killed between its COMMIT and store_idem_complete), used to
 -- leave a claim that a retry took over as stale, and the retry wrote again.
 --
+-- Exactly one write per key, whatever instance dies when: a write made under a claim locks the
+-- claim's row (FOR SHARE) when it writes its audit_event and commits only while the claim is
+-- pending and its own; a retry settling a stale claim locks the row (FOR UPDATE) first, so it
+-- sees a write that committed, and a write still running fails once the claim is settled.
+--
 -- Now a claim carries a nonce the server drew for it (claim_nonce, 32 hex digits from
 -- randombytes: not the request's X-Request-Id, which a client may choose and reuse), and every
 -- audit_event written by the request holding the claim carries the same nonce (idem_claim), in
@@ -15,5 +20,6 @@
 -- and answered 200 with the stored decision, as before.
 ALTER TABLE idempotency ADD COLUMN claim_nonce text CHECK (claim_nonce ~ '^[0-9a-f]{32}$'),
     ADD COLUMN reply_lost boolean NOT NULL DEFAULT false;
+CREATE UNIQUE INDEX idempotency_claim_nonce ON idempotency (claim_nonce) WHERE claim_nonce IS NOT NULL;
 ALTER TABLE audit_event ADD COLUMN idem_claim text;
 CREATE INDEX audit_event_idem_claim ON audit_event (idem_claim) WHERE idem_claim IS NOT NULL;

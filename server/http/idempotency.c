@@ -129,13 +129,12 @@ static enum idem_step claim(struct req *r, struct idem *ctx, const char *body_sh
     json_t *row = NULL;
     *existing = NULL;
     unsigned char rnd[16];
-    char nonce[33];
     randombytes_buf(rnd, sizeof rnd);
-    sodium_bin2hex(nonce, sizeof nonce, rnd, sizeof rnd);
+    sodium_bin2hex(ctx->nonce, sizeof ctx->nonce, rnd, sizeof rnd);
     const struct idem_claim c = {.user_id = r->who.user_id,
                                  .key = ctx->key,
                                  .route = ctx->route,
-                                 .nonce = nonce,
+                                 .nonce = ctx->nonce,
                                  .body_sha256 = body_sha256,
                                  .own_retries = ctx->own_retries};
     enum store_status st = store_idem_claim(r->app->store, &c, &row);
@@ -158,7 +157,8 @@ static enum idem_step claim(struct req *r, struct idem *ctx, const char *body_sh
     }
     if (json_is_true(json_object_get(row, "claimed"))) {
         ctx->active = 1;
-        memcpy(r->idem_claim, nonce, sizeof nonce); /* the audit rows of its writes carry it */
+        /* the audit rows of its writes carry it */
+        memcpy(r->idem_claim, ctx->nonce, sizeof ctx->nonce);
         json_decref(row);
         return IDEM_PROCEED;
     }
@@ -238,10 +238,11 @@ void idem_reply(struct req *r, struct idem *ctx, int status, json_t *body_stolen
     if (ctx->active && status < 500) {
         char hex[65];
         digest_hex(ctx, hex);
-        if (store_idem_complete(r->app->store, r->who.user_id, ctx->key, hex, status, text) ==
-            STORE_OK)
+        if (store_idem_complete(r->app->store, r->who.user_id, ctx->key, ctx->nonce, hex, status,
+                                text) == STORE_OK)
             ctx->stored = 1;
     }
+    r->idem_claim[0] = '\0'; /* answered: a later write of the request is no longer the claim's */
     resp_bytes(r, status, "application/json", text, strlen(text), NULL);
     free(text);
 }
@@ -249,7 +250,8 @@ void idem_reply(struct req *r, struct idem *ctx, int status, json_t *body_stolen
 void idem_end(struct req *r, struct idem *ctx)
 {
     if (ctx->active && !ctx->stored &&
-        store_idem_release(r->app->store, r->who.user_id, ctx->key) != STORE_OK)
+        store_idem_release(r->app->store, r->who.user_id, ctx->key, ctx->nonce, ctx->own_retries) !=
+            STORE_OK)
         fprintf(stderr,
                 "{\"level\":\"warn\",\"msg\":\"idempotency claim not released\","
                 "\"request_id\":\"%s\"}\n",

@@ -38,6 +38,7 @@ struct idem {
     int hashing;
     int own_retries; /* idem_begin_own_retries */
     char key[IDEM_KEY_MAX + 1];
+    char nonce[33]; /* drawn for its claim (store_idem_claim) */
     char route[320];
     crypto_hash_sha256_state sha;
 };

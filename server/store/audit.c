@@ -5,7 +5,11 @@
 
 static const char *SQL_INSERT =
     "INSERT INTO audit_event (actor_user, actor_name, actor_token, request_id, action, "
-    "target_id, change, idem_claim) VALUES ($1::uuid, $2, $3::uuid, $4, $5, $6, $7::jsonb, $8)";
+    "target_id, change, idem_claim) SELECT $1::uuid, $2, $3::uuid, $4, $5, $6, $7::jsonb, $8 "
+    /* a write under an Idempotency-Key claim holds the claim (store/idempotency.c) to its
+     * commit, and is refused when a retry settled the claim meanwhile */
+    "WHERE $8::text IS NULL OR EXISTS (SELECT 1 FROM idempotency i WHERE i.claim_nonce = $8 AND "
+    "i.status IS NULL FOR SHARE)";
 
 static const char *SQL_LIST =
     "SELECT coalesce(json_agg(json_build_object('id', id::text, 'at', at, 'actor', "
@@ -36,20 +40,18 @@ enum store_status store_audit_record_tx(struct store_conn *c, const struct audit
     const char *p[8];
     char *text;
     int n = params_of(who, action, target_id, change, p, &text);
-    enum store_status st = store_exec_tx(c, SQL_INSERT, n, p, NULL);
+    long added = 0;
+    enum store_status st = store_exec_tx(c, SQL_INSERT, n, p, &added);
     free(text);
-    return st;
-}
-
-enum store_status store_audit_record(struct store *s, const struct audit_actor *who,
-                                     const char *action, const char *target_id,
-                                     const json_t *change)
-{
-    const char *p[8];
-    char *text;
-    int n = params_of(who, action, target_id, change, p, &text);
-    enum store_status st = store_exec(s, SQL_INSERT, n, p, NULL);
-    free(text);
+    if (st == STORE_OK && added == 0) {
+        /* a retry through another instance settled this request's claim: its write must not
+         * commit (the retry has done it, or will); the client's own retry gets that answer */
+        fprintf(stderr,
+                "{\"level\":\"warn\",\"msg\":\"write refused: its Idempotency-Key claim was "
+                "settled by a retry\",\"request_id\":\"%s\"}\n",
+                who->request_id ? who->request_id : "");
+        st = STORE_UNAVAILABLE;
+    }
     return st;
 }
 

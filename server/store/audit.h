@@ -13,10 +13,9 @@ struct audit_actor {
     const char *idem_claim; /* the nonce of the Idempotency-Key claim the request holds, or NULL */
 };
 
-enum store_status store_audit_record(struct store *s, const struct audit_actor *who,
-                                     const char *action, const char *target_id,
-                                     const json_t *change) STORE_MUSTCHECK;
-/* Same, inside the caller's transaction. */
+/* Records a write inside the caller's transaction. A write under an Idempotency-Key claim
+ * (who->idem_claim) holds the claim to its commit; STORE_UNAVAILABLE when a retry settled the
+ * claim meanwhile (the caller rolls back). */
 enum store_status store_audit_record_tx(struct store_conn *c, const struct audit_actor *who,
                                         const char *action, const char *target_id,
                                         const json_t *change) STORE_MUSTCHECK;

@@ -28,12 +28,15 @@ struct idem_claim {
  * the reply was lost, the write must not be repeated. */
 enum store_status store_idem_claim(struct store *s, const struct idem_claim *c,
                                    json_t **out) STORE_MUSTCHECK;
-/* Records the reply of the request that claimed the key. */
+/* Records the reply of the request that holds the claim with nonce. STORE_CONFLICT when the
+ * claim is no longer its own (settled by a retry meanwhile): nothing recorded. */
 enum store_status store_idem_complete(struct store *s, const char *user_id, const char *key,
-                                      const char *body_sha256, int status,
+                                      const char *nonce, const char *body_sha256, int status,
                                       const char *response) STORE_MUSTCHECK;
-/* Forgets a claim whose request ended without a reply worth replaying. */
-enum store_status store_idem_release(struct store *s, const char *user_id,
-                                     const char *key) STORE_MUSTCHECK;
+/* Settles the claim with nonce of a request that ends without a recorded reply: when a write
+ * made under it committed (and the route is not own_retries) the key answers "reply lost" from
+ * now on; else it is forgotten, and a retry runs again. */
+enum store_status store_idem_release(struct store *s, const char *user_id, const char *key,
+                                     const char *nonce, bool own_retries) STORE_MUSTCHECK;
 
 #endif

@@ -2,9 +2,11 @@
 // start): a claim whose session is gone (its instance died mid-request) is taken over by the
 // retry at once; a claim whose session lives is still "in progress" (409).
 import { test } from 'node:test';
+import net from 'node:net';
 import assert from 'node:assert/strict';
 import { api, psql, startServer } from './lib/harness.mjs';
 import { mintToken } from './lib/cli.mjs';
+import { addUser } from './ledger.lib.mjs';
 
 test('a claim left by a dead session is taken over; a live one is in progress', async () => {
   const srv = await startServer();
@@ -76,6 +78,59 @@ test('a stale claim whose write committed answers "reply lost" instead of writin
     const fresh = await api(srv.url, 'POST', '/api/v1/teams', { token: admin, body: { name: 'written-now' }, headers: { 'Idempotency-Key': 'nothing-written', 'X-Request-Id': 'victim-0001' } });
     assert.equal(fresh.status, 201, fresh.text);
     assert.equal(fresh.json.name, 'written-now');
+  } finally {
+    await srv.stop();
+  }
+});
+
+// A write still running when a retry settles its claim must not commit. Here the claim is made
+// stale by age (15 minutes) while its request is alive, sending its body slowly; the retry
+// takes the key over and stores the upload; then the first request's body ends: its write is
+// refused (503), the key keeps the retry's reply, and the file is stored once (before, the
+// first request also stored an upload record, every run a duplicate, and its idem_end deleted
+// the retry's claim).
+test('a write whose claim a retry settled meanwhile does not commit', async () => {
+  const srv = await startServer();
+  try {
+    const admin = addUser(srv, 'uploader', 'owner').token;
+    const lines = ['JobID|JobIDRaw|User|Account|Partition|State|Submit|Start|End|ExitCode|AllocTRES'];
+    for (let i = 0; i < 3000; i++)
+      lines.push(`${7000 + i}|${7000 + i}|u1|vision|gpu|COMPLETED|2025-03-01T00:00:00|2025-03-01T00:01:00|2025-03-01T01:00:00|0:0|billing=8,cpu=8,gres/gpu=2`);
+    const body = Buffer.from(lines.join('\n') + '\n');
+    // the first request sends its header line only: no run parsed yet, so it holds no lock on
+    // the cluster that the retry would wait for
+    const half = lines[0].length + 1;
+    const { hostname, port } = new URL(srv.url);
+    const sock = net.connect({ host: hostname, port: Number(port) });
+    const reply = new Promise((resolve) => {
+      const chunks = [];
+      sock.on('data', (c) => chunks.push(c));
+      sock.on('close', () => resolve(Buffer.concat(chunks).toString('latin1')));
+      sock.on('error', () => resolve(Buffer.concat(chunks).toString('latin1')));
+    });
+    await new Promise((resolve) => sock.on('connect', resolve));
+    sock.write(`POST /api/v1/runs?cluster=guarded HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${admin}\r\n` +
+      `Content-Type: text/csv\r\nIdempotency-Key: slow-first\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`);
+    sock.write(body.subarray(0, half));
+    let claimed = '0';
+    for (let i = 0; i < 50 && claimed === '0'; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      claimed = psql("SELECT count(*) FROM idempotency WHERE key = 'slow-first' AND status IS NULL", { database: srv.db });
+    }
+    assert.equal(claimed, '1');
+    psql("UPDATE idempotency SET created_at = now() - interval '1 hour' WHERE key = 'slow-first'", { database: srv.db });
+    const retry = await api(srv.url, 'POST', '/api/v1/runs?cluster=guarded', { token: admin, body, headers: { 'Content-Type': 'text/csv', 'Idempotency-Key': 'slow-first' } });
+    assert.equal(retry.status, 201, retry.text);
+    assert.equal(retry.json.inserted, 3000);
+    sock.write(body.subarray(half));
+    const first = await reply;
+    assert.match(first, /^HTTP\/1\.1 503 /, first.slice(0, 400));
+    assert.equal(psql("SELECT count(*) FROM upload WHERE params->>'cluster' = 'guarded'", { database: srv.db }), '1');
+    assert.equal(psql("SELECT count(*) FROM run WHERE cluster = 'guarded'", { database: srv.db }), '3000');
+    const again = await api(srv.url, 'POST', '/api/v1/runs?cluster=guarded', { token: admin, body, headers: { 'Content-Type': 'text/csv', 'Idempotency-Key': 'slow-first' } });
+    assert.equal(again.status, 201, again.text);
+    assert.equal(again.headers['idempotency-replayed'], 'true');
+    assert.equal(again.json.id, retry.json.id);
   } finally {
     await srv.stop();
   }
