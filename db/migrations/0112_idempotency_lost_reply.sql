@@ -19,7 +19,10 @@
 -- at its end. Decisions opt out: a retried identical signed record is recognised by its handler
 -- and answered 200 with the stored decision, as before.
 ALTER TABLE idempotency ADD COLUMN claim_nonce text CHECK (claim_nonce ~ '^[0-9a-f]{32}$'),
-    ADD COLUMN reply_lost boolean NOT NULL DEFAULT false;
+    ADD COLUMN reply_lost boolean NOT NULL DEFAULT false,
+    -- the claim's route answers a retry of its own committed write itself (decisions): a stale
+    -- claim of it is forgotten for a retry on that route, not marked lost
+    ADD COLUMN own_retries boolean NOT NULL DEFAULT false;
 CREATE UNIQUE INDEX idempotency_claim_nonce ON idempotency (claim_nonce) WHERE claim_nonce IS NOT NULL;
 ALTER TABLE audit_event ADD COLUMN idem_claim text;
 CREATE INDEX audit_event_idem_claim ON audit_event (idem_claim) WHERE idem_claim IS NOT NULL;

@@ -118,6 +118,16 @@ static void answer_existing(struct req *r, struct idem *ctx, const json_t *exist
     replay(r, existing);
 }
 
+/* Another request holds the key and has not answered: its claim is pending, or it claimed the
+ * key a moment ago (existing null: committed after this statement's snapshot). */
+static int in_flight(const json_t *row)
+{
+    if (json_is_true(json_object_get(row, "claimed")))
+        return 0;
+    const json_t *existing = json_object_get(row, "existing");
+    return !json_is_object(existing) || json_is_null(json_object_get(existing, "status"));
+}
+
 #define IDEM_WAIT_TRIES 15 /* × IDEM_WAIT_STEP_MS: at most 1.5 s */
 #define IDEM_WAIT_STEP_MS 100
 
@@ -140,10 +150,7 @@ static enum idem_step claim(struct req *r, struct idem *ctx, const char *body_sh
     enum store_status st = store_idem_claim(r->app->store, &c, &row);
     /* The same key still in flight (a retry that a proxy sent to another instance while the
      * first was finishing): wait a little for its answer before saying so. */
-    for (int waited = 0; st == STORE_OK && waited < IDEM_WAIT_TRIES &&
-                         !json_is_true(json_object_get(row, "claimed")) &&
-                         json_is_null(json_object_get(json_object_get(row, "existing"), "status"));
-         waited++) {
+    for (int waited = 0; st == STORE_OK && waited < IDEM_WAIT_TRIES && in_flight(row); waited++) {
         json_decref(row);
         row = NULL;
         struct timespec pause = {0, IDEM_WAIT_STEP_MS * 1000000L};
@@ -250,8 +257,7 @@ void idem_reply(struct req *r, struct idem *ctx, int status, json_t *body_stolen
 void idem_end(struct req *r, struct idem *ctx)
 {
     if (ctx->active && !ctx->stored &&
-        store_idem_release(r->app->store, r->who.user_id, ctx->key, ctx->nonce, ctx->own_retries) !=
-            STORE_OK)
+        store_idem_release(r->app->store, r->who.user_id, ctx->key, ctx->nonce) != STORE_OK)
         fprintf(stderr,
                 "{\"level\":\"warn\",\"msg\":\"idempotency claim not released\","
                 "\"request_id\":\"%s\"}\n",

@@ -30,24 +30,25 @@ static const char *SQL_LOCK_KEY =
     "SELECT 1 FROM idempotency WHERE user_id = $1::uuid AND key = $2 FOR UPDATE";
 
 /* The claim's write committed but its reply was never kept: the key answers "reply lost" from
- * now on instead of letting a retry write again. $3: false for a route whose handler recognises
- * a retry of its own write (decisions). */
+ * now on instead of letting a retry write again. */
 #define IDEM_MARK_LOST                                                                             \
     "UPDATE idempotency i SET status = 409, reply_lost = true, response = (SELECT "                \
     "json_build_object('action', e.action, 'target_id', e.target_id)::text FROM audit_event e "    \
-    "WHERE e.idem_claim = i.claim_nonce ORDER BY e.id LIMIT 1) WHERE $3::boolean "                 \
-    "AND " IDEM_WRITTEN
+    "WHERE e.idem_claim = i.claim_nonce ORDER BY e.id LIMIT 1) WHERE " IDEM_WRITTEN
 
-/* A retry: a stale claim of the key whose write committed → lost; any other stale one, and an
- * expired row, are forgotten. */
-static const char *SQL_MARK_LOST_STALE = IDEM_MARK_LOST " AND " IDEM_STALE_CLAIM;
+/* A retry on route $3: a stale claim of the key whose write committed → lost, unless its route
+ * answers retries of its own writes and this retry is on that route (decisions: the handler
+ * finds the same signed record); any other stale claim, and an expired row, are forgotten. */
+static const char *SQL_MARK_LOST_STALE =
+    IDEM_MARK_LOST " AND (NOT i.own_retries OR i.route <> $3) AND " IDEM_STALE_CLAIM;
 static const char *SQL_FORGET_STALE =
     "DELETE FROM idempotency i WHERE (i.user_id = $1::uuid AND i.key = $2 AND i.created_at < "
     "now() - interval '" STORE_IDEM_TTL "') OR (" IDEM_STALE_CLAIM ")";
 
-/* The request that holds the claim ($4: its nonce) ends without a kept reply. */
+/* The request that holds the claim ($3: its nonce) ends without a kept reply. */
 static const char *SQL_MARK_LOST_OWN = IDEM_MARK_LOST
-    " AND i.user_id = $1::uuid AND i.key = $2 AND i.claim_nonce = $4 AND i.status IS NULL";
+    " AND NOT i.own_retries AND i.user_id = $1::uuid AND i.key = $2 AND i.claim_nonce = $3 AND "
+    "i.status IS NULL";
 static const char *SQL_FORGET_OWN =
     "DELETE FROM idempotency i WHERE i.user_id = $1::uuid AND i.key = $2 AND i.claim_nonce = $3 "
     "AND i.status IS NULL";
@@ -57,9 +58,9 @@ static const char *SQL_FORGET_OWN =
  * the caller treats as "in progress". */
 static const char *SQL_CLAIM =
     "WITH ins AS (INSERT INTO idempotency (user_id, key, route, claim_pid, claim_backend_start, "
-    "claim_nonce, body_sha256) SELECT $1::uuid, $2, $3, pg_backend_pid(), (SELECT backend_start "
-    "FROM pg_stat_activity WHERE pid = pg_backend_pid()), $4, $5 ON CONFLICT DO NOTHING "
-    "RETURNING 1) "
+    "claim_nonce, body_sha256, own_retries) SELECT $1::uuid, $2, $3, pg_backend_pid(), (SELECT "
+    "backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid()), $4, $5, $6::boolean ON "
+    "CONFLICT DO NOTHING RETURNING 1) "
     "SELECT json_build_object('claimed', EXISTS (SELECT 1 FROM ins), 'existing', "
     "(SELECT json_build_object('route', route, 'body_sha256', body_sha256, 'status', status, "
     "'response', response, 'reply_lost', reply_lost) FROM idempotency WHERE user_id = $1::uuid "
@@ -113,10 +114,11 @@ static enum store_status settle(struct store *s, const char *user_id, const char
 enum store_status store_idem_claim(struct store *s, const struct idem_claim *c, json_t **out)
 {
     *out = NULL;
-    const char *stale[] = {c->user_id, c->key, c->own_retries ? "false" : "true"};
-    const char *claim[] = {c->user_id, c->key, c->route, c->nonce, c->body_sha256};
+    const char *stale[] = {c->user_id, c->key, c->route};
+    const char *claim[] = {c->user_id, c->key,         c->route,
+                           c->nonce,   c->body_sha256, c->own_retries ? "true" : "false"};
     const struct step steps[] = {
-        {SQL_MARK_LOST_STALE, 3, stale}, {SQL_FORGET_STALE, 2, stale}, {SQL_CLAIM, 5, claim}};
+        {SQL_MARK_LOST_STALE, 3, stale}, {SQL_FORGET_STALE, 2, stale}, {SQL_CLAIM, 6, claim}};
     return settle(s, c->user_id, c->key, steps, 3, out);
 }
 
@@ -133,10 +135,9 @@ enum store_status store_idem_complete(struct store *s, const char *user_id, cons
 }
 
 enum store_status store_idem_release(struct store *s, const char *user_id, const char *key,
-                                     const char *nonce, bool own_retries)
+                                     const char *nonce)
 {
-    const char *lost[] = {user_id, key, own_retries ? "false" : "true", nonce};
-    const char *forget[] = {user_id, key, nonce};
-    const struct step steps[] = {{SQL_MARK_LOST_OWN, 4, lost}, {SQL_FORGET_OWN, 3, forget}};
+    const char *own[] = {user_id, key, nonce};
+    const struct step steps[] = {{SQL_MARK_LOST_OWN, 3, own}, {SQL_FORGET_OWN, 3, own}};
     return settle(s, user_id, key, steps, 2, NULL);
 }

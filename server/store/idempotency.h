@@ -23,9 +23,10 @@ struct idem_claim {
  * response, reply_lost}}: claimed true → this request owns the key; else the key's earlier row
  * (status null while that request is still running), or existing null when a concurrent request
  * claimed it a moment ago. A stale claim (its instance died, or 15 minutes passed) is
- * forgotten, unless the write made under it committed and the route is not own_retries: then
- * the row becomes {status: 409, reply_lost: true, response: {"action", "target_id"} as text} —
- * the reply was lost, the write must not be repeated. */
+ * forgotten, unless the write made under it committed — and its route is not own_retries or
+ * this request is on another route: then the row becomes {status: 409, reply_lost: true,
+ * response: {"action", "target_id"} as text} — the reply was lost, the write must not be
+ * repeated. */
 enum store_status store_idem_claim(struct store *s, const struct idem_claim *c,
                                    json_t **out) STORE_MUSTCHECK;
 /* Records the reply of the request that holds the claim with nonce. STORE_CONFLICT when the
@@ -34,9 +35,9 @@ enum store_status store_idem_complete(struct store *s, const char *user_id, cons
                                       const char *nonce, const char *body_sha256, int status,
                                       const char *response) STORE_MUSTCHECK;
 /* Settles the claim with nonce of a request that ends without a recorded reply: when a write
- * made under it committed (and the route is not own_retries) the key answers "reply lost" from
+ * made under it committed (and its route is not own_retries) the key answers "reply lost" from
  * now on; else it is forgotten, and a retry runs again. */
 enum store_status store_idem_release(struct store *s, const char *user_id, const char *key,
-                                     const char *nonce, bool own_retries) STORE_MUSTCHECK;
+                                     const char *nonce) STORE_MUSTCHECK;
 
 #endif

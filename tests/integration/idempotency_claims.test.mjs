@@ -135,3 +135,50 @@ test('a write whose claim a retry settled meanwhile does not commit', async () =
     await srv.stop();
   }
 });
+
+// A stale claim whose write committed stays "reply lost" whatever route the next request with
+// the key names: a request on the decisions route (whose own retries are answered by its
+// handler) used to forget it, and the original route then wrote again.
+test('a committed stale claim is not forgotten by a request on another route', async () => {
+  const srv = await startServer();
+  try {
+    const admin = mintToken(srv, 'admin');
+    assert.equal((await api(srv.url, 'POST', '/api/v1/teams', { token: admin, body: { name: 'f1team' } })).status, 201);
+    const owner = addUser(srv, 'f1owner', 'owner').token;
+    const body = { team: 'f1team', name: 'w1', kind: 'training', class: 'production' };
+    const headers = { 'Idempotency-Key': 'cross-route' };
+    const first = await api(srv.url, 'POST', '/api/v1/workloads', { token: owner, body, headers });
+    assert.equal(first.status, 201, first.text);
+    psql("UPDATE idempotency SET status = NULL, response = NULL, claim_pid = 0 WHERE key = 'cross-route'", { database: srv.db });
+    const other = await api(srv.url, 'POST', '/api/v1/decisions', { token: owner, body: {}, headers });
+    assert.equal(other.status, 409, other.text);
+    assert.match(other.json.type, /idempotency-key-reused$/);
+    const retry = await api(srv.url, 'POST', '/api/v1/workloads', { token: owner, body, headers });
+    assert.equal(retry.status, 409, retry.text);
+    assert.match(retry.json.type, /idempotency-reply-lost$/);
+    assert.equal(retry.json.target_id, first.json.id);
+    assert.equal(psql("SELECT count(*) FROM workload WHERE name = 'w1'", { database: srv.db }), '1');
+  } finally {
+    await srv.stop();
+  }
+});
+
+// Requests with one key sent at once: one does the work, the others wait for its answer and
+// replay it (a request that met a claim committed a moment before its own statement began was
+// answered 409 "in progress" at once, without waiting).
+test('concurrent requests with one key all get the one reply', async () => {
+  const srv = await startServer();
+  try {
+    const admin = mintToken(srv, 'admin');
+    for (let round = 0; round < 10; round++) {
+      const headers = { 'Idempotency-Key': `together-${round}` };
+      const replies = await Promise.all(Array.from({ length: 8 }, () =>
+        api(srv.url, 'POST', '/api/v1/teams', { token: admin, body: { name: `together-${round}` }, headers })));
+      assert.deepEqual(replies.map((r) => r.status), Array(8).fill(201), replies.map((r) => r.text).join('\n'));
+      assert.equal(new Set(replies.map((r) => r.json.id)).size, 1);
+    }
+    assert.equal(psql("SELECT count(*) FROM team WHERE name LIKE 'together-%'", { database: srv.db }), '10');
+  } finally {
+    await srv.stop();
+  }
+});
