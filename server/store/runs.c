@@ -659,6 +659,10 @@ enum store_status store_runs_finish(struct runs_upload *u, const struct audit_ac
     store_runs_abort(u);
     st = store_upload_tx_commit(tx, who, rec, "runs.upload", change);
     json_decref(change);
+    if (st != STORE_OK) { /* nothing stored: no classes to report */
+        json_decref(*classes);
+        *classes = NULL;
+    }
     return st;
 }
 

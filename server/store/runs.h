@@ -34,7 +34,7 @@ enum store_status store_runs_add(struct runs_upload *u, const struct run *r) STO
  * inserts the upload record rec (borrowed, updated), audits and commits; then releases
  * everything (u is freed whatever the result). *staged (runs added), *inserted and *duplicates
  * receive the counts, *classes (new reference) the runs stored per class ({"production": 12,
- * "unclassified": 3}). */
+ * "unclassified": 3}; NULL when it fails). */
 enum store_status store_runs_finish(struct runs_upload *u, const struct audit_actor *who,
                                     json_t *rec, long *staged, long *inserted, long *duplicates,
                                     json_t **classes) STORE_MUSTCHECK;
