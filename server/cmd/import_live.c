@@ -32,6 +32,7 @@
 #include "cmd/import.h"
 #include "core/formats/timefmt.h"
 #include "core/jsonlimit.h"
+#include "core/problems.h"
 
 #define LIVE_SCRAPE_MAX_BYTES ((size_t)8 << 20)
 #define LIVE_SCRAPE_TIMEOUT_MS 10000 /* at most; never more than the interval */
@@ -325,12 +326,12 @@ static void take_scrape(struct live *l, int64_t next_tick)
             err[0] ? err : "stopped", l->scrape_failed, l->scrapes);
 }
 
-/* Whether a problem+json reply is of type https://capledger.dev/problems/<slug>. */
+/* Whether a problem+json reply is of type PROBLEM_TYPE_BASE slug. */
 static int problem_is(const json_t *doc, const char *slug)
 {
     const char *type = json_string_value(json_object_get(doc, "type"));
-    const char *base = "https://capledger.dev/problems/";
-    return type && strncmp(type, base, strlen(base)) == 0 && strcmp(type + strlen(base), slug) == 0;
+    size_t n = strlen(PROBLEM_TYPE_BASE);
+    return type && strncmp(type, PROBLEM_TYPE_BASE, n) == 0 && strcmp(type + n, slug) == 0;
 }
 
 enum upload_outcome { UP_STORED, UP_RETRY, UP_REFUSED, UP_FATAL };

@@ -9,6 +9,9 @@
 
 #define PROBLEMS_MAX_KEPT 1000 /* beyond this only the total is counted */
 
+/* What an RFC 9457 problem's "type" starts with; a slug ("not-found") follows. */
+#define PROBLEM_TYPE_BASE "https://capledger.dev/problems/"
+
 /* How a caller names the columns of a tool's output printed without a header line, in each of
  * the three ways an upload can be sent: one text, so the API, the UI and the CLI agree. */
 #define PROBLEMS_FIELDS_HINT                                                                        \

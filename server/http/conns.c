@@ -17,6 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/problems.h"
+
 #define CONNS_TICK_MS 200
 #define CONNS_PRESSURE_MIN_WAIT_S 1.0
 #define CONNS_BODY_GRACE_S 10.0       /* a body's rate is judged after this long */
@@ -346,7 +348,7 @@ static void canned_set(struct canned *c, const char *status_line, const char *ex
 {
     char body[320];
     int blen = snprintf(body, sizeof body,
-                        "{\"type\":\"https://capledger.dev/problems/%s\",\"title\":\"%s\","
+                        "{\"type\":\"" PROBLEM_TYPE_BASE "%s\",\"title\":\"%s\","
                         "\"status\":%d,\"detail\":\"%s\"}",
                         slug, title, status, detail);
     int n = snprintf(c->text, sizeof c->text,

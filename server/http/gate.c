@@ -84,9 +84,8 @@ void gate_reply_own_limit(struct req *r, int per_holder)
     snprintf(detail, sizeof detail,
              "you already have %d comparison%s running; send this one when %s finished", per_holder,
              per_holder == 1 ? "" : "s", per_holder == 1 ? "it has" : "one has");
-    json_t *p = json_pack("{s:s, s:s, s:i, s:s}", "type",
-                          "https://capledger.dev/problems/too-many-requests", "title",
-                          "Too many requests", "status", 429, "detail", detail);
+    json_t *p = json_pack("{s:s, s:s, s:i, s:s}", "type", PROBLEM_TYPE_BASE "too-many-requests",
+                          "title", "Too many requests", "status", 429, "detail", detail);
     char *text = p ? json_dumps(p, JSON_COMPACT) : NULL;
     if (text)
         resp_bytes(r, 429, "application/problem+json", text, strlen(text), "Retry-After: 1\r\n");
@@ -96,8 +95,8 @@ void gate_reply_own_limit(struct req *r, int per_holder)
 
 void gate_reply_busy(struct req *r, const struct gate *g)
 {
-    json_t *p = json_pack("{s:s, s:s, s:i, s:s}", "type", "https://capledger.dev/problems/busy",
-                          "title", "Service busy", "status", 503, "detail", g->busy_detail);
+    json_t *p = json_pack("{s:s, s:s, s:i, s:s}", "type", PROBLEM_TYPE_BASE "busy", "title",
+                          "Service busy", "status", 503, "detail", g->busy_detail);
     char *text = p ? json_dumps(p, JSON_COMPACT) : NULL;
     if (text)
         resp_bytes(r, 503, "application/problem+json", text, strlen(text), "Retry-After: 1\r\n");

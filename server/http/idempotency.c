@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/auth/secret.h"
 #include "core/ledger/jcs.h"
 #include "http/evidence.h"
 
@@ -138,9 +139,7 @@ static enum idem_step claim(struct req *r, struct idem *ctx, const char *body_sh
 {
     json_t *row = NULL;
     *existing = NULL;
-    unsigned char rnd[16];
-    randombytes_buf(rnd, sizeof rnd);
-    sodium_bin2hex(ctx->nonce, sizeof ctx->nonce, rnd, sizeof rnd);
+    secret_random_hex(ctx->nonce, sizeof ctx->nonce);
     const struct idem_claim c = {.user_id = r->who.user_id,
                                  .key = ctx->key,
                                  .route = ctx->route,

@@ -140,7 +140,7 @@ int resp_stream_write(struct resp_stream *s, const char *bytes, size_t len);
 void resp_stream_end(struct resp_stream *s, int complete);
 void resp_bytes(struct req *r, int status, const char *content_type, const char *body, size_t len,
                 const char *extra_headers);
-/* RFC 9457 problem+json. type_slug becomes "https://capledger.dev/problems/<slug>". */
+/* RFC 9457 problem+json. type_slug becomes PROBLEM_TYPE_BASE "<slug>". */
 void resp_problem(struct req *r, int status, const char *type_slug, const char *title,
                   const char *detail_fmt, ...) __attribute__((format(printf, 5, 6)));
 /* The same with more members (e.g. the id a conflict names), merged into the problem. */

@@ -255,7 +255,7 @@ void resp_json_etag(struct req *r, int status, json_t *body_stolen, const char *
 static json_t *problem_new(int status, const char *slug, const char *title, const char *detail)
 {
     char type[160];
-    snprintf(type, sizeof type, "https://capledger.dev/problems/%s", slug);
+    snprintf(type, sizeof type, PROBLEM_TYPE_BASE "%s", slug);
     return json_pack("{s:s, s:s, s:i, s:s}", "type", type, "title", title, "status", status,
                      "detail", detail ? detail : title);
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/auth/secret.h"
 #include "core/auth/tokencache.h"
 #include "core/httpframe.h"
 #include "core/ledger/jcs.h"
@@ -175,9 +176,7 @@ static void set_request_id(struct req *r)
         memcpy(r->request_id, given, len + 1);
         return;
     }
-    unsigned char rnd[16];
-    randombytes_buf(rnd, sizeof rnd);
-    sodium_bin2hex(r->request_id, sizeof r->request_id, rnd, sizeof rnd);
+    secret_random_hex(r->request_id, 33); /* 32 hex digits */
 }
 
 static int is_json_type(const char *ct)
@@ -450,9 +449,9 @@ static void dispatch(struct req *r, size_t *route_index)
         if (allow[0]) {
             char extra[160];
             snprintf(extra, sizeof extra, "Allow: %s\r\n", allow);
-            json_t *p = json_pack("{s:s, s:s, s:i, s:s}", "type",
-                                  "https://capledger.dev/problems/method-not-allowed", "title",
-                                  "Method not allowed", "status", 405, "detail", allow);
+            json_t *p =
+                json_pack("{s:s, s:s, s:i, s:s}", "type", PROBLEM_TYPE_BASE "method-not-allowed",
+                          "title", "Method not allowed", "status", 405, "detail", allow);
             char *text = json_dumps(p, JSON_COMPACT);
             resp_bytes(r, 405, "application/problem+json", text, strlen(text), extra);
             free(text);

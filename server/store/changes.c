@@ -15,6 +15,7 @@
 #include <libpq-fe.h>
 #include <sodium.h>
 
+#include "core/auth/secret.h"
 #include "core/rowcache.h"
 #include "store/store_private.h"
 
@@ -180,10 +181,8 @@ struct changes *changes_start(struct store *primary, struct rowcache *cache)
         return NULL;
     ch->primary = primary;
     ch->cache = cache;
-    unsigned char nonce[8];
-    randombytes_buf(nonce, sizeof nonce);
-    char hex[2 * sizeof nonce + 1];
-    sodium_bin2hex(hex, sizeof hex, nonce, sizeof nonce);
+    char hex[17];
+    secret_random_hex(hex, sizeof hex);
     snprintf(ch->channel, sizeof ch->channel, "capledger_sync_%s", hex);
     ch->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (ch->wake < 0) {

@@ -24,6 +24,16 @@ int secret_token_shape_ok(const char *text)
     return 1;
 }
 
+void secret_random_hex(char *out, size_t out_size)
+{
+    unsigned char raw[64];
+    size_t n = (out_size - 1) / 2;
+    if (n > sizeof raw)
+        n = sizeof raw;
+    randombytes_buf(raw, n);
+    sodium_bin2hex(out, 2 * n + 1, raw, n);
+}
+
 void secret_sha256_hex(const char *text, size_t len, char hex[65])
 {
     unsigned char digest[crypto_hash_sha256_BYTES];

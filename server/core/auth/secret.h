@@ -14,6 +14,9 @@
 void secret_token_new(char out[TOKEN_TEXT_LEN + 1]);
 /* 1 when text has the token shape (prefix, length, alphabet). */
 int secret_token_shape_ok(const char *text);
+/* out_size - 1 (even) lower-case hex digits of fresh random bytes, NUL-terminated: request ids,
+ * Idempotency-Key claim nonces, channel names. */
+void secret_random_hex(char *out, size_t out_size);
 /* Lower-case hex SHA-256 of text into hex[65]. */
 void secret_sha256_hex(const char *text, size_t len, char hex[65]);
 

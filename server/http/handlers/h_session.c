@@ -47,7 +47,7 @@ static void reply_json_with(struct req *r, int status, const char *content_type,
 static json_t *problem_body(int status, const char *slug, const char *title, const char *detail)
 {
     char type[128];
-    snprintf(type, sizeof type, "https://capledger.dev/problems/%s", slug);
+    snprintf(type, sizeof type, PROBLEM_TYPE_BASE "%s", slug);
     return json_pack("{s:s, s:s, s:i, s:s}", "type", type, "title", title, "status", status,
                      "detail", detail);
 }
