@@ -1,6 +1,6 @@
-/* Migrations runner: db/migrations/NNNN_name.sql applied in order, each in a transaction,
- * recorded with its SHA-256. A changed applied file stops the start (the schema on disk no
- * longer describes the database). pg_advisory_lock serialises concurrent starters. */
+/* Migrations runner: db/migrations/NNNN_name.sql applied in order (each number once), each in a
+ * transaction, recorded with its SHA-256. A changed applied file stops the start (the schema on
+ * disk no longer describes the database). pg_advisory_lock serialises concurrent starters. */
 #include "store/store.h"
 #include "store/store_private.h"
 
@@ -104,9 +104,27 @@ static struct migration *load_migrations(const char *dir, size_t *count, char *w
         return NULL;
     }
     qsort(m, n, sizeof *m, by_name);
+    for (size_t i = 1; i < n; i++)
+        if (memcmp(m[i - 1].name, m[i].name, 4) == 0) {
+            snprintf(why, why_size,
+                     "migrations %s and %s share the number %.4s: each migration needs a "
+                     "number of its own",
+                     m[i - 1].name, m[i].name, m[i].name);
+            free_migrations(m, n);
+            return NULL;
+        }
     *count = n;
     return m;
 }
+
+/* Files renamed after databases recorded them under the old name (two files were numbered
+ * 0040); same content, so the recorded SHA-256 still holds. Applied before anything else, under
+ * the migration lock, so such a database is not migrated twice. */
+static const struct {
+    const char *was, *now;
+} renamed[] = {
+    {"0040_telemetry_once.sql", "0039_telemetry_once.sql"},
+};
 
 static const char *SQL_CREATE_TABLE = "CREATE TABLE IF NOT EXISTS schema_migrations ("
                                       " name text PRIMARY KEY, sha256 text NOT NULL,"
@@ -142,6 +160,10 @@ enum store_status store_migrate(struct store *s, const char *dir, char *why, siz
     enum store_status st = store_exec_tx(c, "SELECT pg_advisory_lock($1::bigint)", 1, lock, NULL);
     if (st == STORE_OK)
         st = store_exec_tx(c, SQL_CREATE_TABLE, 0, NULL, NULL);
+    for (size_t i = 0; st == STORE_OK && i < sizeof renamed / sizeof renamed[0]; i++) {
+        const char *p[] = {renamed[i].was, renamed[i].now};
+        st = store_exec_tx(c, "UPDATE schema_migrations SET name = $2 WHERE name = $1", 2, p, NULL);
+    }
     for (size_t i = 0; st == STORE_OK && i < n; i++) {
         char sha[65];
         enum store_status have = applied_sha(c, m[i].name, sha);

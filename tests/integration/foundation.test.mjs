@@ -186,6 +186,25 @@ test('migrations refuse a changed applied file and are safe to run concurrently'
     assert.notEqual(changed.code, 0);
     assert.match(changed.err, new RegExp(`${files[0]} was changed after it was applied`));
     fs.rmSync(dir, { recursive: true, force: true });
+
+    // Two files with one number are refused before anything is applied, naming both.
+    const dup = fs.mkdtempSync(path.join(os.tmpdir(), 'capledger-mig-'));
+    for (const f of files) fs.copyFileSync(path.join(projectDir, 'db/migrations', f), path.join(dup, f));
+    fs.writeFileSync(path.join(dup, '0001_again.sql'), 'CREATE TABLE must_not_exist (x int);\n');
+    const twice = await run({ CAPLEDGER_MIGRATIONS_DIR: dup });
+    assert.notEqual(twice.code, 0);
+    assert.match(twice.err, /0001_again\.sql.*0001_foundation\.sql|0001_foundation\.sql.*0001_again\.sql/);
+    fs.rmSync(dup, { recursive: true, force: true });
+    assert.equal(psql("SELECT count(*) FROM pg_tables WHERE tablename = 'must_not_exist'", { database: db }), '0');
+
+    // A database migrated before 0040_telemetry_once.sql became 0039_telemetry_once.sql (two
+    // files were numbered 0040) keeps its history: the record is renamed, nothing re-applied.
+    psql("UPDATE schema_migrations SET name = '0040_telemetry_once.sql' WHERE name = '0039_telemetry_once.sql'", { database: db });
+    const again = await run({});
+    assert.equal(again.code, 0, again.err);
+    assert.doesNotMatch(again.err, /migration applied/);
+    assert.equal(psql("SELECT count(*) FROM schema_migrations WHERE name = '0039_telemetry_once.sql'", { database: db }), '1');
+    assert.equal(psql('SELECT count(*) FROM schema_migrations', { database: db }), String(files.length));
   } finally {
     psql(`DROP DATABASE IF EXISTS ${db}`);
   }

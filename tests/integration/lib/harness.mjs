@@ -13,7 +13,7 @@
 //   CAPLEDGER_BIN                the binary under test (default: build/capledger)
 
 import { spawn, spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -95,6 +95,44 @@ process.on('exit', () => {
   }
 });
 
+// The name of a database holding every migration of db/migrations and nothing else, made
+// once per set of migration files (its name is a digest of their names and contents) and kept
+// in the throwaway cluster, so a server start clones it instead of replaying every migration.
+// Concurrent test processes each build their own copy under a private name and rename it into
+// place; the loser of that race drops its copy. The server's start does the rest as it would
+// on a database it migrated itself (partitions, the admin user, the log's checks).
+let templateName = null;
+export function migratedTemplate(bin) {
+  if (templateName) return templateName;
+  const dir = path.join(projectDir, 'db', 'migrations');
+  const hash = createHash('sha256');
+  for (const f of fs.readdirSync(dir).filter((n) => /^\d{4}_.*\.sql$/.test(n)).sort()) {
+    hash.update(f).update('\0').update(fs.readFileSync(path.join(dir, f))).update('\0');
+  }
+  const name = `tpl_${hash.digest('hex').slice(0, 16)}`;
+  if (psql(`SELECT count(*) FROM pg_database WHERE datname = '${name}'`) === '0') {
+    const building = randomName(`${name}_b`);
+    psql(`CREATE DATABASE ${building}`);
+    try {
+      const r = spawnSync(bin, ['migrate'], {
+        cwd: projectDir, encoding: 'utf8', timeout: 120_000,
+        env: { ...process.env, CAPLEDGER_DATABASE_URL: withDatabase(requireEnv('CAPLEDGER_TEST_DATABASE_URL'), building) },
+      });
+      if (r.error) throw r.error;
+      if (r.status !== 0) throw new Error(`capledger migrate failed (${r.status}): ${r.stderr}`);
+      try {
+        psql(`ALTER DATABASE ${building} RENAME TO ${name}`);
+      } catch (e) {
+        if (!/already exists/.test(e.message)) throw e;
+      }
+    } finally {
+      psql(`DROP DATABASE IF EXISTS ${building} WITH (FORCE)`);
+    }
+  }
+  templateName = name;
+  return name;
+}
+
 // Starts `capledger serve` on a fresh database and a free port; resolves once GET /healthz
 // answers 200. `env` adds to or overrides the server's environment (a value of undefined
 // removes a variable). Returns { url, port, adminPassword, db, keyFile, stop(), stderrLines(),
@@ -106,7 +144,10 @@ export async function startServer({ env = {}, args = [] } = {}) {
   if (!fs.existsSync(bin)) throw new Error(`server binary ${bin} does not exist: build first`);
 
   const db = randomName('t_');
-  psql(`CREATE DATABASE ${db}`);
+  // A database cloned from one migrated once per set of migration files (see
+  // migratedTemplate), unless this server is given migrations of its own.
+  const template = 'CAPLEDGER_MIGRATIONS_DIR' in env ? null : migratedTemplate(bin);
+  psql(template ? `CREATE DATABASE ${db} TEMPLATE ${template}` : `CREATE DATABASE ${db}`);
   const port = await freePort();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'capledger-it-'));
   const logFile = path.join(dir, 'server.log');
