@@ -11,6 +11,7 @@
 #include "core/ledger/decision.h"
 #include "core/ledger/jcs.h"
 #include "core/ledger/merkle.h"
+#include "oracle/merkle_proofs.h"
 #include "core/ledger/tile.h"
 
 static double now_s(void)

@@ -15,6 +15,7 @@
 
 #include "core/ledger/codec.h"
 #include "core/ledger/merkle.h"
+#include "oracle/merkle_proofs.h"
 #include "testutil.h"
 
 #define VECTORS CAPLEDGER_DATA_DIR "/vectors/merkle"

@@ -19,6 +19,7 @@
 
 #include "core/ledger/codec.h"
 #include "core/ledger/merkle.h"
+#include "oracle/merkle_proofs.h"
 #include "core/ledger/tile.h"
 #include "testutil.h"
 

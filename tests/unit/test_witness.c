@@ -14,6 +14,7 @@
 
 #include "core/ledger/codec.h"
 #include "core/ledger/witness.h"
+#include "oracle/merkle_proofs.h"
 
 #define ORIGIN "example.com/log"
 

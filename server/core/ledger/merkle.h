@@ -1,8 +1,8 @@
 /* RFC 9162 §2.1 Merkle tree: leaf and interior hashes, the root of n leaves, and inclusion and
  * consistency proofs with their verifiers.
  *
- * Generators take the array of leaf hashes (what the store keeps per leaf, in index order), so
- * the server can answer proof requests from PostgreSQL rows. Verifiers take every hash as bytes
+ * The server answers proof requests from its tiles (core/ledger/tile.h); whole-array proof
+ * generators are test oracles (tests/oracle/merkle_proofs.h). Verifiers take every hash as bytes
  * plus a length, because a proof arrives from outside: a hash of the wrong length must fail
  * verification, not be read past or truncated. All functions are pure; hashing is libsodium's
  * SHA-256 (callers have run sodium_init()). */
@@ -31,19 +31,6 @@ void merkle_node_hash(const uint8_t left[MERKLE_HASH_BYTES], const uint8_t right
 /* MTH of the n leaf hashes; for n = 0 the hash of the empty string. */
 void merkle_root(const uint8_t (*leaf_hashes)[MERKLE_HASH_BYTES], size_t n,
                  uint8_t out[MERKLE_HASH_BYTES]);
-
-/* PATH(index, D[n]) of RFC 9162 §2.1.3.1 into proof[] (room for MERKLE_MAX_PROOF hashes), its
- * length in *proof_len. Returns 0, or -1 when index >= n. */
-int merkle_inclusion_proof(const uint8_t (*leaf_hashes)[MERKLE_HASH_BYTES], size_t n, size_t index,
-                           uint8_t (*proof)[MERKLE_HASH_BYTES], size_t *proof_len)
-    __attribute__((warn_unused_result));
-
-/* PROOF(old_size, D[n]) of RFC 9162 §2.1.4.1 into proof[] (room for MERKLE_MAX_PROOF hashes).
- * old_size = n gives an empty proof. Returns 0, or -1 when old_size is 0 or above n (a proof
- * from the empty tree proves nothing, and verifiers refuse it). */
-int merkle_consistency_proof(const uint8_t (*leaf_hashes)[MERKLE_HASH_BYTES], size_t n,
-                             size_t old_size, uint8_t (*proof)[MERKLE_HASH_BYTES],
-                             size_t *proof_len) __attribute__((warn_unused_result));
 
 /* RFC 9162 §2.1.3.2. Returns 0 when the proof shows leaf_hash at index in the tree of size
  * tree_size with this root, else -1 (any hash not 32 bytes long included). */

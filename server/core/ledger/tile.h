@@ -62,9 +62,9 @@ int tile_plan_root(struct tile_set *s, uint64_t n) __attribute__((warn_unused_re
 int tile_set_load(struct tile_set *s, unsigned level, uint64_t index, const uint8_t *bytes,
                   size_t count) __attribute__((warn_unused_result));
 
-/* The proofs and the root from the loaded set, as merkle_inclusion_proof,
- * merkle_consistency_proof and merkle_root make them from all leaf hashes. Return 0, or -1 when
- * the arguments are out of range or a tile the plan lists was not loaded. */
+/* The proofs and the root from the loaded set, equal to what RFC 9162 defines over all leaf
+ * hashes (merkle_root, and the test oracles of tests/oracle/merkle_proofs.h). Return 0, or -1
+ * when the arguments are out of range or a tile the plan lists was not loaded. */
 int tile_inclusion_proof(struct tile_set *s, uint64_t n, uint64_t index,
                          uint8_t (*proof)[MERKLE_HASH_BYTES], size_t *proof_len)
     __attribute__((warn_unused_result));
