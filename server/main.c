@@ -31,8 +31,10 @@ static const struct command commands[] = {
     {"token", cmd_token, "token create USERNAME [--label L] [--expires-in-days N]",
      "mint an API token (printed once)"},
     {"team", cmd_team, "team add NAME", "create a workload team"},
-    {"user", cmd_user, "user add NAME --role R [--team T]... <password",
-     "create a user (password from standard input)"},
+    {"user", cmd_user,
+     "user add NAME --role R [--team T]... <password | disable|enable NAME | "
+     "reset-password NAME <password",
+     "create a user (password from standard input), close or reopen an account, set a password"},
     {"compare", cmd_compare, "compare FILE.json [--format json|table]",
      "compare capacity options by cost per useful outcome (offline)"},
     {"config", cmd_config, "config [--help]",

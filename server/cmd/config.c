@@ -144,6 +144,9 @@ static const struct config_var VARS[] = {
      "serve: space-separated origins allowed cross-origin (none when unset)"},
     {"CAPLEDGER_SESSION_IDLE_S", CONFIG_INT, 1, 86400, "1800", FIELD(session_idle_s),
      "serve: browser session idle expiry, seconds"},
+    {"CAPLEDGER_SIGNING_FRESH_LOGIN_S", CONFIG_INT, 0, 3600, "300", FIELD(signing_fresh_s),
+     "serve: a browser session signed in this recently may enrol a signing key without its "
+     "password again, seconds (0: always ask; API tokens always give it)"},
     {"CAPLEDGER_TOKEN_CACHE_MS", CONFIG_INT, 0, 1000, "1000", FIELD(token_cache_ms),
      "serve: a resolved API token is reused this long, ms; a revocation elsewhere takes at most "
      "this (0: never)"},

@@ -87,6 +87,8 @@ static int fill_principal(struct principal *who, json_t *row)
     const char *tid = json_string_value(json_object_get(row, "token_id"));
     snprintf(who->token_id, sizeof who->token_id, "%s", tid ? tid : "");
     who->teams = json_incref(json_object_get(row, "teams"));
+    json_t *age = json_object_get(row, "signed_in_s");
+    who->signed_in_s = json_is_number(age) ? (long)json_number_value(age) : -1;
     return 0;
 }
 

@@ -46,6 +46,7 @@ struct principal {
     char session_id[80]; /* hashed session id (hex) when authenticated by cookie */
     json_t *teams;       /* array of team names (owned), NULL for anonymous */
     int via_cookie;
+    long signed_in_s; /* by cookie: seconds since the sign-in that started the session */
 };
 
 struct app {

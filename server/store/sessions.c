@@ -3,22 +3,25 @@
 
 #include <stdio.h>
 
+/* Only for an enabled user; FOR SHARE waits for a disable committing meanwhile, then sees it. */
 static const char *SQL_CREATE =
     "INSERT INTO user_session (id_sha256, user_id, expires_at) "
-    "VALUES ($1, $2::uuid, now() + make_interval(secs => $3::int)) "
+    "SELECT $1, id, now() + make_interval(secs => $3::int) FROM app_user "
+    "WHERE id = $2::uuid AND disabled_at IS NULL FOR SHARE "
     "RETURNING json_build_object('id', id, 'user_id', user_id, 'created_at', created_at, "
     "'expires_at', expires_at)";
 
 /* The touch is a data-modifying CTE: it runs even though the SELECT does not read it. */
 static const char *SQL_RESOLVE =
-    "WITH s AS (SELECT id, user_id, last_seen_at FROM user_session "
+    "WITH s AS (SELECT id, user_id, created_at, last_seen_at FROM user_session "
     "  WHERE id_sha256 = $1 AND ended_at IS NULL AND expires_at > now() "
     "  AND last_seen_at > now() - make_interval(secs => $2::int)), "
     "touch AS (UPDATE user_session SET last_seen_at = now() FROM s "
     "  WHERE user_session.id = s.id "
     "  AND s.last_seen_at < now() - make_interval(secs => $3::double precision)) "
     "SELECT json_build_object('user_id', u.id, 'username', u.username, 'role', u.role, "
-    "  'session_id', s.id, 'teams', coalesce((SELECT json_agg(tm.name ORDER BY tm.name) "
+    "  'session_id', s.id, 'signed_in_s', floor(extract(epoch FROM now() - s.created_at)), "
+    "  'teams', coalesce((SELECT json_agg(tm.name ORDER BY tm.name) "
     "  FROM user_team ut JOIN team tm ON tm.id = ut.team_id WHERE ut.user_id = u.id), '[]')) "
     "FROM s JOIN app_user u ON u.id = s.user_id WHERE u.disabled_at IS NULL";
 

@@ -15,18 +15,28 @@
     "'public_key', encode(k.public_key, 'base64'), 'created_at', k.created_at, "                   \
     "'revoked_at', k.revoked_at)"
 
-static const char *SQL_ADD =
-    "INSERT INTO signing_key AS k (key_id, user_id, public_key) "
-    "VALUES ($1, $2::uuid, decode($3, 'base64')) ON CONFLICT (key_id) DO NOTHING "
-    "RETURNING " KEY_JSON_WITH_ID;
+/* Only for an enabled user (FOR SHARE: a disable committing meanwhile is waited for, then
+ * seen, so no key is added behind its revocation of them all). */
+static const char *SQL_ADD = "INSERT INTO signing_key AS k (key_id, user_id, public_key) "
+                             "SELECT $1, u.id, decode($3, 'base64') FROM app_user u "
+                             "WHERE u.id = $2::uuid AND u.disabled_at IS NULL FOR SHARE "
+                             "ON CONFLICT (key_id) DO NOTHING "
+                             "RETURNING " KEY_JSON_WITH_ID;
 
 static const char *SQL_LIST =
     "SELECT coalesce(json_agg(" KEY_JSON " ORDER BY k.created_at DESC, k.key_id), '[]') "
     "FROM signing_key k WHERE k.user_id = $1::uuid";
 
+/* By username (admins): no row when there is no such user. */
+static const char *SQL_LIST_NAMED =
+    "SELECT (SELECT coalesce(json_agg(" KEY_JSON " ORDER BY k.created_at DESC, k.key_id), "
+    "'[]') FROM signing_key k WHERE k.user_id = u.id) FROM app_user u WHERE u.username = $1";
+
+/* The key's holder by id ($2) or, when $2 is null, by username ($3). */
 static const char *SQL_REVOKE =
     "UPDATE signing_key AS k SET revoked_at = coalesce(k.revoked_at, now()) "
-    "WHERE k.key_id = $1 AND k.user_id = $2::uuid RETURNING " KEY_JSON_WITH_ID;
+    "WHERE k.key_id = $1 AND k.user_id = coalesce($2::uuid, "
+    "(SELECT id FROM app_user WHERE username = $3)) RETURNING " KEY_JSON_WITH_ID;
 
 static const char *SQL_GET =
     "SELECT json_build_object('key_id', k.key_id, 'user_id', u.id, 'user', u.username, "
@@ -111,12 +121,19 @@ enum store_status store_signing_key_list(struct store *s, const char *user_id, j
     return store_json(s, SQL_LIST, 1, p, out);
 }
 
-enum store_status store_signing_key_revoke(struct store *s, const struct audit_actor *who,
-                                           const char *user_id, const char *key_id,
-                                           const unsigned char *server_sk, json_t **out)
+enum store_status store_signing_key_list_named(struct store *s, const char *username, json_t **out)
 {
-    const char *p[] = {key_id, user_id};
-    enum store_status st = write_with_event(s, who, "signing_key.revoke", SQL_REVOKE, 2, p, key_id,
+    const char *p[] = {username};
+    return store_json(s, SQL_LIST_NAMED, 1, p, out);
+}
+
+enum store_status store_signing_key_revoke(struct store *s, const struct audit_actor *who,
+                                           const char *user_id, const char *username,
+                                           const char *key_id, const unsigned char *server_sk,
+                                           json_t **out)
+{
+    const char *p[] = {key_id, user_id, username};
+    enum store_status st = write_with_event(s, who, "signing_key.revoke", SQL_REVOKE, 3, p, key_id,
                                             "revoke", server_sk, out);
     if (st == STORE_OK)
         json_object_del(*out, "id");

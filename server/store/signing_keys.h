@@ -22,12 +22,19 @@ enum store_status store_signing_key_add(struct store *s, const struct audit_acto
 enum store_status store_signing_key_list(struct store *s, const char *user_id,
                                          json_t **out) STORE_MUSTCHECK;
 
-/* Revokes the user's key (idempotent: an already revoked key keeps its first revoked_at),
- * audited as signing_key.revoke, with its revocation leaf appended to the decision log in the
- * same transaction (once). STORE_NOT_FOUND when the user has no such key. */
+/* store_signing_key_list of the user called username (admins). STORE_NOT_FOUND when there is
+ * no such user. */
+enum store_status store_signing_key_list_named(struct store *s, const char *username,
+                                               json_t **out) STORE_MUSTCHECK;
+
+/* Revokes the key of the user user_id (or, when user_id is NULL, of the user called username:
+ * an admin revoking another user's key) — idempotent: an already revoked key keeps its first
+ * revoked_at — audited as signing_key.revoke, with its revocation leaf appended to the
+ * decision log in the same transaction (once). STORE_NOT_FOUND when the user has no such
+ * key. */
 enum store_status store_signing_key_revoke(struct store *s, const struct audit_actor *who,
-                                           const char *user_id, const char *key_id,
-                                           const unsigned char *server_sk,
+                                           const char *user_id, const char *username,
+                                           const char *key_id, const unsigned char *server_sk,
                                            json_t **out) STORE_MUSTCHECK;
 
 /* For verifying signatures: the key with this id, whoever owns it.

@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "store/store_private.h"
+
 /* A read, plus a write of last_used_at only when the stored one is over a minute old: a busy
  * token does not serialise its requests on its own row's lock or write WAL on every read.
  * expires_in_ms bounds how long the caller may cache the answer (http/auth.c). */
@@ -37,10 +39,12 @@ static const char *SQL_BOOTSTRAP =
     "SELECT 'admin', 'admin', $1 WHERE NOT EXISTS (SELECT 1 FROM app_user) "
     "RETURNING json_build_object('id', id, 'username', username)";
 
+/* FOR SHARE: a disable committing meanwhile is waited for and then seen (no token is added
+ * behind the disable's revocation of them all). */
 static const char *SQL_TOKEN_CREATE =
     "INSERT INTO api_token (user_id, label, token_sha256, expires_at) "
     "SELECT id, $2, $3, now() + make_interval(days => $4::int) FROM app_user "
-    "WHERE username = $1 AND disabled_at IS NULL "
+    "WHERE username = $1 AND disabled_at IS NULL FOR SHARE "
     "RETURNING json_build_object('id', id, 'label', label, 'user', $1::text, "
     "'created_at', created_at, 'expires_at', expires_at)";
 
@@ -63,6 +67,40 @@ static const char *SQL_USER_LIST =
     "'disabled_at', u.disabled_at) ORDER BY u.username), '[]') "
     "FROM (SELECT * FROM app_user WHERE $1::text IS NULL OR username > $1 "
     "ORDER BY username LIMIT $2) u";
+
+/* Disabling: the user row, then every live session ended, every token and every signing key
+ * revoked, in one statement (the key events follow in the same transaction). The user row's
+ * lock orders it after a token, session or key being added under FOR SHARE. */
+static const char *SQL_USER_DISABLE =
+    "WITH u AS (UPDATE app_user SET disabled_at = coalesce(disabled_at, now()) "
+    "  WHERE username = $1 RETURNING id, username, role, created_at, disabled_at), "
+    "s AS (UPDATE user_session x SET ended_at = now() FROM u WHERE x.user_id = u.id "
+    "  AND x.ended_at IS NULL RETURNING x.id), "
+    "t AS (UPDATE api_token x SET revoked_at = now() FROM u WHERE x.user_id = u.id "
+    "  AND x.revoked_at IS NULL RETURNING x.id), "
+    "k AS (UPDATE signing_key x SET revoked_at = now() FROM u WHERE x.user_id = u.id "
+    "  AND x.revoked_at IS NULL RETURNING x.key_id) "
+    "SELECT json_build_object('id', u.id, 'username', u.username, 'role', u.role, "
+    "'teams', " USER_TEAMS_JSON ", 'created_at', u.created_at, 'disabled_at', u.disabled_at, "
+    "'sessions_ended', (SELECT count(*) FROM s), 'tokens_revoked', (SELECT count(*) FROM t), "
+    "'signing_keys_revoked', (SELECT coalesce(json_agg(key_id ORDER BY key_id), '[]') FROM k)) "
+    "FROM u";
+
+static const char *SQL_USER_ENABLE =
+    "UPDATE app_user u SET disabled_at = NULL WHERE username = $1 "
+    "RETURNING json_build_object('id', u.id, 'username', u.username, 'role', u.role, "
+    "'teams', " USER_TEAMS_JSON ", 'created_at', u.created_at, 'disabled_at', u.disabled_at)";
+
+/* A new password ends the user's sessions (a browser signed in with the old one signs in
+ * again); API tokens stay. */
+static const char *SQL_USER_PASSWORD =
+    "WITH u AS (UPDATE app_user SET password_hash = $2 WHERE username = $1 "
+    "  RETURNING id, username, role, created_at, disabled_at), "
+    "s AS (UPDATE user_session x SET ended_at = now() FROM u WHERE x.user_id = u.id "
+    "  AND x.ended_at IS NULL RETURNING x.id) "
+    "SELECT json_build_object('id', u.id, 'username', u.username, 'role', u.role, "
+    "'teams', " USER_TEAMS_JSON ", 'created_at', u.created_at, 'disabled_at', u.disabled_at, "
+    "'sessions_ended', (SELECT count(*) FROM s)) FROM u";
 
 static const char *SQL_TEAMS_MISSING =
     "SELECT coalesce(json_agg(w.ord - 1 ORDER BY w.ord), '[]') "
@@ -195,4 +233,69 @@ enum store_status store_token_revoke(struct store *s, const struct audit_actor *
         store_write_audited(s, who, "token.revoke", SQL_TOKEN_REVOKE, 2, p, &row);
     json_decref(row);
     return st;
+}
+
+/* The revocation leaves of the keys a disable revoked, in its transaction. */
+struct disable_events {
+    const unsigned char *server_sk;
+    int log; /* 0: the log is known inconsistent, append nothing (see store_user_disable) */
+    char fault[512];
+};
+
+static enum store_status log_revocations(struct store_conn *c, const json_t *row, void *ctx)
+{
+    struct disable_events *e = ctx;
+    size_t i;
+    json_t *k;
+    if (!e->log)
+        return STORE_OK;
+    json_array_foreach(json_object_get(row, "signing_keys_revoked"), i, k)
+    {
+        enum store_status st = store__log_key_event(c, json_string_value(k), "revoke", e->server_sk,
+                                                    e->fault, sizeof e->fault);
+        if (st != STORE_OK)
+            return st;
+        if (e->fault[0])
+            return STORE_UNAVAILABLE;
+    }
+    return STORE_OK;
+}
+
+enum store_status store_user_disable(struct store *s, const struct audit_actor *who,
+                                     const char *username, const unsigned char *server_sk,
+                                     json_t **out)
+{
+    const char *p[] = {username};
+    struct disable_events e = {.server_sk = server_sk, .log = !store_log_fault(s, NULL, 0)};
+    struct audit_check then = {.then = log_revocations, .ctx = &e};
+    enum store_status st =
+        store_write_audited_checked(s, who, "user.disable", &then, SQL_USER_DISABLE, 1, p, out);
+    if (e.fault[0]) {
+        /* The log was found inconsistent while appending: it appends nothing more, but the
+         * account is closed all the same; the revocations reach the log when it is restored
+         * (the next start logs every key revoked in the table and not in the log). */
+        store__log_fault(s, e.fault);
+        e.log = 0;
+        e.fault[0] = '\0';
+        st =
+            store_write_audited_checked(s, who, "user.disable", &then, SQL_USER_DISABLE, 1, p, out);
+    }
+    if (st == STORE_OK)
+        json_object_set_new(*out, "signing_keys_logged", json_boolean(e.log));
+    return st;
+}
+
+enum store_status store_user_enable(struct store *s, const struct audit_actor *who,
+                                    const char *username, json_t **out)
+{
+    const char *p[] = {username};
+    return store_write_audited(s, who, "user.enable", SQL_USER_ENABLE, 1, p, out);
+}
+
+enum store_status store_user_password_set(struct store *s, const struct audit_actor *who,
+                                          const char *username, const char *password_hash,
+                                          json_t **out)
+{
+    const char *p[] = {username, password_hash};
+    return store_write_audited(s, who, "user.password_reset", SQL_USER_PASSWORD, 2, p, out);
 }

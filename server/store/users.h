@@ -62,4 +62,28 @@ enum store_status store_token_list(struct store *s, const char *user_id, const c
 enum store_status store_token_revoke(struct store *s, const struct audit_actor *who, const char *id,
                                      const char *owner_id) STORE_MUSTCHECK;
 
+/* Closes the account of username, in one transaction audited as user.disable: disabled_at set
+ * (kept when already set), every live session ended, every API token and every signing key
+ * revoked, each key's revocation appended to the decision log as a key event (server_sk signs
+ * the checkpoint). When the log is inconsistent the account is closed all the same and the
+ * revocations wait for the log's restoration (signing_keys_logged false). *out: {id, username,
+ * role, teams, created_at, disabled_at, sessions_ended, tokens_revoked, signing_keys_revoked:
+ * [key ids], signing_keys_logged}. STORE_NOT_FOUND when there is no such user. */
+enum store_status store_user_disable(struct store *s, const struct audit_actor *who,
+                                     const char *username, const unsigned char *server_sk,
+                                     json_t **out) STORE_MUSTCHECK;
+
+/* Lets username sign in again (audited as user.enable). What the disable revoked stays
+ * revoked. *out: {id, username, role, teams, created_at, disabled_at}. STORE_NOT_FOUND when
+ * there is no such user. */
+enum store_status store_user_enable(struct store *s, const struct audit_actor *who,
+                                    const char *username, json_t **out) STORE_MUSTCHECK;
+
+/* Replaces username's password hash and ends its sessions (audited as user.password_reset;
+ * the hash stays out of the trail). *out: {id, username, role, teams, created_at, disabled_at,
+ * sessions_ended}. STORE_NOT_FOUND when there is no such user. */
+enum store_status store_user_password_set(struct store *s, const struct audit_actor *who,
+                                          const char *username, const char *password_hash,
+                                          json_t **out) STORE_MUSTCHECK;
+
 #endif

@@ -31,6 +31,11 @@ DELETE /api/v1/me/signing-keys/{key_id}           owner
 
 GET    /api/v1/users                              admin
 POST   /api/v1/users                              admin
+POST   /api/v1/users/{name}/disable               admin
+POST   /api/v1/users/{name}/enable                admin
+POST   /api/v1/users/{name}/password              admin
+GET    /api/v1/users/{name}/signing-keys          admin
+DELETE /api/v1/users/{name}/signing-keys/{key_id} admin
 GET    /api/v1/teams                              users
 POST   /api/v1/teams                              admin
 GET    /api/v1/teams/{id}                         users

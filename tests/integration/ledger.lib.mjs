@@ -42,15 +42,16 @@ export function newKeyPair() {
 export function addUser(srv, name, role, teams = []) {
   const args = ['user', 'add', name, '--role', role];
   for (const t of teams) args.push('--team', t);
-  const r = cli(srv, args, { input: `pw-${name}-${crypto.randomBytes(6).toString('hex')}\n` });
+  const password = `pw-${name}-${crypto.randomBytes(6).toString('hex')}`;
+  const r = cli(srv, args, { input: `${password}\n` });
   if (r.status !== 0) throw new Error(`user add ${name} failed: ${r.stderr}`);
-  return { name, token: mintToken(srv, name) };
+  return { name, password, token: mintToken(srv, name) };
 }
 
-// An owner with a registered signing key.
+// An owner with a registered signing key (enrolling needs the password again: docs/auth.md).
 export async function addOwner(srv, name) {
   const owner = { ...addUser(srv, name, 'owner'), ...newKeyPair() };
-  const r = await api(srv.url, 'PUT', '/api/v1/me/signing-key', { token: owner.token, body: { public_key: owner.publicKeyB64 } });
+  const r = await api(srv.url, 'PUT', '/api/v1/me/signing-key', { token: owner.token, body: { public_key: owner.publicKeyB64, password: owner.password } });
   if (r.status !== 200 && r.status !== 201) throw new Error(`signing key: ${r.status} ${r.text}`);
   if (r.json.key_id !== owner.keyId) throw new Error(`key id ${r.json.key_id}, expected ${owner.keyId}`);
   return owner;

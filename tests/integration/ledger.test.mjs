@@ -304,7 +304,7 @@ test('the audit bundle verifies with capledger verify, also against an older che
   assert.equal(cli(srv, ['keygen', keyFile]).status, 0);
   const cliOwner = { ...addUser(srv, 'carl', 'owner') };
   const pub = fs.readFileSync(`${keyFile}.pub`, 'utf8').trim();
-  const reg = await api(srv.url, 'PUT', '/api/v1/me/signing-key', { token: cliOwner.token, body: { public_key: pub } });
+  const reg = await api(srv.url, 'PUT', '/api/v1/me/signing-key', { token: cliOwner.token, body: { public_key: pub, password: cliOwner.password } });
   assert.ok(reg.status === 200 || reg.status === 201, reg.text);
   const rec = record({ name: 'carl', keyId: reg.json.key_id }, review.id, { supersedes: await currentDecision(srv.url, cliOwner.token, review.id) });
   fs.writeFileSync(path.join(dir2, 'record.json'), JSON.stringify(rec));

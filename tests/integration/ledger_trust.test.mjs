@@ -228,7 +228,7 @@ test('once the log is inconsistent, enrolling or revoking a key answers 503 log-
     const size = t.sql('SELECT size FROM log_head');
     const keys = t.sql('SELECT count(*) FROM signing_key');
     const fresh = newKeyPair();
-    const add = await api(twin.url, 'PUT', '/api/v1/me/signing-key', { token: rita.token, body: { public_key: fresh.publicKeyB64 } });
+    const add = await api(twin.url, 'PUT', '/api/v1/me/signing-key', { token: rita.token, body: { public_key: fresh.publicKeyB64, password: rita.password } });
     assert.equal(add.status, 503, add.text);
     assert.equal(add.json.type, 'https://capledger.dev/problems/log-inconsistent');
     const del = await api(twin.url, 'DELETE', `/api/v1/me/signing-keys/${rita.keyId}`, { token: rita.token });

@@ -146,6 +146,11 @@ static void start_session(struct req *r, const json_t *user, const char *account
     json_t *session = NULL;
     enum store_status st = store_session_create(r->app->store, &who, session_hash, user_id,
                                                 AUTH_SESSION_ABSOLUTE_S, &session);
+    if (st == STORE_NOT_FOUND) { /* disabled since its password was checked */
+        resp_problem(r, 401, "unauthenticated", "Authentication failed",
+                     "the username or password is wrong");
+        goto out;
+    }
     if (st != STORE_OK) {
         resp_store_error(r, st, "session");
         goto out;
@@ -283,8 +288,66 @@ static void me_get(struct req *r)
  * signature under such a key does not bind its owner. */
 static const struct evfield SIGNING_KEY_FIELDS[] = {
     {"public_key", EVF_TEXT, EVF_REQUIRED, 0, 0, 256, NULL, NULL},
+    {"password", EVF_TEXT, 0, 0, 0, PASSWORD_MAX_BYTES, NULL, NULL},
     EVF_END,
 };
+
+static void step_up_refused(struct req *r, const char *detail)
+{
+    resp_problem(r, 403, "step-up-required", "Password required", "%s", detail);
+}
+
+/* Step-up before a key is enrolled: a stolen token or an old session alone must not add a key
+ * that signs in the owner's name. The caller's own password (checked and counted like a
+ * sign-in: wrong ones lock the account as at POST /session), or a browser session signed in
+ * within CAPLEDGER_SIGNING_FRESH_LOGIN_S. Returns 0 to go on, else -1 with the reply sent. */
+static int step_up(struct req *r, const char *password)
+{
+    if (!password) {
+        int fresh = r->app->cfg->signing_fresh_s;
+        if (r->who.via_cookie && fresh > 0 && r->who.signed_in_s >= 0 && r->who.signed_in_s < fresh)
+            return 0;
+        step_up_refused(r, r->who.via_cookie
+                               ? "enrolling a signing key needs your password again: send it "
+                                 "in \"password\" (or sign in again first)"
+                               : "enrolling a signing key with an API token needs your password: "
+                                 "send it in \"password\"");
+        return -1;
+    }
+    char account_key[65], address_key[65], new_hash[PASSWORD_HASH_BYTES] = "";
+    throttle_key(r->who.username, 1, account_key);
+    throttle_key(r->ri->remote_addr, 0, address_key);
+    if (throttled(r, account_key, address_key) != 0)
+        return -1;
+    json_t *user = NULL;
+    int rc = -1;
+    enum store_status st = store_user_login_get(r->app->store, r->who.username, &user);
+    if (st != STORE_OK && st != STORE_NOT_FOUND) {
+        resp_store_error(r, st, "sign-in");
+        goto out;
+    }
+    const char *stored = json_string_value(json_object_get(user, "password_hash"));
+    enum password_check result = PASSWORD_WRONG;
+    if (check_password(stored, password, &result, new_hash) != 0) {
+        if (store_login_throttle_release(r->app->store, &THROTTLE, account_key, address_key, 0) !=
+            STORE_OK)
+            log_warning(r, "step-up reservation not released");
+        hashgate_reply_busy(r);
+        goto out;
+    }
+    if (result == PASSWORD_WRONG) { /* its reservation stands as a failure */
+        step_up_refused(r, "the password is wrong");
+        goto out;
+    }
+    if (store_login_throttle_release(r->app->store, &THROTTLE, account_key, address_key, 1) !=
+        STORE_OK)
+        log_warning(r, "step-up reservation not released");
+    rc = 0;
+out:
+    sodium_memzero(new_hash, sizeof new_hash);
+    json_decref(user);
+    return rc;
+}
 
 static void signing_key_put(struct req *r)
 {
@@ -305,8 +368,11 @@ static void signing_key_put(struct req *r)
         problems_add(&p, "/public_key",
                      "is not a valid Ed25519 public key (not a point of the "
                      "main subgroup, or of small order)");
+    const char *password = evfield_valid_string(r->body, "password", &p);
     if (p.total)
         goto invalid;
+    if (step_up(r, password) != 0)
+        goto out;
     char key_id[DECISION_KEY_ID_HEX_LEN + 1];
     decision_key_id(pk, key_id);
     struct audit_actor who;
@@ -354,19 +420,23 @@ static int key_id_valid(const char *s)
     return codec_hex_decode_exact(s, bin, sizeof bin) == 0;
 }
 
-static void signing_key_delete(struct req *r)
+/* DELETE /me/signing-keys/{key_id} (owners, their own) and DELETE
+ * /users/{name}/signing-keys/{key_id} (admins, anyone's): the revocation is a key event of the
+ * log either way, and the audit trail names who revoked it. */
+static void key_revoke(struct req *r, const char *user_id, const char *username, const char *key_id)
 {
     json_t *out = NULL;
-    if (!key_id_valid(r->params[0])) {
-        resp_problem(r, 404, "not-found", "Not found", "you have no signing key with this id");
+    const char *none = user_id ? "you have no signing key with this id"
+                               : "this user has no signing key with this id";
+    if (!key_id_valid(key_id)) {
+        resp_problem(r, 404, "not-found", "Not found", "%s", none);
         return;
     }
     struct audit_actor who;
-    enum store_status st =
-        store_signing_key_revoke(r->app->store, req_actor(r, &who), r->who.user_id, r->params[0],
-                                 r->app->cfg->server_sk, &out);
+    enum store_status st = store_signing_key_revoke(r->app->store, req_actor(r, &who), user_id,
+                                                    username, key_id, r->app->cfg->server_sk, &out);
     if (st == STORE_NOT_FOUND) {
-        resp_problem(r, 404, "not-found", "Not found", "you have no signing key with this id");
+        resp_problem(r, 404, "not-found", "Not found", "%s", none);
         return;
     }
     if (st == STORE_UNAVAILABLE && store_log_fault(r->app->store, NULL, 0)) {
@@ -374,6 +444,31 @@ static void signing_key_delete(struct req *r)
         return;
     }
     resp_stored(r, st, out, "signing key");
+}
+
+static void signing_key_delete(struct req *r)
+{
+    key_revoke(r, r->who.user_id, NULL, r->params[0]);
+}
+
+static void user_signing_key_delete(struct req *r)
+{
+    key_revoke(r, NULL, r->params[0], r->params[1]);
+}
+
+static void user_signing_key_list(struct req *r)
+{
+    json_t *keys = NULL;
+    enum store_status st = store_signing_key_list_named(r->app->store, r->params[0], &keys);
+    if (st == STORE_NOT_FOUND) {
+        resp_problem(r, 404, "not-found", "Not found", "no user named '%s'", r->params[0]);
+        return;
+    }
+    if (st != STORE_OK) {
+        resp_store_error(r, st, "signing keys");
+        return;
+    }
+    resp_json(r, 200, json_pack("{s:o, s:n}", "items", keys, "next_cursor"));
 }
 
 const struct route session_routes[] = {
@@ -384,5 +479,8 @@ const struct route session_routes[] = {
     {"PUT", "/api/v1/me/signing-key", signing_key_put, ROLE_OWNER, ROUTE_JSON_BODY, NULL},
     {"GET", "/api/v1/me/signing-keys", signing_key_list, ROLES_USERS, 0, NULL},
     {"DELETE", "/api/v1/me/signing-keys/{key_id}", signing_key_delete, ROLE_OWNER, 0, NULL},
+    {"GET", "/api/v1/users/{name}/signing-keys", user_signing_key_list, ROLE_ADMIN, 0, NULL},
+    {"DELETE", "/api/v1/users/{name}/signing-keys/{key_id}", user_signing_key_delete, ROLE_ADMIN, 0,
+     NULL},
     {NULL, NULL, NULL, 0, 0, NULL},
 };

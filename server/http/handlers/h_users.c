@@ -130,6 +130,95 @@ static void user_list(struct req *r)
     page_list(r, PAGE_TEXT, store_user_list, "users", "username");
 }
 
+/* POST /users/{name}/disable: the account closed at once (core of store_user_disable): its
+ * sessions end and its tokens and signing keys are revoked, the keys as key events of the log.
+ * This instance forgets its cached tokens now; every other one within CAPLEDGER_TOKEN_CACHE_MS.
+ * An admin may not close their own account (the command line can). */
+static void user_disable(struct req *r)
+{
+    if (strcmp(r->params[0], r->who.username) == 0) {
+        resp_problem(r, 409, "conflict", "Conflict",
+                     "you cannot disable your own account (another admin, or `capledger user "
+                     "disable`, can)");
+        return;
+    }
+    json_t *out = NULL;
+    struct audit_actor who;
+    enum store_status st = store_user_disable(r->app->store, req_actor(r, &who), r->params[0],
+                                              r->app->cfg->server_sk, &out);
+    if (st == STORE_OK)
+        token_cache_flush(r->app->tokens);
+    if (st == STORE_NOT_FOUND) {
+        resp_problem(r, 404, "not-found", "Not found", "no user named '%s'", r->params[0]);
+        return;
+    }
+    resp_stored(r, st, out, "user");
+}
+
+static void user_enable(struct req *r)
+{
+    json_t *out = NULL;
+    struct audit_actor who;
+    enum store_status st = store_user_enable(r->app->store, req_actor(r, &who), r->params[0], &out);
+    if (st == STORE_NOT_FOUND) {
+        resp_problem(r, 404, "not-found", "Not found", "no user named '%s'", r->params[0]);
+        return;
+    }
+    resp_stored(r, st, out, "user");
+}
+
+static const struct evfield PASSWORD_FIELDS[] = {
+    {"password", EVF_TEXT, EVF_REQUIRED, 0, 0, PASSWORD_MAX_BYTES, NULL, NULL},
+    EVF_END,
+};
+
+/* POST /users/{name}/password {password}: a new password, under the rules of POST /users; the
+ * user's sessions end (API tokens stay: revoke them, or disable the user, when they may have
+ * leaked too). */
+static void user_password(struct req *r)
+{
+    struct problems p;
+    problems_init(&p);
+    json_t *out = NULL;
+    char hash[PASSWORD_HASH_BYTES] = "";
+    if (!json_is_object(r->body))
+        problems_add(&p, "", "must be a JSON object");
+    else
+        evfield_check(r->body, PASSWORD_FIELDS, "", 0, NULL, &p);
+    const char *password = evfield_valid_string(r->body, "password", &p);
+    const char *rule =
+        password ? password_rule_broken(password, strlen(password), r->params[0]) : NULL;
+    if (rule)
+        problems_add(&p, "/password", "%s", rule);
+    if (p.total) {
+        resp_invalid(r, &p, NULL);
+        goto out;
+    }
+    if (hashgate_enter(HASHGATE_WAIT_MS) != 0) {
+        hashgate_reply_busy(r);
+        goto out;
+    }
+    int hashed = password_hash(password, strlen(password), hash);
+    hashgate_leave();
+    if (hashed != 0) {
+        resp_problem(r, 503, "unavailable", "Service unavailable", "out of memory");
+        goto out;
+    }
+    struct audit_actor who;
+    enum store_status st =
+        store_user_password_set(r->app->store, req_actor(r, &who), r->params[0], hash, &out);
+    if (st == STORE_NOT_FOUND) {
+        resp_problem(r, 404, "not-found", "Not found", "no user named '%s'", r->params[0]);
+        goto out;
+    }
+    resp_stored(r, st, out, "user");
+    out = NULL;
+out:
+    sodium_memzero(hash, sizeof hash);
+    json_decref(out);
+    problems_free(&p);
+}
+
 /* POST /tokens {label, user}: user defaults to the caller; only admins name someone else. */
 static json_t *token_create_make(struct req *r, struct problems *p)
 {
@@ -222,6 +311,9 @@ static void audit_list(struct req *r)
 const struct route user_routes[] = {
     {"GET", "/api/v1/users", user_list, ROLE_ADMIN, 0, "limit cursor"},
     {"POST", "/api/v1/users", user_create, ROLE_ADMIN, ROUTE_JSON_BODY, NULL},
+    {"POST", "/api/v1/users/{name}/disable", user_disable, ROLE_ADMIN, 0, NULL},
+    {"POST", "/api/v1/users/{name}/enable", user_enable, ROLE_ADMIN, 0, NULL},
+    {"POST", "/api/v1/users/{name}/password", user_password, ROLE_ADMIN, ROUTE_JSON_BODY, NULL},
     {"GET", "/api/v1/tokens", token_list, ROLES_USERS, 0, "limit cursor"},
     {"POST", "/api/v1/tokens", token_create, ROLES_USERS, ROUTE_JSON_BODY | ROUTE_OPTIONAL_BODY,
      NULL},
