@@ -103,3 +103,21 @@ export async function busy(button, fn) {
     button.removeAttribute('aria-busy');
   }
 }
+
+// A button that copies `text()` (or a string) to the clipboard and says so in a live region
+// next to it; where the clipboard is refused it selects `select` (if given) for Ctrl+C.
+export function copyButton(text, { label = 'Copy', select = null, testid = null } = {}) {
+  const said = h('span', { class: 'copied', role: 'status' });
+  const btn = h('button', { type: 'button', class: 'copy', 'data-testid': testid }, label);
+  btn.addEventListener('click', async () => {
+    const value = typeof text === 'function' ? text() : text;
+    try {
+      await navigator.clipboard.writeText(value);
+      said.textContent = 'Copied.';
+    } catch {
+      if (select) window.getSelection().selectAllChildren(select);
+      said.textContent = 'Copying was refused here: the text is selected, press Ctrl+C.';
+    }
+  });
+  return h('span', { class: 'copy-wrap' }, btn, said);
+}

@@ -1,7 +1,7 @@
 // The auditor's view of the signed log: the latest checkpoint and the server's verifier key,
 // the decisions as logged (decoded from the leaves themselves), the audit bundle, and an
 // in-browser check of any one leaf. The authoritative check is offline `capledger verify`.
-import { h, field, alertBox, notice, busy, table } from '../dom.js';
+import { h, field, alertBox, notice, busy, table, copyButton } from '../dom.js';
 import { request, get, listAll } from '../api.js';
 import { fromBase64 } from '../bytes.js';
 import { fetchVerifierKey, checkLeaf } from '../inclusion.js';
@@ -9,6 +9,29 @@ import { parseCheckpointBody, splitNote } from '../logcheck.js';
 import { dateTime, shortId } from '../format.js';
 
 const PAGE = 100;
+// The name the download link gives the bundle; the offline command below uses the same one.
+export const BUNDLE_FILE = 'capledger-audit-bundle.json';
+
+// The offline check as commands that run as written in the capledger checkout (build/capledger
+// is what scripts/run builds): the verifier key shown on this page saved to a file, then verify
+// of the bundle where the browser saved it.
+export function verifyCommand(vkey) {
+  const quoted = `'${vkey.replace(/'/g, `'\\''`)}'`;
+  return `printf '%s\\n' ${quoted} > server.vkey\nbuild/capledger verify ~/Downloads/${BUNDLE_FILE} --key server.vkey\n`;
+}
+
+function verifyOffline(vkey) {
+  const cmd = verifyCommand(vkey);
+  const pre = h('pre', { class: 'code small', 'data-testid': 'verify-command' }, cmd);
+  return [
+    h('h4', null, 'Check it offline'),
+    h('p', null, 'In the capledger checkout (where ', h('code', null, 'scripts/run'), ' built ', h('code', null, 'build/capledger'),
+      '), run these two lines. They save the verifier key shown above and check the bundle against it; if your browser saves downloads elsewhere than ',
+      h('code', null, '~/Downloads'), ', change the path. It prints ', h('code', null, 'verified: …'), ' and exits 0 only when everything verifies.'),
+    pre,
+    copyButton(cmd, { label: 'Copy the commands', select: pre, testid: 'copy-command' }),
+  ];
+}
 
 function decodeLeaf(b64) {
   try {
@@ -33,7 +56,7 @@ function stepsView(r) {
 export async function renderAudit(root, ctx) {
   root.append(h('h2', null, 'Signed decision log'),
     notice(h('span', null, 'The checks on this page run in your browser for convenience. The authoritative check is ',
-      h('code', null, 'capledger verify audit-bundle.json'), ', run offline on a machine you trust: it checks every signature, recomputes the root over all leaves and every cited comparison.')));
+      h('code', null, 'build/capledger verify'), ' of the audit bundle, run offline on a machine you trust (the command is under ', h('a', { href: '#bundle-title' }, 'Audit bundle'), '): it checks every signature, recomputes the root over all leaves and every cited comparison.')));
 
   const cpBox = h('section', { class: 'card', 'aria-labelledby': 'cp-title' }, h('h3', { id: 'cp-title' }, 'Latest checkpoint'));
   const entriesBox = h('section', { class: 'card', 'aria-labelledby': 'entries-title' }, h('h3', { id: 'entries-title' }, 'Entries'));
@@ -51,10 +74,12 @@ export async function renderAudit(root, ctx) {
       checkOut.replaceChildren(stepsView(await checkLeaf(Number(idx.control.value))));
     });
   });
+  const offline = h('div', { 'data-testid': 'verify-offline' });
   const bundle = h('section', { class: 'card', 'aria-labelledby': 'bundle-title' },
     h('h3', { id: 'bundle-title' }, 'Audit bundle'),
     h('p', null, 'The checkpoint, the verifier key, every leaf, the approvers\' keys and every cited comparison with its inputs — everything ', h('code', null, 'capledger verify'), ' needs.'),
-    h('a', { class: 'button', href: '/api/v1/audit/bundle', download: 'capledger-audit-bundle.json', 'data-testid': 'bundle-link' }, 'Download the audit bundle'));
+    h('a', { class: 'button', href: '/api/v1/audit/bundle', download: BUNDLE_FILE, 'data-testid': 'bundle-link' }, 'Download the audit bundle'),
+    offline);
   root.append(cpBox, checkForm, bundle, entriesBox);
 
   let size = 0;
@@ -66,8 +91,10 @@ export async function renderAudit(root, ctx) {
       h('dl', { class: 'facts' },
         h('dt', null, 'Origin'), h('dd', null, body.origin),
         h('dt', null, 'Tree size'), h('dd', { 'data-testid': 'tree-size' }, String(body.size)),
-        h('dt', null, 'Verifier key'), h('dd', null, h('code', { class: 'hash' }, vkey))),
+        h('dt', null, 'Verifier key'), h('dd', null, h('code', { class: 'hash', 'data-testid': 'verifier-key' }, vkey), ' ',
+          copyButton(vkey, { label: 'Copy key', testid: 'copy-key' }))),
       h('pre', { class: 'code small', 'data-testid': 'checkpoint' }, note));
+    offline.append(...verifyOffline(vkey));
   } catch (e) {
     cpBox.append(alertBox(`Checkpoint unavailable: ${e.message}`));
   }
