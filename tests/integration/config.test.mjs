@@ -1,5 +1,5 @@
 // The configuration table (server/cmd/config.c): `capledger config --help` lists every
-// variable, README's table names the same ones, a value outside its type or range stops a
+// variable, docs/configuration.md's table names the same ones, a value outside its type or range stops a
 // command before it does anything (exit 2, the variable named), and `capledger config` never
 // prints a secret. No database.
 import { test } from 'node:test';
@@ -15,12 +15,11 @@ function run(args, env = {}) {
   return spawnSync(BIN, args, { encoding: 'utf8', env: { ...clean, CAPLEDGER_VAR_DIR: '/nonexistent', ...env } });
 }
 
-test('config --help lists exactly the variables of README.md', () => {
+test('config --help lists exactly the variables of docs/configuration.md', () => {
   const r = run(['config', '--help']);
   assert.equal(r.status, 0, r.stderr);
   const listed = [...r.stdout.matchAll(/^(CAPLEDGER_[A-Z_]+) /gm)].map((m) => m[1]).sort();
-  const readme = fs.readFileSync('README.md', 'utf8');
-  const section = readme.slice(readme.indexOf('## Configuration'), readme.indexOf('\n## ', readme.indexOf('## Configuration') + 1));
+  const section = fs.readFileSync('docs/configuration.md', 'utf8');
   const documented = [...section.matchAll(/^\| `(CAPLEDGER_[A-Z_]+)` \|/gm)].map((m) => m[1]).sort();
   assert.ok(listed.length >= 15, r.stdout);
   assert.deepEqual(listed, documented);

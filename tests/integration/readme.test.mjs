@@ -1,5 +1,6 @@
 // The README's commands, as written: every fenced block marked `<!-- readme-test: NAME -->` is
-// extracted from README.md and run by bash against a fresh `scripts/run`. Only the environment
+// extracted from README.md and docs/*.md (the README's quick start continues in
+// docs/first-tasks.md) and run by bash against a fresh `scripts/run`. Only the environment
 // differs from a reader's terminal: scripts/run serves on a free port (the blocks' 127.0.0.1:8080
 // is rewritten to it), keeps its state in a scratch CAPLEDGER_VAR_DIR, and uses a fresh database
 // of the throwaway cluster (CAPLEDGER_DATABASE_URL given to scripts/run only: the CLI commands
@@ -14,7 +15,13 @@ import path from 'node:path';
 import { freePort, projectDir, psql, withDatabase } from './lib/harness.mjs';
 
 // { NAME: text of the sh block that follows the marker }
-export function readmeBlocks(text = fs.readFileSync(path.join(projectDir, 'README.md'), 'utf8')) {
+function documentationText() {
+  const docs = fs.readdirSync(path.join(projectDir, 'docs')).filter((f) => f.endsWith('.md')).sort();
+  return ['README.md', ...docs.map((f) => path.join('docs', f))]
+    .map((f) => fs.readFileSync(path.join(projectDir, f), 'utf8')).join('\n');
+}
+
+export function readmeBlocks(text = documentationText()) {
   const blocks = {};
   const re = /<!-- readme-test: ([a-z0-9-]+) -->\s*\n```sh\n([\s\S]*?)\n```/g;
   for (const m of text.matchAll(re)) blocks[m[1]] = (blocks[m[1]] ? blocks[m[1]] + '\n' : '') + m[2];
@@ -33,7 +40,7 @@ function cleanEnv(extra) {
 
 test('README: quick start, first steps and evidence commands run as written', { timeout: 240_000 }, async () => {
   const blocks = readmeBlocks();
-  for (const name of ['serve', 'first-steps', 'evidence', 'auditors']) assert.ok(blocks[name], `README has no readme-test block '${name}'`);
+  for (const name of ['serve', 'first-steps', 'evidence', 'auditors']) assert.ok(blocks[name], `neither README.md nor docs/ has a readme-test block '${name}'`);
   const port = await freePort();
   const local = (s) => s.replaceAll('127.0.0.1:8080', `127.0.0.1:${port}`);
   const varDir = fs.mkdtempSync(path.join(os.tmpdir(), 'capledger-readme-'));
