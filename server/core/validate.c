@@ -1,5 +1,7 @@
 #include "core/validate.h"
 
+#include "core/formats/linebuf.h"
+
 #include <ctype.h>
 #include <string.h>
 
@@ -14,6 +16,22 @@ int team_name_valid(const char *name)
             return 0;
     }
     return 1;
+}
+
+const char *class_label_fault(const char *s, size_t len)
+{
+    if (len == 0)
+        return "must not be empty";
+    if (len > CLASS_LABEL_MAX)
+        return "must be at most 63 bytes";
+    if (linebuf_utf8_check((const unsigned char *)s, len) != len)
+        return "must be UTF-8 without NUL";
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+            return "must not contain control characters";
+    if (len == 12 && memcmp(s, "unclassified", 12) == 0)
+        return "'unclassified' names runs without a class and cannot be a label";
+    return NULL;
 }
 
 int uuid_valid(const char *s)

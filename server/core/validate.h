@@ -6,6 +6,13 @@
 
 /* 1-64 of [A-Za-z0-9._-], starting with a letter or digit (team names, usernames). */
 int team_name_valid(const char *name);
+/* The longest workload class label, in bytes. */
+#define CLASS_LABEL_MAX 63
+/* A workload class label as runs, cluster maps and the tier table carry it (the team's own
+ * words: "LS", "Burstable", "production"): 1-CLASS_LABEL_MAX bytes of UTF-8 without control
+ * characters, not "unclassified" (the name runs without a class are counted under). Returns
+ * NULL when valid, else why not (a sentence without the field's name). */
+const char *class_label_fault(const char *s, size_t len);
 /* The user roles, NULL-terminated: "admin", "owner", "team", "auditor". */
 extern const char *const USER_ROLES[];
 /* 1 for a user role: one of USER_ROLES. */

@@ -118,6 +118,7 @@ extern const struct route offer_routes[];
 extern const struct route benchmark_routes[];
 extern const struct route run_routes[];
 extern const struct route cluster_routes[];
+extern const struct route class_routes[];
 extern const struct route telemetry_routes[];
 extern const struct route report_routes[];
 extern const struct route upload_routes[];

@@ -39,12 +39,14 @@ static const char *SQL_COMPARISON =
     "'document', s.document) FROM comparison c LEFT JOIN scenario s ON s.id = c.scenario_id "
     "WHERE c.sha256 = $1";
 
-/* The GPU runs of the workloads' teams and classes since the decision, read once (one scan of
+/* The GPU runs of the workloads' teams and classes (a run's class label by its tier, 0130)
+ * since the decision, read once (one scan of
  * the months since, found by run_submitted_brin) for every figure below. */
 #define SINCE_RUNS                                                                                 \
     "WITH x AS MATERIALIZED (SELECT x.state, x.gpu_utilization, x.started_at, x.submitted_at, "    \
     "x.upload_id FROM run x WHERE x.gpus > 0 AND x.submitted_at >= $2::timestamptz "               \
-    "AND (x.team, x.workload_class) IN (SELECT w.team, w.class FROM workload w "                   \
+    "AND (x.team, capledger_class_tier(x.workload_class)) IN (SELECT w.team, w.class FROM "        \
+    "workload w "                                                                                  \
     "WHERE w.id::text IN (SELECT json_array_elements_text($1::json)))), "                          \
     "a AS (SELECT count(*) AS runs, count(*) FILTER (WHERE x.state <> 'COMPLETED') AS failed, "    \
     "count(x.gpu_utilization) AS util_n, avg(x.gpu_utilization) AS util_mean, "                    \

@@ -223,18 +223,29 @@ static const char *SQL_FACTS_REVIEW =
     "'target_units', w.target_units, 'memory_required_gb', w.memory_required_gb, "
     "'dataset_gb', w.dataset_gb, 'dataset_location', w.dataset_location, "
     "'team_runs', (SELECT coalesce(sum(x.gpu_runs), 0)::bigint FROM run_usage_month x "
-    "  WHERE x.team = w.team AND x.workload_class = w.class), "
+    "  WHERE x.team = w.team AND capledger_class_tier(x.workload_class) = w.class), "
     "'team_run_uploads', (SELECT coalesce(json_agg(t.u), '[]') FROM (SELECT DISTINCT "
     "  x.upload_id AS u FROM run_usage_upload x WHERE x.team = w.team "
-    "  AND x.workload_class = w.class AND x.gpu_runs > 0 ORDER BY 1 LIMIT 20) t), "
+    "  AND capledger_class_tier(x.workload_class) = w.class AND x.gpu_runs > 0 ORDER BY 1 "
+    "  LIMIT 20) t), "
     "'benchmark_repetitions', (SELECT coalesce(sum(b.repetitions), 0) FROM benchmark b "
     "  WHERE b.workload_id = w.id), "
     "'benchmarks', (SELECT coalesce(json_agg(b.id ORDER BY b.created_at, b.id), '[]') "
     "  FROM benchmark b WHERE b.workload_id = w.id)) "
     "ORDER BY array_position(r.workload_ids, w.id)) "
     "FROM workload w WHERE w.id = ANY (r.workload_ids) AND " TEAM_SEES(
-        "$2", "w.team") "), '[]')) "
-                        "FROM review r WHERE r.id = $1::uuid";
+        "$2",
+        "w.team") "), '[]'), "
+                  "'unmapped_classes', (SELECT coalesce(json_agg(l.label ORDER BY l.label), '[]') "
+                  "FROM (SELECT DISTINCT x.workload_class AS label FROM run_usage_month x "
+                  "JOIN workload w ON w.team = x.team AND w.id = ANY (r.workload_ids) "
+                  "AND " TEAM_SEES(
+                      "$2",
+                      "w.team") " "
+                                "WHERE x.workload_class IS NOT NULL AND NOT EXISTS (SELECT 1 FROM "
+                                "workload_class_tier t WHERE t.label = x.workload_class) ORDER BY "
+                                "1 LIMIT 100) l)) "
+                                "FROM review r WHERE r.id = $1::uuid";
 
 /* The workloads a comparison answers for: over every scenario that asked for it (its links),
  * the workloads listed and the scenario's workload when that was a stored workload's id. */
@@ -553,7 +564,8 @@ enum store_status store_review_checklist_tx(struct store_conn *c, const char *re
     struct checklist_facts f = {.workloads = json_object_get(review, "workloads"),
                                 .cited = cited_rows,
                                 .options = options,
-                                .cited_by_caller = cited != NULL};
+                                .cited_by_caller = cited != NULL,
+                                .unmapped_classes = json_object_get(review, "unmapped_classes")};
     *out = checklist_decide(&f);
     if (!*out) {
         st = STORE_ERROR;

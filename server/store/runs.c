@@ -9,6 +9,7 @@
 #include "core/formats/pgcopy.h"
 #include "core/formats/run.h"
 #include "core/formats/runrollup.h"
+#include "core/validate.h"
 #include "store/uploads.h"
 
 #define RUNS_BATCH_ROWS 16384
@@ -18,6 +19,7 @@
 #define RUNS_SEND_CHUNK ((size_t)64 << 10)
 #define RUNS_KEY_SAVEPOINTS_MAX 64 /* batches whose keys may go in by COPY (copy_keys) */
 #define RUNS_CLUSTER_LOCK_WAIT "30s"
+#define RUNS_LABELS_SLOTS (2 * RUNS_LABELS_MAX)
 
 /* The upload's lock on a cluster's keys (0110_run_ingest_direct.sql), then its class map. */
 static const char *SQL_CLUSTER =
@@ -116,15 +118,20 @@ struct runs_cluster {
 struct batch_row {
     size_t off, len; /* its binary COPY row in the batch's buffer */
     struct rollup_ref ref;
-    const char *klass; /* static, or NULL */
-    long key;          /* its index in the batch's keys; -1: a repeat of an earlier line */
-    size_t key_off;    /* cluster (NUL-terminated) then external_id, in keytext */
+    int label;      /* its class: an index of the upload's labels, or -1 (unclassified) */
+    long key;       /* its index in the batch's keys; -1: a repeat of an earlier line */
+    size_t key_off; /* cluster (NUL-terminated) then external_id, in keytext */
     bool dup;
 };
 
 struct runs_upload {
     struct upload_tx *tx;
-    const char *klass; /* ?class= (static) */
+    const char *klass; /* ?class=, or NULL */
+    char klass_given[CLASS_LABEL_MAX + 1];
+    char *label[RUNS_LABELS_MAX]; /* the class labels of the upload's runs, as given */
+    long label_runs[RUNS_LABELS_MAX];
+    size_t nlabels;
+    uint16_t label_slot[RUNS_LABELS_SLOTS]; /* index + 1; 0 empty */
     char upload_id[37];
     struct runs_cluster clusters[RUNS_CLUSTERS_CACHED];
     size_t nclusters;
@@ -145,7 +152,7 @@ struct runs_upload {
     bool fast_keys; /* no key of this upload was found stored yet: copy_keys */
     int savepoints;
     bool contended; /* a cluster's lock: waited too long for it, or a deadlock over two */
-    long staged, inserted, unclassified, exploratory, production;
+    long staged, inserted, unclassified;
 };
 
 static struct store_conn *conn(struct runs_upload *u)
@@ -163,7 +170,10 @@ enum store_status store_runs_begin(struct store *s, const char *upload_id, const
     if (!u)
         return STORE_UNAVAILABLE;
     snprintf(u->upload_id, sizeof u->upload_id, "%s", upload_id);
-    u->klass = run_class_name(klass);
+    if (klass) {
+        snprintf(u->klass_given, sizeof u->klass_given, "%s", klass);
+        u->klass = u->klass_given;
+    }
     pgcopy_init(&u->rows);
     pgcopy_init(&u->keytext);
     pgcopy_init(&u->arr_c);
@@ -209,6 +219,8 @@ void store_runs_abort(struct runs_upload *u)
     pgcopy_free(&u->arr_c);
     pgcopy_free(&u->arr_e);
     pgcopy_free(&u->send);
+    for (size_t i = 0; i < u->nlabels; i++)
+        free(u->label[i]);
     free(u->row);
     free(u->keyrow);
     free(u->slot);
@@ -525,12 +537,10 @@ static enum store_status flush_batch(struct runs_upload *u)
             continue;
         rollup_add(u->agg, &b->ref);
         u->inserted++;
-        if (!b->klass)
+        if (b->label < 0)
             u->unclassified++;
-        else if (strcmp(b->klass, "production") == 0)
-            u->production++;
         else
-            u->exploratory++;
+            u->label_runs[b->label]++;
     }
     u->nrow = u->nkeys = 0;
     pgcopy_reset(&u->rows);
@@ -570,6 +580,30 @@ static enum store_status flush_rollups(struct runs_upload *u)
     return st;
 }
 
+/* The index of the class label in the upload's table, added when new: STORE_INVALID when the
+ * upload already holds RUNS_LABELS_MAX others (the run is refused, not stored without it). */
+static enum store_status intern_label(struct runs_upload *u, const char *klass, int *index)
+{
+    uint64_t h = UINT64_C(14695981039346656037);
+    for (const char *p = klass; *p; p++)
+        h = (h ^ (unsigned char)*p) * UINT64_C(1099511628211);
+    size_t j = (size_t)h % RUNS_LABELS_SLOTS;
+    while (u->label_slot[j]) {
+        if (strcmp(u->label[u->label_slot[j] - 1], klass) == 0) {
+            *index = u->label_slot[j] - 1;
+            return STORE_OK;
+        }
+        j = (j + 1) % RUNS_LABELS_SLOTS;
+    }
+    if (u->nlabels == RUNS_LABELS_MAX)
+        return STORE_INVALID;
+    if (!(u->label[u->nlabels] = strdup(klass)))
+        return STORE_UNAVAILABLE;
+    u->label_slot[j] = (uint16_t)(u->nlabels + 1);
+    *index = (int)u->nlabels++;
+    return STORE_OK;
+}
+
 enum store_status store_runs_add(struct runs_upload *u, const struct run *r)
 {
     if (u->nrow >= RUNS_BATCH_ROWS) /* a batch that could not be sent: the upload failed */
@@ -580,12 +614,18 @@ enum store_status store_runs_add(struct runs_upload *u, const struct run *r)
         return st;
     struct batch_row *b = &u->row[u->nrow];
     memset(b, 0, sizeof *b);
-    b->klass = run_class_name(run_class_resolve(u->klass, r, map));
+    const char *klass = run_class_resolve(u->klass, r, map);
+    b->label = -1;
+    if (klass) {
+        st = intern_label(u, klass, &b->label);
+        if (st != STORE_OK)
+            return st;
+    }
     b->off = u->rows.len;
-    if (!run_copy_binary(r, b->klass, u->upload_id, &u->rows))
+    if (!run_copy_binary(r, klass, u->upload_id, &u->rows))
         return STORE_ERROR;
     b->len = u->rows.len - b->off;
-    if (rollup_prepare(u->agg, r, b->klass, &b->ref) != 0)
+    if (rollup_prepare(u->agg, r, klass, &b->ref) != 0)
         return STORE_UNAVAILABLE;
     /* the first line of a key in the batch goes to run_key; a later one is a duplicate */
     uint64_t h = key_hash(r->cluster, r->external_id);
@@ -645,10 +685,9 @@ enum store_status store_runs_finish(struct runs_upload *u, const struct audit_ac
     *inserted = u->inserted;
     *duplicates = u->staged - u->inserted;
     json_t *cl = json_object();
-    if (u->exploratory)
-        json_object_set_new(cl, "exploratory", json_integer(u->exploratory));
-    if (u->production)
-        json_object_set_new(cl, "production", json_integer(u->production));
+    for (size_t i = 0; i < u->nlabels; i++)
+        if (u->label_runs[i])
+            json_object_set_new(cl, u->label[i], json_integer(u->label_runs[i]));
     if (u->unclassified)
         json_object_set_new(cl, "unclassified", json_integer(u->unclassified));
     *classes = cl;

@@ -27,8 +27,13 @@ struct runs_upload;
  * cluster's default class, else none). *out is NULL on failure. */
 enum store_status store_runs_begin(struct store *s, const char *upload_id, const char *klass,
                                    struct runs_upload **out) STORE_MUSTCHECK;
+/* The most distinct class labels one upload's runs may carry. */
+#define RUNS_LABELS_MAX 1024
+
 /* Adds a valid run (with its cluster): buffered, sent a batch at a time. STORE_UNAVAILABLE when
- * another upload held the run's cluster longer than 30 s. On failure, abort the upload. */
+ * another upload held the run's cluster longer than 30 s. STORE_INVALID when the run's class
+ * would be the upload's RUNS_LABELS_MAX + 1st label: the run is not added (a fault of its line)
+ * and the upload goes on. On any other failure, abort the upload. */
 enum store_status store_runs_add(struct runs_upload *u, const struct run *r) STORE_MUSTCHECK;
 /* Sends what is left, upserts the rollups, sets rec's "inserted", "duplicates" and "warnings",
  * inserts the upload record rec (borrowed, updated), audits and commits; then releases

@@ -80,6 +80,8 @@ GET    /api/v1/reports/usage/series               users
 GET    /api/v1/clusters                           users
 GET    /api/v1/clusters/{name}                    users
 PUT    /api/v1/clusters/{name}                    owner
+GET    /api/v1/workload-classes                   users
+PUT    /api/v1/workload-classes/{label}           owner
 GET    /api/v1/alerts                             admin owner auditor
 POST   /api/v1/alerts/sweep                       admin owner
 GET    /api/v1/alerts/{id}                        admin owner auditor

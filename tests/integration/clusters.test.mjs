@@ -40,7 +40,7 @@ test('PUT /clusters/{name}: owners only, every fault named, one currency across 
   assert.equal((await as('ana', 'PUT', '/clusters/fox', { body })).status, 403);
   assert.equal((await as('admin', 'PUT', '/clusters/fox', { body })).status, 403);
   const bad = await as('owner1', 'PUT', '/clusters/fox', {
-    body: { default_class: 'urgent', partitions: [{ partition: 'a' }, { partition: 'b', workload_class: 'production' }, { partition: 'b', workload_class: 'exploratory' }, { partition: '', offer_id: 'x' }], colour: 1 },
+    body: { default_class: 'a\u0007b', partitions: [{ partition: 'a' }, { partition: 'b', workload_class: 'production' }, { partition: 'b', workload_class: 'exploratory' }, { partition: '', offer_id: 'x' }], colour: 1 },
   });
   assert.equal(bad.status, 422, bad.text);
   assert.deepEqual(bad.json.errors.map((e) => e.pointer).sort(),
@@ -109,7 +109,9 @@ test('sacct runs classed by the map (partition and GPU model), by ?class=, else 
   // a cluster with no map and no default: unclassified, said so
   const none = await as('ana', 'POST', `/runs?cluster=fox-c&${q}`, text(foxText));
   assert.deepEqual(none.json.classes, { unclassified: jobs.length });
-  assert.equal((await as('ana', 'POST', `/runs?cluster=fox-d&class=urgent&${q}`, text(foxText))).status, 422);
+  // any label is a class, as given (issue 21); 'unclassified' names runs without one
+  assert.deepEqual((await as('ana', 'POST', `/runs?cluster=fox-d&class=urgent&${q}`, text(foxText))).json.classes, { urgent: jobs.length });
+  assert.equal((await as('ana', 'POST', `/runs?cluster=fox-e&class=unclassified&${q}`, text(foxText))).status, 422);
 });
 
 // The Alibaba GPU trace (ATC'23 "openb"): qos is the raw partition, priced per class by the map.

@@ -175,7 +175,19 @@ static void test_class_resolution(void **state)
     run_classmap_free(&m);
     json_decref(v);
     assert_int_equal(run_classmap_from_json(json_null(), &m), -1);
-    assert_null(run_class_name("Production"));
+    /* labels are the team's own, kept as given (issue 21: LS, BE, Burstable, Guaranteed) */
+    v = json_pack("{s:s, s:[{s:s, s:s, s:s}]}", "default", "Burstable", "parts", "partition", "p",
+                  "gpu_model", "", "class", "LS");
+    assert_int_equal(run_classmap_from_json(v, &m), 0);
+    assert_true(run_set_text(r.partition, "p", 1));
+    assert_string_equal(run_class_resolve(NULL, &r, &m), "LS");
+    r.partition[0] = '\0';
+    assert_string_equal(run_class_resolve(NULL, &r, &m), "Burstable");
+    assert_true(run_set_text(r.workload_class, "Guaranteed", 10));
+    assert_string_equal(run_class_resolve(NULL, &r, &m), "Guaranteed");
+    assert_string_equal(run_class_resolve("BE", &r, &m), "BE");
+    run_classmap_free(&m);
+    json_decref(v);
 }
 
 static void test_days_and_months(void **state)

@@ -172,9 +172,13 @@ static void check_text(const struct evfield *f, const json_t *v, const char *ptr
     size_t len = json_string_length(v);
     size_t max = f->type == EVF_DATE     ? 10
                  : f->type == EVF_HANDLE ? 64
+                 : f->type == EVF_LABEL  ? CLASS_LABEL_MAX
                  : f->max_len            ? f->max_len
                                          : EVF_DEFAULT_STRING_MAX;
-    if (len == 0 && (f->flags & EVF_REQUIRED))
+    const char *label_fault = f->type == EVF_LABEL ? class_label_fault(s, len) : NULL;
+    if (label_fault)
+        fault(p, f, 0, line, column, ptr, "%s", label_fault);
+    else if (len == 0 && (f->flags & EVF_REQUIRED))
         fault(p, f, 0, line, column, ptr, "must not be empty");
     else if (len > max)
         fault(p, f, 0, line, column, ptr, "must be at most %zu bytes", max);
@@ -230,6 +234,7 @@ static void check_value(const struct evfield *f, const json_t *v, const char *pt
     case EVF_TEXT:
     case EVF_DATE:
     case EVF_HANDLE:
+    case EVF_LABEL:
         check_text(f, v, ptr, line, column, p);
         return;
     case EVF_LIST:

@@ -34,6 +34,7 @@ enum evfield_type {
     EVF_LIST,     /* an array (at most max_len items) of values each checked against sub[0] */
     EVF_ANY,      /* an object, checked elsewhere (e.g. a signed record): presence and kind only */
     EVF_HANDLE,   /* a team or user name: 1-64 of [A-Za-z0-9._-], starting with a letter or digit */
+    EVF_LABEL,    /* a workload class label (core/validate.h class_label_fault) */
 };
 
 enum evfield_flag {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/formats/timefmt.h"
+#include "core/validate.h"
 
 static const char *const run_state_names[] = {
     [RUN_STATE_COMPLETED] = "COMPLETED",         [RUN_STATE_FAILED] = "FAILED",
@@ -155,6 +156,12 @@ static bool run_json_read(const struct run_json_field *f, const json_t *v, struc
         size_t cap = f->text_cap;
         if (len >= cap || memchr(s, '\0', len)) {
             problems_add(errs, ptr, "%s must be at most %zu bytes, without NUL", f->name, cap - 1);
+            return false;
+        }
+        const char *label_fault =
+            f->offset == offsetof(struct run, workload_class) ? class_label_fault(s, len) : NULL;
+        if (label_fault) { /* the team's own label, kept as given: never an empty or odd one */
+            problems_add(errs, ptr, "workload_class %s", label_fault);
             return false;
         }
         memcpy(target, s, len + 1);

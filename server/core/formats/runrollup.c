@@ -7,18 +7,14 @@
 #include "core/formats/timefmt.h"
 #include "core/qwhist.h"
 
-static const char CLASS_EXPLORATORY[] = "exploratory";
-static const char CLASS_PRODUCTION[] = "production";
-
-const char *run_class_name(const char *s)
+/* A copy of the label, or NULL for none; *bad set when memory ran out. */
+static char *label_dup(const json_t *v, int *bad)
 {
-    if (!s)
-        return NULL;
-    if (strcmp(s, CLASS_EXPLORATORY) == 0)
-        return CLASS_EXPLORATORY;
-    if (strcmp(s, CLASS_PRODUCTION) == 0)
-        return CLASS_PRODUCTION;
-    return NULL;
+    const char *s = json_string_value(v);
+    char *d = s ? strdup(s) : NULL;
+    if (s && !d)
+        *bad = 1;
+    return d;
 }
 
 void run_classmap_free(struct run_classmap *m)
@@ -26,7 +22,9 @@ void run_classmap_free(struct run_classmap *m)
     for (size_t i = 0; i < m->n; i++) {
         free(m->e[i].partition);
         free(m->e[i].gpu_model);
+        free(m->e[i].klass);
     }
+    free(m->default_class);
     free(m->e);
     memset(m, 0, sizeof *m);
 }
@@ -37,13 +35,18 @@ int run_classmap_from_json(const json_t *v, struct run_classmap *m)
     const json_t *parts = json_object_get(v, "parts");
     if (!json_is_object(v) || (parts && !json_is_null(parts) && !json_is_array(parts)))
         return -1;
-    m->default_class = run_class_name(json_string_value(json_object_get(v, "default")));
+    int bad = 0;
+    m->default_class = label_dup(json_object_get(v, "default"), &bad);
+    if (bad)
+        return -1;
     size_t n = json_is_array(parts) ? json_array_size(parts) : 0;
     if (n == 0)
         return 0;
     m->e = calloc(n, sizeof *m->e);
-    if (!m->e)
+    if (!m->e) {
+        run_classmap_free(m);
         return -1;
+    }
     for (size_t i = 0; i < n; i++) {
         const json_t *p = json_array_get(parts, i);
         const char *part = json_string_value(json_object_get(p, "partition"));
@@ -55,8 +58,8 @@ int run_classmap_from_json(const json_t *v, struct run_classmap *m)
         struct run_classmap_entry *e = &m->e[m->n++];
         e->partition = strdup(part);
         e->gpu_model = strdup(model);
-        e->klass = run_class_name(json_string_value(json_object_get(p, "class")));
-        if (!e->partition || !e->gpu_model) {
+        e->klass = label_dup(json_object_get(p, "class"), &bad);
+        if (!e->partition || !e->gpu_model || bad) {
             run_classmap_free(m);
             return -1;
         }

@@ -26,17 +26,15 @@
 /* The class map of one cluster (cluster.default_class and its cluster_partition rows). */
 struct run_classmap_entry {
     char *partition;
-    char *gpu_model;   /* "" = any model */
-    const char *klass; /* a static "exploratory" / "production", or NULL */
+    char *gpu_model; /* "" = any model */
+    char *klass;     /* the map's label as given, or NULL */
 };
 struct run_classmap {
-    const char *default_class; /* static, or NULL */
+    char *default_class; /* the map's label as given, or NULL */
     struct run_classmap_entry *e;
     size_t n;
 };
 
-/* The static spelling of a class name ("exploratory", "production"), NULL for anything else. */
-const char *run_class_name(const char *s);
 /* {"default": "production" | null, "parts": [{"partition": …, "gpu_model": …, "class": … |
  * null}, …]} (borrowed) into *m. Returns 0, or -1 (out of memory, or not that shape). */
 int run_classmap_from_json(const json_t *v, struct run_classmap *m)

@@ -61,6 +61,7 @@ struct basis {
     const json_t *resolved;  /* first's resolved scenario */
     const json_t *options;   /* per option of first: stored facts */
     const char *none_reason; /* why there are no compared options, when first is NULL */
+    const json_t *unmapped;  /* class labels without a tier */
 };
 
 static void item_workload_memory(const struct basis *f, struct item *it)
@@ -227,6 +228,25 @@ static void item_failures(const struct basis *f, struct item *it)
                  "and class '%s' and %lld benchmark repetitions; at least %d of either are needed",
                  str(w, "name"), runs, str(w, "team"), str(w, "class"), reps, CHECKLIST_MIN_RUNS);
     }
+    if (json_array_size(it->missing) && json_array_size(f->unmapped)) {
+        char labels[300] = "";
+        size_t used = 0;
+        const json_t *l;
+        json_array_foreach(f->unmapped, i, l)
+        {
+            int n = snprintf(labels + used, sizeof labels - used, "%s'%s'", used ? ", " : "",
+                             json_string_value(l) ? json_string_value(l) : "");
+            if (n < 0 || (size_t)n >= sizeof labels - used) {
+                labels[used] = '\0';
+                break;
+            }
+            used += (size_t)n;
+        }
+        miss(it,
+             "runs with the class labels %s count as exploratory until an owner maps each to a "
+             "tier (PUT /api/v1/workload-classes/{label})",
+             labels);
+    }
 }
 
 static void item_setup(const struct basis *f, struct item *it)
@@ -311,7 +331,8 @@ const json_t *checklist_compared(const json_t *cited)
 
 json_t *checklist_decide(const struct checklist_facts *facts)
 {
-    struct basis basis = {.workloads = facts->workloads, .cited = facts->cited};
+    struct basis basis = {
+        .workloads = facts->workloads, .cited = facts->cited, .unmapped = facts->unmapped_classes};
     const struct basis *f = &basis;
     if (json_array_size(facts->cited) == 0)
         basis.none_reason = facts->cited_by_caller
@@ -338,5 +359,9 @@ json_t *checklist_decide(const struct checklist_facts *facts)
                               json_pack("{s:s, s:b, s:o, s:o}", "item", ITEMS[i].name, "covered",
                                         covered, "evidence", it.evidence, "missing", it.missing));
     }
-    return json_pack("{s:b, s:o}", "covered", all, "items", items);
+    json_t *unmapped = json_is_array(facts->unmapped_classes)
+                           ? json_deep_copy(facts->unmapped_classes)
+                           : json_array();
+    return json_pack("{s:b, s:o, s:o}", "covered", all, "items", items, "unmapped_classes",
+                     unmapped);
 }

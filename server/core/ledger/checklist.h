@@ -29,20 +29,26 @@
  *   telemetry_uploads: [ids], offer_name?, cluster_runs (started GPU runs of the option's or
  *   the offer's cluster), cluster_run_uploads: [ids]}; otherwise unused.
  * cited_by_caller: 1 when cited came with the request (a decision record), 0 when it is the
- *   latest stored comparison of the review's workloads (or empty: there is none). */
+ *   latest stored comparison of the review's workloads (or empty: there is none).
+ * unmapped_classes: the class labels of the workloads' teams' runs that no tier mapping names
+ *   (their runs count as exploratory): [labels], or NULL. */
 struct checklist_facts {
     const json_t *workloads;
     const json_t *cited;
     const json_t *options;
     int cited_by_caller;
+    const json_t *unmapped_classes;
 };
 
 /* The first cited comparison when it is stored (its options are then the checklist's to
  * check), else NULL. Borrowed from cited. */
 const json_t *checklist_compared(const json_t *cited);
 
-/* {covered (all seven), items: [{item, covered, evidence: [ids], missing: [sentences]}]} in the
- * docs/reviews.md order; NULL only when out of memory. */
+/* {covered (all seven), items: [{item, covered, evidence: [ids], missing: [sentences]}],
+ * unmapped_classes: [labels]} in the docs/reviews.md order; NULL only when out of memory. A
+ * workload's runs are those of its team whose class label maps to the workload's class (its
+ * tier); an unmapped label counts as exploratory, and the failure item names the unmapped
+ * labels when it is not covered. */
 json_t *checklist_decide(const struct checklist_facts *facts);
 
 #endif

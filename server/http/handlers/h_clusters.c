@@ -12,18 +12,16 @@
 
 #define CLUSTER_MAX_PARTITIONS 1000
 
-static const char *const CLASSES[] = {"exploratory", "production", NULL};
-
 static const struct evfield PARTITION_FIELDS[] = {
     {"partition", EVF_STRING, EVF_REQUIRED, 0, 0, 127, NULL, NULL},
     {"gpu_model", EVF_STRING, 0, 0, 0, 127, NULL, NULL},
-    {"workload_class", EVF_ENUM, 0, 0, 0, 0, CLASSES, NULL},
+    {"workload_class", EVF_LABEL, 0, 0, 0, 0, NULL, NULL},
     {"offer_id", EVF_UUID, 0, 0, 0, 0, NULL, NULL},
     EVF_END,
 };
 
 static const struct evfield CLUSTER_FIELDS[] = {
-    {"default_class", EVF_ENUM, 0, 0, 0, 0, CLASSES, NULL},
+    {"default_class", EVF_LABEL, 0, 0, 0, 0, NULL, NULL},
     {"description", EVF_STRING, 0, 0, 0, 2000, NULL, NULL},
     {"partitions", EVF_ARRAY, EVF_REQUIRED, 0, 0, CLUSTER_MAX_PARTITIONS, NULL, PARTITION_FIELDS},
     EVF_END,
