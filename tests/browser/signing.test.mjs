@@ -94,7 +94,13 @@ test('the owner creates a 90-day review and sees its 7-item checklist', async ()
 test('a key generated in the browser signs a revise decision that the server logs and capledger verify accepts', async () => {
   assert.ok(reviewUrl, 'the review test ran');
   await page.goto(reviewUrl);
+  // Step-up: a session signed in more than five minutes ago must give the password again.
+  psql(`UPDATE user_session SET created_at = now() - interval '10 minutes' WHERE user_id = (SELECT id FROM app_user WHERE username = 'olga')`, { database: srv.db });
   await page.getByRole('button', { name: 'Generate and register a signing key' }).click();
+  await page.getByText('No key registered: enter your password to register the key').waitFor();
+  assert.equal((await apiOk(srv, 'GET', '/api/v1/me/signing-keys', { token: ownerToken })).items.length, 0);
+  await page.getByLabel('Your password').fill(owner.password);
+  await page.getByRole('button', { name: 'Register the signing key' }).click();
   const keyId = (await page.getByTestId('key-id').textContent()).trim();
   assert.match(keyId, /^[0-9a-f]{64}$/);
 

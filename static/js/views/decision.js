@@ -18,7 +18,9 @@ const orNull = (text) => (text.trim() === '' ? null : text.trim());
 const nowUtc = () => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 // Registers the browser's key (creating it first when there is none) and returns the entry.
-async function ensureKey(username, onStatus) {
+// Registering asks for the password again (docs/auth.md, step-up): password is sent when given;
+// a session signed in moments ago may do without, and the server says when it may not.
+async function ensureKey(username, password, onStatus) {
   let entry = await loadKey(username);
   if (!entry) {
     onStatus('Generating a signing key in this browser…');
@@ -27,7 +29,9 @@ async function ensureKey(username, onStatus) {
   }
   if (!entry.registered) {
     onStatus('Registering the public key with the server…');
-    const { data } = await request('PUT', '/me/signing-key', { json: { public_key: entry.publicKey } });
+    const json = { public_key: entry.publicKey };
+    if (password) json.password = password;
+    const { data } = await request('PUT', '/me/signing-key', { json });
     if (data && data.key_id && data.key_id !== entry.keyId) {
       throw new Error(`the server computed key id ${data.key_id}, this browser ${entry.keyId}`);
     }
@@ -40,9 +44,13 @@ async function ensureKey(username, onStatus) {
 function keyPanel(ctx) {
   const status = h('p', { class: 'key-status', 'data-testid': 'key-status' }, 'Checking for a signing key…');
   const button = h('button', { type: 'button' }, 'Generate and register a signing key');
+  const password = field('Your password', h('input', { type: 'password', autocomplete: 'current-password' }),
+    { name: 'key-password', hint: 'Registering a signing key asks for your password again, so that a stolen session cannot add a key in your name.' });
   const out = h('div', { class: 'form-status' });
   const show = (entry) => {
+    password.wrap.hidden = Boolean(entry && entry.registered);
     if (entry && entry.registered) {
+      password.control.value = '';
       status.replaceChildren('Signing key ', h('code', { class: 'hash', 'data-testid': 'key-id' }, entry.keyId), ' is registered. Its private half cannot leave this browser.');
       button.hidden = true;
     } else if (entry) {
@@ -57,9 +65,10 @@ function keyPanel(ctx) {
   button.addEventListener('click', () => busy(button, async () => {
     out.replaceChildren();
     try {
-      show(await ensureKey(ctx.user.username, (s) => { status.textContent = s; }));
+      show(await ensureKey(ctx.user.username, password.control.value, (s) => { status.textContent = s; }));
     } catch (e) {
-      out.append(alertBox(`No key registered: ${e.message}`));
+      out.append(alertBox(`No key registered: ${stepUpMessage(e)}`));
+      if (e instanceof ApiError && e.status === 403) password.control.focus();
       show(await loadKey(ctx.user.username).catch(() => null));
     }
   }));
@@ -67,7 +76,14 @@ function keyPanel(ctx) {
     status.textContent = `This browser cannot store keys (${e.message}).`;
     button.hidden = true;
   });
-  return { el: h('div', { class: 'key-panel' }, status, button, out) };
+  return { el: h('div', { class: 'key-panel' }, status, password.wrap, button, out), password: () => password.control.value, focusPassword: () => password.control.focus() };
+}
+
+function stepUpMessage(e) {
+  if (e instanceof ApiError && e.problem.type === 'https://capledger.dev/problems/step-up-required') {
+    return `${e.problem.detail === 'the password is wrong' ? 'the password is wrong' : 'enter your password to register the key'} (HTTP 403)`;
+  }
+  return e.message;
 }
 
 function receipt(data, record) {
@@ -243,9 +259,10 @@ export function decisionForm(review, ctx, { getPrevious, onSigned, onAgain, refr
       }
       let entry;
       try {
-        entry = await ensureKey(ctx.user.username, (s) => out.replaceChildren(notice(s)));
+        entry = await ensureKey(ctx.user.username, key.password(), (s) => out.replaceChildren(notice(s)));
       } catch (e) {
-        out.replaceChildren(alertBox(`Cannot sign: ${e.message}`));
+        out.replaceChildren(alertBox(`Cannot sign: ${stepUpMessage(e)}`));
+        if (e instanceof ApiError && e.status === 403) key.focusPassword();
         return;
       }
       const record = buildRecord(entry.keyId);
