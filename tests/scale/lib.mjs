@@ -41,10 +41,20 @@ export function pgAsync(tool, args) {
 }
 
 const children = new Set();
+const clusters = new Set(); // data directories of PostgreSQL clusters started here
+function stopClusters() {
+  for (const data of clusters) {
+    try { pgSync('pg_ctl', ['-D', data, '-m', 'immediate', '-w', '-t', '60', 'stop']); } catch { /* not running */ }
+    clusters.delete(data);
+  }
+}
+// Whatever way this process ends — a failed start, an uncaught error, the test runner's
+// timeout — it leaves no server, proxy or PostgreSQL running behind it.
 process.on('exit', () => {
   for (const c of children) {
     try { c.kill('SIGKILL'); } catch { /* gone */ }
   }
+  stopClusters();
 });
 
 function spawnLogged(cmd, args, env, logFile) {
@@ -53,14 +63,26 @@ function spawnLogged(cmd, args, env, logFile) {
   fs.closeSync(fd);
   children.add(child);
   child.logFile = logFile;
-  child.exited = new Promise((resolve) => child.on('exit', (code, signal) => { children.delete(child); resolve({ code, signal }); }));
+  child.exited = new Promise((resolve) => {
+    child.on('exit', (code, signal) => { children.delete(child); resolve({ code, signal }); });
+    // A program that cannot be started (not installed: ENOENT) never exits: it failed.
+    child.on('error', (error) => { children.delete(child); resolve({ code: null, signal: null, error }); });
+  });
+  child.exited.then((end) => { child.end = end; });
   return child;
 }
 
-async function waitFor(url, pathName, what, logFile, ms = 30_000) {
+// Polls url+pathName until it answers 200; fails at once when `child` (the process that
+// should answer) has ended or could not be started.
+async function waitFor(url, pathName, what, logFile, child, ms = 30_000) {
   const deadline = Date.now() + ms;
   let last = 'no answer';
   while (Date.now() < deadline) {
+    if (child?.end) {
+      const { code, signal, error } = child.end;
+      const log = logFile && fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8').slice(-4000) : '';
+      throw new Error(`${what}: ${error ? `could not be started: ${error.message}` : `exited (code ${code}, signal ${signal})`} before ${url}${pathName} answered\n${log}`);
+    }
     try {
       const r = await api(url, 'GET', pathName, { timeoutMs: 1000 });
       if (r.status === 200) return;
@@ -73,8 +95,21 @@ async function waitFor(url, pathName, what, logFile, ms = 30_000) {
 }
 
 // Starts the primary and the standby; resolves to the topology object. opts.instances: how
-// many capledger instances (default 2), opts.pool: CAPLEDGER_DB_POOL of each.
-export async function startTopology({ instances = 2, pool = 8, env = {} } = {}) {
+// many capledger instances (default 2), opts.pool: CAPLEDGER_DB_POOL of each, opts.haproxy:
+// the HAProxy program (default haproxy from the PATH). When any part fails to start, what was
+// started is stopped before the promise rejects.
+export async function startTopology(opts = {}) {
+  const t = {};
+  try {
+    return await start(t, opts);
+  } catch (e) {
+    if (t.stop) await t.stop(); // everything started so far
+    else stopClusters();
+    throw e;
+  }
+}
+
+async function start(t, { instances = 2, pool = 8, env = {}, haproxy = 'haproxy' }) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'capledger-scale-'));
   const sock = path.join(dir, 'sock');
   fs.mkdirSync(sock);
@@ -86,15 +121,33 @@ export async function startTopology({ instances = 2, pool = 8, env = {} } = {}) 
   }
   fs.chmodSync(dir, 0o755);
   fs.chmodSync(sock, 0o700);
-  const t = {
+  Object.assign(t, {
     dir, sock, procs: [], apps: [], proxy: null,
     primaryData: path.join(dir, 'primary'), standbyData: path.join(dir, 'standby'),
     primaryLog: path.join(dir, 'primary.log'), standbyLog: path.join(dir, 'standby.log'),
-  };
+  });
   t.primaryUrl = `host=${sock} port=5432 dbname=capledger user=postgres`;
   t.standbyUrl = `host=${sock} port=5433 dbname=capledger user=postgres`;
   t.psql = (sql, port = 5432) => pgSync('psql', ['-X', '-q', '-t', '-A', '-v', 'ON_ERROR_STOP=1', '-h', sock, '-p', String(port), '-U', 'postgres', '-d', 'capledger', '-f', '-'], sql).trim();
 
+  // Stops everything; resolves to how each capledger instance still running ended (a clean
+  // stop is exit 0: under ASan a leak report exits 23).
+  let stopped = null;
+  t.stop = () => (stopped ??= (async () => {
+    const ends = [];
+    for (const c of [...children]) {
+      c.kill('SIGTERM');
+      const timer = setTimeout(() => c.kill('SIGKILL'), 10_000);
+      const end = await c.exited;
+      clearTimeout(timer);
+      if (c.spawnfile === bin) ends.push({ ...end, log: fs.readFileSync(c.logFile, 'utf8').split('\n').slice(-20).join('\n') });
+    }
+    stopClusters();
+    fs.rmSync(dir, { recursive: true, force: true });
+    return ends;
+  })());
+
+  clusters.add(t.primaryData);
   pgSync('initdb', ['-D', t.primaryData, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
   fs.appendFileSync(path.join(t.primaryData, 'postgresql.conf'), [
     "listen_addresses = ''", `unix_socket_directories = '${sock}'`, 'port = 5432',
@@ -109,6 +162,7 @@ export async function startTopology({ instances = 2, pool = 8, env = {} } = {}) 
     '-h', sock, '-p', '5432', '-U', 'postgres']);
   fs.appendFileSync(path.join(t.standbyData, 'postgresql.conf'), ['', 'port = 5433', 'hot_standby = on',
     'hot_standby_feedback = on', ''].join('\n'));
+  clusters.add(t.standbyData);
   t.startStandby = () => pgAsync('pg_ctl', ['-D', t.standbyData, '-l', t.standbyLog, '-w', '-t', '60', 'start']);
   t.restartStandby = () => pgAsync('pg_ctl', ['-D', t.standbyData, '-l', t.standbyLog, '-m', 'fast', '-w', '-t', '60', 'restart']);
   await t.startStandby();
@@ -132,7 +186,7 @@ export async function startTopology({ instances = 2, pool = 8, env = {} } = {}) 
     t.apps[i] = app;
     app.url = `http://127.0.0.1:${app.port}`;
     app.child = spawnLogged(bin, ['serve'], t.appEnv(app.port), app.log);
-    await waitFor(app.url, '/readyz', `instance ${i + 1}`, app.log);
+    await waitFor(app.url, '/readyz', `instance ${i + 1}`, app.log, app.child);
     return app;
   };
   t.killApp = async (i, signal = 'SIGKILL') => {
@@ -149,38 +203,19 @@ export async function startTopology({ instances = 2, pool = 8, env = {} } = {}) 
     const url = `http://127.0.0.1:${port}`;
     const log = path.join(dir, `haproxy-${port}.log`);
     const addrs = apps.map((a) => `127.0.0.1:${a.port}`);
-    const child = spawnLogged('haproxy', ['-db', '-f', path.join(projectDir, 'deploy', 'scale', 'haproxy.cfg')], {
+    const child = spawnLogged(haproxy, ['-db', '-f', path.join(projectDir, 'deploy', 'scale', 'haproxy.cfg')], {
       ...process.env,
       CAPLEDGER_HAPROXY_BIND: `127.0.0.1:${port}`,
       CAPLEDGER_APP1: addrs[0],
       CAPLEDGER_APP2: addrs[1] ?? addrs[0],
       CAPLEDGER_HAPROXY_ERRORS: path.join(projectDir, 'deploy', 'scale'),
     }, log);
-    await waitFor(url, '/readyz', 'haproxy', log);
+    await waitFor(url, '/readyz', 'haproxy', log, child);
     return { url, log, child };
   };
   const proxy = await t.startProxy(t.apps);
   t.url = proxy.url;
   t.proxyLog = proxy.log;
   t.proxy = proxy.child;
-
-  // Stops everything; resolves to how each capledger instance still running ended (a clean
-  // stop is exit 0: under ASan a leak report exits 23).
-  let stopped = null;
-  t.stop = () => (stopped ??= (async () => {
-    const ends = [];
-    for (const c of [...children]) {
-      c.kill('SIGTERM');
-      const timer = setTimeout(() => c.kill('SIGKILL'), 10_000);
-      const end = await c.exited;
-      clearTimeout(timer);
-      if (c.spawnfile === bin) ends.push({ ...end, log: fs.readFileSync(c.logFile, 'utf8').split('\n').slice(-20).join('\n') });
-    }
-    for (const data of [t.standbyData, t.primaryData]) {
-      try { pgSync('pg_ctl', ['-D', data, '-m', 'immediate', '-w', '-t', '60', 'stop']); } catch { /* not running */ }
-    }
-    fs.rmSync(dir, { recursive: true, force: true });
-    return ends;
-  })());
   return t;
 }

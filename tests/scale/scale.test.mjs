@@ -9,8 +9,10 @@
 // and replayed everything.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
 import { api } from '../integration/lib/harness.mjs';
 import { mintToken } from '../integration/lib/cli.mjs';
 import { addOwner, buildEvidence, createReview, record, runsOf, signRecord, verifyBundle } from '../integration/ledger.lib.mjs';
@@ -215,4 +217,18 @@ test('two instances behind HAProxy on a primary and a hot standby: an instance k
   } finally {
     await t.stop();
   }
+});
+
+test('a topology whose proxy cannot start fails at once and leaves nothing running', { timeout: 60_000 }, async () => {
+  const t0 = Date.now();
+  const before = new Set(fs.readdirSync(os.tmpdir()).filter((f) => f.startsWith('capledger-scale-')));
+  await assert.rejects(startTopology({ instances: 1, pool: 2, haproxy: 'no-such-haproxy' }),
+                       /haproxy: could not be started: spawn no-such-haproxy ENOENT/);
+  // It did not wait out the proxy's 30 s readiness deadline.
+  assert.ok(Date.now() - t0 < 25_000, `took ${Date.now() - t0} ms`);
+  const left = fs.readdirSync(os.tmpdir()).filter((f) => f.startsWith('capledger-scale-') && !before.has(f));
+  assert.deepEqual(left, [], 'its scratch directory is removed');
+  const ps = spawnSync('pgrep', ['-af', 'capledger-scale-'], { encoding: 'utf8' }).stdout
+    .split('\n').filter((l) => l && [...before].every((d) => !l.includes(d)) && !l.includes('pgrep'));
+  assert.deepEqual(ps, [], 'no PostgreSQL or capledger left running');
 });
