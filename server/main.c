@@ -37,6 +37,8 @@ static const struct command commands[] = {
      "create a user (password from standard input), close or reopen an account, set a password"},
     {"compare", cmd_compare, "compare FILE.json [--format json|table]",
      "compare capacity options by cost per useful outcome (offline)"},
+    {"whatif", cmd_whatif, "whatif FILE.json [--json]",
+     "replay a job history under capacity arrangements (offline)"},
     {"config", cmd_config, "config [--help]",
      "print the CAPLEDGER_* settings; --help: each one's type, range, default"},
     {"import", cmd_import, "import KIND FILE [--param k=v]...",

@@ -17,5 +17,15 @@ int cmd_compare(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_config(int argc, char **argv);
 int cmd_witness(int argc, char **argv);
+int cmd_whatif(int argc, char **argv);
+
+#include <jansson.h>
+#include <stdio.h>
+
+/* Indented JSON in the document's own member order, numbers in their shortest round-trip form
+ * (compare and whatif print their documents so). */
+void cmd_print_pretty(FILE *out, const json_t *v, int indent);
+/* Flushes standard output: 0, or 1 after saying why it failed. */
+int cmd_finish_stdout(void);
 
 #endif

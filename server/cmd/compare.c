@@ -1,4 +1,5 @@
-/* capledger compare FILE.json [--format json|table] — the cost engine offline: a scenario in,
+/* capledger compare FILE.json [--format json|table] [--engine 1|2] — the cost engine offline: a
+ * scenario in,
  * its comparison out (docs/cost-model.md), so a platform owner can answer "what does one completed
  * result really cost" from a file kept in git, without a server. */
 #include <stdbool.h>
@@ -17,14 +18,15 @@
 
 static int compare_usage(void)
 {
-    fprintf(stderr, "usage: capledger compare FILE.json [--format json|table]   (FILE may be - "
-                    "for standard input)\n");
+    fprintf(stderr, "usage: capledger compare FILE.json [--format json|table] [--engine 1|2]   "
+                    "(FILE may be - for standard input; the engine: the file's \"engine\", else "
+                    "2)\n");
     return 2;
 }
 
 /* Indented JSON in the document's own member order, with numbers in their shortest
  * round-trip form (RFC 8785's), not jansson's %.17g ("0.90000000000000002"). */
-static void print_pretty(FILE *out, const json_t *v, int indent)
+void cmd_print_pretty(FILE *out, const json_t *v, int indent)
 {
     char number[JCS_NUMBER_MAX];
     switch (json_typeof(v)) {
@@ -44,7 +46,7 @@ static void print_pretty(FILE *out, const json_t *v, int indent)
             fprintf(out, "%*s%s: ", indent + 2, "", quoted ? quoted : "\"\"");
             free(quoted);
             json_decref(name);
-            print_pretty(out, member, indent + 2);
+            cmd_print_pretty(out, member, indent + 2);
             fputs(++i < json_object_size(v) ? ",\n" : "\n", out);
         }
         fprintf(out, "%*s}", indent, "");
@@ -58,7 +60,7 @@ static void print_pretty(FILE *out, const json_t *v, int indent)
         fputs("[\n", out);
         for (size_t i = 0; i < json_array_size(v); i++) {
             fprintf(out, "%*s", indent + 2, "");
-            print_pretty(out, json_array_get(v, i), indent + 2);
+            cmd_print_pretty(out, json_array_get(v, i), indent + 2);
             fputs(i + 1 < json_array_size(v) ? ",\n" : "\n", out);
         }
         fprintf(out, "%*s]", indent, "");
@@ -87,7 +89,7 @@ static void print_pretty(FILE *out, const json_t *v, int indent)
     }
 }
 
-static int finish_stdout(void)
+int cmd_finish_stdout(void)
 {
     if (ferror(stdout) || fflush(stdout) != 0) {
         perror("capledger: stdout");
@@ -100,18 +102,28 @@ int cmd_compare(int argc, char **argv)
 {
     const char *path = NULL;
     bool table = false;
+    int engine = 0;
     for (int i = 1; i < argc; i++) {
-        const char *format = NULL;
+        const char *format = NULL, *engine_arg = NULL;
         if (strcmp(argv[i], "--format") == 0 && i + 1 < argc)
             format = argv[++i];
         else if (strncmp(argv[i], "--format=", 9) == 0)
             format = argv[i] + 9;
+        else if (strcmp(argv[i], "--engine") == 0 && i + 1 < argc)
+            engine_arg = argv[++i];
+        else if (strncmp(argv[i], "--engine=", 9) == 0)
+            engine_arg = argv[i] + 9;
         else if (argv[i][0] == '-' && argv[i][1] != '\0')
             return compare_usage();
         else if (!path)
             path = argv[i];
         else
             return compare_usage();
+        if (engine_arg) {
+            if (strcmp(engine_arg, "1") != 0 && strcmp(engine_arg, "2") != 0)
+                return compare_usage();
+            engine = engine_arg[0] - '0';
+        }
         if (format && strcmp(format, "table") == 0)
             table = true;
         else if (format && strcmp(format, "json") != 0)
@@ -148,7 +160,7 @@ int cmd_compare(int argc, char **argv)
         json_decref(scenario);
         return 1;
     }
-    json_t *comparison = cost_compare(scenario, &errs);
+    json_t *comparison = cost_compare_engine(scenario, engine, &errs);
     json_decref(scenario);
     if (!comparison) {
         fprintf(stderr, "capledger: %s: the scenario is not valid (%zu problem%s):\n", path,
@@ -163,10 +175,10 @@ int cmd_compare(int argc, char **argv)
     }
     problems_free(&errs);
     if (!table) {
-        print_pretty(stdout, comparison, 0);
+        cmd_print_pretty(stdout, comparison, 0);
         fputc('\n', stdout);
         json_decref(comparison);
-        return finish_stdout();
+        return cmd_finish_stdout();
     }
     char *out = cost_format_table(comparison);
     json_decref(comparison);
@@ -176,5 +188,5 @@ int cmd_compare(int argc, char **argv)
     }
     fputs(out, stdout);
     free(out);
-    return finish_stdout();
+    return cmd_finish_stdout();
 }

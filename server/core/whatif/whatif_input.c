@@ -299,7 +299,10 @@ static const struct evfield OFFER_FIELDS[] = {
 };
 
 static const struct evfield OVERFLOW_FIELDS[] = {
-    {"offer", EVF_OBJECT, EVF_REQUIRED, 0, 0, 0, NULL, OFFER_FIELDS},
+    {"offer", EVF_OBJECT, EVF_REQUIRED | EVF_MSG_ALL, 0, 0, 0,
+     EVF_WORDS("is required: the offer {price_per_hour, gpus_per_instance, currency} that prices "
+               "the overflow's GPU-hours"),
+     OFFER_FIELDS},
     {"after_wait_s", EVF_INTEGER, EVF_REQUIRED, 0, WHATIF_MAX_SECONDS, 0, NULL, NULL},
     {"max_gpus", EVF_NUMBER, 0, 0, WHATIF_MAX_GPUS, 0, NULL, NULL},
     {"provisioning_delay_s", EVF_INTEGER, 0, 0, WHATIF_MAX_SECONDS, 0, NULL, NULL},
@@ -498,11 +501,6 @@ int whatif_plan_parse(const json_t *doc, struct whatif_plan *plan, struct proble
         }
         size_t had = errs->total;
         const json_t *ov = json_object_get(o, "overflow");
-        if (json_is_object(ov) && !json_object_get(ov, "offer")) {
-            char at[96];
-            snprintf(at, sizeof at, "%s/overflow/offer", ptr);
-            problems_add(errs, at, "is required: an overflow needs the offer that prices it");
-        }
         evfield_check(o,
                       json_is_object(json_object_get(o, "pool_gpus")) ? ARRANGEMENT_SWEEP_FIELDS
                                                                       : ARRANGEMENT_FIELDS,
