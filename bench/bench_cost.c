@@ -1,6 +1,9 @@
-/* Speed of the cost engine on the spec's training example: Monte Carlo trials per second,
+/* Speed of the cost engine. Engine 1 on its training example: Monte Carlo trials per second,
  * closed-form evaluations per second (batch and inference), and the whole comparison (default
- * 20,000 trials × 4 options, break-even search, findings, document) per call.
+ * 20,000 trials × 4 options, break-even search, findings, document) per call. Engine 2 (issue
+ * 20's target: under 2 s on one core): a Monte Carlo of 20,000 trials × 30 planned outcomes a
+ * month for 8 options (engine 2's training example, its four options twice), the seconds and
+ * trials per second, and the whole comparison of it.
  * Times are CPU seconds of this one thread. Run by hand:
  * build/bench_cost [CPU seconds per measurement, default 1]. */
 #include <stdio.h>
@@ -24,6 +27,51 @@ static json_t *load(const char *path)
     json_t *doc = json_load_file(path, JSON_REJECT_DUPLICATES, &error);
     if (!doc)
         fprintf(stderr, "%s:%d:%d: %s\n", path, error.line, error.column, error.text);
+    return doc;
+}
+
+/* Engine 2's Monte Carlo of every option once: seconds and trials (of V outcomes each) per s. */
+static int bench_monte_carlo2(const struct cost_scenario *sc)
+{
+    struct cost_batch_result cf[COST_MAX_OPTIONS];
+    for (size_t i = 0; i < sc->option_count; i++)
+        cost_batch_eval(sc, &sc->assumptions, &sc->options[i], &cf[i]);
+    double start = now_s();
+    size_t trials = 0;
+    for (size_t i = 0; i < sc->option_count; i++) {
+        struct cost_mc_result mc;
+        if (!cf[i].runs)
+            continue;
+        if (cost_mc_run2(sc, i, &cf[i], false, &mc) != 0)
+            return -1;
+        trials += sc->trials;
+    }
+    double elapsed = now_s() - start;
+    printf("engine 2 monte carlo: %zu options x %zu trials x %g planned outcomes in %.3f CPU s = "
+           "%.3g trials/s (%.3g outcomes/s; target: under 2 s)\n",
+           sc->option_count, sc->trials, sc->assumptions.planned_outcomes, elapsed,
+           (double)trials / elapsed, (double)trials * sc->assumptions.planned_outcomes / elapsed);
+    return 0;
+}
+
+/* Engine 2's training example with V = 30 and its options twice (8 options). */
+static json_t *engine2_bench_scenario(void)
+{
+    json_t *doc = load(CAPLEDGER_DATA_DIR "/spec/example-training-v2.json");
+    if (!doc)
+        return NULL;
+    json_t *as = json_object_get(doc, "assumptions");
+    json_object_set_new(as, "planned_outcomes_per_month", json_integer(30));
+    json_object_set_new(as, "trials", json_integer(20000));
+    json_t *options = json_object_get(doc, "options");
+    size_t n = json_array_size(options);
+    for (size_t i = 0; i < n; i++) {
+        json_t *copy = json_deep_copy(json_array_get(options, i));
+        char name[160];
+        snprintf(name, sizeof name, "%s-copy", json_string_value(json_object_get(copy, "name")));
+        json_object_set_new(copy, "name", json_string(name));
+        json_array_append_new(options, copy);
+    }
     return doc;
 }
 
@@ -89,7 +137,7 @@ static void bench_inference_closed_form(const struct cost_scenario *sc, double b
            sc->service.horizon_hours, (double)evaluations / elapsed, sink / (double)evaluations);
 }
 
-static int bench_compare(const char *label, const json_t *scenario, double budget_s)
+static int bench_compare(const char *label, const json_t *scenario, int engine, double budget_s)
 {
     double start = now_s(), elapsed, slowest = 0;
     size_t calls = 0;
@@ -97,7 +145,7 @@ static int bench_compare(const char *label, const json_t *scenario, double budge
         struct problems errs;
         problems_init(&errs);
         double t0 = now_s();
-        json_t *result = cost_compare(scenario, &errs);
+        json_t *result = cost_compare_engine(scenario, engine, &errs);
         double took = now_s() - t0;
         slowest = took > slowest ? took : slowest;
         problems_free(&errs);
@@ -124,8 +172,8 @@ int main(int argc, char **argv)
     struct problems errs;
     problems_init(&errs);
     struct cost_scenario batch_sc, inference_sc;
-    if (cost_scenario_parse(training, &batch_sc, &errs) != 0 ||
-        cost_scenario_parse(inference, &inference_sc, &errs) != 0) {
+    if (cost_scenario_parse(training, 1, &batch_sc, &errs) != 0 ||
+        cost_scenario_parse(inference, 1, &inference_sc, &errs) != 0) {
         fprintf(stderr, "the spec examples do not validate\n");
         return 1;
     }
@@ -135,9 +183,25 @@ int main(int argc, char **argv)
     bench_batch_closed_form(&batch_sc, budget_s);
     bench_inference_closed_form(&inference_sc, budget_s);
     if (rc == 0)
-        rc = bench_compare("training example, 20,000 trials x 4 options", training, budget_s);
+        rc = bench_compare("engine 1, training example, 20,000 trials x 4 options", training, 1,
+                           budget_s);
     if (rc == 0)
-        rc = bench_compare("inference example", inference, budget_s);
+        rc = bench_compare("engine 1, inference example", inference, 1, budget_s);
+    json_t *month = engine2_bench_scenario();
+    struct cost_scenario month_sc;
+    if (!month || cost_scenario_parse(month, 2, &month_sc, &errs) != 0) {
+        fprintf(stderr, "engine 2's bench scenario does not validate\n");
+        rc = -1;
+    } else {
+        if (rc == 0)
+            rc = bench_monte_carlo2(&month_sc);
+        if (rc == 0)
+            rc = bench_compare("engine 2, 20,000 trials x 30 outcomes x 8 options, break-even "
+                               "included",
+                               month, 2, budget_s);
+        cost_scenario_free(&month_sc);
+    }
+    json_decref(month);
     cost_scenario_free(&batch_sc);
     cost_scenario_free(&inference_sc);
     problems_free(&errs);

@@ -639,9 +639,47 @@ static void test_recompute(void **state)
     json_decref(scenario);
 }
 
+/* A comparison engine 1 made before engine 2 existed (its scenario names no engine) recomputes
+ * equal with engine 1, the engine its engine_version names, and without a notice; recomputed
+ * with the current engine instead, its figures would differ (issue 20). */
+static void test_recompute_engine1_comparison(void **state)
+{
+    (void)state;
+    const char *const files[] = {CAPLEDGER_DATA_DIR "/spec/example-training.json",
+                                 CAPLEDGER_DATA_DIR "/spec/example-inference.json"};
+    for (size_t k = 0; k < 2; k++) {
+        json_t *scenario = json_load_file(files[k], JSON_REJECT_DUPLICATES, NULL);
+        assert_non_null(scenario);
+        struct problems errs;
+        problems_init(&errs);
+        json_t *result = cost_compare_engine(scenario, 1, &errs);
+        json_t *current = cost_compare(scenario, &errs);
+        assert_non_null(result);
+        assert_non_null(current);
+        problems_free(&errs);
+        assert_string_equal(json_string_value(json_object_get(result, "engine_version")),
+                            COST_ENGINE_1_VERSION);
+        assert_int_equal(cost_compare_results(result, current, 1e-9, NULL, 0), 1);
+        char hash[65];
+        sha256_of_jcs(result, hash);
+        json_t *bundle = json_pack("{s:{s:{s:O, s:O}}}", "comparisons", hash, "scenario", scenario,
+                                   "result", result);
+        struct notices notices = {0};
+        char why[512] = "";
+        if (bundle_recompute(bundle, 1e-9, collect_notice, &notices, why, sizeof why) != 0)
+            fail_msg("%s", why);
+        assert_int_equal(notices.count, 0);
+        json_decref(bundle);
+        json_decref(result);
+        json_decref(current);
+        json_decref(scenario);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_recompute_engine1_comparison),
         cmocka_unit_test(test_untouched_bundle_verifies),
         cmocka_unit_test(test_tampered_leaf_byte),
         cmocka_unit_test(test_non_canonical_leaf),

@@ -21,13 +21,26 @@
 #define SPEC_DIR CAPLEDGER_DATA_DIR "/spec/"
 #define TRAINING SPEC_DIR "example-training.json"
 #define INFERENCE SPEC_DIR "example-inference.json"
+#define TRAINING2 SPEC_DIR "example-training-v2.json"
+#define INFERENCE2 SPEC_DIR "example-inference-v2.json"
+#define RISK2 SPEC_DIR "example-risk-v2.json"
 
-static json_t *load(const char *path)
+static json_t *load_file(const char *path)
 {
     json_error_t error;
     json_t *doc = json_load_file(path, JSON_REJECT_DUPLICATES, &error);
     if (!doc)
         fail_msg("%s:%d:%d: %s", path, error.line, error.column, error.text);
+    return doc;
+}
+
+/* Engine 1's worked examples and every test written for engine 1 run under engine 1,
+ * explicitly ("engine": 1), with their expected figures unchanged. */
+static json_t *load(const char *path)
+{
+    json_t *doc = load_file(path);
+    if (strstr(path, "-v2") == NULL && strstr(path, ".expected.json") == NULL)
+        json_object_set_new(doc, "engine", json_integer(1));
     return doc;
 }
 
@@ -527,7 +540,7 @@ static void test_input_sha256_is_of_canonical_bytes(void **state)
     char hex[65];
     sodium_bin2hex(hex, sizeof hex, digest, sizeof digest);
     assert_string_equal(str_at(result, "/input_sha256"), hex);
-    assert_string_equal(str_at(result, "/engine_version"), COST_ENGINE_VERSION);
+    assert_string_equal(str_at(result, "/engine_version"), COST_ENGINE_1_VERSION);
     free(canonical);
     json_decref(result);
     json_decref(scenario);
@@ -883,6 +896,381 @@ static void test_stored_references_listed(void **state)
     json_decref(doc);
 }
 
+/* ---- engine 2 ------------------------------------------------------------------------- */
+
+static void test_example_training_v2(void **state)
+{
+    (void)state;
+    check_example(TRAINING2, SPEC_DIR "example-training-v2.expected.json");
+    json_t *result = compare_ok(load(TRAINING2));
+    assert_string_equal(str_at(result, "/engine_version"), COST_ENGINE_2_VERSION);
+    json_decref(result);
+}
+
+static void test_example_inference_v2(void **state)
+{
+    (void)state;
+    check_example(INFERENCE2, SPEC_DIR "example-inference-v2.expected.json");
+}
+
+static json_t *compare_scenario_file(const char *path)
+{
+    json_t *scenario = load(path);
+    json_t *result = compare_ok(scenario);
+    json_decref(scenario);
+    return result;
+}
+
+/* The risk example: the expected costs are closed forms; the option that never fails ranks
+ * first under cvar (the default) and the flaky one under engine 1's quantile. */
+static void test_risk_v2_property(void **state)
+{
+    (void)state;
+    json_t *expected = load(SPEC_DIR "example-risk-v2.expected.json");
+    json_t *scenario = load(RISK2);
+    json_t *result = compare_ok(scenario);
+    expect_subset(json_object_get(expected, "ranking"), json_object_get(result, "ranking"),
+                  "/ranking");
+    assert_string_equal(str_at(result, "/risk_measure"), "cvar");
+    for (size_t i = 0; i < 2; i++) {
+        const char *name = json_string_value(at(result, i ? "/options/1/name" : "/options/0/name"));
+        double closed = json_number_value(
+            json_object_get(json_object_get(expected, "expected_cost_per_outcome"), name));
+        double got = option_num(result, i, "expected_cost_per_outcome");
+        assert_true(fabs(got - closed) <= 1e-9 * closed);
+        assert_true(option_num(result, i, "reliable_cost_per_outcome") ==
+                    option_num(result, i, "cost_per_outcome_quantiles/cvar"));
+    }
+    json_decref(result);
+    set_at(scenario, "/assumptions/risk_measure", json_string("quantile"));
+    result = compare_ok(scenario);
+    expect_subset(json_object_get(expected, "ranking_with_risk_measure_quantile"),
+                  json_object_get(result, "ranking"), "/ranking");
+    assert_true(option_num(result, 0, "reliable_cost_per_outcome") ==
+                option_num(result, 0, "cost_per_outcome_quantiles/p90"));
+    json_decref(result);
+    json_decref(scenario);
+    json_decref(expected);
+}
+
+/* CVaR ≥ mean ≥ p50 for every option of every engine-2 batch example. */
+static void test_cvar_above_mean_above_median(void **state)
+{
+    (void)state;
+    const char *paths[] = {TRAINING2, RISK2};
+    for (size_t p = 0; p < 2; p++) {
+        json_t *result = compare_scenario_file(paths[p]);
+        for (size_t i = 0; i < json_array_size(json_object_get(result, "options")); i++) {
+            double cvar = option_num(result, i, "cost_per_outcome_quantiles/cvar");
+            double mean = option_num(result, i, "cost_per_outcome_quantiles/mean");
+            double p50 = option_num(result, i, "cost_per_outcome_quantiles/p50");
+            if (!(cvar >= mean && mean >= p50))
+                fail_msg("%s option %zu: cvar %.6g, mean %.6g, p50 %.6g", paths[p], i, cvar, mean,
+                         p50);
+        }
+        json_decref(result);
+    }
+}
+
+/* The mean of V outcomes concentrates: the worst tenth of months comes down to the mean. */
+static void test_cvar_tends_to_mean_as_volume_grows(void **state)
+{
+    (void)state;
+    json_t *scenario = load(RISK2);
+    set_at(scenario, "/assumptions/trials", json_integer(4000));
+    double previous = INFINITY;
+    static const int volumes[] = {1, 10, 100, 1000};
+    for (size_t k = 0; k < 4; k++) {
+        set_at(scenario, "/assumptions/planned_outcomes_per_month", json_integer(volumes[k]));
+        json_t *result = compare_ok(scenario);
+        double cvar = option_num(result, 0, "cost_per_outcome_quantiles/cvar");
+        double mean = option_num(result, 0, "cost_per_outcome_quantiles/mean");
+        double expected = option_num(result, 0, "expected_cost_per_outcome");
+        double gap = (cvar - mean) / mean;
+        if (!(gap < previous))
+            fail_msg("V %d: cvar − mean gap %.6g did not shrink (was %.6g)", volumes[k], gap,
+                     previous);
+        assert_true(fabs(mean - expected) <= 0.02 * expected);
+        previous = gap;
+        json_decref(result);
+    }
+    assert_true(previous < 0.02);
+    json_decref(scenario);
+}
+
+/* A synchronous job restarts when any instance is interrupted or crashes. */
+static void test_restart_rate_scales_with_instances(void **state)
+{
+    (void)state;
+    json_t *scenario = load(TRAINING2);
+    json_t *two = compare_ok(scenario);
+    set_at(scenario, "/options/0/benchmark/instances", json_integer(4));
+    json_t *four = compare_ok(scenario);
+    double r2 = option_num(two, 0, "restart_rate_per_hour");
+    double r4 = option_num(four, 0, "restart_rate_per_hour");
+    assert_true(fabs(r2 - 2 * (0.15 + 0.002)) <= 1e-12);
+    assert_true(fabs(r4 - 2 * r2) <= 1e-12 * r4);
+    /* crashes count on demand too: λ = n·c */
+    assert_true(fabs(option_num(two, 1, "restart_rate_per_hour") - 2 * 0.002) <= 1e-15);
+    json_decref(two);
+    json_decref(four);
+    json_decref(scenario);
+}
+
+/* A reservation bought already changes the cash view only. */
+static void test_reserved_paid_changes_cash_only(void **state)
+{
+    (void)state;
+    json_t *scenario = load(TRAINING2);
+    json_t *paid = compare_ok(scenario);
+    set_at(scenario, "/options/2/offer/reserved_paid", json_false());
+    json_t *unpaid = compare_ok(scenario);
+    assert_true(option_num(paid, 2, "cash_cost_per_outcome") <
+                option_num(unpaid, 2, "cash_cost_per_outcome"));
+    assert_true(option_num(unpaid, 2, "cash_cost_per_outcome") ==
+                option_num(unpaid, 2, "expected_cost_per_outcome"));
+    static const char *const same[] = {"/options/2/expected_cost_per_outcome",
+                                       "/options/2/reliable_cost_per_outcome",
+                                       "/options/2/breakdown",
+                                       "/options/2/cost_per_outcome_quantiles",
+                                       "/ranking",
+                                       "/ranking_by_expected",
+                                       "/break_even"};
+    for (size_t k = 0; k < sizeof same / sizeof same[0]; k++) {
+        char where[256];
+        if (cost_compare_results(at(paid, same[k]), at(unpaid, same[k]), 0, where, sizeof where) !=
+            0)
+            fail_msg("%s differs: %s", same[k], where);
+    }
+    assert_string_equal(str_at(paid, "/ranking_by_cash/0"), "h100-reserved");
+    assert_string_equal(str_at(unpaid, "/ranking_by_cash/0"), "h100-on-demand");
+    json_decref(paid);
+    json_decref(unpaid);
+    json_decref(scenario);
+}
+
+/* An option whose SLO attainment falls below min_slo_attainment in a demand scenario is
+ * infeasible, naming it; lowering the floor under its attainment makes it feasible again. */
+static void test_slo_attainment_floor(void **state)
+{
+    (void)state;
+    json_t *scenario = load(INFERENCE2);
+    json_t *result = compare_ok(scenario);
+    assert_false(json_is_true(at(result, "/options/1/feasible")));
+    assert_string_equal(str_at(result, "/options/1/infeasible_reasons/0"), "slo_capacity");
+    assert_int_equal(json_array_size(at(result, "/options/1/slo_capacity_scenarios")), 1);
+    assert_string_equal(str_at(result, "/options/1/slo_capacity_scenarios/0"), "high");
+    double attained = num_at(result, "/options/1/by_demand_scenario_detail/high/slo_attainment");
+    assert_true(attained < 0.999);
+    assert_false(contains_name(json_object_get(result, "ranking"), "l4-dedicated-21"));
+    json_decref(result);
+    set_at(scenario, "/service/min_slo_attainment", json_real(attained - 1e-6));
+    result = compare_ok(scenario);
+    assert_true(json_is_true(at(result, "/options/1/feasible")));
+    assert_int_equal(json_array_size(at(result, "/options/1/slo_capacity_scenarios")), 0);
+    json_decref(result);
+    json_decref(scenario);
+}
+
+/* 101 equal percentiles are a fixed wait: the closed form equals queue_wait_s's, and every
+ * trial waits exactly that long (no spread in the time to result). */
+static void test_equal_quantiles_are_a_fixed_wait(void **state)
+{
+    (void)state;
+    json_t *scenario = load(RISK2);
+    set_at(scenario, "/options/1/benchmark/queue_wait_s", json_real(5400));
+    json_t *fixed = compare_ok(scenario);
+    set_at(scenario, "/options/1/benchmark/queue_wait_s", NULL);
+    json_t *q = json_array();
+    for (int i = 0; i < 101; i++)
+        json_array_append_new(q, json_real(5400));
+    set_at(scenario, "/options/1/benchmark/queue_wait_quantiles_s", q);
+    json_t *quantiles = compare_ok(scenario);
+    double t = option_num(fixed, 1, "time_to_result_s");
+    assert_true(fabs(option_num(quantiles, 1, "time_to_result_s") - t) <= 1e-12 * t);
+    assert_true(option_num(quantiles, 1, "expected_cost_per_outcome") ==
+                option_num(fixed, 1, "expected_cost_per_outcome"));
+    static const char *const ranks[] = {"p50", "p90", "p99", "mean", "cvar"};
+    for (size_t k = 0; k < 5; k++) {
+        char member[64];
+        snprintf(member, sizeof member, "time_to_result_quantiles/%s", ranks[k]);
+        assert_true(fabs(option_num(quantiles, 1, member) - t) <= 1e-9 * t);
+    }
+    json_decref(fixed);
+    json_decref(quantiles);
+    json_decref(scenario);
+}
+
+static void test_break_even_v2(void **state)
+{
+    (void)state;
+    check_break_even_flips(TRAINING2);
+    check_break_even_flips(INFERENCE2);
+    /* the new inputs are searched, in the documented order */
+    json_t *result = compare_scenario_file(TRAINING2);
+    bool acceptance = false, planned = false;
+    size_t i;
+    json_t *be;
+    json_array_foreach(json_object_get(result, "break_even"), i, be)
+    {
+        const char *input = json_string_value(json_object_get(be, "input"));
+        acceptance = acceptance || strcmp(input, "/assumptions/acceptance_rate") == 0;
+        planned = planned || strcmp(input, "/assumptions/planned_outcomes_per_month") == 0;
+    }
+    json_decref(result);
+    (void)acceptance;
+    (void)planned;
+}
+
+/* The hourly-price trap on both engines, on expected cost per outcome. */
+static void test_hourly_price_trap_both_engines(void **state)
+{
+    (void)state;
+    json_t *one = compare_scenario_file(TRAINING);
+    json_t *two = compare_scenario_file(TRAINING2);
+    assert_string_equal(str_at(one, "/flags/hourly_price_trap/cheapest_hourly"), "a100-40g-spot");
+    assert_string_equal(str_at(two, "/flags/hourly_price_trap/cheapest_hourly"), "a100-40g-spot");
+    assert_string_equal(str_at(two, "/hourly_price_trap/cheapest_per_outcome"), "h100-on-demand");
+    double ratio = num_at(two, "/flags/hourly_price_trap/ratio");
+    assert_true(fabs(ratio - option_num(two, 0, "expected_cost_per_outcome") /
+                                 option_num(two, 1, "expected_cost_per_outcome")) <= 1e-12 * ratio);
+    json_decref(one);
+    json_decref(two);
+}
+
+/* Engine selection: "engine" 1 or 2 (absent: 2), forced by a recomputation; anything else is
+ * refused at /engine, and engine 2's fields are unknown to engine 1. */
+static void test_engine_selection(void **state)
+{
+    (void)state;
+    json_t *scenario = load_file(TRAINING);
+    json_t *two = compare_ok(scenario);
+    assert_string_equal(str_at(two, "/engine_version"), COST_ENGINE_2_VERSION);
+    struct problems errs;
+    problems_init(&errs);
+    json_t *one = cost_compare_engine(scenario, 1, &errs);
+    assert_non_null(one);
+    assert_string_equal(str_at(one, "/engine_version"), COST_ENGINE_1_VERSION);
+    /* forced engine 1 on the file as stored equals "engine": 1 in it, figure for figure */
+    json_t *tagged = load(TRAINING);
+    json_t *explicit_one = compare_ok(tagged);
+    char where[256];
+    json_object_del(explicit_one, "input_sha256");
+    json_object_del(one, "input_sha256");
+    assert_int_equal(cost_compare_results(one, explicit_one, 0, where, sizeof where), 0);
+    json_t *conflict = cost_compare_engine(tagged, 2, &errs);
+    assert_null(conflict);
+    assert_true(reported(&errs, "/engine"));
+    problems_free(&errs);
+    assert_int_equal(cost_engine_of_version(COST_ENGINE_1_VERSION), 1);
+    assert_int_equal(cost_engine_of_version(COST_ENGINE_2_VERSION), 2);
+    assert_int_equal(cost_engine_of_version("capledger-cost/3.0.0"), 0);
+    assert_int_equal(cost_engine_of_version(NULL), 0);
+    static const char *const bad_engines[] = {"3", "0", "1.5", "\"1\"", "null"};
+    for (size_t k = 0; k < 5; k++) {
+        json_error_t e;
+        set_at(scenario, "/engine", json_loads(bad_engines[k], JSON_DECODE_ANY, &e));
+        expect_refused(scenario, "/engine");
+    }
+    /* engine 2's fields under engine 1: unknown, as before engine 2 existed */
+    set_at(scenario, "/engine", json_integer(1));
+    set_at(scenario, "/assumptions/acceptance_rate", json_real(0.5));
+    expect_refused(scenario, "/assumptions/acceptance_rate");
+    json_decref(one);
+    json_decref(two);
+    json_decref(explicit_one);
+    json_decref(tagged);
+    json_decref(scenario);
+}
+
+static json_t *queue_quantiles(int count, double step)
+{
+    json_t *q = json_array();
+    for (int i = 0; i < count; i++)
+        json_array_append_new(q, json_real(step * i));
+    return q;
+}
+
+static void test_bad_v2_scenarios_name_their_field(void **state)
+{
+    (void)state;
+    static const struct bad_case cases[] = {
+        {TRAINING2, "/assumptions/acceptance_rate", "0", "/assumptions/acceptance_rate"},
+        {TRAINING2, "/assumptions/acceptance_rate", "1.01", "/assumptions/acceptance_rate"},
+        {TRAINING2, "/assumptions/acceptance_rate", "0.0009", "/assumptions/acceptance_rate"},
+        {TRAINING2, "/assumptions/planned_outcomes_per_month", "0",
+         "/assumptions/planned_outcomes_per_month"},
+        {TRAINING2, "/assumptions/planned_outcomes_per_month", "10001",
+         "/assumptions/planned_outcomes_per_month"},
+        {TRAINING2, "/assumptions/planned_outcomes_per_month", "2.5",
+         "/assumptions/planned_outcomes_per_month"},
+        {TRAINING2, "/assumptions/risk_measure", "\"var\"", "/assumptions/risk_measure"},
+        {TRAINING2, "/assumptions/crash_rate_per_instance_hour", "-1",
+         "/assumptions/crash_rate_per_instance_hour"},
+        {TRAINING2, "/options/1/offer/reserved_paid", "true", "/options/1/offer/reserved_paid"},
+        {TRAINING2, "/options/0/offer/reserved_paid", "true", "/options/0/offer/reserved_paid"},
+        {TRAINING2, "/options/1/benchmark/data_access", "\"cached\"",
+         "/options/1/benchmark/data_access"},
+        {TRAINING2, "/workload/data_source/region", NULL, "/workload/data_source/region"},
+        {TRAINING2, "/workload/data_source/egress_price_gb", "-0.1",
+         "/workload/data_source/egress_price_gb"},
+        {TRAINING2, "/options/3/benchmark/queue_wait_s", "60",
+         "/options/3/benchmark/queue_wait_quantiles_s"},
+        {TRAINING2, "/options/3/benchmark/queue_wait_quantiles_s/50", "-1",
+         "/options/3/benchmark/queue_wait_quantiles_s/50"},
+        {TRAINING2, "/options/3/benchmark/queue_wait_quantiles_s/99", "100",
+         "/options/3/benchmark/queue_wait_quantiles_s/99"},
+        {TRAINING2, "/options/0/benchmark/queue_wait_from", "{\"cluster\": \"a\"}",
+         "/options/0/benchmark/queue_wait_from"},
+        {INFERENCE2, "/service/slo/1/metric", "\"tpot_p50_ms\"", "/service/slo/1/metric"},
+        {INFERENCE2, "/service/slo/0/max_error_rate", "0.01", "/service/slo/0/max_error_rate"},
+        {INFERENCE2, "/service/slo", "[]", "/service/slo"},
+        {INFERENCE2, "/service/slo/1/metric", "\"ttft_p99_ms\"", "/service/slo/1/metric"},
+        {INFERENCE2, "/service/slo/0/target_ms", "0", "/service/slo/0/target_ms"},
+        {INFERENCE2, "/service/max_replicas", "1", "/service/max_replicas"},
+        {INFERENCE2, "/service/min_slo_attainment", "1.5", "/service/min_slo_attainment"},
+        {INFERENCE2, "/service/pool_capacity_rps", "0", "/service/pool_capacity_rps"},
+        {INFERENCE2, "/options/0/replicas", "1", "/options/0/replicas"},
+        {INFERENCE2, "/options/2/replicas", "4", "/options/2/replicas"},
+        {INFERENCE2, "/options/0/offer/reserved_paid", "true", "/options/0/offer/reserved_paid"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const struct bad_case *c = &cases[i];
+        json_t *scenario = load(c->base);
+        json_t *value = NULL;
+        if (c->json) {
+            json_error_t error;
+            value = json_loads(c->json, JSON_DECODE_ANY, &error);
+            assert_non_null(value);
+        }
+        set_at(scenario, c->pointer, value);
+        expect_refused(scenario, c->expected);
+        json_decref(scenario);
+    }
+    /* 100 or 102 percentiles, and decreasing ones */
+    const int counts[] = {100, 102};
+    for (size_t k = 0; k < 2; k++) {
+        json_t *scenario = load(TRAINING2);
+        set_at(scenario, "/options/3/benchmark/queue_wait_quantiles_s",
+               queue_quantiles(counts[k], 60));
+        expect_refused(scenario, "/options/3/benchmark/queue_wait_quantiles_s");
+        json_decref(scenario);
+    }
+    json_t *scenario = load(TRAINING2);
+    set_at(scenario, "/options/3/benchmark/queue_wait_quantiles_s", queue_quantiles(101, -1));
+    expect_refused(scenario, "/options/3/benchmark/queue_wait_quantiles_s/1");
+    /* trials × V over the limit names both */
+    set_at(scenario, "/options/3/benchmark/queue_wait_quantiles_s", queue_quantiles(101, 60));
+    set_at(scenario, "/assumptions/trials", json_integer(20000));
+    set_at(scenario, "/assumptions/planned_outcomes_per_month", json_integer(1001));
+    expect_refused(scenario, "/assumptions/trials");
+    expect_refused(scenario, "/assumptions/planned_outcomes_per_month");
+    set_at(scenario, "/assumptions/planned_outcomes_per_month", json_integer(1000));
+    json_t *fine = compare_ok(scenario);
+    json_decref(fine);
+    json_decref(scenario);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -908,6 +1296,19 @@ int main(void)
         cmocka_unit_test(test_findings_name_the_causes),
         cmocka_unit_test(test_table_shows_breakdown_flags_break_even),
         cmocka_unit_test(test_compare_results),
+        cmocka_unit_test(test_example_training_v2),
+        cmocka_unit_test(test_example_inference_v2),
+        cmocka_unit_test(test_risk_v2_property),
+        cmocka_unit_test(test_cvar_above_mean_above_median),
+        cmocka_unit_test(test_cvar_tends_to_mean_as_volume_grows),
+        cmocka_unit_test(test_restart_rate_scales_with_instances),
+        cmocka_unit_test(test_reserved_paid_changes_cash_only),
+        cmocka_unit_test(test_slo_attainment_floor),
+        cmocka_unit_test(test_equal_quantiles_are_a_fixed_wait),
+        cmocka_unit_test(test_break_even_v2),
+        cmocka_unit_test(test_hourly_price_trap_both_engines),
+        cmocka_unit_test(test_engine_selection),
+        cmocka_unit_test(test_bad_v2_scenarios_name_their_field),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

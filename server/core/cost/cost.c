@@ -21,8 +21,11 @@ struct option_eval {
     double capacity_rps;
     struct cost_inference_result inference;
     double *by_scenario; /* inference: cost per accepted request per demand scenario */
-    double expected;     /* expected cost per outcome, NAN when none */
-    double reliable;     /* what the ranking uses, NAN when none */
+    /* engine 2, inference, per demand scenario: SLO attainment and the most replicas */
+    double *attainment, *peak_by_scenario;
+    double cash;     /* engine 2: cash cost per outcome */
+    double expected; /* expected cost per outcome, NAN when none */
+    double reliable; /* what the ranking uses, NAN when none */
     double useful, total;
     double price_per_gpu_hour;
     double gpus_at_peak; /* inference: at the largest peak of any demand scenario */
@@ -46,7 +49,9 @@ static int evaluate_batch(const struct cost_scenario *sc, size_t i, bool percent
     e->reliable = NAN;
     if (!e->batch.runs)
         return 0;
-    if (cost_mc_run(sc, i, &e->batch, percentiles, &e->mc) != 0)
+    e->cash = e->batch.cash;
+    if ((sc->engine >= 2 ? cost_mc_run2(sc, i, &e->batch, percentiles, &e->mc)
+                         : cost_mc_run(sc, i, &e->batch, percentiles, &e->mc)) != 0)
         return -1;
     e->mc_ran = true;
     e->reliable = e->mc.cost.reliable;
@@ -60,15 +65,67 @@ static unsigned inference_fixed_reasons(const struct cost_scenario *sc,
                                         const struct cost_option *opt)
 {
     unsigned reasons = 0;
-    if (cost_memory_exceeded(opt, sc->service.memory_headroom))
+    if (cost_memory_exceeded(sc, opt, sc->service.memory_headroom))
         reasons |= COST_REASON_MEMORY;
     if (!opt->offer.available)
         reasons |= COST_REASON_SUPPLY;
     return reasons;
 }
 
+/* Engine 2: one fleet (dedicated) or one bound (autoscaled, shared) under every demand scenario;
+ * an option whose SLO attainment falls below min_slo_attainment in any of them is infeasible. */
+static int evaluate_inference2(const struct cost_scenario *sc, size_t i, struct option_eval *e)
+{
+    const struct cost_option *opt = &sc->options[i];
+    const struct cost_service *svc = &sc->service;
+    size_t k_count = svc->demand_scenario_count;
+    e->reasons = inference_fixed_reasons(sc, opt);
+    e->gpus_at_peak = NAN;
+    e->capacity_rps = cost_inference_capacity2(svc, &opt->bench);
+    cost_inference_eval2(sc, opt, e->capacity_rps, 1.0, &e->inference);
+    e->expected = e->inference.runs ? e->inference.cost_per_outcome : NAN;
+    e->cash = e->inference.runs ? e->inference.cash_cost_per_outcome : NAN;
+    e->useful = e->inference.breakdown[COST_I_USEFUL];
+    e->total = e->inference.total;
+    e->by_scenario = malloc(k_count * sizeof *e->by_scenario);
+    e->attainment = malloc(k_count * sizeof *e->attainment);
+    e->peak_by_scenario = malloc(k_count * sizeof *e->peak_by_scenario);
+    if (!e->by_scenario || !e->attainment || !e->peak_by_scenario)
+        return -1;
+    for (size_t k = 0; k < k_count; k++)
+        e->by_scenario[k] = e->attainment[k] = e->peak_by_scenario[k] = NAN;
+    e->reliable = NAN;
+    if (!isfinite(e->capacity_rps)) {
+        e->reasons |= COST_REASON_SLO;
+        return 0;
+    }
+    double peak = e->inference.peak_replicas, worst = NAN;
+    bool runs = e->inference.runs;
+    for (size_t k = 0; k < k_count; k++) {
+        struct cost_inference_result r;
+        cost_inference_eval2(sc, opt, e->capacity_rps, svc->demand_scenarios[k].multiplier, &r);
+        e->by_scenario[k] = r.runs ? r.cost_per_outcome : NAN;
+        e->attainment[k] = r.slo_attainment;
+        e->peak_by_scenario[k] = r.peak_replicas;
+        runs = runs && r.runs;
+        peak = fmax(peak, r.peak_replicas);
+        worst = k == 0 ? e->by_scenario[k] : fmax(worst, e->by_scenario[k]);
+        if (!(r.slo_attainment >= svc->min_slo_attainment - 1e-12))
+            e->reasons |= COST_REASON_SLO_CAPACITY;
+    }
+    e->reliable = runs ? worst : NAN;
+    if (!runs)
+        e->reasons |= COST_REASON_OUT_OF_RANGE;
+    e->gpus_at_peak = cost_ceil2(peak) * opt->bench.instances * opt->offer.gpus_per_instance;
+    if (opt->offer.quota_given && e->gpus_at_peak > opt->offer.quota_gpus)
+        e->reasons |= COST_REASON_QUOTA;
+    return 0;
+}
+
 static int evaluate_inference(const struct cost_scenario *sc, size_t i, struct option_eval *e)
 {
+    if (sc->engine >= 2)
+        return evaluate_inference2(sc, i, e);
     const struct cost_option *opt = &sc->options[i];
     const struct cost_service *svc = &sc->service;
     e->reasons = inference_fixed_reasons(sc, opt);
@@ -129,6 +186,11 @@ enum be_field {
     BE_FAILURE_PROBABILITY,
     BE_ENGINEER_RATE,
     BE_ENGINEER_BLOCKED,
+    /* engine 2 */
+    BE_CRASH_RATE_OPTION,
+    BE_CRASH_RATE,
+    BE_ACCEPTANCE,
+    BE_PLANNED_OUTCOMES,
 };
 
 struct be_spec {
@@ -146,6 +208,22 @@ static const struct be_spec option_inputs[] = {
 };
 static const struct be_spec assumption_inputs[] = {
     {BE_FAILURE_PROBABILITY, "/assumptions/failure_probability", true},
+    {BE_ENGINEER_RATE, "/assumptions/engineer_rate_per_hour", false},
+    {BE_ENGINEER_BLOCKED, "/assumptions/engineer_blocked_fraction", true},
+};
+/* Engine 2 adds crash rates, the acceptance rate and the planned volume (docs/cost-model.md). */
+static const struct be_spec option_inputs2[] = {
+    {BE_PRICE, "offer/price_per_hour", false},
+    {BE_THROUGHPUT, "benchmark/throughput_units_per_s", false},
+    {BE_INTERRUPTION_RATE, "offer/interruption_rate_per_hour", false},
+    {BE_CRASH_RATE_OPTION, "benchmark/crash_rate_per_instance_hour", false},
+    {BE_RESERVED_UTILIZATION, "offer/reserved_utilization", true},
+};
+static const struct be_spec assumption_inputs2[] = {
+    {BE_FAILURE_PROBABILITY, "/assumptions/failure_probability", true},
+    {BE_CRASH_RATE, "/assumptions/crash_rate_per_instance_hour", false},
+    {BE_ACCEPTANCE, "/assumptions/acceptance_rate", true},
+    {BE_PLANNED_OUTCOMES, "/assumptions/planned_outcomes_per_month", false},
     {BE_ENGINEER_RATE, "/assumptions/engineer_rate_per_hour", false},
     {BE_ENGINEER_BLOCKED, "/assumptions/engineer_blocked_fraction", true},
 };
@@ -168,6 +246,8 @@ static double *option_field(struct cost_option *opt, enum be_field field)
         return &opt->offer.interruption_rate_per_hour;
     case BE_RESERVED_UTILIZATION:
         return &opt->offer.reserved_utilization;
+    case BE_CRASH_RATE_OPTION:
+        return &opt->bench.crash_rate_per_instance_hour;
     default:
         return NULL;
     }
@@ -184,6 +264,8 @@ static bool option_field_given(const struct cost_option *opt, enum be_field fiel
         return opt->offer.interruption_rate_given;
     case BE_RESERVED_UTILIZATION:
         return opt->offer.reserved_utilization_given;
+    case BE_CRASH_RATE_OPTION:
+        return opt->bench.crash_rate_given;
     default:
         return false;
     }
@@ -201,6 +283,15 @@ static double *assumption_field(struct cost_assumptions *as, enum be_field field
     case BE_ENGINEER_BLOCKED:
         *given = as->engineer_blocked_given;
         return &as->engineer_blocked_fraction;
+    case BE_CRASH_RATE:
+        *given = as->crash_rate_given;
+        return &as->crash_rate_per_instance_hour;
+    case BE_ACCEPTANCE:
+        *given = as->acceptance_given;
+        return &as->acceptance_rate;
+    case BE_PLANNED_OUTCOMES:
+        *given = as->planned_outcomes_given;
+        return &as->planned_outcomes;
     default:
         *given = false;
         return NULL;
@@ -222,7 +313,10 @@ static void be_evaluate_option(const struct be_context *ctx, const struct cost_a
         ctx->cost[i] = r.total;
     } else {
         struct cost_inference_result r;
-        cost_inference_eval(ctx->sc, opt, base->capacity_rps, 1.0, &r);
+        if (ctx->sc->engine >= 2)
+            cost_inference_eval2(ctx->sc, opt, base->capacity_rps, 1.0, &r);
+        else
+            cost_inference_eval(ctx->sc, opt, base->capacity_rps, 1.0, &r);
         ctx->feasible[i] = r.runs && base->reasons == 0;
         ctx->cost[i] = r.cost_per_outcome;
     }
@@ -320,13 +414,15 @@ static json_t *reasons_json(struct builder *b, unsigned reasons)
     return arr;
 }
 
-static json_t *quantiles_json(struct builder *b, const struct cost_quantiles *q)
+static json_t *quantiles_json(struct builder *b, const struct cost_quantiles *q, bool cvar)
 {
     json_t *o = json_object();
     put(b, o, "mean", figure(q->mean));
     put(b, o, "p50", figure(q->p50));
     put(b, o, "p90", figure(q->p90));
     put(b, o, "p99", figure(q->p99));
+    if (cvar)
+        put(b, o, "cvar", figure(q->cvar));
     return o;
 }
 
@@ -358,10 +454,16 @@ static json_t *batch_option_json(struct builder *b, const struct cost_scenario *
     const struct cost_option *opt = &sc->options[i];
     const struct cost_batch_result *r = &e->batch;
     json_t *o = option_head_json(b, opt, e);
+    bool v2 = sc->engine >= 2;
     put(b, o, "expected_cost_per_outcome", figure(r->total));
-    put(b, o, "breakdown", breakdown_json(b, r->breakdown, cost_batch_item_names, COST_B_ITEMS));
+    if (v2)
+        put(b, o, "cash_cost_per_outcome", figure(e->cash));
+    put(b, o, "breakdown",
+        breakdown_json(b, r->breakdown, cost_batch_item_names, COST_B_ITEMS_OF(sc->engine)));
     put(b, o, "time_to_result_s", figure(r->time_to_result_s));
-    put(b, o, "billed_instance_hours", figure(opt->bench.instances * r->billed_s / 3600));
+    put(b, o, "billed_instance_hours",
+        figure(v2 ? opt->bench.instances * r->billed_s / 3600 / r->acceptance
+                  : opt->bench.instances * r->billed_s / 3600));
     put(b, o, "checkpoint_interval_s", figure(r->interval_s));
     put(b, o, "checkpoint_segments", figure(r->segments));
     put(b, o, "price_per_gpu_hour", figure(e->price_per_gpu_hour));
@@ -369,9 +471,16 @@ static json_t *batch_option_json(struct builder *b, const struct cost_scenario *
     put(b, o, "interrupted_compute_s", figure(r->interrupted_s));
     put(b, o, "failed_attempt_s", figure(r->failed_s));
     put(b, o, "gpus_at_peak", figure(r->gpus_at_peak));
-    static const struct cost_quantiles none = {NAN, NAN, NAN, NAN, NAN};
-    put(b, o, "cost_per_outcome_quantiles", quantiles_json(b, e->mc_ran ? &e->mc.cost : &none));
-    put(b, o, "time_to_result_quantiles", quantiles_json(b, e->mc_ran ? &e->mc.time : &none));
+    static const struct cost_quantiles none = {NAN, NAN, NAN, NAN, NAN, NAN};
+    put(b, o, "cost_per_outcome_quantiles", quantiles_json(b, e->mc_ran ? &e->mc.cost : &none, v2));
+    put(b, o, "time_to_result_quantiles", quantiles_json(b, e->mc_ran ? &e->mc.time : &none, v2));
+    if (v2) {
+        put(b, o, "acceptance_rate", figure(r->acceptance));
+        put(b, o, "attempts_per_run", figure(r->attempts_per_run));
+        put(b, o, "restarts_per_run", figure(r->restarts_per_run));
+        put(b, o, "restart_rate_per_hour", figure(r->interruption_rate_per_s * 3600));
+        put(b, o, "queue_wait_mean_s", figure(r->queue_s));
+    }
     put(b, o, "reliable_cost_per_outcome", figure(e->reliable));
     put(b, o, "unfinished_trials", json_integer((json_int_t)e->mc.unfinished_trials));
     json_t *findings = put(b, o, "findings", json_array());
@@ -395,16 +504,39 @@ static json_t *inference_option_json(struct builder *b, const struct cost_scenar
     put(b, o, "gpus_at_peak", figure(e->gpus_at_peak));
     put(b, o, "requests", figure(r->requests));
     put(b, o, "accepted_requests", figure(r->accepted));
+    bool v2 = sc->engine >= 2;
     put(b, o, "expected_total_cost", figure(r->total));
     put(b, o, "expected_cost_per_outcome", figure(r->cost_per_outcome));
+    if (v2) {
+        put(b, o, "cash_cost_per_outcome", figure(e->cash));
+        put(b, o, "served_requests", figure(r->served_requests));
+    }
     put(b, o, "breakdown",
-        breakdown_json(b, r->breakdown, cost_inference_item_names, COST_I_ITEMS));
+        breakdown_json(b, r->breakdown, cost_inference_item_names, COST_I_ITEMS_OF(sc->engine)));
     put(b, o, "utilization", figure(r->utilization));
     put(b, o, "price_per_gpu_hour", figure(e->price_per_gpu_hour));
     put(b, o, "cost_per_million_output_tokens", figure(r->cost_per_million_tokens));
+    if (v2) {
+        put(b, o, "slo_attainment", figure(r->slo_attainment));
+        put(b, o, "replicas_peak", figure(r->peak_replicas));
+        json_t *failing = put(b, o, "slo_capacity_scenarios", json_array());
+        for (size_t k = 0; k < sc->service.demand_scenario_count; k++)
+            if (isfinite(e->attainment[k]) &&
+                !(e->attainment[k] >= sc->service.min_slo_attainment - 1e-12))
+                append(b, failing, json_string(sc->service.demand_scenarios[k].name));
+    }
     json_t *by = put(b, o, "by_demand_scenario", json_object());
     for (size_t k = 0; k < sc->service.demand_scenario_count; k++)
         put(b, by, sc->service.demand_scenarios[k].name, figure(e->by_scenario[k]));
+    if (v2) {
+        json_t *detail = put(b, o, "by_demand_scenario_detail", json_object());
+        for (size_t k = 0; k < sc->service.demand_scenario_count; k++) {
+            json_t *d = put(b, detail, sc->service.demand_scenarios[k].name, json_object());
+            put(b, d, "cost_per_outcome", figure(e->by_scenario[k]));
+            put(b, d, "slo_attainment", figure(e->attainment[k]));
+            put(b, d, "replicas_peak", figure(e->peak_by_scenario[k]));
+        }
+    }
     put(b, o, "reliable_cost_per_outcome", figure(e->reliable));
     json_t *findings = put(b, o, "findings", json_array());
     if (findings && cost_findings_inference(sc, opt, r, e->reasons, e->gpus_at_peak, findings) != 0)
@@ -425,9 +557,11 @@ static int compare_ranked(const void *a, const void *b)
     return (x->index > y->index) - (x->index < y->index); /* ties: scenario order */
 }
 
-/* Feasible options by key (reliable or expected); writes the names into a new array. */
+enum rank_key { RANK_RELIABLE, RANK_EXPECTED, RANK_CASH };
+
+/* Feasible options by key; writes the names into a new array. */
 static json_t *ranking_json(struct builder *b, const struct cost_scenario *sc,
-                            const struct option_eval *evals, bool by_reliable, json_t **winner)
+                            const struct option_eval *evals, enum rank_key by, json_t **winner)
 {
     size_t n = 0;
     struct ranked *list = malloc(sc->option_count * sizeof *list);
@@ -439,7 +573,9 @@ static json_t *ranking_json(struct builder *b, const struct cost_scenario *sc,
     }
     for (size_t i = 0; i < sc->option_count; i++)
         if (is_feasible(&evals[i]))
-            list[n++] = (struct ranked){i, by_reliable ? evals[i].reliable : evals[i].expected};
+            list[n++] = (struct ranked){i, by == RANK_RELIABLE   ? evals[i].reliable
+                                           : by == RANK_EXPECTED ? evals[i].expected
+                                                                 : evals[i].cash};
     qsort(list, n, sizeof *list, compare_ranked);
     for (size_t k = 0; k < n; k++)
         append(b, arr, json_string(sc->options[list[k].index].name));
@@ -519,9 +655,14 @@ static json_t *break_even_json(struct builder *b, const struct cost_scenario *sc
         ctx.feasible[i] = is_feasible(&evals[i]);
     }
     int current = lowest(ctx.cost, ctx.feasible, sc->option_count);
-    size_t n_option_inputs = sizeof option_inputs / sizeof option_inputs[0];
-    size_t n_assumption_inputs =
-        cost_is_batch(sc) ? sizeof assumption_inputs / sizeof assumption_inputs[0] : 0;
+    bool v2 = sc->engine >= 2;
+    const struct be_spec *opt_specs = v2 ? option_inputs2 : option_inputs;
+    const struct be_spec *as_specs = v2 ? assumption_inputs2 : assumption_inputs;
+    size_t n_option_inputs = v2 ? sizeof option_inputs2 / sizeof option_inputs2[0]
+                                : sizeof option_inputs / sizeof option_inputs[0];
+    size_t n_assumption_inputs = !cost_is_batch(sc) ? 0
+                                 : v2 ? sizeof assumption_inputs2 / sizeof assumption_inputs2[0]
+                                      : sizeof assumption_inputs / sizeof assumption_inputs[0];
     size_t total = sc->option_count * n_option_inputs + n_assumption_inputs;
     for (size_t k = 0; k < total; k++) {
         const struct be_spec *spec;
@@ -530,14 +671,15 @@ static json_t *break_even_json(struct builder *b, const struct cost_scenario *sc
         bool given;
         if (k < sc->option_count * n_option_inputs) {
             option = k / n_option_inputs;
-            spec = &option_inputs[k % n_option_inputs];
+            spec = &opt_specs[k % n_option_inputs];
             struct cost_option copy = sc->options[option];
-            if (spec->field == BE_THROUGHPUT && !cost_is_batch(sc))
+            if ((spec->field == BE_THROUGHPUT || spec->field == BE_CRASH_RATE_OPTION) &&
+                !cost_is_batch(sc))
                 continue;
             given = option_field_given(&copy, spec->field);
             x = *option_field(&copy, spec->field);
         } else {
-            spec = &assumption_inputs[k - sc->option_count * n_option_inputs];
+            spec = &as_specs[k - sc->option_count * n_option_inputs];
             struct cost_assumptions copy = sc->assumptions;
             x = *assumption_field(&copy, spec->field, &given);
         }
@@ -580,7 +722,7 @@ static json_t *overhead_dominates_json(struct builder *b, const struct cost_scen
 int cost_validate(const json_t *scenario, struct problems *errs)
 {
     struct cost_scenario sc;
-    if (cost_scenario_parse(scenario, &sc, errs) != 0)
+    if (cost_scenario_parse(scenario, 0, &sc, errs) != 0)
         return -1;
     cost_scenario_free(&sc);
     return 0;
@@ -591,8 +733,11 @@ static json_t *build_comparison(const struct cost_scenario *sc, struct option_ev
 {
     struct builder b = {true};
     json_t *doc = json_object();
-    put(&b, doc, "engine_version", json_string(COST_ENGINE_VERSION));
+    bool v2 = sc->engine >= 2;
+    put(&b, doc, "engine_version", json_string(v2 ? COST_ENGINE_2_VERSION : COST_ENGINE_1_VERSION));
     put(&b, doc, "input_sha256", json_string(sha));
+    if (v2)
+        put(&b, doc, "engine", json_integer(sc->engine));
     put(&b, doc, "kind", json_string(sc->kind_name));
     put(&b, doc, "currency", json_string(sc->currency));
     bool batch = cost_is_batch(sc);
@@ -601,16 +746,30 @@ static json_t *build_comparison(const struct cost_scenario *sc, struct option_ev
     put(&b, doc, "trials", json_integer(batch ? (json_int_t)sc->trials : 0));
     if (batch)
         put(&b, doc, "reliable_quantile", figure(sc->assumptions.reliable_quantile));
+    if (batch && v2) {
+        put(&b, doc, "risk_measure",
+            json_string(sc->assumptions.risk_quantile ? "quantile" : "cvar"));
+        put(&b, doc, "planned_outcomes_per_month",
+            json_integer((json_int_t)sc->assumptions.planned_outcomes));
+    }
     json_t *options = put(&b, doc, "options", json_array());
     for (size_t i = 0; i < sc->option_count; i++)
         append(&b, options,
                batch ? batch_option_json(&b, sc, i, &evals[i])
                      : inference_option_json(&b, sc, i, &evals[i]));
     json_t *winner, *winner_expected;
-    put(&b, doc, "ranking", ranking_json(&b, sc, evals, true, &winner));
+    put(&b, doc, "ranking", ranking_json(&b, sc, evals, RANK_RELIABLE, &winner));
     put(&b, doc, "winner", winner);
-    put(&b, doc, "ranking_by_expected", ranking_json(&b, sc, evals, false, &winner_expected));
+    put(&b, doc, "ranking_by_expected",
+        ranking_json(&b, sc, evals, RANK_EXPECTED, &winner_expected));
     put(&b, doc, "winner_by_expected", winner_expected);
+    if (v2) {
+        json_t *winner_cash;
+        put(&b, doc, "ranking_by_cash", ranking_json(&b, sc, evals, RANK_CASH, &winner_cash));
+        put(&b, doc, "winner_by_cash", winner_cash);
+        /* also at the top level, where engine 2's contract reads it */
+        put(&b, doc, "hourly_price_trap", hourly_price_trap_json(&b, sc, evals));
+    }
     json_t *flags = put(&b, doc, "flags", json_object());
     put(&b, flags, "hourly_price_trap", hourly_price_trap_json(&b, sc, evals));
     put(&b, flags, "overhead_dominates", overhead_dominates_json(&b, sc, evals));
@@ -637,7 +796,8 @@ static json_t *build_charts(const struct cost_scenario *sc, const struct option_
 {
     struct builder b = {true};
     json_t *doc = json_object();
-    put(&b, doc, "engine_version", json_string(COST_ENGINE_VERSION));
+    put(&b, doc, "engine_version",
+        json_string(sc->engine >= 2 ? COST_ENGINE_2_VERSION : COST_ENGINE_1_VERSION));
     put(&b, doc, "input_sha256", json_string(sha));
     json_t *options = put(&b, doc, "options", json_array());
     for (size_t i = 0; i < sc->option_count; i++) {
@@ -654,8 +814,10 @@ static json_t *build_charts(const struct cost_scenario *sc, const struct option_
             put(&b, o, "replicas_by_profile_hour", hourly_known ? json_array() : json_null());
         for (size_t h = 0; hourly_known && hourly && h < sc->service.profile_hours; h++)
             append(&b, hourly,
-                   figure(opt->arrangement == COST_DEDICATED
-                              ? e->inference.peak_replicas
+                   figure(opt->arrangement == COST_DEDICATED ? e->inference.peak_replicas
+                          : sc->engine >= 2
+                              ? cost_inference_replicas2(&sc->service, opt->arrangement,
+                                                         e->capacity_rps, 1, h)
                               : cost_inference_replicas(&sc->service, opt->arrangement,
                                                         e->capacity_rps, 1, h)));
         append(&b, options, o);
@@ -668,10 +830,10 @@ static json_t *build_charts(const struct cost_scenario *sc, const struct option_
 }
 
 /* Parses and evaluates the scenario, then builds the comparison, or the charts document. */
-static json_t *evaluate(const json_t *scenario, bool charts, struct problems *errs)
+static json_t *evaluate(const json_t *scenario, int engine, bool charts, struct problems *errs)
 {
     struct cost_scenario sc;
-    if (cost_scenario_parse(scenario, &sc, errs) != 0)
+    if (cost_scenario_parse(scenario, engine, &sc, errs) != 0)
         return NULL;
     char sha[65];
     if (jcs_sha256_hex(scenario, sha) != 0) {
@@ -698,8 +860,11 @@ out:
     if (!doc)
         problems_add(errs, "", "out of memory while comparing");
     if (evals)
-        for (size_t i = 0; i < sc.option_count; i++)
+        for (size_t i = 0; i < sc.option_count; i++) {
             free(evals[i].by_scenario);
+            free(evals[i].attainment);
+            free(evals[i].peak_by_scenario);
+        }
     free(evals);
     cost_scenario_free(&sc);
     return doc;
@@ -707,10 +872,40 @@ out:
 
 json_t *cost_compare(const json_t *scenario, struct problems *errs)
 {
-    return evaluate(scenario, false, errs);
+    return evaluate(scenario, 0, false, errs);
 }
 
 json_t *cost_charts(const json_t *scenario, struct problems *errs)
 {
-    return evaluate(scenario, true, errs);
+    return evaluate(scenario, 0, true, errs);
+}
+
+static int checked_engine(int engine, struct problems *errs)
+{
+    if (engine < 0 || engine > 2) {
+        problems_add(errs, "/engine", "no engine %d: 1 or 2", engine);
+        return -1;
+    }
+    return 0;
+}
+
+json_t *cost_compare_engine(const json_t *scenario, int engine, struct problems *errs)
+{
+    return checked_engine(engine, errs) ? NULL : evaluate(scenario, engine, false, errs);
+}
+
+json_t *cost_charts_engine(const json_t *scenario, int engine, struct problems *errs)
+{
+    return checked_engine(engine, errs) ? NULL : evaluate(scenario, engine, true, errs);
+}
+
+int cost_engine_of_version(const char *engine_version)
+{
+    if (!engine_version)
+        return 0;
+    if (strncmp(engine_version, "capledger-cost/1.", 17) == 0)
+        return 1;
+    if (strncmp(engine_version, "capledger-cost/2.", 17) == 0)
+        return 2;
+    return 0;
 }

@@ -31,8 +31,14 @@
 
 #include "core/problems.h"
 
-/* Recorded in every comparison; changes whenever a figure for the same input could change. */
-#define COST_ENGINE_VERSION "capledger-cost/1.0.0"
+/* Recorded in every comparison; changes whenever a figure for the same input could change.
+ * Two engines live side by side (docs/cost-model.md): engine 1 exactly as it was, for every
+ * comparison it made, and engine 2, which new comparisons use unless the scenario says
+ * "engine": 1. A stored comparison is recomputed with the engine its engine_version names. */
+#define COST_ENGINE_1_VERSION "capledger-cost/1.0.0"
+#define COST_ENGINE_2_VERSION "capledger-cost/2.0.0"
+#define COST_ENGINE_VERSION COST_ENGINE_2_VERSION /* what new comparisons use */
+#define COST_ENGINE_DEFAULT 2
 
 /* Limits of docs/cost-model.md; beyond them the scenario is refused (422). */
 #define COST_MAX_OPTIONS 64
@@ -43,6 +49,11 @@
 /* The work one comparison may ask for: options × Monte Carlo trials (about 1.5 s of one core,
  * break-even included). Beyond it the scenario is refused at /assumptions/trials. */
 #define COST_MAX_OPTION_TRIALS 2000000
+/* Engine 2: trials × planned_outcomes_per_month at most this (both fields named beyond it). Each
+ * trial's work stays bounded whatever V and the acceptance rate are (sums of many outcomes or
+ * runs are drawn as one normal variate, as below), so options × trials above stays the budget. */
+#define COST_MAX_OUTCOME_TRIALS 20000000
+#define COST_MAX_PLANNED_OUTCOMES 10000
 /* Every number of a scenario without a narrower upper bound is at most this: far beyond any
  * real price, size or rate, and small enough that the engine's products stay finite. */
 #define COST_MAX_VALUE 1e15
@@ -58,6 +69,16 @@
  * beyond a double are already refused by the parser: 400). */
 json_t *cost_compare(const json_t *scenario, struct problems *errs)
     __attribute__((warn_unused_result));
+/* As cost_compare with the engine forced (1 or 2; 0: the scenario's own "engine", else
+ * COST_ENGINE_DEFAULT): recomputing a stored comparison uses the engine that made it. A
+ * scenario that names another engine than the one forced is refused at /engine. */
+json_t *cost_compare_engine(const json_t *scenario, int engine, struct problems *errs)
+    __attribute__((warn_unused_result));
+json_t *cost_charts_engine(const json_t *scenario, int engine, struct problems *errs)
+    __attribute__((warn_unused_result));
+/* The engine (1 or 2) an engine_version string names ("capledger-cost/2.0.0" → 2); 0 when it
+ * names none this build knows. */
+int cost_engine_of_version(const char *engine_version);
 /* What charts of the same comparison need and the comparison itself leaves out (so stored
  * comparisons and their hashes stay as they are): {engine_version, input_sha256, options:
  * [{name, cost_per_outcome_percentiles: [p1..p99] (batch, Monte Carlo; null otherwise),

@@ -214,6 +214,14 @@ static int batch_item_sentence(json_t *findings, const struct cost_scenario *sc,
                             "engineer wait is %s: the %s h run itself keeps the engineer waiting",
                             share, hours);
     }
+    case COST_B_REJECTED_RUNS: {
+        NUM(pct, 100 * r->acceptance);
+        NUM(runs, 1 / r->acceptance);
+        return add_sentence(findings,
+                            "rejected runs are %s: %s%% of completed runs reach the target "
+                            "quality, so each useful result pays for %s runs",
+                            share, pct, runs);
+    }
     default:
         return 0;
     }
@@ -245,7 +253,8 @@ int cost_findings_batch(const struct cost_scenario *sc, const struct cost_option
                                            100 * useful_share) != 0)
         return -1;
     int items[FINDING_MAX_ITEMS];
-    int n = largest_items(r->breakdown, COST_B_ITEMS, COST_B_USEFUL, r->total, items);
+    int n =
+        largest_items(r->breakdown, COST_B_ITEMS_OF(sc->engine), COST_B_USEFUL, r->total, items);
     for (int k = 0; k < n; k++) {
         char share[64];
         share_phrase(r->breakdown[items[k]] / r->total, share, sizeof share);
@@ -296,6 +305,11 @@ static int inference_item_sentence(json_t *findings, const struct cost_scenario 
         return add_sentence(findings, "unused reservation is %s", share);
     case COST_I_ORCHESTRATION:
         return add_sentence(findings, "orchestration overhead is %s", share);
+    case COST_I_UNSERVED: {
+        NUM(pct, 100 * (1 - r->slo_attainment));
+        return add_sentence(findings, "unserved requests are %s: %s%% of demand is shed", share,
+                            pct);
+    }
     default:
         return 0;
     }
@@ -317,13 +331,34 @@ int cost_findings_inference(const struct cost_scenario *sc, const struct cost_op
                             svc->slo_metric, target, max_err);
     }
     NUM(capacity, r->capacity_rps);
-    if (add_sentence(findings, "one replica serves %s requests/s within %s ≤ %s ms", capacity,
-                     svc->slo_metric, target) != 0)
+    if (sc->engine >= 2 && svc->slo_count > 1) {
+        char all[512] = "";
+        for (size_t m = 0; m < svc->slo_count; m++) {
+            NUM(t, svc->slo_targets_ms[m]);
+            size_t len = strlen(all);
+            snprintf(all + len, sizeof all - len, "%s%s ≤ %s ms", m ? " and " : "",
+                     svc->slo_metrics[m], t);
+        }
+        if (add_sentence(findings, "one replica serves %s requests/s within %s", capacity, all) !=
+            0)
+            return -1;
+    } else if (add_sentence(findings, "one replica serves %s requests/s within %s ≤ %s ms",
+                            capacity, svc->slo_metric, target) != 0) {
         return -1;
+    }
+    if (reasons & COST_REASON_SLO_CAPACITY) {
+        NUM(floor, 100 * svc->min_slo_attainment);
+        if (add_sentence(findings,
+                         "cannot hold the SLO under every demand scenario: below %s%% of demand "
+                         "served within it in at least one (slo_capacity_scenarios names them)",
+                         floor) != 0)
+            return -1;
+    }
     if (!r->runs)
         return 0;
     int items[FINDING_MAX_ITEMS];
-    int n = largest_items(r->breakdown, COST_I_ITEMS, COST_I_USEFUL, r->total, items);
+    int n =
+        largest_items(r->breakdown, COST_I_ITEMS_OF(sc->engine), COST_I_USEFUL, r->total, items);
     for (int k = 0; k < n; k++) {
         char share[64];
         share_phrase(r->breakdown[items[k]] / r->total, share, sizeof share);

@@ -313,6 +313,20 @@ static int compare_doubles(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Engine 2's expected shortfall: with the rank r = ⌈α·N⌉ (as the nearest rank) and k = N − r,
+ * the mean of the k largest values, or the largest when k = 0 (values reordered in place). */
+static double cvar_of(double *values, size_t n, double alpha)
+{
+    size_t rank = nearest_rank_index(n, alpha) + 1, k = n - rank;
+    size_t from = k == 0 ? n - 1 : n - k;
+    select_rank(values, 0, (ptrdiff_t)n - 1, (ptrdiff_t)from);
+    double sum = 0;
+    for (size_t i = from; i < n; i++)
+        sum += values[i];
+    double cvar = sum / (double)(n - from);
+    return isfinite(cvar) ? cvar : NAN;
+}
+
 /* Mean and the quantiles of values (reordered in place). A rank that lands on a trial that
  * could not finish (+∞) has no figure. */
 static void summarise(double *values, size_t n, double reliable_p, struct cost_quantiles *q)
@@ -431,6 +445,231 @@ int cost_mc_run(const struct cost_scenario *sc, size_t opt_index,
     }
     summarise(costs, n, as->reliable_quantile, &out->cost);
     summarise(times, n, as->reliable_quantile, &out->time);
+    free(costs);
+    free(times);
+    return 0;
+}
+
+/* ---- engine 2 ----------------------------------------------------------------------------- */
+
+/* One attempt's queue wait from the 101 percentiles: linear between neighbouring percentiles. */
+static double draw_queue_quantiles(struct cost_rng *rng, const void *ctx)
+{
+    const double *q = ctx;
+    double x = 100 * cost_rng_uniform(rng);
+    int i = (int)x;
+    return q[i] + (x - i) * (q[i + 1] - q[i]);
+}
+
+/* What one completed run (its failed attempts, queue waits, interruptions and reads included)
+ * costs and takes, and the moments of both (for sums of many runs drawn as one normal). */
+struct run2_model {
+    const struct cost_benchmark *bench;
+    struct run_model run;
+    struct attempt_model attempt;
+    double q, f, fail_sq;
+    double compute_factor, engineer_per_s, per_run_fixed;
+    double read_per_attempt, read_per_run_s; /* reads from the source: per attempt, per second */
+    const double *queue_quantiles;
+    double queue_mean, queue_var;
+    double cost_mean, cost_sd, time_mean, time_sd, rho, cost_min, time_min;
+};
+
+static void run2_moments(struct run2_model *m)
+{
+    const struct cost_benchmark *b = m->bench;
+    double rm = run_mean(&m->run), rv = run_var(&m->run);
+    double vu = fmax(0, m->fail_sq * (rv + rm * rm) - m->f * m->f * rm * rm);
+    double ek = m->q / (1 - m->q), vk = m->q / ((1 - m->q) * (1 - m->q));
+    double alpha = m->compute_factor + m->engineer_per_s, beta = m->engineer_per_s;
+    double ar = alpha + m->read_per_run_s, mw = m->queue_mean, vw = m->queue_var;
+    double ez = alpha * b->setup_s + ar * m->f * rm + beta * mw + m->read_per_attempt;
+    double ezt = b->setup_s + m->f * rm + mw;
+    m->cost_mean =
+        alpha * b->setup_s + ar * rm + beta * mw + m->read_per_attempt + m->per_run_fixed + ek * ez;
+    m->time_mean = b->setup_s + rm + mw + ek * ezt;
+    double vx =
+        ar * ar * rv + beta * beta * vw + ek * (ar * ar * vu + beta * beta * vw) + vk * ez * ez;
+    double vy = rv + vw + ek * (vu + vw) + vk * ezt * ezt;
+    double cxy = ar * rv + beta * vw + ek * (ar * vu + beta * vw) + vk * ez * ezt;
+    m->cost_sd = sqrt(fmax(0, vx));
+    m->time_sd = sqrt(fmax(0, vy));
+    m->rho =
+        m->cost_sd > 0 && m->time_sd > 0 ? fmax(-1, fmin(1, cxy / (m->cost_sd * m->time_sd))) : 0;
+    double run_min = m->run.segments * m->run.length_s;
+    m->time_min = b->setup_s + run_min;
+    m->cost_min = alpha * b->setup_s + alpha * run_min + m->per_run_fixed + m->read_per_attempt;
+}
+
+/* One completed run drawn attempt by attempt. */
+static void draw_run2(struct cost_rng *rng, const struct run2_model *m, double *cost, double *time)
+{
+    const struct cost_benchmark *b = m->bench;
+    double failures = m->q > 0 ? rng_failures(rng, 1 - m->q) : 0;
+    double rm = run_mean(&m->run), rv = run_var(&m->run);
+    double failed_var = m->fail_sq * (rv + rm * rm) - m->f * rm * m->f * rm;
+    double failed_s = sum_terms(rng, failures, b->setup_s + m->f * rm, fmax(0, failed_var),
+                                b->setup_s, draw_failed_attempt, &m->attempt);
+    double billed_s = b->setup_s + draw_run(rng, &m->run) + failed_s;
+    double queue_s = 0;
+    if (m->queue_quantiles)
+        queue_s = sum_terms(rng, failures + 1, m->queue_mean, m->queue_var, m->queue_quantiles[0],
+                            draw_queue_quantiles, m->queue_quantiles);
+    else if (m->queue_mean > 0)
+        queue_s = sum_terms(rng, failures + 1, m->queue_mean, m->queue_var, 0, draw_queue,
+                            &m->queue_mean);
+    double wait_s = queue_s + billed_s;
+    double reads = m->read_per_attempt * (failures + 1) +
+                   m->read_per_run_s * (billed_s - (failures + 1) * b->setup_s);
+    *cost = billed_s * m->compute_factor + m->per_run_fixed + m->engineer_per_s * wait_s + reads;
+    *time = wait_s;
+}
+
+/* runs completed runs: one by one when few, else one (bivariate) normal draw. */
+static void draw_runs(struct cost_rng *rng, const struct run2_model *m, double runs, bool want_time,
+                      double *cost, double *time)
+{
+    *cost = *time = 0;
+    if (runs <= COST_MC_EXACT_TERMS) {
+        for (double i = 0; i < runs; i++) {
+            double c, t;
+            draw_run2(rng, m, &c, &t);
+            *cost += c;
+            *time += t;
+        }
+        return;
+    }
+    double z1 = rng_normal(rng), root = sqrt(runs);
+    *cost = fmax(runs * m->cost_min, runs * m->cost_mean + root * m->cost_sd * z1);
+    if (want_time) {
+        double z2 = rng_normal(rng);
+        double y = runs * m->time_mean +
+                   root * m->time_sd * (m->rho * z1 + sqrt(fmax(0, 1 - m->rho * m->rho)) * z2);
+        *time = fmax(runs * m->time_min, y);
+    }
+}
+
+/* Completed runs until `outcomes` accepted ones (a run accepted with probability a). */
+static double draw_runs_for(struct cost_rng *rng, double outcomes, double a)
+{
+    if (a >= 1 || outcomes <= 0)
+        return outcomes;
+    if (outcomes <= COST_MC_EXACT_TERMS) {
+        double runs = outcomes;
+        for (double i = 0; i < outcomes; i++)
+            runs += rng_failures(rng, a);
+        return runs;
+    }
+    double mean = outcomes * (1 - a) / a, sd = sqrt(outcomes * (1 - a)) / a;
+    return outcomes + fmax(0, round(mean + sd * rng_normal(rng)));
+}
+
+int cost_mc_run2(const struct cost_scenario *sc, size_t opt_index,
+                 const struct cost_batch_result *cf, bool percentiles, struct cost_mc_result *out)
+{
+    const struct cost_option *opt = &sc->options[opt_index];
+    const struct cost_benchmark *b = &opt->bench;
+    const struct cost_assumptions *as = &sc->assumptions;
+    size_t n = sc->trials;
+    memset(out, 0, sizeof *out);
+    double *costs = malloc(n * sizeof *costs);
+    double *times = malloc(n * sizeof *times);
+    if (!costs || !times) {
+        free(costs);
+        free(times);
+        return -1;
+    }
+    struct cost_rng rng;
+    cost_rng_seed(&rng, sc->seed);
+    for (size_t i = 0; i < opt_index; i++)
+        cost_rng_jump(&rng);
+
+    double lambda = cf->interruption_rate_per_s, f = as->failure_progress_fraction;
+    double V = as->planned_outcomes, a = cf->acceptance;
+    struct run2_model m = {
+        .bench = b,
+        .run = {.segments = cf->segments, .interrupted = lambda > 0},
+        .q = cf->failure_probability,
+        .f = f,
+        .compute_factor =
+            cf->rate_per_s / cf->paid_utilization * (1 + opt->offer.orchestration_overhead),
+        .engineer_per_s = as->engineer_rate_per_hour * as->engineer_blocked_fraction / 3600,
+        .per_run_fixed = cf->per_run_fixed,
+        .read_per_attempt = cf->source_egress_gb * b->transfer_gb,
+        .read_per_run_s = cf->source_egress_gb * b->restage_gb * lambda,
+        .queue_quantiles = b->queue_quantiles,
+    };
+    m.attempt = (struct attempt_model){.run = &m.run,
+                                       .setup_s = b->setup_s,
+                                       .fail_lo = f <= 0.5 ? 0 : 2 * f - 1,
+                                       .fail_hi = f <= 0.5 ? 2 * f : 1};
+    m.fail_sq = (m.attempt.fail_lo * m.attempt.fail_lo + m.attempt.fail_lo * m.attempt.fail_hi +
+                 m.attempt.fail_hi * m.attempt.fail_hi) /
+                3;
+    if (b->queue_quantiles) {
+        double sq = 0;
+        for (int i = 0; i + 1 < COST_QUEUE_QUANTILES; i++) {
+            double lo = b->queue_quantiles[i], hi = b->queue_quantiles[i + 1];
+            sq += (lo * lo + lo * hi + hi * hi) / 300;
+        }
+        m.queue_mean = cost_queue_quantiles_mean(b->queue_quantiles);
+        m.queue_var = fmax(0, sq - m.queue_mean * m.queue_mean);
+    } else {
+        m.queue_mean = b->queue_wait_s;
+        m.queue_var = b->queue_wait_s * b->queue_wait_s;
+    }
+    bool fixed_throughput = !(b->throughput_stddev > 0);
+    if (fixed_throughput) {
+        m.run.length_s = sc->workload.target_units / b->throughput_units_per_s / cf->segments +
+                         b->checkpoint_write_s;
+        if (m.run.interrupted)
+            segment_model_init(&m.run.seg, lambda, m.run.length_s, b->restart_s);
+        run2_moments(&m);
+    }
+
+    for (size_t t = 0; t < n; t++) {
+        if (!fixed_throughput) { /* drawn once: a slow device is slow all month */
+            double throughput;
+            do
+                throughput = b->throughput_units_per_s + b->throughput_stddev * rng_normal(&rng);
+            while (!(throughput > 0));
+            m.run.length_s =
+                sc->workload.target_units / throughput / cf->segments + b->checkpoint_write_s;
+            if (m.run.interrupted) {
+                if (!(lambda * m.run.length_s <= COST_INTERRUPTION_EXPONENT_LIMIT)) {
+                    costs[t] = times[t] = INFINITY; /* this draw cannot finish */
+                    out->unfinished_trials++;
+                    continue;
+                }
+                segment_model_init(&m.run.seg, lambda, m.run.length_s, b->restart_s);
+            }
+            run2_moments(&m);
+        }
+        /* The first outcome (its time is the trial's time to result), then the rest. */
+        double first_cost, first_time, rest_cost, unused;
+        draw_runs(&rng, &m, draw_runs_for(&rng, 1, a), true, &first_cost, &first_time);
+        draw_runs(&rng, &m, draw_runs_for(&rng, V - 1, a), false, &rest_cost, &unused);
+        double cost = (first_cost + rest_cost) / V + cf->per_outcome_fixed;
+        if (!isfinite(cost) || !isfinite(first_time)) {
+            cost = first_time = INFINITY;
+            out->unfinished_trials++;
+        }
+        costs[t] = cost;
+        times[t] = first_time;
+    }
+    if (percentiles) {
+        qsort(costs, n, sizeof *costs, compare_doubles);
+        for (size_t k = 1; k <= COST_PERCENTILES; k++) {
+            double v = costs[nearest_rank_index(n, (double)k / 100)];
+            out->cost_percentile[k - 1] = isfinite(v) ? v : NAN;
+        }
+    }
+    summarise(costs, n, as->reliable_quantile, &out->cost);
+    out->cost.cvar = cvar_of(costs, n, as->reliable_quantile);
+    summarise(times, n, as->reliable_quantile, &out->time);
+    out->time.cvar = cvar_of(times, n, as->reliable_quantile);
+    if (!as->risk_quantile)
+        out->cost.reliable = out->cost.cvar;
     free(costs);
     free(times);
     return 0;

@@ -574,9 +574,13 @@ int bundle_recompute(const json_t *bundle, double rel_tol, bundle_notice_fn noti
     json_object_foreach((json_t *)comparisons, key, entry)
     {
         const json_t *stored = json_object_get(entry, "result");
+        const char *stored_version = json_string_value(json_object_get(stored, "engine_version"));
+        /* Recomputed with the engine that made it (docs/cost-model.md keeps both); a version
+         * this build does not know is recomputed with the current engine, and said so. */
+        int engine = cost_engine_of_version(stored_version);
         struct problems errs;
         problems_init(&errs);
-        json_t *fresh = cost_compare(json_object_get(entry, "scenario"), &errs);
+        json_t *fresh = cost_compare_engine(json_object_get(entry, "scenario"), engine, &errs);
         if (!fresh) {
             fail(why, why_size, "comparison %s: the engine refuses its scenario: %s%s%s", key,
                  errs.count ? errs.items[0].pointer : "", errs.count ? " " : "",
@@ -585,12 +589,14 @@ int bundle_recompute(const json_t *bundle, double rel_tol, bundle_notice_fn noti
             return 1;
         }
         problems_free(&errs);
-        const char *stored_version = json_string_value(json_object_get(stored, "engine_version"));
-        if (notice && (!stored_version || strcmp(stored_version, COST_ENGINE_VERSION) != 0)) {
+        const char *fresh_version = json_string_value(json_object_get(fresh, "engine_version"));
+        if (notice &&
+            (!stored_version || !fresh_version || strcmp(stored_version, fresh_version) != 0)) {
             char message[512];
             snprintf(message, sizeof message,
                      "comparison %s: stored by engine %s, recomputed with %s", key,
-                     stored_version ? stored_version : "(none recorded)", COST_ENGINE_VERSION);
+                     stored_version ? stored_version : "(none recorded)",
+                     fresh_version ? fresh_version : "?");
             notice(ctx, message);
         }
         char where[512];

@@ -12,6 +12,7 @@
 #include "core/formats/evfield.h"
 #include "core/ledger/jcs.h"
 #include "core/validate.h"
+#include "http/engine.h"
 #include "http/gate.h"
 #include "http/evidence.h"
 #include "http/idempotency.h"
@@ -131,6 +132,16 @@ static int engine_enter(struct req *r)
     else
         gate_reply_busy(r, &engine_gate);
     return -1;
+}
+
+int engine_slot_enter(struct req *r)
+{
+    return engine_enter(r);
+}
+
+void engine_slot_leave(struct req *r)
+{
+    gate_leave_as(&engine_gate, r->who.user_id);
 }
 
 /* Resolves and computes with engine (cost_compare, or cost_charts). Answers on failure
@@ -449,7 +460,10 @@ static void comparison_charts(struct req *r)
     problems_init(&p);
     if (engine_enter(r) != 0)
         goto out;
-    charts = cost_charts(json_object_get(stored, "scenario"), &p);
+    /* with the engine that made the comparison (its quantiles came from that engine's trials) */
+    charts = cost_charts_engine(
+        json_object_get(stored, "scenario"),
+        cost_engine_of_version(json_string_value(json_object_get(stored, "engine_version"))), &p);
     gate_leave_as(&engine_gate, r->who.user_id);
     if (!charts) { /* a stored scenario the engine took once and refuses now: not the caller's */
         resp_problem(r, 500, "internal", "Internal error",
