@@ -121,3 +121,16 @@ export function copyButton(text, { label = 'Copy', select = null, testid = null 
   });
   return h('span', { class: 'copy-wrap' }, btn, said);
 }
+
+// An id shown to people only as a copy button (names are what pages show; auditors and API
+// users copy the id): "Copy id", the id itself in its accessible description and tooltip.
+export function idButton(id, { what = 'record', label = 'Copy id' } = {}) {
+  if (!id) return '';
+  const b = copyButton(String(id), { label });
+  const btn = b.querySelector('button');
+  btn.title = String(id);
+  btn.setAttribute('aria-label', `${label} ${id}`);
+  btn.dataset.what = what;
+  btn.dataset.id = String(id);
+  return b;
+}

@@ -261,9 +261,11 @@ test('the decision page shows every field, the signer\'s key, a verified inclusi
   await page.locator('[data-testid=decision-inclusion][data-ok=true]').waitFor();
   const rec = d.record;
   const field = (name) => page.locator(`[data-testid=decision-record] dd[data-field=${name}]`).innerText();
-  for (const name of ['decision', 'chosen_option', 'owner', 'accepted_by', 'question', 'baseline', 'residual_exposure', 'next_authority_boundary', 'created_at', 'id']) {
+  for (const name of ['decision', 'chosen_option', 'owner', 'accepted_by', 'question', 'baseline', 'residual_exposure', 'next_authority_boundary', 'created_at']) {
     assert.equal((await field(name)).trim(), rec[name] ?? '—', name);
   }
+  // The record's id: only in its copy button.
+  assert.equal(await page.locator('[data-testid=decision-record] dd[data-field=id] button[data-id]').getAttribute('data-id'), rec.id);
   for (const name of ['assumptions', 'unresolved_questions']) {
     assert.equal((await field(name)).trim(), rec[name].length ? rec[name].join('\n') : '—', name);
   }
@@ -273,7 +275,7 @@ test('the decision page shows every field, the signer\'s key, a verified inclusi
   assert.equal(rec.evidence.length, 1);
   await page.waitForFunction(() => [...document.querySelectorAll('dd[data-field=evidence] .evidence-name')].every((x) => x.textContent !== ''));
   const evidenceShown = await field('evidence');
-  assert.ok(evidenceShown.includes(rec.evidence[0]), 'the evidence id stays visible');
+  assert.equal(await page.locator('dd[data-field=evidence] button[data-id]').first().getAttribute('data-id'), rec.evidence[0], 'the evidence id stays in a copy button');
   assert.match(evidenceShown, /^benchmark: .+ on .+ \(.+\) · measured \d{4}-\d\d-\d\d/, 'named');
   assert.equal(await page.getByTestId('signer').innerText(), 'olga');
   assert.equal(await page.getByTestId('signer-key').innerText(), rec.signer_key_id);

@@ -1,12 +1,12 @@
 // The auditor's view of the signed log: the latest checkpoint and the server's verifier key,
 // the decisions as logged (decoded from the leaves themselves), the audit bundle, and an
 // in-browser check of any one leaf. The authoritative check is offline `capledger verify`.
-import { h, field, alertBox, notice, busy, table, copyButton } from '../dom.js';
+import { h, field, alertBox, notice, busy, table, copyButton, idButton } from '../dom.js';
 import { request, get, listAll } from '../api.js';
 import { fromBase64 } from '../bytes.js';
 import { fetchVerifierKey, checkLeaf } from '../inclusion.js';
 import { parseCheckpointBody, splitNote } from '../logcheck.js';
-import { dateTime, shortId } from '../format.js';
+import { dateTime } from '../format.js';
 
 const PAGE = 100;
 // The name the download link gives the bundle; the offline command below uses the same one.
@@ -129,7 +129,7 @@ export async function renderAudit(root, ctx) {
       { label: 'Entry', value: (r) => (rec(r) ? h('span', { class: `decision decision-${rec(r).decision}` }, rec(r).decision)
         : r.leaf && r.leaf.kind ? h('span', { title: r.leaf.key_id }, KIND[r.leaf.kind] || r.leaf.kind) : 'unreadable') },
       { label: 'Chosen option', value: (r) => (rec(r) && rec(r).chosen_option) || '—' },
-      { label: 'Review', value: (r) => (rec(r) ? [h('a', { href: `#/reviews/${encodeURIComponent(rec(r).review_id)}` }, titles.get(rec(r).review_id) || shortId(rec(r).review_id)), ' ', h('code', { class: 'sub', title: rec(r).review_id }, shortId(rec(r).review_id))] : '') },
+      { label: 'Review', value: (r) => (rec(r) ? [h('a', { href: `#/reviews/${encodeURIComponent(rec(r).review_id)}` }, titles.get(rec(r).review_id) || 'a review'), ' ', idButton(rec(r).review_id, { what: 'the review' })] : '') },
       { label: 'Owner', value: (r) => (rec(r) ? rec(r).owner : (r.leaf && r.leaf.owner) || '') },
       { label: 'Received', value: (r) => (rec(r) ? dateTime(r.leaf.received_at) : r.leaf && r.leaf.at ? dateTime(r.leaf.at) : '') },
       { label: 'Record', value: (r) => (rec(r) ? h('a', { href: `#/decisions/${encodeURIComponent(rec(r).id)}` }, 'full record') : '') },

@@ -2,13 +2,13 @@
 // a team makes from its own tools (sacct, nvidia-smi, DCGM, vLLM and other load tests, price
 // sheets), sent with the Content-Type the API expects, answering what was inserted, what was a
 // duplicate, and which lines were rejected and why.
-import { h, field, alertBox, notice, busy, table } from '../dom.js';
-import { request, get, ApiError } from '../api.js';
+import { h, field, alertBox, notice, busy, table, idButton } from '../dom.js';
+import { request, get, listAll, ApiError } from '../api.js';
 import { listing, select } from '../listing.js';
 import { money, number, percent, dateTime, shortId, duration } from '../format.js';
-import { problemList } from '../problems.js';
+import { problemList, fieldName, plainMessage } from '../problems.js';
 import { may } from '../roles.js';
-import { recordPicker } from '../pickers.js';
+import { recordPicker, DESCRIBE } from '../pickers.js';
 import { usageChart, usageOverTimeChart, dutyCycleChart } from '../charts.js';
 
 const TABS = [
@@ -30,7 +30,7 @@ function warningList(warnings) {
 }
 
 // Every upload the caller may see: what it brought and what was odd about it.
-function uploadsList() {
+function uploadsList(ctx) {
   return listing({
     path: '/uploads',
     title: 'Uploads',
@@ -46,15 +46,22 @@ function uploadsList() {
       { label: 'Warnings', value: (r) => warningList(r.warnings) || '' },
       { label: 'Id', value: idCell },
     ],
-    empty: 'No uploads visible to you.',
+    empty: emptyNext(ctx, 'No uploads visible to you yet.', 'POST /runs', 'Upload job accounting, GPU telemetry or a load test'),
   });
+}
+
+// An empty list says what to do next: the upload that fills it for a role that may, else who can.
+function emptyNext(ctx, what, route, action) {
+  return may(ctx.user, route)
+    ? [what, ' ', h('a', { href: '#/evidence/upload' }, action), '.']
+    : [what, ' Team members and owners add it under Evidence → Upload.'];
 }
 
 const text = () => h('input', { type: 'text' });
 const date = () => h('input', { type: 'date' });
-const idCell = (r) => h('code', { title: r.id }, shortId(r.id));
+const idCell = (r) => idButton(r.id);
 
-function workloads() {
+function workloads(ctx) {
   return listing({
     path: '/workloads',
     title: 'Workloads',
@@ -73,11 +80,11 @@ function workloads() {
       { label: 'Memory / GPU', class: 'num', value: (r) => (r.memory_required_gb ? `${number(r.memory_required_gb)} GB` : '') },
       { label: 'Id', value: idCell },
     ],
-    empty: 'No workloads visible to you.',
+    empty: emptyNext(ctx, 'No workloads visible to you yet.', 'POST /workloads', 'Describe a workload (Upload → JSON record)'),
   });
 }
 
-function offers() {
+function offers(ctx) {
   return listing({
     path: '/offers',
     title: 'Offers',
@@ -96,11 +103,11 @@ function offers() {
       { label: 'Interruptions / h', class: 'num', value: (r) => (r.interruption_rate_per_hour != null ? number(r.interruption_rate_per_hour, 3) : '') },
       { label: 'Id', value: idCell },
     ],
-    empty: 'No offers yet.',
+    empty: emptyNext(ctx, 'No offers yet.', 'POST /offers', 'Upload a price sheet'),
   });
 }
 
-function benchmarks() {
+function benchmarks(ctx) {
   return listing({
     path: '/benchmarks',
     title: 'Benchmarks',
@@ -119,11 +126,11 @@ function benchmarks() {
       { label: 'Outcome', value: (r) => r.outcome + (r.failure_reason ? ` (${r.failure_reason})` : '') },
       { label: 'Id', value: idCell },
     ],
-    empty: 'No benchmarks visible to you.',
+    empty: emptyNext(ctx, 'No benchmarks visible to you yet.', 'POST /benchmarks/import', 'Upload a load test (vLLM, GenAI-Perf or MLPerf)'),
   });
 }
 
-function runs() {
+function runs(ctx) {
   return listing({
     path: '/runs',
     title: 'Runs',
@@ -144,7 +151,7 @@ function runs() {
       { label: 'GPUs', class: 'num', value: (r) => number(r.gpus) },
       { label: 'State', value: (r) => h('span', { class: r.state === 'COMPLETED' ? 'state ok' : 'state bad' }, r.state) },
     ],
-    empty: 'No runs match.',
+    empty: emptyNext(ctx, 'No runs match: clear the filters or widen the dates.', 'POST /runs', 'Upload job accounting (Slurm sacct)'),
   });
 }
 
@@ -170,7 +177,7 @@ function uploadResult(data) {
     ['CPU-only rows', data.skipped_cpu_only], ['unknown GPU memory', data.skipped_unknown_memory],
   ].filter(([, v]) => v !== undefined && v !== null);
   return h('div', { class: 'upload-result', 'data-testid': 'upload-result' },
-    notice(h('span', null, 'Uploaded. Cite it as evidence with id ', h('code', { class: 'hash' }, data.id || (data.benchmark && data.benchmark.id) || '?'), '.'), 'success'),
+    notice(h('span', null, 'Uploaded. A decision cites it by name (Evidence, in the decision form); ', idButton(data.id || (data.benchmark && data.benchmark.id), { what: 'this upload' })), 'success'),
     counts.length ? h('dl', { class: 'counts' }, counts.map(([k, v]) => h('div', null, h('dt', null, k), h('dd', { 'data-count': k }, number(v, 0))))) : null,
     (data.flags || []).length ? h('p', null, 'Flags: ', data.flags.join(', ')) : null,
     warningList(data.warnings),
@@ -179,8 +186,8 @@ function uploadResult(data) {
       h('h4', null, `Rejected lines${rejectedTotal > rejected.length ? ` (first ${rejected.length} of ${rejectedTotal})` : ''}`),
       table([
         { label: 'Line', class: 'num', value: (r) => (r.line ?? '') },
-        { label: 'Field', value: (r) => r.pointer || '' },
-        { label: 'Problem', value: (r) => r.message },
+        { label: 'Field', value: (r) => fieldName(r.pointer) },
+        { label: 'Problem', value: (r) => plainMessage(r.message) },
       ], rejected)) : null);
 }
 
@@ -321,7 +328,7 @@ function jsonRecordForm(ctx) {
       out.replaceChildren();
       try {
         const { data } = await request('POST', `/${kind.control.value}`, { json: body });
-        out.append(notice(h('span', null, 'Created with id ', h('code', { class: 'hash' }, data.id)), 'success'));
+        out.append(notice(h('span', null, 'Created. ', idButton(data.id, { what: 'the new record' })), 'success'));
       } catch (e) {
         out.append(alertBox(`Not created: ${e.message}`, problemList(e.errors)));
       }
@@ -396,8 +403,70 @@ function benchmarkView(id) {
   return { el, load };
 }
 
+// The usage report's unpriced runs (cluster, partition, GPU model) and, for owners (who keep the
+// cluster maps), a way to price each: pick an offer by name and the partition's entry in the
+// cluster's map gets it (GET the map, add or complete the entry, PUT it back).
+function unpricedView(unpriced, ctx, reload) {
+  const canPrice = may(ctx.user, 'PUT /clusters/{name}');
+  let offers = null;
+  const offerSelect = async (sel) => {
+    offers ??= listAll('/offers', {}, 500).catch(() => []);
+    const items = await offers;
+    sel.replaceChildren(h('option', { value: '' }, items.length ? 'choose an offer' : 'no offers yet: add a price sheet under Upload'),
+      ...items.map((o) => h('option', { value: o.id }, DESCRIBE.offers(o))));
+  };
+  async function price(u, offerId, out) {
+    let map = { partitions: [] };
+    try {
+      ({ data: map } = await get(`/clusters/${encodeURIComponent(u.cluster)}`));
+    } catch (e) {
+      if (!(e instanceof ApiError && e.status === 404)) throw e;
+    }
+    const body = { partitions: (map.partitions || []).map((p) => Object.fromEntries(
+      ['partition', 'gpu_model', 'workload_class', 'offer_id'].filter((k) => p[k] != null).map((k) => [k, p[k]]))) };
+    if (map.default_class) body.default_class = map.default_class;
+    if (map.description) body.description = map.description;
+    const same = body.partitions.find((p) => p.partition === u.partition && (p.gpu_model ?? null) === (u.gpu_model ?? null));
+    if (same) same.offer_id = offerId;
+    else body.partitions.push({ partition: u.partition, ...(u.gpu_model ? { gpu_model: u.gpu_model } : {}), offer_id: offerId });
+    await request('PUT', `/clusters/${encodeURIComponent(u.cluster)}`, { json: body });
+    out.replaceChildren(notice('Priced: the report is shown again with it.', 'success'));
+    await reload();
+  }
+  const priceCell = (u) => {
+    const sel = h('select', { 'aria-label': `Offer that prices ${u.cluster} ${u.partition ?? ''} ${u.gpu_model ?? ''}` });
+    offerSelect(sel);
+    const out = h('span', { 'aria-live': 'polite' });
+    const btn = h('button', { type: 'button' }, 'Price with this offer');
+    btn.addEventListener('click', () => busy(btn, async () => {
+      if (!sel.value) {
+        out.replaceChildren(alertBox('Choose the offer whose price applies first.'));
+        return;
+      }
+      try {
+        await price(u, sel.value, out);
+      } catch (e) {
+        out.replaceChildren(alertBox(`Not priced: ${e.message}`, problemList(e.errors)));
+      }
+    }));
+    return h('span', { class: 'inline-form' }, sel, btn, out);
+  };
+  return h('div', { class: 'unpriced', 'data-testid': 'unpriced' },
+    h('p', { class: 'hint' }, canPrice
+      ? 'These GPU runs have no price: their cluster does not say which offer a partition\'s GPU-hours cost. Choose the offer for each below; runs are priced from then on.'
+      : 'These GPU runs have no price: their cluster does not say which offer a partition\'s GPU-hours cost. An owner sets it on this page (Usage, "Price with this offer").'),
+    table([
+      { label: 'Cluster', value: (u) => u.cluster },
+      { label: 'Partition', value: (u) => u.partition ?? '' },
+      { label: 'GPU model', value: (u) => u.gpu_model ?? '' },
+      { label: 'Runs', class: 'num', value: (u) => number(u.runs, 0) },
+      { label: 'GPU-hours', class: 'num', value: (u) => number(u.gpu_hours) },
+      ...(canPrice ? [{ label: 'Price', value: priceCell }] : []),
+    ], unpriced, { caption: 'GPU runs without a price' }));
+}
+
 // GET /reports/usage: where GPU hours go and how often runs fail, by the chosen groups.
-function usage() {
+function usage(ctx) {
   const groups = [['team', 'team'], ['workload_class', 'class'], ['cluster', 'cluster'], ['state', 'state']];
   const boxes = groups.map(([key, label]) => {
     const box = h('input', { type: 'checkbox', value: key, checked: key === 'team' || key === 'workload_class', id: `usage-${key}` });
@@ -438,15 +507,9 @@ function usage() {
         { label: 'GPU util.', class: 'num', value: (r) => (r.mean_gpu_utilization != null ? percent(r.mean_gpu_utilization) : '') },
         { label: 'Cost', class: 'num', value: (r) => (r.cost && typeof r.cost === 'object' ? money(r.cost.amount ?? r.cost.total, r.cost.currency) : (r.cost != null ? number(r.cost) : '')) },
         { label: 'Spent on runs that did not complete', class: 'num', value: (r) => (r.cost && r.cost.failed_amount != null ? `${money(r.cost.failed_amount, r.cost.currency)}${r.cost.failed_share != null ? ` (${percent(r.cost.failed_share)})` : ''}` : '') },
-      ], data.groups || [], { caption: 'Job accounting by group', empty: 'No runs in this period.' }),
-      (data.unpriced || []).length ? table([
-        { label: 'Cluster', value: (u) => u.cluster },
-        { label: 'Partition', value: (u) => u.partition ?? '' },
-        { label: 'GPU model', value: (u) => u.gpu_model ?? '' },
-        { label: 'Runs', class: 'num', value: (u) => number(u.runs, 0) },
-        { label: 'GPU-hours', class: 'num', value: (u) => number(u.gpu_hours) },
-      ], data.unpriced, { caption: 'GPU runs without a price: give their cluster a partition map (PUT /api/v1/clusters/{name}) or pick an offer', empty: '' }) : null,
-      chosen.includes('team') ? usageChart(data.groups) : null,
+      ], data.groups || [], { caption: 'Job accounting by group', empty: emptyNext(ctx, 'No runs in this period: widen the dates.', 'POST /runs', 'Upload job accounting (Slurm sacct)') }),
+      (data.unpriced || []).length ? unpricedView(data.unpriced, ctx, load) : '',
+      (chosen.includes('team') && usageChart(data.groups)) || '',
       await overTime());
     } catch (e) {
       results.replaceChildren(alertBox(`Usage report unavailable: ${e.message}`, problemList(e.errors)));
@@ -472,7 +535,7 @@ export async function renderEvidence(root, ctx) {
     return;
   }
   const list = tab === 'benchmarks' && ctx.params[1] ? benchmarkView(ctx.params[1])
-    : { workloads, offers, benchmarks, runs, usage, uploads: uploadsList }[tab]();
+    : { workloads, offers, benchmarks, runs, usage, uploads: uploadsList }[tab](ctx);
   root.append(list.el);
   await list.load();
 }

@@ -1,6 +1,6 @@
 // 90-day reviews: the list, a new review, and one review's phases, artifacts, the 7-item
 // checklist (covered, or exactly what is missing), its decisions, and the signed decision form.
-import { h, field, alertBox, notice, busy, table } from '../dom.js';
+import { h, field, alertBox, notice, busy, table, idButton } from '../dom.js';
 import { request, get, listAll, ApiError } from '../api.js';
 import { dateTime, shortId } from '../format.js';
 import { problemList, placeFieldErrors } from '../problems.js';
@@ -70,7 +70,9 @@ export async function renderReviews(root, ctx) {
       { label: 'Owner', value: (r) => r.owner },
       { label: 'Started', value: (r) => r.started_on },
       { label: 'Status', value: (r) => statusBadge(r.status) },
-    ], items, { caption: 'Reviews', empty: 'No reviews yet.' }));
+    ], items, { caption: 'Reviews', empty: may(ctx.user, 'POST /reviews')
+      ? 'No reviews yet: start one with the form "New 90-day review" below.'
+      : 'No reviews of your teams\' workloads yet: an owner starts one, and it appears here.' }));
   } catch (e) {
     list.replaceChildren(alertBox(`Could not list reviews: ${e.message}`));
   }
@@ -172,7 +174,7 @@ function phasesView(review, artifacts, canEdit, refresh) {
               onchange: (ev) => setArtifactStatus(review, a, ev.target.value, refresh),
             }, ARTIFACT_STATUS.map(([v, l]) => h('option', { value: v, selected: v === a.status }, l)))
             : a.status) },
-        ], mine, { empty: 'No artifacts in this phase.' }));
+        ], mine, { empty: canEdit ? 'No artifacts in this phase: add one under "Add an artifact".' : 'No artifacts in this phase.' }));
     }));
 }
 
@@ -187,7 +189,7 @@ function decisionsView(decisions) {
       { label: 'Owner', value: (d) => rec(d).owner },
       { label: 'Accepted by', value: (d) => rec(d).accepted_by },
       { label: 'Signed', value: (d) => dateTime(rec(d).created_at) },
-      { label: 'Record', value: (d) => h('a', { href: `#/decisions/${encodeURIComponent(d.id)}`, title: d.id }, h('code', null, shortId(d.id))) },
+      { label: 'Record', value: (d) => [h('a', { href: `#/decisions/${encodeURIComponent(d.id)}` }, `${rec(d).decision} of ${dateTime(rec(d).created_at)}`), ' ', idButton(d.id, { what: 'the decision' })] },
       { label: 'Status', value: (d) => (d.superseded_by ? 'superseded' : h('strong', null, 'current')) },
     ], decisions, { empty: 'No decision yet.' }));
 }
