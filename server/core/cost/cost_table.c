@@ -110,6 +110,33 @@ static void row(struct strbuf *sb, const json_t *options, size_t width, const ch
     sb_printf(sb, "\n");
 }
 
+/* A row of engine 2's by_demand_scenario_detail[scenario][key]; left out when absent. */
+static void detail_row(struct strbuf *sb, const json_t *options, size_t width, const char *label,
+                       const char *scenario, const char *key)
+{
+    size_t i;
+    const json_t *opt;
+    bool any = false;
+    json_array_foreach(options, i, opt) any =
+        any || json_object_get(
+                   json_object_get(json_object_get(opt, "by_demand_scenario_detail"), scenario),
+                   key) != NULL;
+    if (!any)
+        return;
+    sb_pad(sb, label, LABEL_WIDTH, false);
+    json_array_foreach(options, i, opt)
+    {
+        char cell[96];
+        format_cell(
+            json_object_get(
+                json_object_get(json_object_get(opt, "by_demand_scenario_detail"), scenario), key),
+            1, cell, sizeof cell);
+        sb_printf(sb, "  ");
+        sb_pad(sb, cell, width, true);
+    }
+    sb_printf(sb, "\n");
+}
+
 static void feasibility_row(struct strbuf *sb, const json_t *options, size_t width)
 {
     size_t i;
@@ -283,13 +310,21 @@ char *cost_format_table(const json_t *comparison)
     row(&sb, options, width, "arrangement", NULL, "arrangement", 1);
     row(&sb, options, width, "price per GPU-hour", NULL, "price_per_gpu_hour", 1);
     row(&sb, options, width, "expected cost per outcome", NULL, "expected_cost_per_outcome", 1);
-    char reliable[64];
+    row(&sb, options, width, "cash cost per outcome", NULL, "cash_cost_per_outcome", 1);
+    char reliable[96];
     double q = json_number_value(json_object_get(comparison, "reliable_quantile"));
+    const char *risk = json_string_value(json_object_get(comparison, "risk_measure"));
+    const json_t *volume = json_object_get(comparison, "planned_outcomes_per_month");
     if (inference)
         snprintf(reliable, sizeof reliable, "reliable cost (worst demand)");
+    else if (risk && strcmp(risk, "cvar") == 0)
+        snprintf(reliable, sizeof reliable,
+                 "reliable (worst %.0f%% of months, V=%" JSON_INTEGER_FORMAT ")", 100 * (1 - q),
+                 json_integer_value(volume));
     else
         snprintf(reliable, sizeof reliable, "reliable cost (p%.0f)", 100 * q);
     row(&sb, options, width, reliable, NULL, "reliable_cost_per_outcome", 1);
+    row(&sb, options, width, "  Monte Carlo CVaR", "cost_per_outcome_quantiles", "cvar", 1);
     row(&sb, options, width, "  Monte Carlo mean", "cost_per_outcome_quantiles", "mean", 1);
     row(&sb, options, width, "  Monte Carlo p50", "cost_per_outcome_quantiles", "p50", 1);
     row(&sb, options, width, "  Monte Carlo p99", "cost_per_outcome_quantiles", "p99", 1);
@@ -303,6 +338,9 @@ char *cost_format_table(const json_t *comparison)
     row(&sb, options, width, "total cost over the horizon", NULL, "expected_total_cost", 1);
     row(&sb, options, width, "per million output tokens", NULL, "cost_per_million_output_tokens",
         1);
+    row(&sb, options, width, "SLO attainment", NULL, "slo_attainment", 1);
+    row(&sb, options, width, "replicas at peak", NULL, "replicas_peak", 1);
+    row(&sb, options, width, "restarts per run", NULL, "restarts_per_run", 1);
     const json_t *scenarios = json_object_get(json_array_get(options, 0), "by_demand_scenario");
     const char *key;
     const json_t *v;
@@ -311,6 +349,10 @@ char *cost_format_table(const json_t *comparison)
         char label[96];
         snprintf(label, sizeof label, "demand '%s' per outcome", key);
         row(&sb, options, width, label, "by_demand_scenario", key, 1);
+        snprintf(label, sizeof label, "  SLO attainment");
+        detail_row(&sb, options, width, label, key, "slo_attainment");
+        snprintf(label, sizeof label, "  replicas at peak");
+        detail_row(&sb, options, width, label, key, "replicas_peak");
     }
     sb_printf(&sb, inference ? "breakdown over the horizon\n" : "breakdown per outcome\n");
     const json_t *breakdown = json_object_get(json_array_get(options, 0), "breakdown");
@@ -329,6 +371,12 @@ char *cost_format_table(const json_t *comparison)
     if (by_expected && (!winner || strcmp(by_expected, winner) != 0))
         sb_printf(&sb, " (by expected cost: %s)", by_expected);
     sb_printf(&sb, "\n");
+    const json_t *by_cash = json_object_get(comparison, "ranking_by_cash");
+    if (json_is_array(by_cash)) {
+        sb_printf(&sb, "ranking by cash (a paid reservation's compute is no new cash): ");
+        name_list(&sb, by_cash, " < ");
+        sb_printf(&sb, "\n");
+    }
     flags_section(&sb, comparison);
     break_even_section(&sb, comparison);
     findings_section(&sb, options);
