@@ -10,7 +10,10 @@ import { api, dataDir, psql, startServer } from './lib/harness.mjs';
 import { bin, mintToken } from './lib/cli.mjs';
 import { spawnSync } from 'node:child_process';
 
-const example = (n) => JSON.parse(fs.readFileSync(path.join(dataDir, 'spec', `example-${n}.json`), 'utf8'));
+const file = (n) => JSON.parse(fs.readFileSync(path.join(dataDir, 'spec', `example-${n}.json`), 'utf8'));
+// Engine 1's worked examples and the tests of engine 1's figures pin "engine": 1 (new
+// comparisons use engine 2); engine 2's examples (-v2) are sent as they are.
+const example = (n) => (n.endsWith('-v2') ? file(n) : { ...file(n), engine: 1 });
 const expected = (n) => JSON.parse(fs.readFileSync(path.join(dataDir, 'spec', `example-${n}.expected.json`), 'utf8'));
 
 // Every number present in `want` must be in `got` within a relative 1e-9.
@@ -170,4 +173,76 @@ test('scenarios answer for their own team\'s workloads; identical comparisons st
   assert.equal(seen.json.team, 'beta', 'a team member sees its own team\'s record, never another\'s');
   const listed = await api(srv.url, 'GET', `/api/v1/scenarios/${b.scenario}/comparisons`, { token: tb });
   assert.equal(listed.json.items.length, 1);
+});
+
+test('POST /compare: engine 2 by default, the v2 examples to 1e-9, "engine" 1 or 2 only', async () => {
+  for (const n of ['training-v2', 'inference-v2']) {
+    const r = await api(srv.url, 'POST', '/api/v1/compare', { token: owner, body: example(n) });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.json.engine_version, 'capledger-cost/2.0.0');
+    assertClose(r.json, expected(n), n);
+  }
+  const plain = await api(srv.url, 'POST', '/api/v1/compare', { token: owner, body: file('training') });
+  assert.equal(plain.json.engine_version, 'capledger-cost/2.0.0', 'a scenario naming no engine gets engine 2');
+  const risk = await api(srv.url, 'POST', '/api/v1/compare', { token: owner, body: example('risk-v2') });
+  assert.deepEqual(risk.json.ranking, expected('risk-v2').ranking);
+  for (const engine of [0, 3, '1', 1.5]) {
+    const r = await api(srv.url, 'POST', '/api/v1/compare', { token: owner, body: { ...file('training'), engine } });
+    assert.equal(r.status, 422, `${engine}: ${r.text}`);
+    assert.deepEqual(r.json.errors.map((e) => e.pointer), ['/engine']);
+  }
+  const s = example('training-v2');
+  s.assumptions.trials = 20000;
+  s.assumptions.planned_outcomes_per_month = 1001;
+  s.options[3].benchmark.queue_wait_quantiles_s.pop();
+  const bad = await api(srv.url, 'POST', '/api/v1/compare', { token: owner, body: s });
+  assert.equal(bad.status, 422, bad.text);
+  const pointers = bad.json.errors.map((e) => e.pointer);
+  for (const p of ['/assumptions/trials', '/assumptions/planned_outcomes_per_month',
+                   '/options/3/benchmark/queue_wait_quantiles_s']) assert.ok(pointers.includes(p), pointers.join());
+});
+
+// A comparison stored by engine 1 before engine 2 existed (its stored scenario names no engine):
+// its charts are recomputed with engine 1, the trials its quantiles came from, while a new
+// comparison of the same scenario is made with engine 2.
+test('a comparison stored as engine 1 recomputes equal under engine 1 after the upgrade', async () => {
+  const doc = file('training');
+  doc.assumptions.seed = 777; // a comparison no other test stores
+  const sc = await api(srv.url, 'POST', '/api/v1/scenarios', { token: owner,
+    body: { name: 'before the upgrade', team: 'llm', document: doc } });
+  assert.equal(sc.status, 201, sc.text);
+  const dir = fs.mkdtempSync('/tmp/cl-e1-');
+  fs.writeFileSync(path.join(dir, 'scenario.json'), JSON.stringify(doc));
+  const c = spawnSync(bin, ['compare', '--engine', '1', path.join(dir, 'scenario.json')], { encoding: 'utf8' });
+  assert.equal(c.status, 0, c.stderr);
+  const result = JSON.parse(c.stdout);
+  assert.equal(result.engine_version, 'capledger-cost/1.0.0');
+  fs.writeFileSync(path.join(dir, 'result.json'), c.stdout);
+  const bytes = spawnSync(bin, ['jcs', path.join(dir, 'result.json')], { encoding: 'utf8' }).stdout;
+  const sha = createHash('sha256').update(bytes, 'utf8').digest('hex');
+  const q = (t) => `'${t.replaceAll("'", "''")}'`;
+  psql(`INSERT INTO comparison (sha256, scenario_id, team, input_sha256, engine_version, resolved, result, result_jcs, created_by)
+        VALUES (${q(sha)}, ${q(sc.json.id)}, 'llm', ${q(result.input_sha256)}, 'capledger-cost/1.0.0',
+                ${q(JSON.stringify(doc))}::jsonb, ${q(bytes)}::jsonb, ${q(bytes)}, 'olga');
+        INSERT INTO comparison_link (sha256, scenario_id, team, created_by) VALUES (${q(sha)}, ${q(sc.json.id)}, 'llm', 'olga')`,
+       { database: srv.db });
+  const got = await api(srv.url, 'GET', `/api/v1/comparisons/${sha}`, { token: owner });
+  assert.equal(got.status, 200, got.text);
+  assert.equal(got.json.engine_version, 'capledger-cost/1.0.0');
+  const charts = await api(srv.url, 'GET', `/api/v1/comparisons/${sha}/charts`, { token: owner });
+  assert.equal(charts.status, 200, charts.text);
+  assert.equal(charts.json.engine_version, 'capledger-cost/1.0.0');
+  result.options.forEach((o, i) => {
+    const pct = charts.json.options[i].cost_per_outcome_percentiles;
+    assertClose([pct[49], pct[89], pct[98]], [o.cost_per_outcome_quantiles.p50, o.cost_per_outcome_quantiles.p90,
+                                             o.cost_per_outcome_quantiles.p99], `${o.name} percentiles`);
+  });
+  // The auditor's recompute: the stored scenario under engine 1 gives the stored figures.
+  const again = spawnSync(bin, ['compare', '--engine', '1', path.join(dir, 'scenario.json')], { encoding: 'utf8' });
+  assertClose(JSON.parse(again.stdout), got.json.result, 'engine 1 recompute');
+  // A new comparison of that scenario is engine 2's.
+  const fresh = await api(srv.url, 'POST', `/api/v1/scenarios/${sc.json.id}/comparisons`, { token: owner });
+  assert.equal(fresh.status, 201, fresh.text);
+  assert.equal(fresh.json.engine_version, 'capledger-cost/2.0.0');
+  assert.notEqual(fresh.json.sha256, sha);
 });
