@@ -13,6 +13,12 @@ CREATE FUNCTION public.capledger_class_tier(label text) RETURNS text
                 ELSE coalesce((SELECT t.tier FROM workload_class_tier t WHERE t.label = $1), 'exploratory') END
 $_$;
 
+CREATE FUNCTION public.capledger_glob_like(g text) RETURNS text
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT translate(replace(replace(replace(g, '\', '\\'), '%', '\%'), '_', '\_'), '*?', '%_')
+$$;
+
 CREATE FUNCTION public.capledger_partition_month(parent text, key text, m date) RETURNS boolean
     LANGUAGE plpgsql
     AS $$
@@ -178,6 +184,15 @@ BEGIN
     END IF;
     RETURN nextval('run_id_seq');
 END $$;
+
+CREATE FUNCTION public.capledger_run_of(m jsonb, wckey text, comment text, job_name text, workload text) RETURNS boolean
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    AS $$
+    SELECT m IS NOT NULL AND (coalesce(m->>'wckey' = wckey, false)
+        OR coalesce(m->>'comment' = comment, false)
+        OR coalesce(job_name LIKE capledger_glob_like(m->>'job_name'), false)
+        OR coalesce(m->>'workload' = workload, false))
+$$;
 
 CREATE FUNCTION public.capledger_table_truncated() RETURNS trigger
     LANGUAGE plpgsql
@@ -727,6 +742,10 @@ CREATE TABLE public.run (
     upload_id uuid NOT NULL,
     partition text,
     gpu_model text,
+    wckey text,
+    comment text,
+    job_name text,
+    workload text,
     CONSTRAINT run_check2 CHECK (((started_at IS NULL) OR (started_at >= submitted_at))),
     CONSTRAINT run_check3 CHECK ((ended_at >= COALESCE(started_at, submitted_at))),
     CONSTRAINT run_cluster_check1 CHECK (((length(cluster) >= 1) AND (length(cluster) <= 127))),
@@ -763,6 +782,10 @@ CREATE TABLE public.run_default (
     upload_id uuid NOT NULL,
     partition text,
     gpu_model text,
+    wckey text,
+    comment text,
+    job_name text,
+    workload text,
     CONSTRAINT run_check2 CHECK (((started_at IS NULL) OR (started_at >= submitted_at))),
     CONSTRAINT run_check3 CHECK ((ended_at >= COALESCE(started_at, submitted_at))),
     CONSTRAINT run_cluster_check1 CHECK (((length(cluster) >= 1) AND (length(cluster) <= 127))),
@@ -1016,6 +1039,7 @@ CREATE TABLE public.workload (
     created_by text NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    runs_match jsonb,
     CONSTRAINT workload_checkpoint_gb_check CHECK ((checkpoint_gb >= (0)::double precision)),
     CONSTRAINT workload_checkpoint_interval_s_check CHECK ((checkpoint_interval_s > (0)::double precision)),
     CONSTRAINT workload_checkpoints_kept_check CHECK ((checkpoints_kept >= 1)),
@@ -1033,6 +1057,7 @@ CREATE TABLE public.workload (
     CONSTRAINT workload_model_parameters_check CHECK ((model_parameters > (0)::double precision)),
     CONSTRAINT workload_name_check CHECK (((length(name) >= 1) AND (length(name) <= 200))),
     CONSTRAINT workload_output_tokens_per_request_check CHECK ((output_tokens_per_request > (0)::double precision)),
+    CONSTRAINT workload_runs_match_check CHECK (((runs_match IS NULL) OR (jsonb_typeof(runs_match) = 'object'::text))),
     CONSTRAINT workload_sequence_length_check CHECK ((sequence_length > 0)),
     CONSTRAINT workload_target_units_check CHECK ((target_units > (0)::double precision))
 );

@@ -18,6 +18,14 @@
     "($1::jsonb = 'null'::jsonb OR " x ".team IN (SELECT jsonb_array_elements_text($1::jsonb))) "  \
     "AND ($12::text IS NULL OR " x ".team = $12) "
 
+/* ?workload= ($14: {"team", "match"}, or NULL): only the runs of that team its runs_match
+ * recognises (0131_run_workloads.sql). The rollups know no workload, so with it every figure is
+ * read from run (see b and sel below). */
+#define USAGE_WORKLOAD(x)                                                                          \
+    "AND ($14::jsonb IS NULL OR (" x                                                               \
+    ".team = $14::jsonb->>'team' AND capledger_run_of($14::jsonb->"                                \
+    "'match', " x ".wckey, " x ".comment, " x ".job_name, " x ".workload))) "
+
 /* The additive figures of a run, as a row of the rollups has them (0061_usage_rollup.sql). */
 #define USAGE_RUN_ROW                                                                              \
     "SELECT x.team, x.workload_class, x.cluster, x.partition, x.gpu_model, x.state, 1::bigint AS " \
@@ -43,9 +51,11 @@
 #define USAGE_HIST_RUN                                                                             \
     "SELECT x.team, x.workload_class, x.cluster, x.state, capledger_qw_bucket(extract(epoch FROM " \
     "x.started_at - x.submitted_at)::float8) AS bucket, 1::bigint AS n FROM run x WHERE x.gpus > " \
-    "0 AND x.started_at IS NOT NULL AND NOT (SELECT exact FROM sel) AND " USAGE_TEAMS("x")
+    "0 AND x.started_at IS NOT NULL AND NOT (SELECT exact FROM sel) AND " USAGE_TEAMS("x")         \
+        USAGE_WORKLOAD("x")
 #define USAGE_QW_HIST                                                                              \
-    "sel AS (SELECT coalesce(sum(qw_n), 0) <= $13::bigint AS exact FROM u), "                      \
+    "sel AS (SELECT coalesce(sum(qw_n), 0) <= $13::bigint OR $14::jsonb IS NOT NULL AS exact "     \
+    "FROM u), "                                                                                    \
     "hb AS (SELECT coalesce(a_lo, '-infinity') AS f, coalesce(b_hi, 'infinity') AS t, monthly, "   \
     "m0, m1 FROM b), "                                                                             \
     "hrow AS (SELECT x.team, x.workload_class, x.cluster, x.state, x.bucket, x.n FROM "            \
@@ -97,16 +107,18 @@ static const char *SQL_USAGE =
     "$2::timestamptz THEN $2::timestamptz ELSE date_trunc('day', $2::timestamptz, 'UTC') + "
     "interval '24 hours' END AS d0, coalesce(date_trunc('day', $3::timestamptz, 'UTC'), "
     "'infinity'::timestamptz) AS d1), "
-    "b2 AS (SELECT *, d0 < d1 AS roll, CASE WHEN date_trunc('month', d0, 'UTC') = d0 THEN d0 "
+    "b2 AS (SELECT *, d0 < d1 AND $14::jsonb IS NULL AS roll, CASE WHEN date_trunc('month', d0, "
+    "'UTC') = d0 THEN d0 "
     "ELSE (date_trunc('month', d0 AT TIME ZONE 'UTC') + interval '1 month') AT TIME ZONE 'UTC' "
     "END AS m0, date_trunc('month', d1, 'UTC') AS m1 FROM b1), "
-    "b AS (SELECT f AS a_lo, CASE WHEN roll THEN d0 ELSE t END AS a_hi, CASE WHEN roll THEN d1 "
+    "b AS (SELECT coalesce(f, '-infinity') AS a_lo, CASE WHEN roll THEN d0 ELSE coalesce(t, "
+    "'infinity') END AS a_hi, CASE WHEN roll THEN d1 "
     "END AS b_lo, t AS b_hi, roll, d0, d1, roll AND m0 < m1 AS monthly, m0, m1 FROM b2), "
     "u AS (" USAGE_RUN_ROW "WHERE r.submitted_at >= (SELECT a_lo FROM b) AND r.submitted_at < "
-    "(SELECT a_hi FROM b)) x WHERE " USAGE_TEAMS(
+    "(SELECT a_hi FROM b)) x WHERE " USAGE_TEAMS("x") USAGE_WORKLOAD(
         "x") "UNION ALL " USAGE_RUN_ROW
              "WHERE r.submitted_at >= (SELECT b_lo FROM b) AND r.submitted_at < (SELECT b_hi FROM "
-             "b)) x WHERE " USAGE_TEAMS("x") "UNION ALL " USAGE_ROLLUP_ROW(
+             "b)) x WHERE " USAGE_TEAMS("x") USAGE_WORKLOAD("x") "UNION ALL " USAGE_ROLLUP_ROW(
                  "run_usage_day") "AND (SELECT roll FROM b) AND ((x.day >= (SELECT d0 FROM b) AND "
                                   "x.day < (SELECT CASE WHEN monthly THEN m0 ELSE d1 END FROM b)) "
                                   "OR (x.day >= (SELECT CASE WHEN monthly THEN m1 ELSE d1 END FROM "
@@ -168,7 +180,7 @@ static const char *SQL_USAGE =
                                                          "AND x.gpus > 0 AND "
                                                          "x.started_at IS NOT NULL AND (SELECT "
                                                          "exact FROM sel) "
-                                                         "AND " USAGE_TEAMS(
+                                                         "AND " USAGE_TEAMS("x") USAGE_WORKLOAD(
                                                              "x") ") x GROUP BY 1, 2, 3, 4), "
                                                                   "by_state AS (SELECT g_team, "
                                                                   "g_class, g_cluster, g_state, "
@@ -423,9 +435,10 @@ enum store_status store_report_usage(struct store *s, const struct usage_query *
                        q->team};
     char exact_max[24];
     snprintf(exact_max, sizeof exact_max, "%ld", q->exact_max);
-    const char *p13[13];
+    const char *p13[14];
     memcpy(p13, p, sizeof p);
     p13[12] = exact_max;
+    p13[13] = q->workload_json;
     /* Without JIT: the planner prices the exact percentiles' scan of every selected run even
      * when sel gates it off, and compiling the plan took 12 s of a 16 s report on 10 M runs.
      * work_mem for the transaction: the groups' sorts stay in memory. A plan for these
@@ -437,7 +450,7 @@ enum store_status store_report_usage(struct store *s, const struct usage_query *
                                             "set_config('work_mem', '64MB', true), "
                                             "set_config('plan_cache_mode', 'force_custom_plan', "
                                             "true)",
-                                            SQL_USAGE, 13, p13, out);
+                                            SQL_USAGE, 14, p13, out);
     if (st != STORE_OK)
         return st;
     size_t i;

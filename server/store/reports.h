@@ -18,6 +18,9 @@ struct usage_query {
     const char *team;     /* only this team's runs; NULL: all the caller may read */
     long exact_max;       /* exact queue-wait percentiles up to this many waits, else the
                              histogram's (core/qwhist.h) */
+    /* {"team", "match"} (http/runsof.h): only the runs of that team its match recognises, every
+     * figure read from run (exact percentiles); NULL: all runs */
+    const char *workload_json;
 };
 
 /* *out: {currency, unpriced: [{cluster, partition, gpu_model, runs, gpu_hours}] (GPU runs no

@@ -96,7 +96,9 @@ static const char *SQL_ROLLUP =
     ".workload_class, 'partition', " r ".partition, 'gpu_model', " r ".gpu_model, "                \
     "'submitted_at', " r ".submitted_at, 'started_at', " r ".started_at, "                         \
     "'ended_at', " r ".ended_at, 'gpus', " r ".gpus, 'state', " r ".state, 'exit_code', " r        \
-    ".exit_code, 'gpu_utilization', " r ".gpu_utilization, 'upload_id', " r ".upload_id)"
+    ".exit_code, 'gpu_utilization', " r ".gpu_utilization, 'upload_id', " r ".upload_id, "         \
+    "'wckey', " r ".wckey, 'comment', " r ".comment, 'job_name', " r ".job_name, 'workload', " r   \
+    ".workload)"
 
 static const char *SQL_LIST = "SELECT coalesce(json_agg(" RUN_JSON(
     "r") " ORDER BY r.id), '[]') FROM ("
@@ -108,7 +110,10 @@ static const char *SQL_LIST = "SELECT coalesce(json_agg(" RUN_JSON(
          "AND ($6::uuid IS NULL OR x.upload_id = $6::uuid) "
          "AND ($7::timestamptz IS NULL OR x.submitted_at >= $7::timestamptz) "
          "AND ($8::timestamptz IS NULL OR x.submitted_at < $8::timestamptz) "
-         "AND ($9::bigint IS NULL OR x.id > $9::bigint) ORDER BY x.id LIMIT $10::integer) r";
+         "AND ($9::bigint IS NULL OR x.id > $9::bigint) "
+         "AND ($11::uuid IS NULL OR EXISTS (SELECT 1 FROM workload w WHERE w.id = $11::uuid AND "
+         "w.team = x.team AND capledger_run_of(w.runs_match, x.wckey, x.comment, x.job_name, "
+         "x.workload))) ORDER BY x.id LIMIT $10::integer) r";
 
 struct runs_cluster {
     char *name;
@@ -724,6 +729,7 @@ enum store_status store_runs_list(struct store *s, const struct runs_query *q, j
                        q->from,
                        q->to,
                        q->after_id,
-                       lim};
-    return store_json(s, SQL_LIST, 10, p, out);
+                       lim,
+                       q->workload_id};
+    return store_json(s, SQL_LIST, 11, p, out);
 }

@@ -52,9 +52,10 @@ bool store_runs_contended(const struct runs_upload *u);
 struct runs_query {
     const struct team_scope *scope; /* the caller's teams (NULL: all) */
     const char *team, *workload_class, *state, *cluster, *upload_id;
-    const char *from, *to; /* submitted_at in [from, to) */
-    const char *after_id;  /* keyset: the last id of the previous page */
-    int limit;             /* page size + 1 */
+    const char *from, *to;   /* submitted_at in [from, to) */
+    const char *after_id;    /* keyset: the last id of the previous page */
+    int limit;               /* page size + 1 */
+    const char *workload_id; /* the runs its runs_match recognises among its team's (NULL: all) */
 };
 /* Runs in id order (the order they were stored). */
 enum store_status store_runs_list(struct store *s, const struct runs_query *q,

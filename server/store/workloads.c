@@ -12,7 +12,8 @@
     "sequence_length, image_width_px, image_height_px, global_batch_size, batch_behaviour, "       \
     "dataset_gb, dataset_location, storage, network, expected_run_duration_s, checkpoint_gb, "     \
     "checkpoint_interval_s, checkpoints_kept, distributed_pattern, communication_gb_per_step, "    \
-    "target_units, unit, target_quality, input_tokens_per_request, output_tokens_per_request"
+    "target_units, unit, target_quality, input_tokens_per_request, output_tokens_per_request, "    \
+    "runs_match"
 
 static const char *SQL_CREATE =
     "INSERT INTO workload SELECT * FROM jsonb_populate_record(NULL::workload, $1::jsonb || "

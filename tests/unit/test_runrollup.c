@@ -125,8 +125,9 @@ static void test_run_row(void **state)
         assert_memory_equal(b.data + at, want[i], n);
         at += n;
     }
-    /* three times, gpus, state, exit code (NULL), utilization (NULL), upload id */
-    assert_int_equal(b.len, at + 3 * 12 + 12 + 4 + 9 + 4 + 4 + 20);
+    /* three times, gpus, state, exit code (NULL), utilization (NULL), upload id, then wckey,
+     * comment, job name and workload (NULL) */
+    assert_int_equal(b.len, at + 3 * 12 + 12 + 4 + 9 + 4 + 4 + 20 + 4 * 4);
     assert_false(run_copy_binary(&r, NULL, "not-a-uuid", &b));
     pgcopy_free(&b);
 }

@@ -120,6 +120,10 @@ static const struct run_json_field {
     RUN_TEXT(workload_class, false, true, RUN_TEXT_MAX),
     RUN_TEXT(partition, false, true, RUN_TEXT_MAX),
     RUN_TEXT(gpu_model, false, true, RUN_TEXT_MAX),
+    RUN_TEXT(wckey, false, true, RUN_TEXT_MAX),
+    RUN_TEXT(comment, false, true, RUN_TEXT_MAX),
+    RUN_TEXT(job_name, false, true, RUN_TEXT_MAX),
+    RUN_TEXT(workload, false, true, RUN_TEXT_MAX),
     RUN_TIME(submitted_at, has_submitted, true, false),
     RUN_TIME(started_at, has_started, false, true),
     RUN_TIME(ended_at, has_ended, true, false),
@@ -288,7 +292,12 @@ bool run_copy_binary(const struct run *r, const char *klass, const char *upload_
     pgcopy_bin_text(out, run_state_name(r->state));
     pgcopy_bin_text(out, opt_text(r->exit_code));
     pgcopy_bin_double(out, r->gpu_utilization);
-    return pgcopy_bin_uuid(out, upload_id);
+    bool ok = pgcopy_bin_uuid(out, upload_id);
+    pgcopy_bin_text(out, opt_text(r->wckey));
+    pgcopy_bin_text(out, opt_text(r->comment));
+    pgcopy_bin_text(out, opt_text(r->job_name));
+    pgcopy_bin_text(out, opt_text(r->workload));
+    return ok;
 }
 
 void run_copy_binary_set_id(char *row, int64_t id)

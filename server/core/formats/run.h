@@ -41,7 +41,13 @@ struct run {
     char workload_class[RUN_TEXT_MAX]; /* "" → classed at upload (?class=, the cluster's map) */
     char partition[RUN_TEXT_MAX];      /* raw: sacct Partition (else QOS), openb qos */
     char gpu_model[RUN_TEXT_MAX];      /* sacct typed gres (gres/gpu:a100_80=4 → a100_80) */
-    int64_t submitted_at_s;            /* epoch seconds (a fraction in JSON input is dropped) */
+    /* How a workload recognises its runs (docs/evidence.md "Runs belong to workloads"): sacct
+     * WCKey, Comment and JobName; JSON wckey, comment, job_name and workload */
+    char wckey[RUN_TEXT_MAX];
+    char comment[RUN_TEXT_MAX];
+    char job_name[RUN_TEXT_MAX];
+    char workload[RUN_TEXT_MAX];
+    int64_t submitted_at_s; /* epoch seconds (a fraction in JSON input is dropped) */
     int64_t started_at_s;
     int64_t ended_at_s;
     bool has_submitted, has_started, has_ended;
@@ -94,8 +100,9 @@ void run_copy_line(const struct run *r, struct pgcopy_buf *out);
 #define RUN_BINARY_COLUMNS                                                                         \
     "id, cluster, external_id, team, \"user\", workload_class, partition, gpu_model, "             \
     "submitted_at, "                                                                               \
-    "started_at, ended_at, gpus, state, exit_code, gpu_utilization, upload_id"
-#define RUN_BINARY_FIELDS 16
+    "started_at, ended_at, gpus, state, exit_code, gpu_utilization, upload_id, wckey, comment, "   \
+    "job_name, workload"
+#define RUN_BINARY_FIELDS 20
 
 /* Appends one binary COPY row (after pgcopy_bin_header) in RUN_BINARY_COLUMNS order: id 0
  * (run_copy_binary_set_id gives the real one once the run is known to be stored), the run with

@@ -13,7 +13,8 @@ static const char *const sacct_column_names[SACCT_COL_COUNT] = {
     [SACCT_COL_ACCOUNT] = "Account",     [SACCT_COL_USER] = "User",
     [SACCT_COL_PARTITION] = "Partition", [SACCT_COL_QOS] = "QOS",
     [SACCT_COL_EXITCODE] = "ExitCode",   [SACCT_COL_ALLOCTRES] = "AllocTRES",
-    [SACCT_COL_ALLOCGRES] = "AllocGRES",
+    [SACCT_COL_ALLOCGRES] = "AllocGRES", [SACCT_COL_WCKEY] = "WCKey",
+    [SACCT_COL_COMMENT] = "Comment",     [SACCT_COL_JOBNAME] = "JobName",
 };
 
 /* Free-text columns: when one is last, '|' inside its value is data, not a separator. */
@@ -354,6 +355,13 @@ enum sacct_result sacct_feed_line(struct sacct_reader *r, const char *line, size
         (void)sacct_text(qos, &f[c], "/partition", lineno, c + 1, errs);
     if ((c = r->col[SACCT_COL_USER]) >= 0)
         (void)sacct_text(out->user, &f[c], "/user", lineno, c + 1, errs);
+    /* what a workload recognises its runs by, when printed (-o WCKey,Comment,JobName) */
+    if ((c = r->col[SACCT_COL_WCKEY]) >= 0)
+        (void)sacct_text(out->wckey, &f[c], "/wckey", lineno, c + 1, errs);
+    if ((c = r->col[SACCT_COL_COMMENT]) >= 0)
+        (void)sacct_text(out->comment, &f[c], "/comment", lineno, c + 1, errs);
+    if ((c = r->col[SACCT_COL_JOBNAME]) >= 0)
+        (void)sacct_text(out->job_name, &f[c], "/job_name", lineno, c + 1, errs);
 
     const char *team = r->opt.team ? r->opt.team : account;
     if (!r->opt.team && r->opt.map_team) {

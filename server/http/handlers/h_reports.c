@@ -8,6 +8,7 @@
 
 #include "core/validate.h"
 #include "http/evidence.h"
+#include "http/runsof.h"
 #include "store/offers.h"
 #include "store/reports.h"
 
@@ -93,14 +94,17 @@ static void usage_report(struct req *r)
     struct usage_query q;
     memset(&q, 0, sizeof q);
     char from[40], to[40], offer_id[40], currency[8] = "", team[128];
-    char *map_text = NULL;
-    json_t *out = NULL;
+    char *map_text = NULL, *of_text = NULL, workload[40];
+    json_t *out = NULL, *of = NULL;
     int unavailable = 0;
     q.from = ev_query(r, "from", EVQ_TIME, NULL, from, sizeof from, &p);
     q.to = ev_query(r, "to", EVQ_TIME, NULL, to, sizeof to, &p);
     q.team = ev_query(r, "team", EVQ_TEXT, NULL, team, sizeof team, &p);
     parse_group_by(r, &q, &p);
     json_t *map = parse_pricing(r, &q, offer_id, sizeof offer_id, currency, &unavailable, &p);
+    if (!unavailable && ev_query(r, "workload", EVQ_UUID, NULL, workload, sizeof workload, &p) &&
+        (of = runsof_workload(r, workload, "?workload", &p, &unavailable)) != NULL)
+        q.workload_json = of_text = json_dumps(of, JSON_COMPACT);
     if (unavailable) {
         resp_store_error(r, STORE_UNAVAILABLE, "offers");
         goto out;
@@ -127,7 +131,9 @@ static void usage_report(struct req *r)
 out:
     json_decref(map);
     json_decref(out);
+    json_decref(of);
     free(map_text);
+    free(of_text);
     problems_free(&p);
 }
 
@@ -155,7 +161,7 @@ out:
 
 const struct route report_routes[] = {
     {"GET", "/api/v1/reports/usage", usage_report, ROLES_USERS, 0,
-     "group_by team from to offer_id cluster_offers"},
+     "group_by team from to offer_id cluster_offers workload"},
     {"GET", "/api/v1/reports/idle", idle_report, ROLES_USERS, 0, "team from to"},
     {NULL, NULL, NULL, 0, 0, NULL},
 };

@@ -21,6 +21,7 @@
 #include "core/validate.h"
 #include "http/evidence.h"
 #include "http/idempotency.h"
+#include "http/runsof.h"
 #include "http/upload.h"
 #include "store/runs.h"
 #include "store/uploads.h"
@@ -441,7 +442,8 @@ static void runs_list(struct req *r)
     struct problems p;
     problems_init(&p);
     struct runs_query q = {0};
-    char team[128], klass[128], state[32], cluster[128], upload[40], from[40], to[40];
+    char team[128], klass[128], state[32], cluster[128], upload[40], from[40], to[40], workload[40];
+    json_t *of = NULL;
     struct page pg;
     json_t *items = NULL;
     if (page_begin(r, &pg, PAGE_SERIAL, &p) != 0)
@@ -454,6 +456,15 @@ static void runs_list(struct req *r)
     q.upload_id = ev_query(r, "upload", EVQ_UUID, NULL, upload, sizeof upload, &p);
     q.from = ev_query(r, "from", EVQ_TIME, NULL, from, sizeof from, &p);
     q.to = ev_query(r, "to", EVQ_TIME, NULL, to, sizeof to, &p);
+    int unavailable = 0;
+    if (ev_query(r, "workload", EVQ_UUID, NULL, workload, sizeof workload, &p)) {
+        of = runsof_workload(r, workload, "?workload", &p, &unavailable);
+        q.workload_id = of ? workload : NULL;
+    }
+    if (unavailable) {
+        resp_store_error(r, STORE_UNAVAILABLE, "workload");
+        goto out;
+    }
     if (p.total) {
         resp_invalid(r, &p, NULL);
         goto out;
@@ -464,13 +475,14 @@ static void runs_list(struct req *r)
     page_reply_fetched(r, &pg, st, items, "id", "runs");
     items = NULL;
 out:
+    json_decref(of);
     json_decref(items);
     problems_free(&p);
 }
 
 const struct route run_routes[] = {
     {"GET", "/api/v1/runs", runs_list, ROLES_USERS, 0,
-     "limit cursor team class state cluster upload from to"},
+     "limit cursor team class state cluster upload from to workload"},
     {"POST", "/api/v1/runs", runs_upload, ROLE_OWNER | ROLE_TEAM, ROUTE_STREAM_BODY,
      "cluster team class format trace_start steps fields tz atomic"},
     {NULL, NULL, NULL, 0, 0, NULL},

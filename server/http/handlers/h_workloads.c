@@ -31,6 +31,15 @@ static const struct evfield TARGET_QUALITY[] = {
     EVF_END,
 };
 
+/* How the workload's runs are recognised in job accounting: any of these, on runs of its team. */
+static const struct evfield RUNS_MATCH[] = {
+    {"wckey", EVF_STRING, 0, 0, 0, 127, NULL, NULL},
+    {"comment", EVF_STRING, 0, 0, 0, 127, NULL, NULL},
+    {"job_name", EVF_STRING, 0, 0, 0, 127, NULL, NULL},
+    {"workload", EVF_STRING, 0, 0, 0, 127, NULL, NULL},
+    EVF_END,
+};
+
 #define POS(name)                                                                                  \
     {                                                                                              \
         name, EVF_NUMBER, EVF_MIN_EXCLUSIVE, 0, EVF_NO_MAX, 0, NULL, NULL                          \
@@ -78,6 +87,7 @@ static const struct evfield WORKLOAD_FIELDS[] = {
     {"target_quality", EVF_OBJECT, 0, 0, 0, 0, NULL, TARGET_QUALITY},
     POS("input_tokens_per_request"),
     POS("output_tokens_per_request"),
+    {"runs_match", EVF_OBJECT, 0, 0, 0, 0, NULL, RUNS_MATCH},
     EVF_SERVER_FIELD("id"),
     EVF_SERVER_FIELD("version"),
     EVF_SERVER_FIELD("created_by"),
