@@ -197,6 +197,7 @@ int cmd_serve(int argc, char **argv)
     }
     if (sodium_init() < 0)
         return 1;
+    http_malloc_setup();
     if (cfg.public_origin && strncmp(cfg.public_origin, "http://", 7) != 0 &&
         strncmp(cfg.public_origin, "https://", 8) != 0) {
         fprintf(stderr, "capledger: CAPLEDGER_PUBLIC_ORIGIN must be http://HOST[:PORT] or "

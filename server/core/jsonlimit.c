@@ -1,6 +1,7 @@
 /* Non-recursive nesting scan in front of jansson (see jsonlimit.h). */
 #include "core/jsonlimit.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -91,7 +92,95 @@ size_t json_numbers_check(const json_t *v, const char *prefix, struct problems *
     return numbers_check(v, prefix ? prefix : "", 0, p);
 }
 
+/* A malloc chunk holding n bytes (glibc, 64-bit: 8 bytes of header, 16-byte steps, 32 at
+ * least). */
+static size_t chunk(size_t n)
+{
+    size_t c = (n + 8 + 15) & ~(size_t)15;
+    return c < 32 ? 32 : c;
+}
+
+/* jansson 2.14's allocations per value: a number is a json_integer_t or json_real_t (24
+ * bytes); a string a json_string_t (32) and its text; an array a json_array_t (40) and a
+ * table of 8 slots that doubles as it fills; an object a json_object_t (72) and 8 buckets of
+ * 16 bytes that double, and per member a pair (56 bytes and the key). true, false and null are
+ * shared. */
+#define COST_NUMBER 32
+#define COST_STRING 48
+#define COST_ARRAY (48 + 80)
+#define COST_OBJECT (80 + 144)
+#define COST_SLOT 24   /* per further element: its slot, doubled, and the tables left behind */
+#define COST_BUCKET 32 /* per member: its bucket, doubled */
+
+size_t json_parse_cost(const char *buf, size_t len, bool first_only)
+{
+    size_t cost = 0, str_start = 0, last_len = 0;
+    int depth = 0;
+    bool in_string = false, escaped = false, in_number = false;
+    for (size_t i = 0; i < len; i++) {
+        char c = buf[i];
+        if (in_string) {
+            if (escaped) {
+                escaped = false;
+            } else if (c == '\\') {
+                escaped = true;
+            } else if (c == '"') {
+                in_string = false;
+                last_len = i - str_start;
+                cost += COST_STRING + chunk(last_len + 1);
+                if (depth == 0 && first_only)
+                    return cost;
+            }
+            continue;
+        }
+        if (in_number &&
+            ((c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-'))
+            continue;
+        in_number = false;
+        switch (c) {
+        case '"':
+            in_string = true;
+            str_start = i + 1;
+            break;
+        case ':': /* the string before was a key: a pair rather than a json_string_t */
+            cost -= COST_STRING + chunk(last_len + 1);
+            cost += chunk(56 + last_len + 1) + COST_BUCKET;
+            break;
+        case ',':
+            cost += COST_SLOT;
+            break;
+        case '[':
+        case '{':
+            cost += c == '[' ? COST_ARRAY : COST_OBJECT;
+            depth++;
+            break;
+        case ']':
+        case '}':
+            if (depth > 0 && --depth == 0 && first_only)
+                return cost;
+            break;
+        default:
+            if (c == '-' || (c >= '0' && c <= '9')) {
+                in_number = true;
+                cost += COST_NUMBER;
+                if (depth == 0 && first_only)
+                    return cost;
+            } else if (depth == 0 && first_only && c != ' ' && c != '\t' && c != '\r' &&
+                       c != '\n') {
+                return cost; /* a literal at the top */
+            }
+        }
+    }
+    return cost;
+}
+
 json_t *json_load_bounded(const char *buf, size_t len, size_t flags, json_error_t *err)
+{
+    return json_load_budget(buf, len, flags, SIZE_MAX, err);
+}
+
+json_t *json_load_budget(const char *buf, size_t len, size_t flags, size_t max_cost,
+                         json_error_t *err)
 {
     struct json_nest_at at;
     if (!json_nest_ok(buf, len, JSON_NEST_MAX, (flags & JSON_DISABLE_EOF_CHECK) != 0, &at)) {
@@ -104,6 +193,21 @@ json_t *json_load_bounded(const char *buf, size_t len, size_t flags, json_error_
             snprintf(err->text, sizeof err->text, "nested deeper than %d levels", JSON_NEST_MAX);
             /* jansson keeps the error code in the text buffer's last byte */
             err->text[JSON_ERROR_TEXT_LENGTH - 1] = (char)json_error_stack_overflow;
+        }
+        return NULL;
+    }
+    size_t cost =
+        max_cost == SIZE_MAX ? 0 : json_parse_cost(buf, len, (flags & JSON_DISABLE_EOF_CHECK) != 0);
+    if (cost > max_cost) {
+        if (err) {
+            memset(err, 0, sizeof *err);
+            err->line = 1;
+            err->column = 1;
+            snprintf(err->source, sizeof err->source, "<buffer>");
+            snprintf(err->text, sizeof err->text,
+                     "parsed, it would take about %zu MiB of memory; the limit is %zu MiB",
+                     (cost + ((size_t)1 << 20) - 1) >> 20, max_cost >> 20);
+            err->text[JSON_ERROR_TEXT_LENGTH - 1] = (char)json_error_out_of_memory;
         }
         return NULL;
     }

@@ -36,6 +36,24 @@ bool json_nest_ok(const char *buf, size_t len, int max, bool first_only, struct 
  * line and column of the offending bracket. */
 json_t *json_load_bounded(const char *buf, size_t len, size_t flags, json_error_t *err);
 
+/* What parsing a document may cost: jansson builds a tree of small allocations, up to about 20
+ * times the text for compact numbers ([0,0,0,…]) and 75 times for empty objects ([{},{},…]),
+ * so a 16 MiB body could take 320 MiB to 1.2 GiB before any handler looked at it.
+ * json_parse_cost() estimates, from the text alone and without recursion or allocation, the
+ * bytes the tree will hold (malloc chunks of jansson 2.14's values, arrays, objects and their
+ * members; an overestimate of at most about 2 times, unit-tested against counted allocations).
+ * first_only: the first value only. */
+size_t json_parse_cost(const char *buf, size_t len, bool first_only);
+
+/* The most one parsed document (or one value of a stream of them) may cost. */
+#define JSON_PARSE_MAX ((size_t)64 << 20)
+
+/* json_load_bounded, refusing a document whose json_parse_cost is above max_cost before any of
+ * it is parsed: it fails with json_error_out_of_memory as its code and a text naming both
+ * figures in MiB. With JSON_DISABLE_EOF_CHECK only the first value is costed. */
+json_t *json_load_budget(const char *buf, size_t len, size_t flags, size_t max_cost,
+                         json_error_t *err);
+
 /* The largest magnitude any JSON number of an input may have: 2^53 − 1, the integers a double
  * holds exactly (seeds and decision integers go up to it). Beyond it a figure is not a real
  * one, arithmetic on it overflows, and PostgreSQL prints it back as an integer of more digits

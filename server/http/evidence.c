@@ -99,8 +99,8 @@ void ev_forbidden_team(struct req *r, const char *team)
                      team ? team : "(none)");
 }
 
-json_t *ev_read_json_body(struct req *r, size_t max_bytes, struct idem *idem, char sha_hex[65],
-                          size_t *bytes)
+char *ev_read_body(struct req *r, size_t max_bytes, struct idem *idem, char sha_hex[65],
+                   size_t *bytes)
 {
     char ct[96];
     req_content_type(r, ct, sizeof ct);
@@ -115,18 +115,34 @@ json_t *ev_read_json_body(struct req *r, size_t max_bytes, struct idem *idem, ch
                      "the body is %lld bytes; the limit for JSON is %zu", declared, max_bytes);
         return NULL;
     }
-    char *buf = malloc(max_bytes + 1);
-    if (!buf) {
-        resp_problem(r, 503, "unavailable", "Service unavailable", "out of memory");
-        return NULL;
-    }
-    size_t len = 0;
+    /* Grown as the body arrives (a declared length is taken at its word only up to the limit). */
+    size_t cap = (declared > 0 ? (size_t)declared : 65536) + 1, len = 0;
+    char *buf = malloc(cap);
     long n = 0;
-    while (len <= max_bytes && (n = req_read(r, buf + len, max_bytes + 1 - len)) > 0) {
+    int oom = !buf;
+    while (!oom) {
+        if (len == cap) {
+            if (cap > max_bytes)
+                break; /* a byte past the limit: too large */
+            size_t want = cap * 2 > max_bytes + 1 ? max_bytes + 1 : cap * 2;
+            char *more = realloc(buf, want);
+            if (!more) {
+                oom = 1;
+                break;
+            }
+            buf = more;
+            cap = want;
+        }
+        if ((n = req_read(r, buf + len, cap - len)) <= 0)
+            break;
         idem_update(idem, buf + len, (size_t)n);
         len += (size_t)n;
     }
-    json_t *doc = NULL;
+    if (oom) {
+        free(buf);
+        resp_problem(r, 503, "unavailable", "Service unavailable", "out of memory");
+        return NULL;
+    }
     if (sha_hex) {
         unsigned char sum[crypto_hash_sha256_BYTES];
         crypto_hash_sha256(sum, (const unsigned char *)buf, len);
@@ -140,8 +156,21 @@ json_t *ev_read_json_body(struct req *r, size_t max_bytes, struct idem *idem, ch
         resp_problem(r, 413, "too-large", "Body too large", "the limit for JSON is %zu bytes",
                      max_bytes);
     } else {
-        doc = req_parse_json(r, buf, len);
+        buf[len] = '\0';
+        return buf;
     }
+    free(buf);
+    return NULL;
+}
+
+json_t *ev_read_json_body(struct req *r, size_t max_bytes, struct idem *idem, char sha_hex[65],
+                          size_t *bytes)
+{
+    size_t len = 0;
+    char *buf = ev_read_body(r, max_bytes, idem, sha_hex, &len);
+    if (bytes)
+        *bytes = len;
+    json_t *doc = buf ? req_parse_json(r, buf, len) : NULL;
     free(buf);
     return doc;
 }

@@ -56,6 +56,10 @@ void ev_forbidden_team(struct req *r, const char *team);
  * bytes and *bytes (may be NULL) their count. Returns the parsed document (new reference), or
  * NULL after answering 400/413/415. */
 struct idem;
+/* The same body unparsed: a NUL-terminated copy (free it) of *bytes bytes, or NULL after
+ * answering 413/415/400/503. For a reader that parses it a piece at a time (req_json_load). */
+char *ev_read_body(struct req *r, size_t max_bytes, struct idem *idem, char sha_hex[65],
+                   size_t *bytes);
 json_t *ev_read_json_body(struct req *r, size_t max_bytes, struct idem *idem, char sha_hex[65],
                           size_t *bytes);
 

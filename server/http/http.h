@@ -44,6 +44,10 @@ struct http_server *http_start(const struct http_config *cfg, struct store *stor
                                size_t why_size) __attribute__((warn_unused_result));
 /* Stops accepting, waits for in-flight requests, frees the server. */
 void http_stop(struct http_server *srv);
+/* Call once at start, before threads: glibc's malloc keeps at most a few arenas (not 8 per
+ * core), and allocations of 1 MiB and more are mappings of their own, returned when freed. The
+ * router returns what a large request freed (malloc_trim) after it. */
+void http_malloc_setup(void);
 
 /* The stack size Civetweb's worker threads really got (the smallest seen; 0 before any). */
 size_t http_worker_stack_bytes(void);

@@ -104,6 +104,8 @@ struct req {
     int reads_pending; /* a write of this user is counted in flight (http/reads.h) */
     int handling;      /* the route's handler runs: an early fault reply drains a streamed body */
     int upload_slot;   /* holds an upload slot (http/upload.h): given back after the handler */
+    size_t json_reserved; /* bytes of the parsed-JSON budget this request holds (req_json_load) */
+    int large;            /* took an upload slot or parsed a large document: trim after it */
 };
 
 /* Route tables of each handler file, joined by router.c. Terminated by a {NULL} entry. */
@@ -153,6 +155,24 @@ void resp_problem_with(struct req *r, int status, const char *type_slug, const c
  * JSON_NEST_MAX → 400 too-deep, malformed → 400, a number beyond ±(2^53 − 1) → 422 naming its
  * pointer. Returns the document, or NULL after answering. */
 json_t *req_parse_json(struct req *r, const char *buf, size_t len);
+/* Every parse of a request's JSON goes through here: the document's cost (core/jsonlimit.h:
+ * json_parse_cost, of the first value with JSON_DISABLE_EOF_CHECK) is refused past
+ * JSON_PARSE_MAX (NULL, err's code json_error_out_of_memory: resp_json_error answers 413), and
+ * a cost above REQ_JSON_FREE is held in the process's budget of REQ_JSON_TOTAL bytes of parsed
+ * JSON until the request ends (a request holds the largest it parsed: its documents are parsed
+ * one after another). When the budget stays full for REQ_JSON_WAIT_MS, answers 503 with
+ * Retry-After and returns NULL with r->status set. Other faults: NULL with err set, nothing
+ * answered. */
+#define REQ_JSON_TOTAL ((size_t)160 << 20)
+#define REQ_JSON_FREE ((size_t)256 << 10)
+#define REQ_JSON_WAIT_MS 3000
+json_t *req_json_load(struct req *r, const char *buf, size_t len, size_t flags, json_error_t *err);
+/* Holds cost bytes of the budget for the rest of the request (for a parser in core that the
+ * handler calls on the whole body); 0, or -1 after answering 503. */
+int req_json_reserve(struct req *r, size_t cost) __attribute__((warn_unused_result));
+/* At the end of a request (router): gives its budget back and, after a large one, returns
+ * freed memory to the system (malloc_trim; not under AddressSanitizer). */
+void req_memory_end(struct req *r);
 /* 400 for JSON that failed to parse (json_load_bounded): "too-deep" naming the nesting limit,
  * else "malformed-json" with jansson's message. line, when not 0, replaces err's line (a line
  * of an upload). */

@@ -544,6 +544,7 @@ static int handle(struct mg_connection *conn, void *cbdata)
     team_scope_free(&r.scope);
     principal_clear(&r.who);
     free(path);
+    req_memory_end(&r);
     return r.status ? r.status : 500;
 }
 

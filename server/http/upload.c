@@ -20,6 +20,7 @@ int upload_slot_enter(struct req *r)
     int got = gate_try_enter_within(&upload_gate, r->who.user_id, UPLOAD_PER_USER, slots);
     if (got == 0) {
         r->upload_slot = 1;
+        r->large = 1;
         return 0;
     }
     if (got == -2)
@@ -27,6 +28,14 @@ int upload_slot_enter(struct req *r)
     else
         gate_reply_busy(r, &upload_gate);
     return -1;
+}
+
+int upload_slot_enter_if_large(struct req *r)
+{
+    long long declared = r->ri->content_length;
+    if (declared >= 0 && (size_t)declared <= r->app->cfg->max_body_bytes)
+        return 0;
+    return upload_slot_enter(r);
 }
 
 void upload_slot_leave(struct req *r)

@@ -35,13 +35,17 @@ struct upload_stream {
 };
 
 /* A streamed upload that holds a database connection while its body arrives (runs,
- * telemetry) takes an upload slot first: at most a quarter of the pool (at least 1) at once,
+ * telemetry), or a large body read whole (load-test outputs, catalogs, price sheets) takes an
+ * upload slot first: at most a quarter of the pool (at least 1) at once,
  * and UPLOAD_PER_USER per user, so slow bodies cannot take every connection (a body may come
  * as slowly as CAPLEDGER_BODY_MIN_RATE allows: 1 GiB at 4 KiB/s lasts three days). Answers 503
  * (every slot busy) or 429 (the caller's own limit) with Retry-After and returns -1. The
  * router gives the slot back when the handler returns. */
 #define UPLOAD_PER_USER 2
 int upload_slot_enter(struct req *r) __attribute__((warn_unused_result));
+/* The same on a route whose bodies are mostly small (POST /offers): a slot only for a body
+ * declared over the JSON body limit (1 MiB) or sent chunked (of unknown length). */
+int upload_slot_enter_if_large(struct req *r) __attribute__((warn_unused_result));
 void upload_slot_leave(struct req *r);
 
 /* max_line_bytes 0 → linebuf's default (1 MiB). u is large: allocate it (upload_stream_new). */

@@ -1,7 +1,6 @@
 /* Job accounting runs: streamed straight into run, batch by batch (see store/runs.h). */
 #include "store/runs.h"
 
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,16 +230,7 @@ void store_runs_abort(struct runs_upload *u)
     free(u->slot);
     rollup_free(u->agg);
     free(u);
-    /* An upload's batch (~7 MB) is freed in whichever malloc arena its worker thread used:
-     * without this, each of glibc's arenas (8 per core) keeps one, and the server's RSS grows
-     * with the number of threads that ever took an upload. Not under AddressSanitizer, whose
-     * allocator replaces glibc's: there the trim was the first call into glibc's malloc, made
-     * on a worker thread, which set that thread's arena to the main arena without counting it
-     * attached; two such threads exiting then failed glibc's assertion "attached_threads > 0"
-     * and aborted the server as it stopped (fresh-Debian run, hardening_slowread). */
-#ifndef __SANITIZE_ADDRESS__
-    malloc_trim(0);
-#endif
+    /* The router returns the batch's memory after the request (req_memory_end). */
 }
 
 /* A lock wait past RUNS_CLUSTER_LOCK_WAIT (55P03) is a busy cluster, and a deadlock (40P01:

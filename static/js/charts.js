@@ -64,10 +64,16 @@ export function costDistributionChart(comparison, charts, currency, reliableQuan
     return { o, mean, trialsMean, rel: o.reliable_cost_per_outcome, meanRank: below };
   });
   const above = lines.filter((l) => Number.isFinite(l.mean) && l.rel < l.mean);
+  // Engine 2's reliable figure (risk_measure cvar): the mean of the worst (1 − α) of the trials,
+  // each trial a month of planned outcomes.
+  const cvar = comparison.risk_measure === 'cvar';
+  const relName = cvar ? `worst-${100 - q}% mean` : `p${q}`;
   const summary = `Cost per outcome from the Monte Carlo trials, one curve per option: ${lines.map((l) =>
-    `${l.o.name} expected ${money(l.mean, currency)}, p${q} ${money(l.rel, currency)}`).join('; ')}.`;
+    `${l.o.name} expected ${money(l.mean, currency)}, ${relName} ${money(l.rel, currency)}`).join('; ')}.`;
   const why = h('p', { class: 'chart-why', 'data-testid': 'p90-why' },
-    above.length
+    cvar
+      ? `Each trial is a month of ${number(comparison.planned_outcomes_per_month || 1)} planned outcomes; the reliable figure is the mean cost of the worst ${100 - q}% of those months, so it always sits at or above the expected cost and sees risks rarer than one month in ${Math.round(100 / (100 - q))}.`
+      : above.length
       ? `${above.map((l) => l.o.name).join(', ')}: the reliable p${q} sits below the expected cost because the expected cost is a mean — a few very expensive trials (failed attempts, interruptions) above the ${q}th percentile pull the mean up, while the p${q} only says that ${q}% of trials cost less.`
       : `The reliable p${q} is the cost that ${q}% of trials stay under; it can sit below the expected cost (a mean) when a rare expensive tail — failed attempts, interruptions — lies above it.`);
   const table = h('details', { class: 'legend' }, h('summary', null, 'Percentiles as a table'),
@@ -91,8 +97,9 @@ export function costDistributionChart(comparison, charts, currency, reliableQuan
             borderColor: PALETTE[i % PALETTE.length], backgroundColor: PALETTE[i % PALETTE.length], pointRadius: 0, borderWidth: 2,
           },
           {
-            label: `${l.o.name}: expected (●) and p${q} (◆)`,
-            data: [{ x: l.mean, y: l.meanRank / 100 }, { x: l.rel, y: reliableQuantile }],
+            label: `${l.o.name}: expected (●) and ${relName} (◆)`,
+            data: [{ x: l.mean, y: l.meanRank / 100 },
+              { x: l.rel, y: cvar ? l.o.cost_per_outcome_percentiles.filter((v) => v !== null && v < l.rel).length / 100 : reliableQuantile }],
             showLine: false, pointStyle: ['circle', 'rectRot'], pointRadius: 6,
             borderColor: PALETTE[i % PALETTE.length],
             backgroundColor: [PALETTE[i % PALETTE.length], '#ffffff'], // ● filled, ◆ open

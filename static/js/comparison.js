@@ -14,6 +14,7 @@ export const BREAKDOWN_ITEMS = [
   ['setup', 'setup'],
   ['checkpoint_and_interruption', 'checkpoint / interruption'],
   ['failed_attempts', 'failed attempts'],
+  ['rejected_runs', 'rejected runs'],
   ['retries', 'retries'],
   ['idle_capacity', 'idle capacity'],
   ['spares', 'spares'],
@@ -25,6 +26,7 @@ export const BREAKDOWN_ITEMS = [
   ['transfer', 'transfer'],
   ['review', 'review'],
   ['engineer_wait', 'engineer wait'],
+  ['unserved', 'unserved requests'],
 ];
 const LABEL = Object.fromEntries(BREAKDOWN_ITEMS);
 
@@ -34,6 +36,8 @@ const REASON_TEXT = {
   supply: 'no regional supply',
   slo: 'cannot meet the SLO',
   interruptions: 'interrupted too often to finish',
+  out_of_range: 'figures too large to represent',
+  slo_capacity: 'cannot hold the SLO under every demand scenario',
 };
 
 function isInference(comparison, scenario) {
@@ -109,6 +113,41 @@ function quantileText(q, fmt) {
   return `p50 ${fmt(q.p50)} · p90 ${fmt(q.p90)} · p99 ${fmt(q.p99)}`;
 }
 
+// What the reliable figure is. Engine 2's default (risk_measure cvar) is the mean of the worst
+// (1 − α) of months, each month the mean cost of its planned outcomes; engine 1's is a quantile
+// of one outcome.
+const VOLUME_NOUN = { evaluation: 'evaluations', training: 'training runs', fine_tuning: 'fine-tuning runs' };
+export function reliableLabel(comparison, inference) {
+  if (inference) return 'worst demand scenario';
+  const q = comparison.reliable_quantile || 0.9;
+  if (comparison.risk_measure === 'cvar') {
+    const v = comparison.planned_outcomes_per_month || 1;
+    const noun = VOLUME_NOUN[comparison.kind] || 'outcomes';
+    return `the mean of the worst ${number(Math.round(1000 * (1 - q)) / 10)} % of months at ${number(v)} ${v === 1 ? noun.replace(/s$/, '') : noun} a month`;
+  }
+  return `p${Math.round(100 * q)} of the Monte Carlo`;
+}
+
+// Which engine made a comparison; one made by an older engine says so (it is recomputed with it).
+export function engineNote(comparison) {
+  const v = comparison.engine_version || '';
+  const m = /^capledger-cost\/(\d+)\./.exec(v);
+  const engine = m ? Number(m[1]) : null;
+  if (engine === 1) return `Made by engine 1 (${v}): computed and recomputed with engine 1's model; new comparisons use engine 2.`;
+  return engine ? `Engine ${engine} (${v})` : v;
+}
+
+function percentOf(x) {
+  return Number.isFinite(x) ? `${(100 * x).toFixed(x >= 0.9995 || x === 0 ? 0 : 1)}%` : '—';
+}
+
+function sloByScenario(option) {
+  const detail = option.by_demand_scenario_detail;
+  if (!detail) return null;
+  return h('span', { 'data-testid': 'slo-attainment' }, Object.entries(detail).map(([k, d]) =>
+    `${k} ${percentOf(d.slo_attainment)}${d.slo_breach_hours > 0 ? ` (short in ${number(d.slo_breach_hours)} h)` : ''}`).join(' · '));
+}
+
 function optionCard(option, ctx) {
   const { currency, inference, scale, rank, winner, scenarioOption } = ctx;
   const offer = scenarioOption && scenarioOption.offer;
@@ -127,8 +166,11 @@ function optionCard(option, ctx) {
   const tq = option.time_to_result_quantiles;
   const dl = h('dl', { class: 'metrics' },
     metric('Expected cost per outcome', h('strong', null, money(option.expected_cost_per_outcome, currency))),
-    metric('Reliable cost per outcome', money(option.reliable_cost_per_outcome, currency),
-      inference ? 'worst demand scenario' : `p${Math.round(100 * (ctx.reliableQuantile || 0.9))} of the Monte Carlo`),
+    metric('Reliable cost per outcome', money(option.reliable_cost_per_outcome, currency), ctx.reliableLabel),
+    Number.isFinite(option.cash_cost_per_outcome) && option.cash_cost_per_outcome !== option.expected_cost_per_outcome
+      ? metric('Cash cost per outcome', h('span', { 'data-testid': 'cash-cost' }, money(option.cash_cost_per_outcome, currency)),
+        'the reservation is paid already, so its compute is no new cash — this assumes its spare capacity covers the volume')
+      : null,
     cq && Number.isFinite(cq.p50) ? metric('Cost spread', quantileText(cq, (x) => money(x, currency))) : null,
     inference ? null : metric('Time to result', duration(option.time_to_result_s), quantileText(tq, duration)),
     metric('Price per GPU-hour', money(option.price_per_gpu_hour, currency)),
@@ -137,6 +179,8 @@ function optionCard(option, ctx) {
     inference ? metric('Per million output tokens', money(option.cost_per_million_output_tokens, currency)) : null,
     inference && option.by_demand_scenario ? metric('By demand scenario',
       Object.entries(option.by_demand_scenario).map(([k, v]) => `${k} ${money(v, currency)}`).join(' · ')) : null,
+    inference && option.by_demand_scenario_detail ? metric('SLO attainment by demand scenario', sloByScenario(option),
+      (option.slo_capacity_scenarios || []).length ? `below the floor in ${option.slo_capacity_scenarios.join(', ')}` : null) : null,
     !inference ? metric('Billed instance-hours', number(option.billed_instance_hours),
       Number.isFinite(option.checkpoint_interval_s) ? `checkpoint every ${duration(option.checkpoint_interval_s)}` : null) : null);
   return h('article', {
@@ -247,12 +291,13 @@ export function renderComparison(comparison, scenario, { loadCharts } = {}) {
 
   const summary = h('section', { class: 'summary', 'aria-labelledby': 'summary-title' },
     h('h3', { id: 'summary-title' }, winner ? 'Winner: ' : 'No feasible option', winner ? h('span', { class: 'winner-name', 'data-testid': 'winner' }, winner) : null),
-    winnerOpt ? h('p', null, `${money(winnerOpt.reliable_cost_per_outcome, currency)} per ${outcomeWord(inference, scenario)} at the reliable ${inference ? 'worst-case demand' : 'quantile'} (expected ${money(winnerOpt.expected_cost_per_outcome, currency)}).`) : null,
+    winnerOpt ? h('p', null, `${money(winnerOpt.reliable_cost_per_outcome, currency)} per ${outcomeWord(inference, scenario)}, reliably: ${reliableLabel(comparison, inference)} (expected ${money(winnerOpt.expected_cost_per_outcome, currency)}).`) : null,
     ranking.length ? h('ol', { class: 'ranking', 'aria-label': 'Ranking by reliable cost per outcome' },
       ranking.map((n) => {
         const o = options.find((x) => x.name === n);
         return h('li', null, h('span', { class: 'rank-name' }, n), ' ', h('span', { class: 'sub' }, o ? money(o.reliable_cost_per_outcome, currency) : ''));
       })) : null,
+    h('p', { class: 'engine', 'data-testid': 'engine' }, engineNote(comparison)),
     h('p', { class: 'meta' }, [
       comparison.engine_version, Number.isInteger(comparison.seed) ? `seed ${comparison.seed}` : null,
       comparison.trials ? `${number(comparison.trials)} trials` : null,
@@ -264,7 +309,7 @@ export function renderComparison(comparison, scenario, { loadCharts } = {}) {
     h('h3', null, `Cost per ${outcomeWord(inference, scenario)}`),
     h('p', { class: 'hint' }, 'Bars share one scale: a shorter bar is a cheaper outcome. Colours show where the money goes.'),
     colourKey(options),
-    options.map((o) => optionCard(o, { currency, inference, scale, rank: rankOf(o.name), winner, scenarioOption: scenarioByName[o.name], reliableQuantile: rel })));
+    options.map((o) => optionCard(o, { currency, inference, scale, rank: rankOf(o.name), winner, scenarioOption: scenarioByName[o.name], reliableLabel: reliableLabel(comparison, inference) })));
 
   const be = comparison.break_even || [];
   const breakEven = h('section', { class: 'break-even', 'aria-labelledby': 'be-title' },

@@ -51,7 +51,8 @@ function readBars(page) {
 }
 
 test('training example: trap flag, winner, ranking, bars that sum to the total, break-even sentences', async () => {
-  const scenarioText = readData('spec/example-training.json');
+  // engine 1's worked example and figures: pinned to engine 1 (new comparisons use engine 2)
+  const scenarioText = JSON.stringify({ ...JSON.parse(readData('spec/example-training.json')), engine: 1 });
   const engine = await apiOk(srv, 'POST', '/api/v1/compare', { body: JSON.parse(scenarioText) });
   const expected = JSON.parse(readData('spec/example-training.expected.json'));
 
@@ -113,7 +114,7 @@ test('training example: trap flag, winner, ranking, bars that sum to the total, 
 });
 
 test('inference example: cost per accepted request, demand scenarios, the trap between l4 and the shared pool', async () => {
-  const scenarioText = readData('spec/example-inference.json');
+  const scenarioText = JSON.stringify({ ...JSON.parse(readData('spec/example-inference.json')), engine: 1 });
   const expected = JSON.parse(readData('spec/example-inference.expected.json'));
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const { page, problems } = await watchedPage(context);
@@ -157,5 +158,40 @@ test('an invalid scenario shows every problem with its JSON Pointer', async () =
   assert.match(text, /\/workload\/target_units/);
   await compareOnPage(page, '{"workload": ');
   await page.getByRole('alert').filter({ hasText: 'not valid JSON' }).waitFor();
+  await context.close();
+});
+
+// Engine 2 on the page: the reliable figure named for what it is, the cash cost beside the
+// fully loaded one for the paid reservation, SLO attainment per demand scenario with the hours it
+// falls short, and the engine that made each comparison (an engine-1 comparison says so).
+test('engine 2: the reliable figure named, cash beside fully loaded, SLO attainment per scenario, the engine', async () => {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const { page, problems } = await watchedPage(context);
+  await signIn(page, srv, user);
+
+  await compareOnPage(page, readData('spec/example-training-v2.json'));
+  await page.getByTestId('winner').waitFor();
+  assert.equal(await page.getByTestId('engine').innerText(), 'Engine 2 (capledger-cost/2.0.0)');
+  const reserved = page.locator('article.option[data-option="h100-reserved"]');
+  assert.match(await reserved.innerText(), /Reliable cost per outcome\s*\$[\d,.]+\s*the mean of the worst 10 % of months at 4 training runs a month/i);
+  assert.equal(await reserved.getByTestId('cash-cost').innerText(), '$1,220.27');
+  assert.equal(await page.locator('article.option[data-option="h100-on-demand"]').getByTestId('cash-cost').count(), 0,
+    'no cash line where nothing is paid already');
+  assert.match(await page.locator('.summary').innerText(), /reliably: the mean of the worst 10 % of months at 4 training runs a month/);
+
+  await compareOnPage(page, readData('spec/example-inference-v2.json'));
+  await page.getByTestId('winner').waitFor();
+  const fleet21 = page.locator('article.option[data-option="l4-dedicated-21"]');
+  assert.equal(await fleet21.getByTestId('slo-attainment').innerText(), 'low 100% · expected 100% · high 86.0% (short in 240 h)');
+  assert.match(await fleet21.innerText(), /Not feasible: cannot hold the SLO under every demand scenario/);
+  assert.match(await fleet21.innerText(), /below the floor in high/);
+
+  const one = { ...JSON.parse(readData('spec/example-training.json')), engine: 1 };
+  await compareOnPage(page, JSON.stringify(one));
+  await page.getByText('Made by engine 1').waitFor();
+  assert.match(await page.getByTestId('engine').innerText(), /^Made by engine 1 \(capledger-cost\/1\.0\.0\)/);
+  assert.match(await page.locator('article.option[data-option="h100-reserved"]').innerText(), /p90 of the Monte Carlo/);
+  await page.screenshot({ path: path.join(resultsDir, 'compare-engine2.png'), fullPage: true });
+  assert.deepEqual(problems, []);
   await context.close();
 });

@@ -1062,6 +1062,11 @@ static void test_slo_attainment_floor(void **state)
     assert_string_equal(str_at(result, "/options/1/slo_capacity_scenarios/0"), "high");
     double attained = num_at(result, "/options/1/by_demand_scenario_detail/high/slo_attainment");
     assert_true(attained < 0.999);
+    /* 21 replicas (20 serving) fall short in the 8 busiest hours of each of the 30 days */
+    assert_true(num_at(result, "/options/1/by_demand_scenario_detail/high/slo_breach_hours") ==
+                240);
+    assert_true(num_at(result, "/options/1/by_demand_scenario_detail/expected/slo_breach_hours") ==
+                0);
     assert_false(contains_name(json_object_get(result, "ranking"), "l4-dedicated-21"));
     json_decref(result);
     set_at(scenario, "/service/min_slo_attainment", json_real(attained - 1e-6));

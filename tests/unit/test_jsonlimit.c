@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,6 +83,123 @@ static void test_first_value_only(void **state)
     json_decref(v);
 }
 
+/* Allocations counted as glibc's chunks of the requested sizes (a header keeps each size), so
+ * the figure does not depend on the allocator the test runs under. */
+static size_t live, peak;
+
+static size_t chunk_of(size_t n)
+{
+    size_t c = (n + 8 + 15) & ~(size_t)15;
+    return c < 32 ? 32 : c;
+}
+
+static void *counted_malloc(size_t n)
+{
+    size_t *p = malloc(n + 16);
+    if (!p)
+        return NULL;
+    p[0] = n;
+    live += chunk_of(n);
+    if (live > peak)
+        peak = live;
+    return p + 2;
+}
+
+static void counted_free(void *q)
+{
+    if (!q)
+        return;
+    size_t *p = (size_t *)q - 2;
+    live -= chunk_of(p[0]);
+    free(p);
+}
+
+/* The parse's peak of live bytes against the estimate: never under it, at most 2.5 times. */
+static void cost_within(const char *text)
+{
+    size_t len = strlen(text), estimate = json_parse_cost(text, len, false);
+    json_set_alloc_funcs(counted_malloc, counted_free);
+    live = peak = 0;
+    json_error_t err;
+    json_t *v = json_loadb(text, len, JSON_DECODE_ANY, &err);
+    assert_non_null(v);
+    json_decref(v);
+    json_set_alloc_funcs(malloc, free);
+    assert_true(peak > 0);
+    if (estimate < peak || estimate > peak / 2 * 5)
+        fail_msg("%.40s…: estimate %zu, parsed peak %zu", text, estimate, peak);
+}
+
+static char *repeat(const char *open, const char *item, const char *sep, const char *close,
+                    size_t n)
+{
+    size_t li = strlen(item), ls = strlen(sep);
+    char *s = malloc(strlen(open) + n * (li + ls) + strlen(close) + 1);
+    size_t k = strlen(open);
+    memcpy(s, open, k);
+    for (size_t i = 0; i < n; i++) {
+        memcpy(s + k, item, li);
+        k += li;
+        if (i + 1 < n) {
+            memcpy(s + k, sep, ls);
+            k += ls;
+        }
+    }
+    strcpy(s + k, close);
+    return s;
+}
+
+static void test_parse_cost_tracks_jansson(void **state)
+{
+    (void)state;
+    static const char *const items[] = {
+        "0",
+        "-12.5e3",
+        "{}",
+        "[]",
+        "\"a string of some length, as names are\"",
+        "{\"external_id\":\"j1\",\"submitted_at\":\"2025-03-01T10:00:00Z\",\"gpus\":8,"
+        "\"state\":\"COMPLETED\",\"team\":\"vision\",\"gpu_utilization\":0.73}",
+        "[1,2,3,[4,5,{\"k\":[true,false,null]}]]",
+        "true",
+    };
+    for (size_t i = 0; i < sizeof items / sizeof *items; i++) {
+        char *text = repeat("[", items[i], ",", "]", 100000);
+        cost_within(text);
+        free(text);
+    }
+    char *keys = malloc(100000 * 24 + 2);
+    size_t k = 0;
+    keys[k++] = '{';
+    for (int i = 0; i < 100000; i++)
+        k += (size_t)sprintf(keys + k, "%s\"key%d\":%d", i ? "," : "", i, i);
+    strcpy(keys + k, "}");
+    cost_within(keys);
+    free(keys);
+}
+
+static void test_parse_budget_refuses_before_parsing(void **state)
+{
+    (void)state;
+    char *zeros = repeat("[", "0", ",", "]", 1000000);
+    size_t len = strlen(zeros), cost = json_parse_cost(zeros, len, false);
+    assert_true(cost >= 1000000 * 32);
+    json_error_t err;
+    assert_null(json_load_budget(zeros, len, 0, cost - 1, &err));
+    assert_int_equal(json_error_code(&err), json_error_out_of_memory);
+    assert_non_null(strstr(err.text, "MiB"));
+    json_t *v = json_load_budget(zeros, len, 0, cost, &err);
+    assert_true(json_is_array(v));
+    json_decref(v);
+    /* with JSON_DISABLE_EOF_CHECK only the first value counts */
+    const char *two = "[0] [0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]";
+    assert_int_equal(json_parse_cost(two, strlen(two), true), json_parse_cost("[0]", 3, false));
+    v = json_load_budget(two, strlen(two), JSON_DISABLE_EOF_CHECK, 256, &err);
+    assert_true(json_is_array(v));
+    json_decref(v);
+    free(zeros);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -89,6 +207,8 @@ int main(void)
         cmocka_unit_test(test_million_deep_does_not_recurse),
         cmocka_unit_test(test_strings_and_lines),
         cmocka_unit_test(test_first_value_only),
+        cmocka_unit_test(test_parse_cost_tracks_jansson),
+        cmocka_unit_test(test_parse_budget_refuses_before_parsing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,7 +22,7 @@ struct option_eval {
     struct cost_inference_result inference;
     double *by_scenario; /* inference: cost per accepted request per demand scenario */
     /* engine 2, inference, per demand scenario: SLO attainment and the most replicas */
-    double *attainment, *peak_by_scenario;
+    double *attainment, *peak_by_scenario, *breach_hours;
     double cash;     /* engine 2: cash cost per outcome */
     double expected; /* expected cost per outcome, NAN when none */
     double reliable; /* what the ranking uses, NAN when none */
@@ -90,10 +90,11 @@ static int evaluate_inference2(const struct cost_scenario *sc, size_t i, struct 
     e->by_scenario = malloc(k_count * sizeof *e->by_scenario);
     e->attainment = malloc(k_count * sizeof *e->attainment);
     e->peak_by_scenario = malloc(k_count * sizeof *e->peak_by_scenario);
-    if (!e->by_scenario || !e->attainment || !e->peak_by_scenario)
+    e->breach_hours = malloc(k_count * sizeof *e->breach_hours);
+    if (!e->by_scenario || !e->attainment || !e->peak_by_scenario || !e->breach_hours)
         return -1;
     for (size_t k = 0; k < k_count; k++)
-        e->by_scenario[k] = e->attainment[k] = e->peak_by_scenario[k] = NAN;
+        e->by_scenario[k] = e->attainment[k] = e->peak_by_scenario[k] = e->breach_hours[k] = NAN;
     e->reliable = NAN;
     if (!isfinite(e->capacity_rps)) {
         e->reasons |= COST_REASON_SLO;
@@ -107,6 +108,7 @@ static int evaluate_inference2(const struct cost_scenario *sc, size_t i, struct 
         e->by_scenario[k] = r.runs ? r.cost_per_outcome : NAN;
         e->attainment[k] = r.slo_attainment;
         e->peak_by_scenario[k] = r.peak_replicas;
+        e->breach_hours[k] = r.breach_hours;
         runs = runs && r.runs;
         peak = fmax(peak, r.peak_replicas);
         worst = k == 0 ? e->by_scenario[k] : fmax(worst, e->by_scenario[k]);
@@ -519,6 +521,7 @@ static json_t *inference_option_json(struct builder *b, const struct cost_scenar
     if (v2) {
         put(b, o, "slo_attainment", figure(r->slo_attainment));
         put(b, o, "replicas_peak", figure(r->peak_replicas));
+        put(b, o, "slo_breach_hours", figure(isfinite(e->capacity_rps) ? r->breach_hours : NAN));
         json_t *failing = put(b, o, "slo_capacity_scenarios", json_array());
         for (size_t k = 0; k < sc->service.demand_scenario_count; k++)
             if (isfinite(e->attainment[k]) &&
@@ -535,6 +538,7 @@ static json_t *inference_option_json(struct builder *b, const struct cost_scenar
             put(b, d, "cost_per_outcome", figure(e->by_scenario[k]));
             put(b, d, "slo_attainment", figure(e->attainment[k]));
             put(b, d, "replicas_peak", figure(e->peak_by_scenario[k]));
+            put(b, d, "slo_breach_hours", figure(e->breach_hours[k]));
         }
     }
     put(b, o, "reliable_cost_per_outcome", figure(e->reliable));
@@ -864,6 +868,7 @@ out:
             free(evals[i].by_scenario);
             free(evals[i].attainment);
             free(evals[i].peak_by_scenario);
+            free(evals[i].breach_hours);
         }
     free(evals);
     cost_scenario_free(&sc);

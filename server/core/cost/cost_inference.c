@@ -280,6 +280,8 @@ void cost_inference_eval2(const struct cost_scenario *sc, const struct cost_opti
             break;
         }
         double share = l > 0 ? fmin(1, capacity / l) : 1; /* excess load is shed */
+        if (share < 1)
+            out->breach_hours++;
         served_d += d * share;
         served_l += l * share;
         provisioned += replicas;

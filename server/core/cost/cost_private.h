@@ -278,6 +278,7 @@ struct cost_inference_result {
     double total, cost_per_outcome, cost_per_million_tokens, utilization;
     /* engine 2 */
     double slo_attainment, served_requests, cash_cost_per_outcome;
+    double breach_hours; /* hours of the horizon in which some demand is shed */
 };
 
 /* κ from the sorted load points; NAN when the first point fails the SLO. */

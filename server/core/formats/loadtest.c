@@ -365,8 +365,9 @@ static json_t *vllm_parse(const char *buf, size_t len, const struct loadtest_opt
         if (off == len)
             break;
         json_error_t e;
-        json_t *v = json_load_bounded(buf + off, len - off,
-                                      JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES, &e);
+        json_t *v =
+            json_load_budget(buf + off, len - off, JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES,
+                             JSON_PARSE_MAX, &e);
         if (!v) {
             problems_add_line(errs, line + e.line - 1, e.line == 1 ? 0 : e.column, "",
                               "not JSON: %s", e.text);
@@ -712,7 +713,7 @@ static json_t *genai_csv_parse(const char *buf, size_t len, struct problems *err
 static json_t *genai_json_parse(const char *buf, size_t len, struct problems *errs)
 {
     json_error_t e;
-    json_t *doc = json_load_bounded(buf, len, JSON_REJECT_DUPLICATES, &e);
+    json_t *doc = json_load_budget(buf, len, JSON_REJECT_DUPLICATES, JSON_PARSE_MAX, &e);
     if (!json_is_object(doc)) {
         problems_add_line(errs, doc ? 1 : e.line, doc ? 0 : e.column, "",
                           doc ? "a GenAI-Perf export must be a JSON object" : "not JSON: %s",

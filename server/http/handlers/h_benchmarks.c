@@ -16,6 +16,7 @@
 #include "core/formats/evfield.h"
 #include "http/evidence.h"
 #include "http/idempotency.h"
+#include "http/upload.h"
 #include "store/benchmarks.h"
 #include "store/offers.h"
 #include "store/uploads.h"
@@ -373,6 +374,9 @@ static void benchmark_import(struct req *r)
                      ct[0] ? ct : "(none)");
         goto out;
     }
+    /* A body of up to 16 MiB, and the tree of a JSON one: one of the bounded upload slots. */
+    if (upload_slot_enter(r) != 0)
+        goto out;
     body = malloc(IMPORT_MAX_BYTES + 1);
     if (!body) {
         resp_problem(r, 503, "unavailable", "Service unavailable", "out of memory");
@@ -405,6 +409,11 @@ static void benchmark_import(struct req *r)
         resp_json_error(r, &err, 0);
         goto out;
     }
+    /* The readers parse the JSON outputs a value at a time, each refused past JSON_PARSE_MAX:
+     * the largest they may hold, from the budget of parsed JSON. */
+    if (lead < len && (body[lead] == '[' || body[lead] == '{') &&
+        req_json_reserve(r, json_parse_cost(body, len, false)) != 0)
+        goto out;
     parsed = loadtest_parse(loadtest_format_from_name(fmt), body, len, &lopt, &p);
     if (!parsed) {
         if (strcmp(fmt, "vllm") != 0)          /* vLLM output is JSON: "" is its root */

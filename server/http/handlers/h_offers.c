@@ -285,6 +285,9 @@ static void offer_create(struct req *r)
     if (idem_begin_stream(r, &idem) == IDEM_ANSWERED)
         goto out;
     req_content_type(r, ct, sizeof ct);
+    if ((strcmp(ct, "application/json") == 0 || strcmp(ct, "text/csv") == 0) &&
+        upload_slot_enter_if_large(r) != 0)
+        goto out;
     if (strcmp(ct, "application/json") == 0)
         offers_from_json(r, &idem);
     else if (strcmp(ct, "text/csv") == 0)
@@ -365,6 +368,8 @@ static void offer_import(struct req *r)
         resp_invalid(r, &p, NULL);
         goto out;
     }
+    if (upload_slot_enter(r) != 0)
+        goto out;
     u = upload_stream_new(r, &idem, 0);
     if (!u) {
         resp_problem(r, 503, "unavailable", "Service unavailable", "out of memory");

@@ -135,7 +135,7 @@ export function migratedTemplate(bin) {
 
 // Starts `capledger serve` on a fresh database and a free port; resolves once GET /healthz
 // answers 200. `env` adds to or overrides the server's environment (a value of undefined
-// removes a variable). Returns { url, port, adminPassword, db, keyFile, stop(), stderrLines(),
+// removes a variable). Returns { url, port, pid, adminPassword, db, keyFile, stop(), stderrLines(),
 // exited }. stop() sends SIGTERM, waits for the exit (SIGKILL after 10 s), drops the database
 // and resolves to { code, signal }.
 export async function startServer({ env = {}, args = [] } = {}) {
@@ -249,7 +249,7 @@ export async function startServer({ env = {}, args = [] } = {}) {
   exited.then(() => { stderrLinesAtStop = stderrLines(); });
 
   return {
-    url, port, adminPassword, db, keyFile, stop: stopChecked, stderrLines,
+    url, port, pid: child.pid, adminPassword, db, keyFile, stop: stopChecked, stderrLines,
     get exited() { return exitStatus; },
   };
 }
