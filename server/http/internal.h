@@ -130,6 +130,7 @@ extern const struct route log_routes[];
 extern const struct route alert_routes[];
 extern const struct route webhook_routes[];
 extern const struct route series_routes[];
+extern const struct route whatif_routes[];
 
 /* ----- responses (each writes the whole reply in one mg_write) ----- */
 void resp_json(struct req *r, int status, json_t *body_stolen);

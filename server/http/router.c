@@ -30,7 +30,7 @@ static const struct route *const route_tables[] = {
     benchmark_routes, telemetry_routes, run_routes,     cluster_routes,  report_routes,
     upload_routes,    session_routes,   user_routes,    audit_routes,    review_routes,
     decision_routes,  log_routes,       alert_routes,   webhook_routes,  series_routes,
-    class_routes};
+    class_routes,     whatif_routes};
 
 /* Civetweb's request_timeout_ms: how long it waits for the headers, and within a body read for
  * the next bytes. The guard (http/conns.h) bounds the totals: header deadline, body rate. */

@@ -119,8 +119,8 @@ static const char *SQL_ARTIFACT_UPDATE =
     "RETURNING " ARTIFACT_JSON;
 
 /* An id is evidence when it names a benchmark or an upload (runs, telemetry, price sheets,
- * load-test imports), or is the hash of a stored comparison. CASE keeps the uuid cast from
- * seeing text that is not one. */
+ * load-test imports), or is the hash of a stored comparison or what-if replay. CASE keeps the uuid
+ * cast from seeing text that is not one. */
 static const char *SQL_EVIDENCE_UNKNOWN =
     "SELECT coalesce(json_agg(e.i - 1 ORDER BY e.i), '[]') "
     "FROM json_array_elements_text($1::json) WITH ORDINALITY AS e(id, i) WHERE NOT CASE "
@@ -128,12 +128,13 @@ static const char *SQL_EVIDENCE_UNKNOWN =
     "EXISTS (SELECT 1 FROM benchmark b WHERE b.id = e.id::uuid) "
     "OR EXISTS (SELECT 1 FROM upload u WHERE u.id = e.id::uuid) "
     "WHEN e.id ~ '^[0-9a-f]{64}$' THEN EXISTS (SELECT 1 FROM comparison c WHERE c.sha256 = e.id) "
+    "OR EXISTS (SELECT 1 FROM whatif w WHERE w.sha256 = e.id) "
     "ELSE false END";
 
 /* The indexes of ids a team member may not cite: benchmarks of teams outside $2; uploads they
  * cannot list (another team's, or a team-less one someone else made — offer price sheets are
- * everyone's); comparisons no scenario of those teams asked for. Unknown ids are left to
- * SQL_EVIDENCE_UNKNOWN. */
+ * everyone's); comparisons no scenario of those teams asked for, replays none of them stored.
+ * Unknown ids are left to SQL_EVIDENCE_UNKNOWN. */
 static const char *SQL_EVIDENCE_FOREIGN =
     "SELECT coalesce(json_agg(e.i - 1 ORDER BY e.i), '[]') "
     "FROM json_array_elements_text($1::json) WITH ORDINALITY AS e(id, i) WHERE CASE "
@@ -143,9 +144,12 @@ static const char *SQL_EVIDENCE_FOREIGN =
     "OR EXISTS (SELECT 1 FROM upload u WHERE u.id = e.id::uuid AND u.kind <> 'offers' "
     "  AND u.created_by IS DISTINCT FROM $3::uuid AND (u.team IS NULL "
     "  OR u.team NOT IN (SELECT json_array_elements_text($2::json)))) "
-    "WHEN e.id ~ '^[0-9a-f]{64}$' THEN EXISTS (SELECT 1 FROM comparison c WHERE c.sha256 = e.id) "
+    "WHEN e.id ~ '^[0-9a-f]{64}$' THEN (EXISTS (SELECT 1 FROM comparison c WHERE c.sha256 = e.id) "
     "  AND NOT EXISTS (SELECT 1 FROM comparison_link l WHERE l.sha256 = e.id AND l.team IN "
-    "  (SELECT json_array_elements_text($2::json))) "
+    "  (SELECT json_array_elements_text($2::json)))) "
+    "  OR (EXISTS (SELECT 1 FROM whatif_link l WHERE l.sha256 = e.id) "
+    "  AND NOT EXISTS (SELECT 1 FROM whatif_link l WHERE l.sha256 = e.id AND l.team IN "
+    "  (SELECT json_array_elements_text($2::json)))) "
     "ELSE false END";
 
 /* The indexes into ids of what the caller's teams may not see (a JSON array, caller decrefs). */
