@@ -13,15 +13,17 @@
     "'partitions', (SELECT coalesce(jsonb_agg(jsonb_build_object('partition', cp.partition, "      \
     "'gpu_model', nullif(cp.gpu_model, ''), 'workload_class', cp.workload_class, 'offer_id', "     \
     "cp.offer_id, 'price_per_gpu_hour', o.price_per_hour / o.gpus_per_instance, 'currency', "      \
-    "o.currency) ORDER BY cp.partition, cp.gpu_model), '[]') FROM cluster_partition cp "           \
+    "o.currency, 'capacity_gpus', cp.capacity_gpus) ORDER BY cp.partition, cp.gpu_model), '[]') "  \
+    "FROM cluster_partition cp "                                                                   \
     "LEFT JOIN offer o ON o.id = cp.offer_id WHERE cp.cluster = " c ".name))"
 
 /* One statement: upsert the cluster, drop the partitions no longer listed, upsert the rest.
  * (The input has no two entries with the same partition and GPU model: checked before.) */
 static const char *SQL_PUT =
     "WITH x AS (SELECT e.partition, coalesce(e.gpu_model, '') AS gpu_model, e.workload_class, "
-    "e.offer_id FROM jsonb_to_recordset(coalesce($3::jsonb -> 'partitions', '[]')) AS e("
-    "partition text, gpu_model text, workload_class text, offer_id uuid)), "
+    "e.offer_id, e.capacity_gpus FROM jsonb_to_recordset(coalesce($3::jsonb -> 'partitions', "
+    "'[]')) AS e(partition text, gpu_model text, workload_class text, offer_id uuid, "
+    "capacity_gpus double precision)), "
     "c AS (INSERT INTO cluster (name, default_class, description, updated_by_name) VALUES ($1, "
     "$3::jsonb ->> 'default_class', $3::jsonb ->> 'description', $2) ON CONFLICT (name) DO "
     "UPDATE SET default_class = EXCLUDED.default_class, description = EXCLUDED.description, "
@@ -30,9 +32,10 @@ static const char *SQL_PUT =
     "d AS (DELETE FROM cluster_partition cp WHERE cp.cluster = $1 AND NOT EXISTS (SELECT 1 "
     "FROM x WHERE x.partition = cp.partition AND x.gpu_model = cp.gpu_model)), "
     "i AS (INSERT INTO cluster_partition (cluster, partition, gpu_model, workload_class, "
-    "offer_id) SELECT $1, partition, gpu_model, workload_class, offer_id FROM x "
-    "ON CONFLICT (cluster, partition, gpu_model) DO UPDATE SET workload_class = "
-    "EXCLUDED.workload_class, offer_id = EXCLUDED.offer_id) "
+    "offer_id, capacity_gpus) SELECT $1, partition, gpu_model, workload_class, offer_id, "
+    "capacity_gpus FROM x ON CONFLICT (cluster, partition, gpu_model) DO UPDATE SET "
+    "workload_class = EXCLUDED.workload_class, offer_id = EXCLUDED.offer_id, capacity_gpus = "
+    "EXCLUDED.capacity_gpus) "
     "SELECT jsonb_build_object('id', c.name, 'name', c.name, 'version', c.version, "
     "'partitions', (SELECT count(*) FROM x)) FROM c";
 

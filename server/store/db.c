@@ -628,6 +628,46 @@ enum store_status store_json_tx(struct store_conn *c, const char *sql, int npara
     return st;
 }
 
+enum store_status store_rows_tx(struct store_conn *c, const char *sql, int nparams,
+                                const char *const *params, store_row_fn fn, void *ctx)
+{
+    if (!PQsendQueryParams(c->pg, sql, nparams, NULL, params, NULL, NULL, 0) ||
+        !PQsetSingleRowMode(c->pg)) {
+        snprintf(c->error, sizeof c->error, "%s", PQerrorMessage(c->pg));
+        PGresult *r;
+        while ((r = PQgetResult(c->pg)))
+            PQclear(r);
+        return PQstatus(c->pg) == CONNECTION_OK ? STORE_ERROR : STORE_UNAVAILABLE;
+    }
+    enum store_status st = STORE_OK;
+    bool stopped = false;
+    const char *values[STORE_ROW_MAX_COLUMNS];
+    PGresult *r;
+    while ((r = PQgetResult(c->pg))) {
+        ExecStatusType rs = PQresultStatus(r);
+        if (rs == PGRES_SINGLE_TUPLE && !stopped) {
+            int n = PQnfields(r) < STORE_ROW_MAX_COLUMNS ? PQnfields(r) : STORE_ROW_MAX_COLUMNS;
+            for (int k = 0; k < n; k++)
+                values[k] = PQgetisnull(r, 0, k) ? NULL : PQgetvalue(r, 0, k);
+            if (fn(ctx, n, values) != 0) {
+                /* the caller has what it needs: ask the server to stop sending */
+                stopped = true;
+                PGcancel *cancel = PQgetCancel(c->pg);
+                char why[128];
+                if (cancel) {
+                    PQcancel(cancel, why, sizeof why);
+                    PQfreeCancel(cancel);
+                }
+            }
+        } else if (rs != PGRES_SINGLE_TUPLE && rs != PGRES_TUPLES_OK && !stopped &&
+                   st == STORE_OK) {
+            st = classify(c, r, NULL);
+        }
+        PQclear(r);
+    }
+    return st;
+}
+
 enum store_status store_exec_tx(struct store_conn *c, const char *sql, int nparams,
                                 const char *const *params, long *affected)
 {

@@ -80,6 +80,16 @@ enum store_status store_json_tx(struct store_conn *c, const char *sql, int npara
 /* Like store_json_tx without a result; *affected gets the row count when not NULL. */
 enum store_status store_exec_tx(struct store_conn *c, const char *sql, int nparams,
                                 const char *const *params, long *affected) STORE_MUSTCHECK;
+/* Runs sql and hands each row to fn as it arrives (libpq's single-row mode: the result is
+ * never held whole), values[k] the text of column k or NULL for SQL NULL (at most
+ * STORE_ROW_MAX_COLUMNS columns). fn returns non-zero to stop: the statement is cancelled and
+ * the call returns STORE_OK. Not inside a transaction the caller wants to keep (a cancelled
+ * statement aborts it). */
+#define STORE_ROW_MAX_COLUMNS 16
+typedef int (*store_row_fn)(void *ctx, int ncols, const char *const *values);
+enum store_status store_rows_tx(struct store_conn *c, const char *sql, int nparams,
+                                const char *const *params, store_row_fn fn,
+                                void *ctx) STORE_MUSTCHECK;
 /* One-shot helpers that acquire and release around a single statement. */
 enum store_status store_json(struct store *s, const char *sql, int nparams,
                              const char *const *params, json_t **out) STORE_MUSTCHECK;

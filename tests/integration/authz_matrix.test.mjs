@@ -53,6 +53,9 @@ GET    /api/v1/scenarios/{id}/comparisons         users
 POST   /api/v1/scenarios/{id}/comparisons         owner team
 GET    /api/v1/comparisons/{sha256}               users
 GET    /api/v1/comparisons/{sha256}/charts        users
+POST   /api/v1/whatif                             owner team
+GET    /api/v1/whatif/{sha256}                    users
+GET    /api/v1/whatif/{sha256}/input              users
 
 GET    /api/v1/workloads                          users
 POST   /api/v1/workloads                          owner team

@@ -109,6 +109,12 @@ struct whatif_plan {
 int whatif_plan_parse(const json_t *doc, struct whatif_plan *plan, struct problems *errs)
     __attribute__((warn_unused_result));
 
+/* The work one replay may ask of a server's engine slot: jobs × arrangements (about 4 s of one
+ * core at the slowest measured, bench/bench_whatif.c). The CLI has no such bound. */
+#define WHATIF_MAX_JOB_REPLAYS 8000000
+/* A problem at /arrangements when n jobs under the plan's arrangements exceed it; 0 or -1. */
+int whatif_check_work(size_t n, const struct whatif_plan *plan, struct problems *errs);
+
 /* Replays the jobs under every arrangement of the plan and builds the result document
  * (docs/whatif.md "Output"), with input_sha256 as given. New reference, or NULL when memory
  * runs out. */

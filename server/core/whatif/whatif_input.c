@@ -554,3 +554,16 @@ int whatif_plan_parse(const json_t *doc, struct whatif_plan *plan, struct proble
     }
     return errs->total > before ? -1 : 0;
 }
+
+int whatif_check_work(size_t n, const struct whatif_plan *plan, struct problems *errs)
+{
+    if ((double)n * (double)plan->n <= WHATIF_MAX_JOB_REPLAYS)
+        return 0;
+    problems_add(errs, "/arrangements",
+                 "%zu jobs × %zu arrangements is more than a server replays at once (%d jobs × "
+                 "arrangements): sweep fewer pool sizes per request (%zu fit) or narrow the "
+                 "selection, or replay the resolved document offline with capledger whatif",
+                 n, plan->n, WHATIF_MAX_JOB_REPLAYS,
+                 n ? (size_t)(WHATIF_MAX_JOB_REPLAYS / (double)n) : (size_t)0);
+    return -1;
+}

@@ -17,6 +17,8 @@ static const struct evfield PARTITION_FIELDS[] = {
     {"gpu_model", EVF_STRING, 0, 0, 0, 127, NULL, NULL},
     {"workload_class", EVF_LABEL, 0, 0, 0, 0, NULL, NULL},
     {"offer_id", EVF_UUID, 0, 0, 0, 0, NULL, NULL},
+    /* the GPUs the partition holds: the baseline a what-if backtest replays (docs/whatif.md) */
+    {"capacity_gpus", EVF_NUMBER, 0, 0, 1e6, 0, NULL, NULL},
     EVF_END,
 };
 
@@ -34,8 +36,8 @@ static int cluster_name_ok(const char *name)
     return len >= 1 && len <= 127;
 }
 
-/* What evfield cannot say: each entry classes or prices (or both), and names a (partition,
- * GPU model) once. */
+/* What evfield cannot say: each entry classes, prices or records capacity (or several), and
+ * names a (partition, GPU model) once. */
 static void check_entries(const json_t *partitions, struct problems *p)
 {
     size_t i, j;
@@ -47,9 +49,10 @@ static void check_entries(const json_t *partitions, struct problems *p)
             continue;
         snprintf(ptr, sizeof ptr, "/partitions/%zu", i);
         json_t *klass = json_object_get(e, "workload_class"),
-               *offer = json_object_get(e, "offer_id");
-        if ((!klass || json_is_null(klass)) && (!offer || json_is_null(offer)))
-            problems_add(p, ptr, "give a workload_class, an offer_id, or both");
+               *offer = json_object_get(e, "offer_id"), *cap = json_object_get(e, "capacity_gpus");
+        if ((!klass || json_is_null(klass)) && (!offer || json_is_null(offer)) &&
+            (!cap || json_is_null(cap)))
+            problems_add(p, ptr, "give a workload_class, an offer_id, a capacity_gpus, or several");
         const char *part = json_string_value(json_object_get(e, "partition"));
         const char *gpu = json_string_value(json_object_get(e, "gpu_model"));
         for (j = 0; j < i && part; j++) {
