@@ -43,10 +43,31 @@ export function withQuery(path, query) {
   return qs ? `${path}${path.includes('?') ? '&' : '?'}${qs}` : path;
 }
 
+// fetch() cannot tell how much of a request body has gone out; an upload that wants to show
+// its progress goes through XMLHttpRequest, whose upload.onprogress does. Answers like fetch's
+// (status, headers.get, json(), text()).
+function xhrFetch(url, { method, headers, body }, onProgress) {
+  return new Promise((resolve, reject) => {
+    const x = new XMLHttpRequest();
+    x.open(method, url);
+    x.withCredentials = true;
+    for (const [k, v] of Object.entries(headers)) x.setRequestHeader(k, v);
+    x.upload.onprogress = (ev) => onProgress({ loaded: ev.loaded, total: ev.lengthComputable ? ev.total : null });
+    x.onerror = () => reject(new Error('the connection failed'));
+    x.onload = () => resolve({
+      status: x.status,
+      headers: { get: (name) => x.getResponseHeader(name) },
+      text: async () => x.responseText,
+      json: async () => JSON.parse(x.responseText),
+    });
+    x.send(body);
+  });
+}
+
 // request('POST', '/compare', {json: scenario}) or {body: file, contentType: 'text/csv'}.
 // Resolves to {status, data (parsed JSON, text, or null), etag, headers}; throws ApiError for
-// any status >= 400.
-export async function request(method, path, { json, body, contentType, query, headers = {}, raw = false } = {}) {
+// any status >= 400. onProgress({loaded, total}) is told as the body goes out.
+export async function request(method, path, { json, body, contentType, query, headers = {}, raw = false, onProgress } = {}) {
   const url = withQuery(path.startsWith('/') && !path.startsWith('/api/') ? `/api/v1${path}` : path, query);
   const h = { Accept: 'application/json, application/problem+json, text/plain', ...headers };
   let payload;
@@ -63,7 +84,9 @@ export async function request(method, path, { json, body, contentType, query, he
   track(1);
   try {
     try {
-      res = await fetch(url, { method, headers: h, body: payload, credentials: 'same-origin', cache: 'no-store' });
+      res = onProgress
+        ? await xhrFetch(url, { method, headers: h, body: payload }, onProgress)
+        : await fetch(url, { method, headers: h, body: payload, credentials: 'same-origin', cache: 'no-store' });
     } catch (e) {
       throw new ApiError(0, { title: 'The server could not be reached', detail: e.message });
     }

@@ -16,6 +16,7 @@
 #include "core/formats/evfield.h"
 #include "http/evidence.h"
 #include "http/idempotency.h"
+#include "http/upload_sniff.h"
 #include "http/upload.h"
 #include "store/benchmarks.h"
 #include "store/offers.h"
@@ -418,7 +419,10 @@ static void benchmark_import(struct req *r)
     if (!parsed) {
         if (strcmp(fmt, "vllm") != 0)          /* vLLM output is JSON: "" is its root */
             problems_place_whole_input(&p, 1); /* where the reader gave up */
-        resp_invalid(r, &p, "The load-test output could not be read: see errors.");
+        /* An MLPerf log sent as vLLM, a sacct file sent here: say so, not the parser's symptom. */
+        struct upload_guess guess;
+        upload_guess(&guess, body, len, SNIFF_LOADTEST, fmt);
+        upload_refuse(r, &p, "The load-test output could not be read: see errors.", &guess);
         goto out;
     }
     json_numbers_check(parsed, "", &p); /* what the readers pass on is stored as it is */

@@ -23,6 +23,7 @@
 #include "http/idempotency.h"
 #include "http/runsof.h"
 #include "http/upload.h"
+#include "http/upload_sniff.h"
 #include "store/runs.h"
 #include "store/uploads.h"
 
@@ -393,6 +394,8 @@ static void runs_upload(struct req *r)
     char sha[65] = "";
     size_t bytes = 0;
     int fatal = 0;
+    struct upload_guess guess; /* what a refused file looks like (telemetry sent here) */
+    memset(&guess, 0, sizeof guess);
     if (is_json) {
         if (ingest_json_array(&in, &idem, sha, &bytes) != 0)
             goto out;
@@ -415,6 +418,10 @@ static void runs_upload(struct req *r)
                 .local_to_utc = q.up.has_tz ? upload_tz_local_to_utc : NULL,
                 .tz_ctx = q.up.has_tz ? &q.up.tz : NULL,
             };
+            const char *head;
+            size_t head_len;
+            upload_peek(u, SNIFF_DETECT_BYTES, &head, &head_len);
+            upload_guess(&guess, head, head_len, SNIFF_RUNS, NULL);
             fatal = ingest_sacct(&in, u, &opt) != 0;
         }
         upload_drain(u);
@@ -437,7 +444,8 @@ static void runs_upload(struct req *r)
         goto out;
     }
     if (fatal) {
-        resp_invalid(r, &in.errs, "The columns of this output cannot be read: see errors.");
+        upload_refuse(r, &in.errs, "The columns of this output cannot be read: see errors.",
+                      &guess);
         goto out;
     }
     if (in.errs.total && q.up.atomic_on) {
@@ -445,7 +453,8 @@ static void runs_upload(struct req *r)
         goto out;
     }
     if (in.accepted == 0 && in.errs.total) {
-        resp_invalid(r, &in.errs, "No line of the upload holds a valid run: nothing was stored.");
+        upload_refuse(r, &in.errs, "No line of the upload holds a valid run: nothing was stored.",
+                      &guess);
         goto out;
     }
     if (in.accepted == 0 && !in.errs.total && in.skipped == 0 && in.steps == 0) {

@@ -23,6 +23,7 @@
 #include "http/evidence.h"
 #include "http/idempotency.h"
 #include "http/upload.h"
+#include "http/upload_sniff.h"
 #include "store/benchmarks.h"
 #include "store/offers.h"
 #include "store/telemetry.h"
@@ -184,13 +185,15 @@ static void telemetry_upload(struct req *r)
     summary_ready = 1;
     plausible_telemetry_init(&in.plaus);
     enum telemetry_format format = TELEMETRY_UNKNOWN;
-    if (q.format_p) {
-        format = telemetry_format_from_name(q.format_p);
-    } else {
+    /* What the file looks like, for a refusal of the whole file (a sacct file sent here). */
+    struct upload_guess guess;
+    {
         const char *head;
         size_t head_len;
-        upload_peek(u, TELEMETRY_DETECT_BYTES, &head, &head_len);
-        format = telemetry_detect_format(head, head_len);
+        upload_peek(u, SNIFF_DETECT_BYTES, &head, &head_len);
+        upload_guess(&guess, head, head_len, SNIFF_TELEMETRY, NULL);
+        format = q.format_p ? telemetry_format_from_name(q.format_p)
+                            : telemetry_detect_format(head, head_len);
     }
     if (format != TELEMETRY_UNKNOWN && format != TELEMETRY_DCGM && q.at_p) {
         upload_drain(u);
@@ -210,7 +213,7 @@ static void telemetry_upload(struct req *r)
         problems_add_line(&p, 1, 0, "",
                           "not nvidia-smi --format=csv, nvidia-smi dmon or dcgm-exporter "
                           "output (name the format with ?format= if it is)");
-        resp_invalid(r, &p, NULL);
+        upload_refuse(r, &p, NULL, &guess);
         goto out;
     }
     struct telemetry_options opt = {
@@ -222,7 +225,7 @@ static void telemetry_upload(struct req *r)
     };
     if (telemetry_reader_init(&rd, format, &opt, on_sample, &in, &errs) != 0) {
         upload_drain(u);
-        resp_invalid(r, &errs, NULL);
+        upload_refuse(r, &errs, NULL, &guess);
         goto out;
     }
     reader_ready = 1;
@@ -257,15 +260,16 @@ static void telemetry_upload(struct req *r)
         goto out;
     }
     if (fatal || (in.samples == 0 && errs.total) || (q.up.atomic_on && errs.total)) {
-        resp_invalid(r, &errs,
-                     fatal ? "The telemetry cannot be read: see errors."
-                           : "Lines of the telemetry have faults; nothing was stored.");
+        upload_refuse(r, &errs,
+                      fatal ? "The telemetry cannot be read: see errors."
+                            : "Lines of the telemetry have faults; nothing was stored.",
+                      fatal || in.samples == 0 ? &guess : NULL);
         goto out;
     }
     if (in.samples == 0) {
         problems_add_line(&errs, u->lb.lineno > 0 ? u->lb.lineno : 1, 0, "",
                           "the upload holds no telemetry sample");
-        resp_invalid(r, &errs, NULL);
+        upload_refuse(r, &errs, NULL, &guess);
         goto out;
     }
     warnings = telemetry_warnings(r, bench, &in.plaus, q.force_on);
@@ -279,10 +283,15 @@ static void telemetry_upload(struct req *r)
         json_array_foreach(warnings, wi, w) if (json_is_true(json_object_get(w, "refuses")))
             problems_add(&refused, "", "%s: %s", json_string_value(json_object_get(w, "code")),
                          json_string_value(json_object_get(w, "message")));
-        resp_invalid(r, &refused,
-                     "The telemetry does not fit the benchmark's offer: see errors. Nothing was "
-                     "stored. If it is right all the same, send it again with ?force=true (the "
-                     "override is recorded with the upload).");
+        /* "overridable": the query parameter that stores it all the same (a form names its
+         * own check box instead). */
+        resp_problem_with(r, 422, "invalid", "Invalid input",
+                          json_pack("{s:o, s:I, s:s}", "errors", problems_errors_json(&refused),
+                                    "error_count", (json_int_t)refused.total, "overridable",
+                                    "force"),
+                          "The telemetry does not fit the benchmark's offer: see errors. Nothing "
+                          "was stored. If it is right all the same, send it again with "
+                          "?force=true (the override is recorded with the upload).");
         problems_free(&refused);
         goto out;
     }

@@ -197,17 +197,83 @@ function telemetrySummary(sm) {
   return h('dl', { class: 'facts', 'data-testid': 'telemetry-summary' },
     h('dt', null, 'Duty cycle'), h('dd', null, `mean ${percent(sm.duty_cycle_mean)}, p10 ${percent(sm.duty_cycle_p10)}, p50 ${percent(sm.duty_cycle_p50)}, p90 ${percent(sm.duty_cycle_p90)}`),
     h('dt', null, 'Idle'), h('dd', null, `${percent(sm.idle_fraction)} of samples under ${percent(sm.idle_below)} duty; longest idle stretch ${duration(sm.longest_idle_s)}`),
-    h('dt', null, 'Memory peak'), h('dd', null, sm.memory_peak_gb != null ? `${number(sm.memory_peak_gb)} GB of ${number(sm.memory_total_gb)} GB` : 'n/a'),
+    h('dt', null, 'GPU memory in use (peak)'), h('dd', { 'data-testid': 'memory-used' }, sm.memory_peak_gb != null
+      ? [`${number(sm.memory_peak_gb)} GB of ${number(sm.memory_total_gb)} GB`,
+        h('p', { class: 'hint' }, 'Memory in use is not memory required: PyTorch, vLLM and other frameworks keep (cache or pre-allocate) GPU memory they do not need, so a nearly full GPU says little about what the workload needs. Whether an option fits is decided by the workload\'s own memory requirement (Memory / GPU), never by this figure.')]
+      : 'n/a'),
     h('dt', null, 'Span'), h('dd', null, `${number(sm.gpus, 0)} GPU(s), ${number(sm.samples, 0)} samples over ${duration(sm.time_span_s)}`));
 }
 
-function uploadForm({ title, description, fields, fileLabel, accept, send }) {
+// The upload forms by what they read (the server's looks_like.upload names one of these).
+const UPLOAD_FORMS = { runs: 'Job accounting', telemetry: 'GPU telemetry', loadtest: 'Load test', offers: 'Price sheet' };
+const TOOL_NAMES = { vllm: 'vLLM benchmark_serving', 'genai-perf': 'GenAI-Perf', mlperf: 'MLPerf Inference' };
+
+// Bytes in MB for the progress line.
+const mb = (n) => `${(n / 1e6).toFixed(1)} MB`;
+
+// The lines of a file, counted as it is read in the browser: cum[i] is the number of line ends
+// in the first i × CHUNK bytes, so the lines sent so far follow the bytes sent.
+const LINE_CHUNK = 65536;
+async function countLines(file, onDone) {
+  const cum = [0];
+  let n = 0;
+  let pending = new Uint8Array(0);
+  const reader = file.stream().getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (value) {
+      const buf = new Uint8Array(pending.length + value.length);
+      buf.set(pending);
+      buf.set(value, pending.length);
+      let at = 0;
+      while (buf.length - at >= LINE_CHUNK) {
+        for (let i = at; i < at + LINE_CHUNK; i++) if (buf[i] === 10) n++;
+        cum.push(n);
+        at += LINE_CHUNK;
+      }
+      pending = buf.slice(at);
+    }
+    if (done) break;
+  }
+  for (const b of pending) if (b === 10) n++;
+  const last = pending.length && pending[pending.length - 1] !== 10 ? 1 : 0;
+  onDone({ total: n + last, at: (bytes) => (bytes >= file.size ? n + last : cum[Math.min(cum.length - 1, Math.floor(bytes / LINE_CHUNK))]) });
+}
+
+// A refused upload in the words of this page: the file that looks like another upload's input
+// names that form (the server's looks_like, the same guess API users get), the telemetry that
+// does not fit its offer names the check box (not ?force=true).
+function refusalView(e, { kind, force }) {
+  const like = e.problem.looks_like;
+  const rest = problemList(e.errors);
+  if (like && like.upload) {
+    const sentence = like.upload === kind && TOOL_NAMES[like.format]
+      ? `This looks like ${like.what}: choose the tool “${TOOL_NAMES[like.format]}” in this form and upload it again.`
+      : `This looks like ${like.what}: upload it under ${UPLOAD_FORMS[like.upload] || like.upload}${like.upload === 'runs' ? ' (Slurm sacct)' : ''}.`;
+    return h('div', { class: 'alert error', role: 'alert', 'data-testid': 'upload-refused', 'data-looks-like': like.upload },
+      h('p', null, h('strong', null, sentence)),
+      like.upload !== kind ? h('p', null, h('a', { href: `#upload-${like.upload}` }, `Go to ${UPLOAD_FORMS[like.upload] || 'that form'}`)) : null,
+      h('details', null, h('summary', null, 'What the reader found'), h('ul', null, rest.map((x) => h('li', null, x)))));
+  }
+  if (e.problem.overridable === 'force' && force) {
+    return h('div', { class: 'alert error', role: 'alert', 'data-testid': 'upload-refused' },
+      h('p', null, 'Not stored: the telemetry does not fit the benchmark\'s offer.'),
+      h('ul', null, rest.map((x) => h('li', null, x))),
+      h('p', null, `If it is right all the same, tick “${force.wrap.querySelector('label').textContent}” above and upload it again; the override is recorded with the upload.`));
+  }
+  return alertBox(`Upload refused (HTTP ${e.status}): ${e.problem.detail || e.problem.title || ''}`, rest);
+}
+
+function uploadForm({ kind, title, description, fields, fileLabel, accept, send, force = null }) {
   const file = field(fileLabel, h('input', { type: 'file', accept, required: true }), { name: 'file' });
   const out = h('div', { class: 'form-status', 'aria-live': 'polite' });
   const submit = h('button', { type: 'submit', class: 'primary' }, 'Upload');
-  const form = h('form', { class: 'card upload' },
+  const bar = h('progress', { max: 1, value: 0, 'aria-label': `${title}: sent so far` });
+  const said = h('span', { class: 'progress-text' });
+  const progress = h('div', { class: 'upload-progress', hidden: true, 'data-testid': 'upload-progress', role: 'status' }, bar, ' ', said);
+  const form = h('form', { class: 'card upload', id: `upload-${kind}`, 'data-upload': kind },
     h('h3', null, title), h('p', { class: 'hint' }, description),
-    h('div', { class: 'grid-3' }, fields.map((f) => f.wrap), file.wrap), submit, out);
+    h('div', { class: 'grid-3' }, fields.map((f) => f.wrap), file.wrap), submit, progress, out);
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
     const f = file.control.files[0];
@@ -217,12 +283,30 @@ function uploadForm({ title, description, fields, fileLabel, accept, send }) {
     }
     busy(submit, async () => {
       out.replaceChildren();
+      let lines = null;
+      countLines(f, (l) => { lines = l; }).catch(() => {});
+      let sent = 0;
+      const show = () => {
+        const pct = f.size ? Math.round((100 * sent) / f.size) : 100;
+        const ln = lines ? ` · ${number(lines.at(sent), 0)} of ${number(lines.total, 0)} lines` : '';
+        said.textContent = sent >= f.size
+          ? `Sent all ${mb(f.size)}${lines ? `, ${number(lines.total, 0)} lines` : ''}: the server is reading it…`
+          : `Sent ${mb(sent)} of ${mb(f.size)} (${pct} %)${ln}`;
+        bar.value = f.size ? sent / f.size : 1;
+        progress.dataset.sent = String(sent);
+      };
+      progress.hidden = false;
+      show();
       try {
-        const { data } = await send(f);
+        const { data } = await send(f, (p) => { sent = p.loaded; show(); });
+        sent = f.size;
+        show();
+        said.textContent = `Sent ${mb(f.size)}${lines ? `, ${number(lines.total, 0)} lines` : ''}.`;
         out.append(uploadResult(data || {}));
       } catch (e) {
-        out.append(e instanceof ApiError && e.errors.length
-          ? alertBox(`Upload refused (HTTP ${e.status}): ${e.problem.detail || e.problem.title || ''}`, problemList(e.errors))
+        said.textContent = 'Not stored.';
+        out.append(e instanceof ApiError && (e.errors.length || e.problem.looks_like)
+          ? refusalView(e, { kind, force })
           : alertBox(`Upload failed: ${e.message}`));
       }
     });
@@ -249,37 +333,44 @@ function uploads(ctx) {
   const val = (f) => f.control.value.trim();
 
   const runsForm = uploadForm({
+    kind: 'runs',
     title: 'Job accounting (Slurm sacct)',
     description: 'sacct --parsable2 output with its header line (or a JSON array of runs). Re-uploads count as duplicates.',
     fields: [runsCluster, runsTeam, runsClass, runsTz, runsFields],
     fileLabel: 'sacct file',
     accept: '.txt,.csv,.psv,.json,text/plain,text/csv,application/json',
-    send: (f) => request('POST', '/runs', {
+    send: (f, onProgress) => request('POST', '/runs', {
       body: f,
+      onProgress,
       contentType: contentTypeFor(f.name, 'text/csv'),
       query: { cluster: val(runsCluster), team: val(runsTeam), class: val(runsClass), tz: val(runsTz) === 'UTC' ? '' : val(runsTz), fields: val(runsFields) },
     }),
   });
   const teleForm = uploadForm({
+    kind: 'telemetry',
+    force: teleForce,
     title: 'GPU telemetry (nvidia-smi, dmon, DCGM)',
     description: 'Samples attached to a benchmark; summarised into duty cycle, memory peak and idle stretches.',
     fields: [teleBench, teleFormat, teleIdle, teleFields, teleForce],
     fileLabel: 'Telemetry file',
     accept: '.csv,.txt,.log,.prom,text/csv,text/plain',
-    send: (f) => request('POST', `/benchmarks/${encodeURIComponent(teleBench.value())}/telemetry`, {
+    send: (f, onProgress) => request('POST', `/benchmarks/${encodeURIComponent(teleBench.value())}/telemetry`, {
       body: f,
+      onProgress,
       contentType: val(teleFormat) === 'nvidia-smi' || f.name.toLowerCase().endsWith('.csv') ? 'text/csv' : 'text/plain',
       query: { format: val(teleFormat), idle_below: val(teleIdle) === '0.05' ? '' : val(teleIdle), fields: val(teleFields), force: teleForce.control.checked ? 'true' : '' },
     }),
   });
   const ltForm = uploadForm({
+    kind: 'loadtest',
     title: 'Load test (vLLM, GenAI-Perf, MLPerf)',
     description: "The tool's own output: a new benchmark with one load point per measured rate.",
     fields: [ltFormat, ltWorkload, ltOffer, ltWhere],
     fileLabel: 'Result file',
     accept: '.json,.jsonl,.csv,.txt,application/json,text/csv,text/plain',
-    send: (f) => request('POST', '/benchmarks/import', {
+    send: (f, onProgress) => request('POST', '/benchmarks/import', {
       body: f,
+      onProgress,
       contentType: contentTypeFor(f.name, 'application/json'),
       query: { format: val(ltFormat), workload_id: ltWorkload.value(), offer_id: ltOffer.value(), where: val(ltWhere) },
     }),
@@ -287,14 +378,15 @@ function uploads(ctx) {
   const priceFormat = field('Format', select([['', 'price sheet: the offer fields as column names'], ['skypilot', 'SkyPilot catalog (vms.csv)']]), { name: 'format' });
   const priceProvider = field('Cloud of a SkyPilot catalog', h('input', { type: 'text', spellcheck: 'false', placeholder: 'gcp' }), { name: 'provider', hint: 'a vms.csv does not name its cloud: aws, gcp, lambda, …' });
   const priceForm = uploadForm({
+    kind: 'offers',
     title: 'Price sheet (offers CSV)',
     description: 'One offer per line with the offer fields as column names, or a SkyPilot catalog: a changed price becomes a new offer version, the old one stays for the comparisons that used it.',
     fields: [priceFormat, priceProvider],
     fileLabel: 'Offers CSV',
     accept: '.csv,text/csv',
-    send: (f) => (val(priceFormat) === 'skypilot'
-      ? request('POST', '/offers/import', { body: f, contentType: 'text/csv', query: { format: 'skypilot', provider: val(priceProvider) } })
-      : request('POST', '/offers', { body: f, contentType: 'text/csv' })),
+    send: (f, onProgress) => (val(priceFormat) === 'skypilot'
+      ? request('POST', '/offers/import', { body: f, contentType: 'text/csv', query: { format: 'skypilot', provider: val(priceProvider) }, onProgress })
+      : request('POST', '/offers', { body: f, contentType: 'text/csv', onProgress })),
   });
   return h('div', { class: 'uploads' },
     may(ctx.user, 'POST /runs') ? runsForm : null,
