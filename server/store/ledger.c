@@ -13,6 +13,7 @@
 
 #include "core/ledger/codec.h"
 #include "core/ledger/decision.h"
+#include "core/ledger/decision_rules.h"
 #include "core/ledger/jcs.h"
 #include "core/ledger/keylog.h"
 #include "core/ledger/gate.h"
@@ -413,22 +414,6 @@ static enum store_status head_consistent(struct store_conn *c, const json_t *hea
     return STORE_OK;
 }
 
-/* Decodes the 2·n lower-case hex digits at text into out. Returns 0, or -1. */
-static int hex_span(const char *text, size_t n, uint8_t *out)
-{
-    for (size_t i = 0; i < 2 * n; i++) {
-        char ch = text[i];
-        int v = ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
-        if (v < 0)
-            return -1;
-        if (i % 2 == 0)
-            out[i / 2] = (uint8_t)(v << 4);
-        else
-            out[i / 2] |= (uint8_t)v;
-    }
-    return 0;
-}
-
 /* At start: the root recomputed from every stored leaf's bytes must be the latest checkpoint's,
  * and each stored leaf hash the hash of its bytes. Fills evidence ("" when consistent). */
 static enum store_status leaves_consistent(struct store_conn *c, uint64_t bound, char *evidence,
@@ -493,7 +478,7 @@ static enum store_status leaves_consistent(struct store_conn *c, uint64_t bound,
                 bytes = grown;
                 cap = leaf_len + 1;
             }
-            if (hex_span(leaf_hex, leaf_len, bytes) != 0) {
+            if (codec_hex_decode_span(leaf_hex, bytes, leaf_len) != 0) {
                 st = STORE_ERROR;
                 break;
             }
@@ -780,52 +765,6 @@ static enum store_status check_signer(struct store_conn *c, const struct ledger_
     return st;
 }
 
-/* Problems that hold for every decision: references to stored data. */
-static void check_references(const json_t *record, const json_t *facts, struct problems *p)
-{
-    const json_t *review = json_object_get(facts, "review");
-    if (!json_is_object(review))
-        problems_add(p, "/record/review_id", "no review with this id");
-    const json_t *sup = json_object_get(facts, "supersedes");
-    if (text_of(record, "supersedes")) {
-        if (!json_is_object(sup))
-            problems_add(p, "/record/supersedes", "no earlier decision with this id");
-        else if (json_is_object(review) &&
-                 !json_equal(json_object_get(sup, "review_id"), json_object_get(review, "id")))
-            problems_add(p, "/record/supersedes",
-                         "names a decision of another review: a decision supersedes only "
-                         "earlier decisions of its own review");
-        else if (json_is_string(json_object_get(sup, "superseded_by")))
-            problems_add(p, "/record/supersedes",
-                         "that decision is already superseded by %s: supersede the latest one",
-                         json_string_value(json_object_get(sup, "superseded_by")));
-    }
-    size_t i;
-    json_t *c;
-    json_array_foreach(json_object_get(facts, "comparisons"), i, c)
-    {
-        if (!json_is_true(json_object_get(c, "stored"))) {
-            char ptr[64];
-            snprintf(ptr, sizeof ptr, "/record/comparison_sha256/%zu", i);
-            problems_add(p, ptr, "no stored comparison has this hash");
-        }
-    }
-    const char *chosen = text_of(record, "chosen_option");
-    const json_t *first = json_array_get(json_object_get(facts, "comparisons"), 0);
-    if (chosen && !first)
-        problems_add(p, "/record/chosen_option",
-                     "names an option but the record cites no comparison");
-    if (chosen && json_is_true(json_object_get(first, "stored"))) {
-        int found = 0;
-        json_t *opt;
-        json_array_foreach(json_object_get(json_object_get(first, "result"), "options"), i, opt)
-            found |= text_of(opt, "name") && strcmp(text_of(opt, "name"), chosen) == 0;
-        if (!found)
-            problems_add(p, "/record/chosen_option",
-                         "'%s' is not an option of the first cited comparison", chosen);
-    }
-}
-
 /* The gate (core/ledger/gate.h) over the checklist of the record's citations and its first
  * cited comparison. */
 static void check_gate(const json_t *record, const json_t *facts, const json_t *checklist,
@@ -980,8 +919,6 @@ out:
     return st;
 }
 
-static json_t *view_of(const char *b64);
-
 /* A review's decision leaves, found in the log itself (db/migrations/0100_log_leaf_reviews.sql),
  * with whether each has its decision row, and the review's rows that have no leaf. */
 #define DECISION_LEAF "substring(l.leaf FROM 1 FOR 14) = '\\x7b227075626c69635f6b6579223a'::bytea"
@@ -1033,7 +970,7 @@ static enum store_status review_line(struct store_conn *c, const char *review_id
         st = leaf_authenticate_b64(c, &cp, (uint64_t)index, text_of(one, "leaf"), why, sizeof why);
         if (st != STORE_OK)
             break;
-        json_t *view = why[0] ? NULL : view_of(text_of(one, "leaf"));
+        json_t *view = why[0] ? NULL : decision_view_b64(text_of(one, "leaf"));
         if (why[0])
             snprintf(fault, size, "review %s: decision %s", review_id, why);
         else if (!view)
@@ -1115,7 +1052,7 @@ static enum store_status check_record(struct store_conn *c, const json_t *record
         *outcome = LEDGER_DUPLICATE;
         return STORE_OK;
     }
-    check_references(record, *facts, p);
+    decision_check_references(record, *facts, p);
     st = store_evidence_check(c, json_object_get(record, "evidence"), "/record/evidence", p);
     if (st != STORE_OK)
         return st;
@@ -1502,74 +1439,6 @@ enum store_status store_decision_check(struct store *s, const json_t *record,
 
 /* ---- reading: decisions bound to their leaves ---- */
 
-/* decision_view of base64 leaf bytes; NULL when they are not a decision leaf. */
-static json_t *view_of(const char *b64)
-{
-    size_t b64_len = b64 ? strlen(b64) : 0;
-    uint8_t *bytes = b64 ? malloc(b64_len / 4 * 3 + 1) : NULL;
-    long len = bytes ? codec_b64_decode(b64, b64_len, bytes, b64_len / 4 * 3 + 1) : -1;
-    json_t *view = len >= 0 ? decision_view(bytes, (size_t)len) : NULL;
-    free(bytes);
-    return view;
-}
-
-/* The owner an enrolment leaf (base64) names for key_id, or "" when it is not one. */
-static void enrolled_owner(const char *b64, const char *key_id, char *out, size_t size)
-{
-    out[0] = '\0';
-    size_t b64_len = b64 ? strlen(b64) : 0;
-    uint8_t *bytes = b64 ? malloc(b64_len / 4 * 3 + 1) : NULL;
-    long len = bytes ? codec_b64_decode(b64, b64_len, bytes, b64_len / 4 * 3 + 1) : -1;
-    json_t *doc = len >= 0 ? jcs_parse((const char *)bytes, (size_t)len, NULL) : NULL;
-    free(bytes);
-    struct keylog_event ev;
-    char why[256];
-    if (doc && keylog_event_parse(doc, &ev, why, sizeof why) == 0 && ev.kind == KEYLOG_ENROL &&
-        key_id && strcmp(ev.key_id, key_id) == 0)
-        snprintf(out, size, "%s", ev.owner);
-    json_decref(doc);
-}
-
-/* Everything served about a decision comes from its leaf: the row (with the helper members
- * leaf, enrol_leaf and successor_leaf) must say what the leaf says, its signer must be the
- * owner the key's enrolment leaf names, and a successor must be a decision whose leaf
- * supersedes it. On success the served members are the leaf's; else fault names the first
- * difference. The helper members are removed either way. */
-static void bind_to_leaf(json_t *row, char *fault, size_t size)
-{
-    const char *id = text_of(row, "id") ? text_of(row, "id") : "?";
-    long long index = (long long)json_integer_value(json_object_get(row, "leaf_index"));
-    json_t *view = view_of(text_of(row, "leaf"));
-    const char *bad = view ? decision_view_mismatch(row, view) : NULL;
-    char owner[256];
-    enrolled_owner(text_of(row, "enrol_leaf"), text_of(row, "signer_key_id"), owner, sizeof owner);
-    if (!view)
-        snprintf(fault, size, "decision %s: leaf %lld is not a decision leaf", id, index);
-    else if (bad)
-        snprintf(fault, size, "decision %s: the stored row's %s differs from leaf %lld", id, bad,
-                 index);
-    else if (!text_of(row, "signer") || strcmp(owner, text_of(row, "signer")) != 0)
-        snprintf(fault, size,
-                 "decision %s: the stored signer is not the owner the log enrolled its key for",
-                 id);
-    const char *successor = text_of(row, "superseded_by");
-    if (!fault[0] && successor) {
-        json_t *next = view_of(text_of(row, "successor_leaf"));
-        if (!next || !json_equal(json_object_get(next, "supersedes"), json_object_get(row, "id")) ||
-            !json_equal(json_object_get(next, "id"), json_object_get(row, "superseded_by")))
-            snprintf(fault, size,
-                     "decision %s: superseded_by names %s, whose leaf does not supersede it", id,
-                     successor);
-        json_decref(next);
-    }
-    if (!fault[0])
-        json_object_update(row, view);
-    json_object_del(row, "leaf");
-    json_object_del(row, "enrol_leaf");
-    json_object_del(row, "successor_leaf");
-    json_decref(view);
-}
-
 /* A decision row that differs from its leaf: logged and alerted, never served. */
 static void report_mismatch(struct store *s, const char *fault)
 {
@@ -1609,7 +1478,7 @@ static enum store_status authenticate_row(struct store_conn *c, const struct not
     }
     const char *key_id = text_of(row, "signer_key_id");
     if (!text_of(row, "enrol_leaf"))
-        return STORE_OK; /* bind_to_leaf names a signer the log never enrolled */
+        return STORE_OK; /* decision_bind_to_leaf names a signer the log never enrolled */
     const char *pk[] = {key_id};
     json_t *at = NULL;
     st = store_json_tx(c, SQL_ENROL_INDEX, 1, pk, &at);
@@ -1659,7 +1528,8 @@ static enum store_status decisions_read(struct store *s, const char *sql, int n,
         snprintf(fault, fault_size, "%s", log_fault);
     }
     for (size_t i = 0; st == STORE_OK && !fault[0] && i < count; i++)
-        bind_to_leaf(json_is_array(rows) ? json_array_get(rows, i) : rows, fault, fault_size);
+        decision_bind_to_leaf(json_is_array(rows) ? json_array_get(rows, i) : rows, fault,
+                              fault_size);
     if (st == STORE_OK && fault[0] && !log_fault[0])
         report_mismatch(s, fault);
     if (st != STORE_OK || fault[0])

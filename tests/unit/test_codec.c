@@ -76,6 +76,14 @@ static void test_hex(void **state)
     assert_int_equal(codec_hex_decode_exact("00abff1", back, 4), -1);
     assert_int_equal(codec_hex_decode_exact("00abff100", back, 4), -1);
     assert_int_equal(codec_hex_decode_exact("00abfg10", back, 4), -1);
+    /* A span: the first 2·n digits of a longer text (a leaf's hex before ':' and its hash). */
+    memset(back, 0, sizeof back);
+    assert_int_equal(codec_hex_decode_span("00abff10:beef", back, 4), 0);
+    assert_memory_equal(back, bin, 4);
+    assert_int_equal(codec_hex_decode_span("00abff1", back, 4), -1);  /* ends early */
+    assert_int_equal(codec_hex_decode_span("00abff", back, 4), -1);   /* ends on a pair */
+    assert_int_equal(codec_hex_decode_span("00abFf10", back, 4), -1); /* upper case */
+    assert_int_equal(codec_hex_decode_span("", back, 0), 0);
 }
 
 int main(void)

@@ -54,15 +54,23 @@ static int hex_digit(char c)
     return -1;
 }
 
-int codec_hex_decode_exact(const char *text, uint8_t *out, size_t n)
+int codec_hex_decode_span(const char *text, uint8_t *out, size_t n)
 {
-    if (strlen(text) != 2 * n)
-        return -1;
     for (size_t i = 0; i < n; i++) {
-        int hi = hex_digit(text[2 * i]), lo = hex_digit(text[2 * i + 1]);
-        if (hi < 0 || lo < 0)
+        int hi = hex_digit(text[2 * i]);
+        if (hi < 0)
+            return -1; /* also where text ends early: '\0' is not a digit */
+        int lo = hex_digit(text[2 * i + 1]);
+        if (lo < 0)
             return -1;
         out[i] = (uint8_t)(hi << 4 | lo);
     }
     return 0;
+}
+
+int codec_hex_decode_exact(const char *text, uint8_t *out, size_t n)
+{
+    if (strlen(text) != 2 * n)
+        return -1;
+    return codec_hex_decode_span(text, out, n);
 }

@@ -26,5 +26,9 @@ char *codec_hex_encode(const uint8_t *bin, size_t n, char *out);
  * Returns 0, or -1 when text is not that. */
 int codec_hex_decode_exact(const char *text, uint8_t *out, size_t n)
     __attribute__((warn_unused_result));
+/* Decodes the 2·n lower-case hex digits at the start of text (which may go on) into
+ * out[0..n). Returns 0, or -1 when they are not that (text ending early included). */
+int codec_hex_decode_span(const char *text, uint8_t *out, size_t n)
+    __attribute__((warn_unused_result));
 
 #endif
