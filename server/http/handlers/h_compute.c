@@ -13,7 +13,6 @@
 #include "core/ledger/jcs.h"
 #include "core/validate.h"
 #include "http/engine.h"
-#include "http/engine.h"
 #include "http/gate.h"
 #include "http/evidence.h"
 #include "http/idempotency.h"
@@ -133,16 +132,6 @@ static int engine_enter(struct req *r)
     else
         gate_reply_busy(r, &engine_gate);
     return -1;
-}
-
-int engine_slot_enter(struct req *r)
-{
-    return engine_enter(r);
-}
-
-void engine_slot_leave(struct req *r)
-{
-    gate_leave_as(&engine_gate, r->who.user_id);
 }
 
 int engine_slot_enter(struct req *r)
