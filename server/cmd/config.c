@@ -171,6 +171,9 @@ static const struct config_var VARS[] = {
      "serve: one webhook delivery attempt, connecting included, seconds"},
     {"CAPLEDGER_WEBHOOK_RETRY_BASE_S", CONFIG_REAL, 0.01, 3600, "15", FIELD(webhook_retry_base_s),
      "serve: the first wait after a failed delivery (it doubles), seconds"},
+    {"CAPLEDGER_WEBHOOK_THREADS", CONFIG_INT, 2, 64, "4", FIELD(webhook_threads),
+     "serve: webhook deliveries posted at once (one kept for log-integrity alerts; at most one "
+     "per destination and per owner)"},
     {"CAPLEDGER_WEBHOOK_DENY_PRIVATE", CONFIG_FLAG, 0, 1, "0", FIELD(webhook_deny_private),
      "serve: 1 = webhooks may not reach loopback or private addresses either"},
     {"CAPLEDGER_WITNESSES", CONFIG_TEXT, 0, 0, NULL, FIELD(witnesses),

@@ -39,6 +39,7 @@ struct config {
     double webhook_timeout_s;    /* one delivery attempt */
     double webhook_retry_base_s; /* the first backoff step */
     int webhook_deny_private;    /* refuse loopback and private addresses too */
+    int webhook_threads;         /* webhook deliveries posted at once */
     const char *witnesses;       /* "VKEY URL, …": witnesses the log asks to cosign */
     double witness_timeout_s;    /* one add-checkpoint request */
     double witness_retry_max_s;  /* the longest wait between attempts */

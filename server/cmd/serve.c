@@ -318,6 +318,7 @@ int cmd_serve(int argc, char **argv)
         .timeout_s = cfg.webhook_timeout_s,
         .retry_base_s = cfg.webhook_retry_base_s,
         .deny_private = cfg.webhook_deny_private,
+        .threads = cfg.webhook_threads,
         .user_agent = "capledger/" CAPLEDGER_VERSION " (webhooks)",
     };
     struct deliverer *deliverer = deliver_start(&dc);

@@ -10,7 +10,12 @@
  *
  * The key file is `capledger keygen`'s (the Ed25519 seed in hex). The state file holds, per
  * log origin, the size and root last cosigned; it is rewritten (write, fsync, rename) before a
- * cosignature is answered, under one lock, so two requests cannot roll it back. */
+ * cosignature is answered, under one lock, so two requests cannot roll it back.
+ *
+ * Sized like the main server (http/conns.h guards both): WITNESS_THREADS workers, a request's
+ * headers due within WITNESS_HEADER_TIMEOUT_MS, at most WITNESS_PER_ADDRESS connections per
+ * client address, a reserve of free workers kept by shedding clients slow to send, and a body
+ * that must keep coming — so slow clients cannot stall the cosignatures a log waits for. */
 #include <civetweb.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -27,11 +32,19 @@
 #include "cmd/files.h"
 #include "core/ledger/codec.h"
 #include "core/ledger/witness.h"
+#include "http/conns.h"
 
 #define WITNESS_MAX_LOGS 16
 #define WITNESS_MAX_BODY (64u << 10)
+#define WITNESS_THREADS 32
+#define WITNESS_RESERVE 8
+#define WITNESS_PER_ADDRESS 8
+#define WITNESS_HEADER_TIMEOUT_MS 5000
+#define WITNESS_BODY_MIN_RATE 1024
+#define WITNESS_SEND_TIMEOUT_MS 10000
 
 struct witness {
+    struct conns *conns; /* set once the port is known */
     struct witness_key key;
     uint8_t sk[crypto_sign_SECRETKEYBYTES];
     struct note_verifier logs[WITNESS_MAX_LOGS];
@@ -103,10 +116,48 @@ static void reply(struct mg_connection *conn, int status, const char *type, cons
               status, mg_get_response_code_text(conn, status), type, strlen(body), body);
 }
 
+static struct conns *guard_of(const struct mg_connection *conn)
+{
+    struct witness *w = mg_get_user_data(mg_get_context(conn));
+    return w ? __atomic_load_n(&w->conns, __ATOMIC_ACQUIRE) : NULL;
+}
+
+static int init_connection(const struct mg_connection *conn, void **conn_data)
+{
+    *conn_data = NULL;
+    conns_opened(guard_of(conn));
+    return 0;
+}
+
+static void connection_close(const struct mg_connection *conn)
+{
+    conns_closing(guard_of(conn));
+}
+
+static int add_checkpoint(struct mg_connection *conn, void *data);
+
+/* Every request, known path or not, is counted as handled by the guard. */
+static int handle(struct mg_connection *conn, void *data)
+{
+    const struct mg_request_info *ri = mg_get_request_info(conn);
+    struct conns *g = guard_of(conn);
+    conns_request_begins(g, ri->remote_addr, ri->remote_port);
+    int status;
+    if (strcmp(ri->local_uri ? ri->local_uri : "", "/add-checkpoint") == 0) {
+        status = add_checkpoint(conn, data);
+    } else {
+        reply(conn, 404, "text/plain", "not found\n");
+        status = 404;
+    }
+    conns_request_ends(g, ri->remote_addr, ri->remote_port);
+    return status;
+}
+
 static int add_checkpoint(struct mg_connection *conn, void *data)
 {
     struct witness *w = data;
     const struct mg_request_info *ri = mg_get_request_info(conn);
+    struct conns *g = guard_of(conn);
     if (strcmp(ri->request_method, "POST") != 0) {
         reply(conn, 405, "text/plain", "POST only\n");
         return 405;
@@ -114,9 +165,11 @@ static int add_checkpoint(struct mg_connection *conn, void *data)
     char *body = malloc(WITNESS_MAX_BODY + 1);
     size_t len = 0;
     int n;
+    conns_body_reading(g, ri->remote_addr, ri->remote_port, 1);
     while (body && len < WITNESS_MAX_BODY &&
            (n = mg_read(conn, body + len, WITNESS_MAX_BODY - len)) > 0)
         len += (size_t)n;
+    conns_body_reading(g, ri->remote_addr, ri->remote_port, 0);
     if (!body || len >= WITNESS_MAX_BODY) {
         free(body);
         reply(conn, 413, "text/plain", "request too large\n");
@@ -261,12 +314,28 @@ int cmd_witness(int argc, char **argv)
     sigaddset(&stop, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &stop, NULL);
     signal(SIGPIPE, SIG_IGN);
-    const char *options[] = {"listening_ports",    listen,  "num_threads", "4",
-                             "request_timeout_ms", "10000", NULL};
+    char threads[16];
+    snprintf(threads, sizeof threads, "%d", WITNESS_THREADS);
+    const char *options[] = {"listening_ports",
+                             listen,
+                             "num_threads",
+                             threads,
+                             "request_timeout_ms",
+                             "10000",
+                             "enable_keep_alive",
+                             "yes",
+                             "keep_alive_timeout_ms",
+                             "5000",
+                             "max_request_size",
+                             "16384",
+                             NULL};
     char why[256] = "";
     struct mg_callbacks callbacks;
     memset(&callbacks, 0, sizeof callbacks);
-    struct mg_init_data init = {.callbacks = &callbacks, .configuration_options = options};
+    callbacks.init_connection = init_connection;
+    callbacks.connection_close = connection_close;
+    struct mg_init_data init = {
+        .callbacks = &callbacks, .user_data = &w, .configuration_options = options};
     struct mg_error_data err = {.text = why, .text_buffer_size = sizeof why};
     struct mg_context *ctx = mg_start2(&init, &err);
     if (!ctx) {
@@ -274,7 +343,29 @@ int cmd_witness(int argc, char **argv)
         sodium_memzero(w.sk, sizeof w.sk);
         return 1;
     }
-    mg_set_request_handler(ctx, "/add-checkpoint", add_checkpoint, &w);
+    mg_set_request_handler(ctx, "/", handle, &w);
+    struct mg_server_port port;
+    struct conns_config guard = {
+        .threads = WITNESS_THREADS,
+        .reserve = WITNESS_RESERVE,
+        .max_per_address = WITNESS_PER_ADDRESS,
+        .header_timeout_ms = WITNESS_HEADER_TIMEOUT_MS,
+        .body_min_bytes_per_s = WITNESS_BODY_MIN_RATE,
+        .send_timeout_ms = WITNESS_SEND_TIMEOUT_MS,
+        .send_min_bytes_per_s = WITNESS_BODY_MIN_RATE,
+    };
+    struct conns *conns = NULL;
+    if (mg_get_server_ports(ctx, 1, &port) == 1) {
+        guard.listen_port = port.port;
+        conns = conns_start(&guard);
+    }
+    if (!conns) {
+        fprintf(stderr, "capledger witness: cannot start the connection guard\n");
+        mg_stop(ctx);
+        sodium_memzero(w.sk, sizeof w.sk);
+        return 1;
+    }
+    __atomic_store_n(&w.conns, conns, __ATOMIC_RELEASE);
     char *text = witness_key_text(&w.key);
     fprintf(stderr,
             "{\"level\":\"info\",\"msg\":\"witness listening\",\"listen\":\"%s\",\"key\":\"%s\","
@@ -284,6 +375,7 @@ int cmd_witness(int argc, char **argv)
     int sig = 0;
     sigwait(&stop, &sig);
     mg_stop(ctx);
+    conns_stop(conns);
     pthread_mutex_destroy(&w.lock);
     sodium_memzero(w.sk, sizeof w.sk);
     return 0;

@@ -16,12 +16,23 @@
 #include "core/notify/webhook.h"
 #include "store/webhooks.h"
 
-#define CLAIM_BATCH 8
 #define IDLE_POLL_MS 500
 
+/* A dispatcher claims deliveries only for idle workers (store_webhook_claim keeps one in
+ * flight per destination and per owner, across instances), so nothing waits in memory behind a
+ * slow receiver; the workers post them. One worker is kept for log-integrity alerts: the others
+ * take at most threads - 1 other deliveries at once. */
 struct deliverer {
     struct deliver_config cfg;
-    pthread_t thread;
+    pthread_t dispatcher;
+    pthread_t *workers;
+    int started; /* workers running */
+    pthread_mutex_t mu;
+    pthread_cond_t work;  /* a job was queued, or stop */
+    pthread_cond_t freed; /* a worker finished a job, or stop */
+    json_t *queue;        /* claimed jobs no worker has taken yet */
+    int busy;             /* jobs taken or queued */
+    int busy_ordinary;    /* of which not log-integrity alerts */
     volatile sig_atomic_t stop;
 };
 
@@ -84,9 +95,12 @@ static void clean_error(char *s)
     s[i] = '\0';
 }
 
-/* Posts one claimed delivery; returns the HTTP status (0: none) and fills error. */
-static long post_one(struct deliverer *d, const json_t *job, char *error, size_t error_size)
+/* Posts one claimed delivery; returns the HTTP status (0: none), fills error and says how the
+ * attempt ended below HTTP (*t). */
+static long post_one(struct deliverer *d, const json_t *job, char *error, size_t error_size,
+                     enum webhook_transport *t)
 {
+    *t = WEBHOOK_T_OTHER;
     const char *id = json_string_value(json_object_get(job, "id"));
     const char *url = json_string_value(json_object_get(job, "url"));
     const char *body = json_string_value(json_object_get(job, "body"));
@@ -163,6 +177,14 @@ static long post_one(struct deliverer *d, const json_t *job, char *error, size_t
         snprintf(error, error_size, "HTTP %ld (redirects are not followed)", status);
     else if (status < 200 || status >= 300)
         snprintf(error, error_size, "HTTP %ld", status);
+    if (at.refused[0])
+        *t = WEBHOOK_T_ADDRESS_REFUSED;
+    else if (rc == CURLE_OK)
+        *t = WEBHOOK_T_REPLIED;
+    else if (rc == CURLE_COULDNT_CONNECT)
+        *t = WEBHOOK_T_CONN_REFUSED;
+    else if (rc == CURLE_OPERATION_TIMEDOUT)
+        *t = WEBHOOK_T_TIMEOUT;
     if (rc != CURLE_OK)
         status = 0;
 out:
@@ -173,55 +195,141 @@ out:
     return status;
 }
 
-static void sleep_ms(struct deliverer *d, int ms)
+static int is_urgent(const json_t *job)
 {
-    for (; ms > 0 && !d->stop; ms -= 100) {
-        struct timespec ts = {0, (ms < 100 ? ms : 100) * 1000000L};
-        nanosleep(&ts, NULL);
-    }
+    const char *event = json_string_value(json_object_get(job, "event"));
+    return event && strcmp(event, "log_integrity") == 0;
 }
 
-static void *run(void *arg)
+/* Posts one job and records its outcome (core/notify/webhook.h decides what it means). */
+static void deliver_one(struct deliverer *d, const json_t *job)
+{
+    char error[512];
+    enum webhook_transport t;
+    long status = post_one(d, job, error, sizeof error, &t);
+    int attempts = (int)json_integer_value(json_object_get(job, "attempts"));
+    enum webhook_verdict v = webhook_verdict(t, status, attempts);
+    if (d->stop && v != WEBHOOK_DELIVERED)
+        v = WEBHOOK_RETRY; /* abandoned: tried again, not judged */
+    double retry =
+        d->stop ? 0 : webhook_backoff_s(attempts, d->cfg.retry_base_s, randombytes_random());
+    const char *id = json_string_value(json_object_get(job, "id"));
+    struct webhook_result res = {
+        .id = id,
+        .lease = json_string_value(json_object_get(job, "lease")),
+        .verdict = v == WEBHOOK_DELIVERED ? "delivered"
+                   : v == WEBHOOK_GIVE_UP ? "failed"
+                                          : "failing",
+        .http_status = (int)status,
+        .error = v == WEBHOOK_DELIVERED ? NULL : error,
+        .retry_s = retry,
+        .max_attempts = WEBHOOK_MAX_ATTEMPTS,
+        .destination = json_string_value(json_object_get(job, "destination")),
+        .breaker_failure = !d->stop && webhook_breaker_counts(t),
+    };
+    enum store_status st = store_webhook_result(d->cfg.store, &res);
+    fprintf(stderr,
+            "{\"level\":\"%s\",\"msg\":\"webhook delivery\",\"delivery\":\"%s\","
+            "\"attempt\":%d,\"status\":%ld,\"delivered\":%s,\"verdict\":\"%s\"%s}\n",
+            v == WEBHOOK_DELIVERED ? "info" : "warn", id ? id : "", attempts, status,
+            v == WEBHOOK_DELIVERED ? "true" : "false", res.verdict,
+            st == STORE_OK ? "" : ",\"recorded\":false");
+}
+
+static void *worker_run(void *arg)
+{
+    struct deliverer *d = arg;
+    pthread_mutex_lock(&d->mu);
+    for (;;) {
+        while (!d->stop && json_array_size(d->queue) == 0)
+            pthread_cond_wait(&d->work, &d->mu);
+        if (d->stop)
+            break;
+        json_t *job = json_incref(json_array_get(d->queue, 0));
+        json_array_remove(d->queue, 0);
+        pthread_mutex_unlock(&d->mu);
+        deliver_one(d, job);
+        pthread_mutex_lock(&d->mu);
+        d->busy--;
+        if (!is_urgent(job))
+            d->busy_ordinary--;
+        json_decref(job);
+        pthread_cond_signal(&d->freed);
+    }
+    pthread_mutex_unlock(&d->mu);
+    return NULL;
+}
+
+/* Waits up to ms for a worker to finish (or stop). Called with mu held. */
+static void wait_freed(struct deliverer *d, int ms)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += ms / 1000;
+    until.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    if (!d->stop)
+        pthread_cond_timedwait(&d->freed, &d->mu, &until);
+}
+
+static void *dispatch_run(void *arg)
 {
     struct deliverer *d = arg;
     double lease_s = d->cfg.timeout_s + 30;
+    pthread_mutex_lock(&d->mu);
     while (!d->stop) {
+        int idle = d->started - d->busy;
+        int ordinary = d->started - 1 - d->busy_ordinary;
+        if (idle <= 0) {
+            wait_freed(d, IDLE_POLL_MS);
+            continue;
+        }
+        pthread_mutex_unlock(&d->mu);
         json_t *jobs = NULL;
-        enum store_status st = store_webhook_claim(d->cfg.store, lease_s, CLAIM_BATCH, &jobs);
+        enum store_status st =
+            store_webhook_claim(d->cfg.store, lease_s, idle, ordinary > 0 ? ordinary : 0, &jobs);
+        pthread_mutex_lock(&d->mu);
         if (st != STORE_OK) {
             if (st != STORE_UNAVAILABLE)
                 fprintf(stderr,
                         "{\"level\":\"warn\",\"msg\":\"webhook claim failed\",\"status\":\"%s\"}\n",
                         store_status_name(st));
-            sleep_ms(d, 1000);
+            wait_freed(d, 1000);
             continue;
         }
-        size_t n = json_array_size(jobs), i;
+        size_t i;
         json_t *job;
         json_array_foreach(jobs, i, job)
         {
-            char error[512];
-            long status = post_one(d, job, error, sizeof error);
-            int attempts = (int)json_integer_value(json_object_get(job, "attempts"));
-            int ok = status >= 200 && status < 300;
-            double retry =
-                d->stop ? 0
-                        : webhook_backoff_s(attempts, d->cfg.retry_base_s, randombytes_random());
-            const char *id = json_string_value(json_object_get(job, "id"));
-            st = store_webhook_result(d->cfg.store, id,
-                                      json_string_value(json_object_get(job, "lease")), ok,
-                                      (int)status, ok ? NULL : error, retry, WEBHOOK_MAX_ATTEMPTS);
-            fprintf(stderr,
-                    "{\"level\":\"%s\",\"msg\":\"webhook delivery\",\"delivery\":\"%s\","
-                    "\"attempt\":%d,\"status\":%ld,\"delivered\":%s%s}\n",
-                    ok ? "info" : "warn", id ? id : "", attempts, status, ok ? "true" : "false",
-                    st == STORE_OK ? "" : ",\"recorded\":false");
+            json_array_append(d->queue, job);
+            d->busy++;
+            if (!is_urgent(job))
+                d->busy_ordinary++;
         }
+        if (json_array_size(jobs) > 0)
+            pthread_cond_broadcast(&d->work);
+        else
+            wait_freed(d, IDLE_POLL_MS);
         json_decref(jobs);
-        if (n < CLAIM_BATCH)
-            sleep_ms(d, IDLE_POLL_MS);
     }
+    pthread_mutex_unlock(&d->mu);
     return NULL;
+}
+
+static void stop_threads(struct deliverer *d, int dispatching)
+{
+    pthread_mutex_lock(&d->mu);
+    d->stop = 1;
+    pthread_cond_broadcast(&d->work);
+    pthread_cond_broadcast(&d->freed);
+    pthread_mutex_unlock(&d->mu);
+    if (dispatching)
+        pthread_join(d->dispatcher, NULL);
+    for (int i = 0; i < d->started; i++)
+        pthread_join(d->workers[i], NULL);
 }
 
 struct deliverer *deliver_start(const struct deliver_config *cfg)
@@ -242,8 +350,23 @@ struct deliverer *deliver_start(const struct deliver_config *cfg)
         d->cfg.retry_base_s = 15;
     if (!d->cfg.user_agent)
         d->cfg.user_agent = "capledger";
-    if (pthread_create(&d->thread, NULL, run, d) != 0) {
+    if (d->cfg.threads < 2)
+        d->cfg.threads = 2;
+    pthread_mutex_init(&d->mu, NULL);
+    pthread_cond_init(&d->work, NULL);
+    pthread_cond_init(&d->freed, NULL);
+    d->queue = json_array();
+    d->workers = calloc((size_t)d->cfg.threads, sizeof *d->workers);
+    int ok = d->queue && d->workers;
+    for (; ok && d->started < d->cfg.threads; d->started++)
+        if (pthread_create(&d->workers[d->started], NULL, worker_run, d) != 0)
+            break;
+    ok = ok && d->started >= 2 && pthread_create(&d->dispatcher, NULL, dispatch_run, d) == 0;
+    if (!ok) {
         fprintf(stderr, "capledger: cannot start the webhook deliverer\n");
+        stop_threads(d, 0);
+        json_decref(d->queue);
+        free(d->workers);
         free(d);
         curl_global_cleanup();
         return NULL;
@@ -255,8 +378,12 @@ void deliver_stop(struct deliverer *d)
 {
     if (!d)
         return;
-    d->stop = 1;
-    pthread_join(d->thread, NULL);
+    stop_threads(d, 1);
+    json_decref(d->queue); /* claimed, never posted: their leases run out and they are retried */
+    free(d->workers);
+    pthread_mutex_destroy(&d->mu);
+    pthread_cond_destroy(&d->work);
+    pthread_cond_destroy(&d->freed);
     free(d);
     curl_global_cleanup();
 }

@@ -66,10 +66,12 @@ static const char *SQL_DELETE =
     "RETURNING json_build_object('id', w.id, 'owner', w.owner, 'events', to_json(w.events), "
     "'format', w.format)";
 
+/* Bounded per owner: the test messages waiting for all of the creator's webhooks together. */
 static const char *SQL_PING =
     "INSERT INTO webhook_delivery AS d (webhook_id, event, body) SELECT $1::uuid, 'ping', $2 "
-    "WHERE (SELECT count(*) FROM webhook_delivery x WHERE x.webhook_id = $1::uuid AND x.event = "
-    "'ping' AND x.status IN ('pending', 'failing')) < $3::integer RETURNING " DELIVERY_JSON("d");
+    "WHERE (SELECT count(*) FROM webhook_delivery x JOIN webhook xw ON xw.id = x.webhook_id "
+    "WHERE xw.user_id = (SELECT user_id FROM webhook WHERE id = $1::uuid) AND x.event = 'ping' "
+    "AND x.status IN ('pending', 'failing')) < $3::integer RETURNING " DELIVERY_JSON("d");
 
 static const char *SQL_DELIVERIES =
     "SELECT coalesce(json_agg(j ORDER BY created_at DESC, id DESC), '[]') FROM "
@@ -78,23 +80,62 @@ static const char *SQL_DELIVERIES =
                                   "(d.created_at, d.id) < ($2::timestamptz, $3::uuid)) "
                                   "ORDER BY d.created_at DESC, d.id DESC LIMIT $4::integer) t";
 
+/* A claim, under a transaction-level advisory lock (taken by a statement of its own, so this
+ * one's snapshot sees every claim committed before it, on any instance): due deliveries whose
+ * destination has nothing in flight and no open breaker, and — except for log-integrity alerts
+ * — whose owner (the webhook's creator) has nothing in flight either; one per owner and one per
+ * destination per claim, log-integrity alerts first, then the longest due; at most $3 other
+ * than log-integrity alerts (the deliverer keeps a thread for those). "In flight": leased and
+ * the lease not run out. */
 static const char *SQL_CLAIM =
-    "WITH due AS (SELECT d.id FROM webhook_delivery d WHERE d.status IN ('pending', 'failing') "
-    "AND d.next_attempt_at <= now() ORDER BY d.next_attempt_at LIMIT $2::integer "
-    "FOR UPDATE SKIP LOCKED), "
+    "WITH busy AS (SELECT w.destination, w.user_id FROM webhook_delivery x "
+    "  JOIN webhook w ON w.id = x.webhook_id WHERE x.lease IS NOT NULL "
+    "  AND x.status IN ('pending', 'failing') AND x.next_attempt_at > now()), "
+    "due AS (SELECT d.id, d.next_attempt_at, d.event = 'log_integrity' AS urgent, w.destination, "
+    "  w.user_id FROM webhook_delivery d JOIN webhook w ON w.id = d.webhook_id "
+    "  WHERE d.status IN ('pending', 'failing') AND d.next_attempt_at <= now() "
+    "  AND NOT EXISTS (SELECT 1 FROM busy b WHERE b.destination = w.destination) "
+    "  AND (d.event = 'log_integrity' OR NOT EXISTS (SELECT 1 FROM busy b "
+    "    WHERE b.user_id = w.user_id)) "
+    "  AND NOT EXISTS (SELECT 1 FROM webhook_destination o WHERE o.destination = w.destination "
+    "    AND o.open_until > now())), "
+    "per_owner AS (SELECT DISTINCT ON (user_id, urgent) * FROM due "
+    "  ORDER BY user_id, urgent, next_attempt_at), "
+    "per_dest AS (SELECT DISTINCT ON (destination) * FROM per_owner "
+    "  ORDER BY destination, urgent DESC, next_attempt_at), "
+    "ranked AS (SELECT id, urgent, next_attempt_at, row_number() OVER (PARTITION BY urgent "
+    "  ORDER BY next_attempt_at) AS n FROM per_dest), "
+    "pick AS (SELECT id FROM ranked WHERE urgent OR n <= $3::integer "
+    "  ORDER BY urgent DESC, next_attempt_at LIMIT $2::integer), "
     "c AS (UPDATE webhook_delivery d SET lease = gen_random_uuid(), attempts = d.attempts + 1, "
     "last_attempt_at = now(), next_attempt_at = now() + make_interval(secs => $1::float8) "
-    "FROM due WHERE d.id = due.id RETURNING d.id, d.lease, d.attempts, d.webhook_id, d.body) "
+    "FROM pick WHERE d.id = pick.id AND d.status IN ('pending', 'failing') "
+    "RETURNING d.id, d.lease, d.attempts, d.webhook_id, d.body, d.event) "
     "SELECT coalesce(json_agg(json_build_object('id', c.id, 'lease', c.lease, 'attempts', "
-    "c.attempts, 'url', w.url, 'secret_sealed', w.secret_sealed, 'body', c.body)), '[]') "
+    "c.attempts, 'url', w.url, 'destination', w.destination, 'event', c.event, "
+    "'secret_sealed', w.secret_sealed, 'body', c.body)), '[]') "
     "FROM c JOIN webhook w ON w.id = c.webhook_id";
 
+/* The outcome ($3: delivered, failing, failed) when the lease is still the claimer's, and the
+ * destination's breaker: $8 counts against it (a timeout, no connection), anything else
+ * closes it; it opens for $9 seconds (core: webhook_breaker_open_s of the new count, passed
+ * as a JSON array indexed by the count) from WEBHOOK_BREAKER_FAILURES on. */
 static const char *SQL_RESULT =
-    "UPDATE webhook_delivery SET lease = NULL, last_status = $4::integer, last_error = $5, "
-    "status = CASE WHEN $3::boolean THEN 'delivered' WHEN attempts >= $7::integer THEN 'failed' "
-    "ELSE 'failing' END, delivered_at = CASE WHEN $3::boolean THEN now() END, "
+    "WITH r AS (UPDATE webhook_delivery SET lease = NULL, last_status = $4::integer, "
+    "last_error = $5, status = CASE WHEN $3 = 'delivered' THEN 'delivered' "
+    "WHEN $3 = 'failed' OR attempts >= $7::integer THEN 'failed' ELSE 'failing' END, "
+    "delivered_at = CASE WHEN $3 = 'delivered' THEN now() END, "
     "next_attempt_at = now() + make_interval(secs => $6::float8) "
-    "WHERE id = $1::uuid AND lease = $2::uuid";
+    "WHERE id = $1::uuid AND lease = $2::uuid RETURNING 1), "
+    "b AS (INSERT INTO webhook_destination AS o (destination, failures, open_until) "
+    "SELECT $10, CASE WHEN $8::boolean THEN 1 ELSE 0 END, NULL FROM r "
+    "ON CONFLICT (destination) DO UPDATE SET "
+    "failures = CASE WHEN $8::boolean THEN o.failures + 1 ELSE 0 END, "
+    "open_until = CASE WHEN $8::boolean AND (($9::jsonb) ->> least(o.failures + 1, "
+    "  jsonb_array_length($9::jsonb) - 1))::float8 > 0 THEN now() + make_interval(secs => "
+    "  (($9::jsonb) ->> least(o.failures + 1, jsonb_array_length($9::jsonb) - 1))::float8) END, "
+    "updated_at = now() RETURNING 1) "
+    "SELECT to_json((SELECT count(*) FROM r) + 0 * (SELECT count(*) FROM b))";
 
 enum store_status store_webhook_enqueue_tx(struct store_conn *c, const char *event,
                                            const char *owner, int admins_too, const json_t *alert,
@@ -184,24 +225,56 @@ enum store_status store_webhook_deliveries(struct store *s, const char *webhook_
     return store_json(s, SQL_DELIVERIES, 4, p, out);
 }
 
-enum store_status store_webhook_claim(struct store *s, double lease_s, int max, json_t **out)
+/* A fixed key for the claims' advisory lock ("webhook" in ASCII). */
+#define CLAIM_LOCK "131090826373227"
+
+enum store_status store_webhook_claim(struct store *s, double lease_s, int max, int max_ordinary,
+                                      json_t **out)
 {
-    char lease[32], lim[16];
+    char lease[32], lim[16], ordinary[16];
     snprintf(lease, sizeof lease, "%.3f", lease_s);
     snprintf(lim, sizeof lim, "%d", max);
-    const char *p[] = {lease, lim};
-    return store_json(s, SQL_CLAIM, 2, p, out);
+    snprintf(ordinary, sizeof ordinary, "%d", max_ordinary);
+    const char *p[] = {lease, lim, ordinary};
+    const char *lock[] = {CLAIM_LOCK};
+    *out = NULL;
+    struct store_conn *c = store_acquire(s, 2000);
+    if (!c)
+        return STORE_UNAVAILABLE;
+    enum store_status st = store_begin(c);
+    if (st == STORE_OK)
+        st = store_exec_tx(c, "SELECT pg_advisory_xact_lock($1::bigint)", 1, lock, NULL);
+    if (st == STORE_OK)
+        st = store_json_tx(c, SQL_CLAIM, 3, p, out);
+    if (st == STORE_OK)
+        st = store_commit(c);
+    if (st != STORE_OK) {
+        store_rollback(c);
+        json_decref(*out);
+        *out = NULL;
+    }
+    store_release(s, c);
+    return st;
 }
 
-enum store_status store_webhook_result(struct store *s, const char *id, const char *lease,
-                                       int delivered, int http_status, const char *error,
-                                       double retry_s, int max_attempts)
+enum store_status store_webhook_result(struct store *s, const struct webhook_result *res)
 {
     char status[16], retry[32], max[16];
-    snprintf(status, sizeof status, "%d", http_status);
-    snprintf(retry, sizeof retry, "%.3f", retry_s);
-    snprintf(max, sizeof max, "%d", max_attempts);
-    const char *p[] = {
-        id, lease, delivered ? "true" : "false", http_status ? status : NULL, error, retry, max};
-    return store_exec(s, SQL_RESULT, 7, p, NULL);
+    snprintf(status, sizeof status, "%d", res->http_status);
+    snprintf(retry, sizeof retry, "%.3f", res->retry_s);
+    snprintf(max, sizeof max, "%d", res->max_attempts);
+    /* The breaker's open time for each count of failures in a row, from core. */
+    char open[512];
+    size_t n = 0;
+    n += (size_t)snprintf(open + n, sizeof open - n, "[");
+    for (int f = 0; f <= WEBHOOK_BREAKER_FAILURES + 8 && n < sizeof open - 32; f++)
+        n += (size_t)snprintf(open + n, sizeof open - n, "%s%.0f", f ? "," : "",
+                              webhook_breaker_open_s(f));
+    snprintf(open + n, sizeof open - n, "]");
+    const char *p[] = {res->id,      res->lease,
+                       res->verdict, res->http_status ? status : NULL,
+                       res->error,   retry,
+                       max,          res->breaker_failure ? "true" : "false",
+                       open,         res->destination ? res->destination : ""};
+    return store_exec(s, SQL_RESULT, 10, p, NULL);
 }

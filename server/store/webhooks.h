@@ -21,7 +21,7 @@ enum store_status store_webhook_enqueue_tx(struct store_conn *c, const char *eve
                                            int *queued) STORE_MUSTCHECK;
 
 #define WEBHOOKS_PER_USER 25     /* a user's webhooks, at most */
-#define WEBHOOK_PINGS_WAITING 50 /* test messages not yet delivered to one webhook, at most */
+#define WEBHOOK_PINGS_WAITING 50 /* test messages not yet delivered to one owner, at most */
 
 /* Webhooks: {id, owner, url, events, format, description, created_at,
  *            deliveries: {pending, failing, delivered, failed},
@@ -56,17 +56,30 @@ enum store_status store_webhook_deliveries(struct store *s, const char *webhook_
                                            json_t **out) STORE_MUSTCHECK;
 
 /* The deliverer's side. Claims up to max due deliveries (pending or failing, next attempt
- * reached) with FOR UPDATE SKIP LOCKED, so concurrent instances never claim the same row:
- * each gets a new lease, one more attempt counted, and its next attempt moved lease_s ahead
- * (so a crashed instance's claim is retried then: at least once). *out: [{id, lease,
- * attempts, url, secret_sealed, body}]. */
-enum store_status store_webhook_claim(struct store *s, double lease_s, int max,
+ * reached), under a lock that serialises claims across instances: each gets a new lease, one
+ * more attempt counted, and its next attempt moved lease_s ahead (so a crashed instance's claim
+ * is retried then: at least once). Owners are isolated: at most one delivery in flight per
+ * destination (scheme, host and port) and per owner, across instances — a log-integrity alert
+ * waits for no owner, only for its own destination —, none to a destination whose breaker is
+ * open, log-integrity alerts first, and at most max_ordinary of the others. *out: [{id, lease,
+ * attempts, url, destination, event, secret_sealed, body}]. */
+enum store_status store_webhook_claim(struct store *s, double lease_s, int max, int max_ordinary,
                                       json_t **out) STORE_MUSTCHECK;
-/* Records an attempt's outcome when the lease is still the claimer's: delivered, or failing
- * with the next attempt retry_s ahead — or failed for good when attempts reached
- * max_attempts. http_status 0: no reply came. error may be NULL. */
-enum store_status store_webhook_result(struct store *s, const char *id, const char *lease,
-                                       int delivered, int http_status, const char *error,
-                                       double retry_s, int max_attempts) STORE_MUSTCHECK;
+
+struct webhook_result {
+    const char *id, *lease;
+    const char *verdict; /* "delivered", "failing" (retried retry_s later, or failed once
+                            attempts reach max_attempts) or "failed" (given up) */
+    int http_status;     /* 0: no reply came */
+    const char *error;   /* may be NULL */
+    double retry_s;
+    int max_attempts;
+    const char *destination;
+    int breaker_failure; /* counts against the destination's breaker (else closes it) */
+};
+/* Records an attempt's outcome when the lease is still the claimer's, and the destination's
+ * breaker (core/notify/webhook.h). */
+enum store_status store_webhook_result(struct store *s,
+                                       const struct webhook_result *res) STORE_MUSTCHECK;
 
 #endif

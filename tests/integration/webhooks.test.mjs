@@ -238,7 +238,7 @@ test('a drift alert is queued with the alert and reaches its owner\'s and the ad
   assert.equal((await call('DELETE', `/api/v1/webhooks/${olgaSlack.json.id}`, olga)).status, 404);
 });
 
-test('an unreachable receiver shows as failing with the error; link-local addresses are refused at connect', async () => {
+test('an unreachable receiver is retried, then given up after three refused connections; link-local addresses are refused at connect, once', async () => {
   // A port nothing listens on: bind one, note it, close it.
   const closed = await new Promise((resolve) => { const s = http.createServer(); s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); }); });
   const down = (await call('POST', '/api/v1/webhooks', olga, { url: `http://127.0.0.1:${closed}/hook`, events: ['drift'] })).json;
@@ -249,16 +249,24 @@ test('an unreachable receiver shows as failing with the error; link-local addres
     const d = (await call('GET', `/api/v1/webhooks/${hook.id}/deliveries`, olga)).json.items.find((x) => x.id === pingId);
     return (d?.status === 'failing' && d.attempts >= 2) ? d : null;
   });
-  const d1 = await failing(down, p1.id);
+  const failed = async (hook, pingId) => until(`${hook.url} to be given up`, async () => {
+    const d = (await call('GET', `/api/v1/webhooks/${hook.id}/deliveries`, olga)).json.items.find((x) => x.id === pingId);
+    return d?.status === 'failed' ? d : null;
+  });
+  // Nothing listens: retried, and given up after the third refused connection (not 12 times).
+  const d1 = await failed(down, p1.id);
+  assert.equal(d1.attempts, 3);
   assert.equal(d1.last_status, null);
   assert.match(d1.last_error, /connect/i);
-  assert.ok(d1.next_attempt_at);
+  assert.equal(d1.next_attempt_at, null);
   assert.equal(d1.delivered_at, null);
-  const d2 = await failing(meta, p2.id);
+  // An address the guard refuses is a permanent refusal: one attempt.
+  const d2 = await failed(meta, p2.id);
+  assert.equal(d2.attempts, 1);
   assert.match(d2.last_error, /^refused to connect: a link-local address/);
   const listed = (await call('GET', `/api/v1/webhooks/${down.id}`, olga)).json;
-  assert.equal(listed.deliveries.failing, 1);
-  assert.equal(listed.last_delivery.status, 'failing');
+  assert.equal(listed.deliveries.failed, 1);
+  assert.equal(listed.last_delivery.status, 'failed');
   // Redirects are not followed; a long 2xx reply is cut and counts as delivered.
   receiver.failFirst = 0;
   const redirect = (await call('POST', '/api/v1/webhooks', olga, { url: `${receiver.url}/redirect`, events: ['drift'] })).json;
@@ -270,15 +278,19 @@ test('an unreachable receiver shows as failing with the error; link-local addres
   assert.equal(d3.last_error, 'HTTP 302 (redirects are not followed)');
   await until('the long reply to count as delivered', async () => (await call('GET', `/api/v1/webhooks/${big.id}/deliveries`, olga)).json.items.find((x) => x.id === p4.id)?.status === 'delivered');
   assert.equal(receiver.requests.filter((q) => q.path === '/olga?channel=capacity' && q.headers['webhook-id'] === p3.id).length, 0);
-  // At most 50 test messages wait per webhook.
-  const waiting = [];
-  for (let i = 0; i < 52; i++) waiting.push(await call('POST', `/api/v1/webhooks/${down.id}/ping`, olga));
-  const statuses = waiting.map((w) => w.status);
-  assert.deepEqual(statuses.slice(0, 49), Array(49).fill(202)); // with the one already waiting: 50
-  assert.deepEqual(statuses.slice(49), [409, 409, 409]);
-  assert.match(waiting.find((w) => w.status === 409).json.detail, /50 test messages/);
   for (const w of [redirect, big]) assert.equal((await call('DELETE', `/api/v1/webhooks/${w.id}`, olga)).status, 204);
+  // At most 50 test messages wait per owner, all of their webhooks together (here two webhooks
+  // to the closed port, whose breaker is open after three refused connections: they wait).
+  const down2 = (await call('POST', '/api/v1/webhooks', olga, { url: `http://127.0.0.1:${closed}/other`, events: ['drift'] })).json;
+  const waiting = [];
+  for (let i = 0; i < 30; i++) waiting.push(await call('POST', `/api/v1/webhooks/${down.id}/ping`, olga));
+  for (let i = 0; i < 22; i++) waiting.push(await call('POST', `/api/v1/webhooks/${down2.id}/ping`, olga));
+  const statuses = waiting.map((w) => w.status);
+  assert.deepEqual(statuses.slice(0, 50), Array(50).fill(202));
+  assert.deepEqual(statuses.slice(50), [409, 409]);
+  assert.match(waiting.find((w) => w.status === 409).json.detail, /50 test messages/);
   // Delete them so their retries stop.
+  assert.equal((await call('DELETE', `/api/v1/webhooks/${down2.id}`, olga)).status, 204);
   assert.equal((await call('DELETE', `/api/v1/webhooks/${down.id}`, olga)).status, 204);
   assert.equal((await call('DELETE', `/api/v1/webhooks/${meta.id}`, olga)).status, 204);
 });

@@ -204,6 +204,43 @@ static void test_bodies(void **state)
     assert_false(webhook_event_valid(NULL));
 }
 
+static void test_verdict(void **state)
+{
+    (void)state;
+    assert_int_equal(webhook_verdict(WEBHOOK_T_REPLIED, 200, 1), WEBHOOK_DELIVERED);
+    assert_int_equal(webhook_verdict(WEBHOOK_T_REPLIED, 204, 5), WEBHOOK_DELIVERED);
+    assert_int_equal(webhook_verdict(WEBHOOK_T_REPLIED, 404, 1), WEBHOOK_GIVE_UP);
+    assert_int_equal(webhook_verdict(WEBHOOK_T_REPLIED, 410, 1), WEBHOOK_GIVE_UP);
+    assert_int_equal(webhook_verdict(WEBHOOK_T_REPLIED, 400, 1), WEBHOOK_GIVE_UP);
+    assert_int_equal(webhook_verdict(WEBHOOK_T_REPLIED, 408, 1), WEBHOOK_RETRY);
+    assert_int_equal(webhook_verdict(WEBHOOK_T_REPLIED, 429, 1), WEBHOOK_RETRY);
+    assert_int_equal(webhook_verdict(WEBHOOK_T_REPLIED, 500, 1), WEBHOOK_RETRY);
+    assert_int_equal(webhook_verdict(WEBHOOK_T_REPLIED, 503, 11), WEBHOOK_RETRY);
+    assert_int_equal(webhook_verdict(WEBHOOK_T_REPLIED, 302, 1), WEBHOOK_RETRY);
+    assert_int_equal(webhook_verdict(WEBHOOK_T_ADDRESS_REFUSED, 0, 1), WEBHOOK_GIVE_UP);
+    assert_int_equal(webhook_verdict(WEBHOOK_T_CONN_REFUSED, 0, 1), WEBHOOK_RETRY);
+    assert_int_equal(webhook_verdict(WEBHOOK_T_CONN_REFUSED, 0, 2), WEBHOOK_RETRY);
+    assert_int_equal(webhook_verdict(WEBHOOK_T_CONN_REFUSED, 0, 3), WEBHOOK_GIVE_UP);
+    assert_int_equal(webhook_verdict(WEBHOOK_T_TIMEOUT, 0, 11), WEBHOOK_RETRY);
+    assert_int_equal(webhook_verdict(WEBHOOK_T_OTHER, 0, 1), WEBHOOK_RETRY);
+}
+
+static void test_breaker(void **state)
+{
+    (void)state;
+    assert_true(webhook_breaker_counts(WEBHOOK_T_TIMEOUT));
+    assert_true(webhook_breaker_counts(WEBHOOK_T_CONN_REFUSED));
+    assert_false(webhook_breaker_counts(WEBHOOK_T_REPLIED));
+    assert_false(webhook_breaker_counts(WEBHOOK_T_OTHER));
+    assert_true(webhook_breaker_open_s(0) == 0);
+    assert_true(webhook_breaker_open_s(2) == 0);
+    assert_true(webhook_breaker_open_s(3) == 60);
+    assert_true(webhook_breaker_open_s(4) == 120);
+    assert_true(webhook_breaker_open_s(8) == 1920);
+    assert_true(webhook_breaker_open_s(9) == 3600);
+    assert_true(webhook_breaker_open_s(1000) == 3600);
+}
+
 static void test_backoff(void **state)
 {
     (void)state;
@@ -282,6 +319,8 @@ int main(void)
         cmocka_unit_test(test_secret_and_sealing),
         cmocka_unit_test(test_bodies),
         cmocka_unit_test(test_backoff),
+        cmocka_unit_test(test_verdict),
+        cmocka_unit_test(test_breaker),
         cmocka_unit_test(test_addresses),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

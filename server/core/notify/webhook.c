@@ -309,3 +309,37 @@ double webhook_backoff_s(int attempts, double base_s, uint32_t rnd)
         d = WEBHOOK_BACKOFF_CAP_S;
     return d / 2 + d / 2 * ((double)rnd / 4294967296.0);
 }
+
+enum webhook_verdict webhook_verdict(enum webhook_transport t, long http_status, int attempts)
+{
+    switch (t) {
+    case WEBHOOK_T_REPLIED:
+        if (http_status >= 200 && http_status < 300)
+            return WEBHOOK_DELIVERED;
+        if (http_status >= 400 && http_status < 500 && http_status != 408 && http_status != 429)
+            return WEBHOOK_GIVE_UP;
+        return WEBHOOK_RETRY;
+    case WEBHOOK_T_ADDRESS_REFUSED:
+        return WEBHOOK_GIVE_UP;
+    case WEBHOOK_T_CONN_REFUSED:
+        return attempts >= WEBHOOK_CONN_REFUSED_GIVE_UP ? WEBHOOK_GIVE_UP : WEBHOOK_RETRY;
+    case WEBHOOK_T_TIMEOUT:
+    case WEBHOOK_T_OTHER:
+    default:
+        return WEBHOOK_RETRY;
+    }
+}
+
+int webhook_breaker_counts(enum webhook_transport t)
+{
+    return t == WEBHOOK_T_TIMEOUT || t == WEBHOOK_T_CONN_REFUSED;
+}
+
+double webhook_breaker_open_s(int failures)
+{
+    if (failures < WEBHOOK_BREAKER_FAILURES)
+        return 0;
+    int doublings = failures - WEBHOOK_BREAKER_FAILURES;
+    double s = WEBHOOK_BREAKER_OPEN_S * ldexp(1.0, doublings > 20 ? 20 : doublings);
+    return s > WEBHOOK_BREAKER_OPEN_MAX_S ? WEBHOOK_BREAKER_OPEN_MAX_S : s;
+}

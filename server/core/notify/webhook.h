@@ -82,4 +82,43 @@ const char *webhook_addr_refused(int family, const unsigned char *addr, int deny
  * [d/2, d) from rnd — so receivers that failed together are not retried together. */
 double webhook_backoff_s(int attempts, double base_s, uint32_t rnd);
 
+/* ---- delivery policy: what an attempt's outcome means, and the destination's breaker ---- */
+
+/* How an attempt ended below HTTP. */
+enum webhook_transport {
+    WEBHOOK_T_REPLIED,         /* a reply came: judge its status */
+    WEBHOOK_T_ADDRESS_REFUSED, /* the address guard refused the receiver's address */
+    WEBHOOK_T_CONN_REFUSED,    /* nothing listens there (connection refused) */
+    WEBHOOK_T_TIMEOUT,         /* no connection, or no reply, within the attempt's time */
+    WEBHOOK_T_OTHER,           /* DNS, TLS, a reset connection, the server stopping, … */
+};
+
+enum webhook_verdict {
+    WEBHOOK_DELIVERED, /* a 2xx */
+    WEBHOOK_RETRY,     /* retried after webhook_backoff_s (until WEBHOOK_MAX_ATTEMPTS) */
+    WEBHOOK_GIVE_UP,   /* a permanent refusal: failed now, not retried */
+};
+
+#define WEBHOOK_CONN_REFUSED_GIVE_UP 3 /* attempts refused in a row before giving up */
+
+/* The verdict on the attempts-th attempt (1-based): 2xx delivered; 4xx other than 408 and 429,
+ * and an address the guard refuses, are permanent (retrying changes nothing); a connection
+ * refused WEBHOOK_CONN_REFUSED_GIVE_UP times is too; everything else is retried. */
+enum webhook_verdict webhook_verdict(enum webhook_transport t, long http_status, int attempts);
+
+/* The breaker of a destination (scheme://host:port of a webhook's URL, whoever owns it): it
+ * counts attempts in a row that ended in a timeout or with no connection; from
+ * WEBHOOK_BREAKER_FAILURES on, the destination is not tried for webhook_breaker_open_s seconds
+ * (WEBHOOK_BREAKER_OPEN_S, doubling with each further failure, at most WEBHOOK_BREAKER_OPEN_MAX_S);
+ * after that one trial attempt goes out (one in flight per destination), and any reply closes
+ * the breaker again. Deliveries waiting on an open breaker use no attempt. */
+#define WEBHOOK_BREAKER_FAILURES 3
+#define WEBHOOK_BREAKER_OPEN_S 60.0
+#define WEBHOOK_BREAKER_OPEN_MAX_S 3600.0
+
+/* 1 when this outcome counts against the destination's breaker. */
+int webhook_breaker_counts(enum webhook_transport t);
+/* Seconds the breaker stays open after `failures` counted failures in a row (0: closed). */
+double webhook_breaker_open_s(int failures);
+
 #endif

@@ -201,7 +201,8 @@ static void webhook_ping(struct req *r)
         store_webhook_ping(r->app->store, req_actor(r, &who), r->params[0], body, &out);
     if (st == STORE_NOT_FOUND) {
         resp_problem(r, 409, "too-many-pings", "Too many test messages",
-                     "%d test messages to this webhook are still waiting to be delivered",
+                     "%d test messages to the webhooks of this webhook's owner are still waiting "
+                     "to be delivered",
                      WEBHOOK_PINGS_WAITING);
         goto out;
     }
