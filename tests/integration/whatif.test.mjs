@@ -285,6 +285,41 @@ test('a stored replay is evidence a review artifact can cite; another team canno
   assert.equal(unknown.status, 422, unknown.text);
 });
 
+test('a comparison rests on a replay: queue_wait_from_whatif and reserved_utilization_from_whatif resolve into the plain numbers', async () => {
+  const scenario = JSON.parse(fs.readFileSync(path.join(dataDir, 'spec/example-training-v2.json'), 'utf8'));
+  const reserved = scenario.options.find((o) => o.offer.purchase_option === 'reserved');
+  delete reserved.benchmark.queue_wait_s;
+  reserved.benchmark.queue_wait_from_whatif = { sha256: stored.sha256, arrangement: 'own@3000' };
+  reserved.offer.reserved_utilization_from_whatif = { sha256: stored.sha256, arrangement: 'own@3000' };
+  delete reserved.offer.reserved_utilization;
+  const own = stored.result.arrangements.find((a) => a.name === 'own@3000');
+  const r = await as('ana', 'POST', '/compare', { body: scenario, timeoutMs: 60_000 });
+  assert.equal(r.status, 200, r.text);
+  // the same scenario with the numbers typed in gives the same comparison
+  const plain = JSON.parse(JSON.stringify(scenario));
+  const p2 = plain.options.find((o) => o.offer.purchase_option === 'reserved');
+  delete p2.benchmark.queue_wait_from_whatif;
+  delete p2.offer.reserved_utilization_from_whatif;
+  p2.benchmark.queue_wait_quantiles_s = own.wait_quantiles_s;
+  p2.offer.reserved_utilization = own.pool_utilization;
+  const r2 = await as('ana', 'POST', '/compare', { body: plain, timeoutMs: 60_000 });
+  assert.equal(r2.status, 200, r2.text);
+  assert.equal(r.json.input_sha256, r2.json.input_sha256, 'resolved before hashing');
+  assert.deepEqual(r.json.options, r2.json.options);
+  // a reference to nothing, to an arrangement that is not there, or another team's replay
+  reserved.benchmark.queue_wait_from_whatif = { sha256: 'e'.repeat(64), arrangement: 'own@3000' };
+  reserved.offer.reserved_utilization_from_whatif = { sha256: stored.sha256, arrangement: 'own@9' };
+  const bad = await as('ana', 'POST', '/compare', { body: scenario });
+  assert.equal(bad.status, 422, bad.text);
+  const i = scenario.options.indexOf(reserved);
+  assert.deepEqual(bad.json.errors.map((e) => e.pointer).sort(),
+    [`/options/${i}/benchmark/queue_wait_from_whatif`, `/options/${i}/offer/reserved_utilization_from_whatif`]);
+  reserved.benchmark.queue_wait_from_whatif = { sha256: stored.sha256, arrangement: 'own@3000' };
+  reserved.offer.reserved_utilization_from_whatif = { sha256: stored.sha256, arrangement: 'own@3000' };
+  const foreign = await as('bob', 'POST', '/compare', { body: scenario });
+  assert.equal(foreign.status, 422, foreign.text);
+});
+
 test('refusals name the field: from after to, negative R, an overflow without an offer, 65 arrangements, another team, no runs', async () => {
   const base = { jobs: { team: 'vision', cluster: 'alibaba' }, arrangements: [{ name: 'p', pool_gpus: 10, pool_offer: pool.id }] };
   const cases = [

@@ -104,6 +104,10 @@ static json_t *resolve_scenario(struct req *r, const json_t *doc, struct resolut
             json_decref(row);
         }
     }
+    /* a stored what-if replay's figures, as plain numbers (docs/whatif.md) */
+    enum store_status st = whatif_resolve_scenario(r, out, p);
+    if (st != STORE_OK && res->failure == STORE_OK)
+        res->failure = st;
     return out;
 }
 

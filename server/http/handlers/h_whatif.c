@@ -324,3 +324,88 @@ const struct route whatif_routes[] = {
     {"GET", "/api/v1/whatif/{sha256}/input", whatif_input, ROLES_USERS, 0, NULL},
     {NULL, NULL, NULL, 0, 0, NULL},
 };
+
+/* ---- a replay feeding the cost engine ---- */
+
+/* The arrangement `name` of a stored replay the caller may read: NULL after a problem at ptr. */
+static json_t *stored_arrangement(struct req *r, const json_t *ref, const char *ptr,
+                                  enum store_status *failure, json_t **row, struct problems *p)
+{
+    const char *sha = json_string_value(json_object_get(ref, "sha256"));
+    const char *name = json_string_value(json_object_get(ref, "arrangement"));
+    if (!json_is_object(ref) || !sha || !lower_hex_valid(sha, 64) || !name ||
+        json_object_size(ref) != 2) {
+        problems_add(p, ptr,
+                     "must be {sha256, arrangement}: a stored what-if replay and one of "
+                     "its arrangements");
+        return NULL;
+    }
+    enum store_status st = store_whatif_get(r->app->store, sha, &r->scope, row);
+    if (st == STORE_NOT_FOUND) {
+        problems_add(p, ptr, "no what-if replay %s", sha);
+        return NULL;
+    }
+    if (st != STORE_OK) {
+        *failure = st;
+        return NULL;
+    }
+    size_t i;
+    json_t *a;
+    json_array_foreach(json_object_get(json_object_get(*row, "result"), "arrangements"), i, a)
+    {
+        const char *n = json_string_value(json_object_get(a, "name"));
+        if (n && strcmp(n, name) == 0)
+            return a;
+    }
+    problems_add(p, ptr, "replay %.12s… has no arrangement '%.160s'", sha, name);
+    return NULL;
+}
+
+/* Replaces the reference member `from` of holder by `to` = the arrangement's `figure`. */
+static void take_figure(struct req *r, json_t *holder, const char *from, const char *to,
+                        const char *figure, const char *ptr, enum store_status *failure,
+                        struct problems *p)
+{
+    json_t *ref = json_object_get(holder, from);
+    if (!ref)
+        return;
+    char at[160];
+    problems_pointer(at, sizeof at, ptr, from);
+    json_t *row = NULL;
+    json_t *a = stored_arrangement(r, ref, at, failure, &row, p);
+    json_t *v = a ? json_object_get(a, figure) : NULL;
+    if (a && (!v || json_is_null(v) || (json_is_number(v) && json_number_value(v) <= 0)))
+        problems_add(p, at, "arrangement '%s' has no %s (no job replayed, or no pool GPU used)",
+                     json_string_value(json_object_get(a, "name")), figure);
+    else if (a) {
+        json_object_set(holder, to, v);
+        json_object_del(holder, from);
+    }
+    json_decref(row);
+}
+
+enum store_status whatif_resolve_scenario(struct req *r, json_t *scenario, struct problems *p)
+{
+    enum store_status failure = STORE_OK;
+    size_t i;
+    json_t *opt;
+    json_array_foreach(json_object_get(scenario, "options"), i, opt)
+    {
+        char ptr[96];
+        json_t *bench = json_object_get(opt, "benchmark");
+        if (json_is_object(bench)) {
+            snprintf(ptr, sizeof ptr, "/options/%zu/benchmark", i);
+            take_figure(r, bench, "queue_wait_from_whatif", "queue_wait_quantiles_s",
+                        "wait_quantiles_s", ptr, &failure, p);
+        }
+        json_t *offer = json_object_get(opt, "offer");
+        if (json_is_object(offer)) {
+            snprintf(ptr, sizeof ptr, "/options/%zu/offer", i);
+            take_figure(r, offer, "reserved_utilization_from_whatif", "reserved_utilization",
+                        "pool_utilization", ptr, &failure, p);
+        }
+        if (failure != STORE_OK)
+            break;
+    }
+    return failure;
+}
