@@ -19,8 +19,8 @@
 #include "core/ledger/gate.h"
 #include "core/ledger/merkle.h"
 #include "core/ledger/note.h"
+#include "core/ledger/recompute.h"
 #include "core/ledger/tile.h"
-#include "core/ledger/seen.h"
 #include "core/validate.h"
 #include "store/alerts.h"
 #include "store/reviews.h"
@@ -346,18 +346,14 @@ void store__log_fault(struct store *s, const char *evidence)
         fprintf(stderr, "{\"level\":\"error\",\"msg\":\"cannot record the log alert\"}\n");
 }
 
-/* Before an append signs anything: the locked head (size n, root, compact range f) must be what
- * the stored checkpoints and leaves say — the checkpoint of size n has the head's root, no
- * checkpoint is larger, exactly n leaves are stored, and the compact range folds to the root.
- * A database rewound by hand fails here instead of getting a second signed root for a size.
- * Fills evidence ("" when consistent). */
+/* The facts of log_head_check (core/ledger/recompute.h) about the locked head, read in the
+ * append's transaction. */
 static enum store_status head_consistent(struct store_conn *c, const json_t *head,
                                          const struct merkle_frontier *f, char *evidence,
                                          size_t size)
 {
     evidence[0] = '\0';
     json_int_t n = json_integer_value(json_object_get(head, "size"));
-    const char *root = text_of(head, "root");
     struct store *s = store__conn_store(c);
     struct note_checkpoint seen;
     int has_seen = store__log_seen(s, &seen);
@@ -369,61 +365,40 @@ static enum store_status head_consistent(struct store_conn *c, const json_t *hea
     enum store_status st = store_json_tx(c, SQL_HEAD_EVIDENCE, 2, p, &facts);
     if (st != STORE_OK)
         return st;
-    const char *cp_root = text_of(facts, "checkpoint_root");
-    json_int_t latest = json_integer_value(json_object_get(facts, "latest_checkpoint"));
-    json_int_t leaves = json_integer_value(json_object_get(facts, "leaves"));
-    char folded[2 * MERKLE_HASH_BYTES + 1] = "";
-    if (f->count) {
-        uint8_t r[MERKLE_HASH_BYTES];
-        merkle_frontier_root(f, r);
-        codec_hex_encode(r, sizeof r, folded);
-    }
-    if (!root || !cp_root || strcmp(root, cp_root) != 0)
-        snprintf(evidence, size,
-                 "the log head has size %lld and root %s, but the stored checkpoint of size %lld "
-                 "has root %s",
-                 (long long)n, root ? root : "(none)", (long long)n, cp_root ? cp_root : "(none)");
-    else if (latest != n)
-        snprintf(evidence, size,
-                 "the log head has size %lld, but a checkpoint of size %lld is stored: the head "
-                 "was rewound",
-                 (long long)n, (long long)latest);
-    else if (leaves != n)
-        snprintf(evidence, size, "the log head has size %lld, but %lld leaves are stored",
-                 (long long)n, (long long)leaves);
-    else if (n > 0 && strcmp(folded, root) != 0)
-        snprintf(evidence, size,
-                 "the log head's compact range folds to root %s, not to its root %s (size %lld)",
-                 folded, root, (long long)n);
-    /* The database agrees with itself; it must also agree with what this server remembers
-     * (outside the database) having signed or observed: a deeper rewind — checkpoints and
-     * cosignatures deleted with the leaves — shows only here. */
-    if (!evidence[0] && has_seen) {
-        uint8_t head_root[MERKLE_HASH_BYTES], cp_at_seen[MERKLE_HASH_BYTES];
-        const char *seen_root = text_of(facts, "seen_checkpoint_root");
-        int have_cp =
-            seen_root && codec_hex_decode_exact(seen_root, cp_at_seen, sizeof cp_at_seen) == 0;
-        char why[400];
-        if (codec_hex_decode_exact(root, head_root, sizeof head_root) != 0)
-            snprintf(evidence, size, "the log head's root is not a hash");
-        else if (seen_check(seen.size, seen.root, (uint64_t)n, head_root,
-                            have_cp ? cp_at_seen : NULL, why, sizeof why) != 0)
-            snprintf(evidence, size, "%s (state file %s)", why, store__log_state_path(s));
-    }
+    struct log_head_facts hf = {
+        .size = (uint64_t)n,
+        .root = text_of(head, "root"),
+        .frontier = f,
+        .checkpoint_root = text_of(facts, "checkpoint_root"),
+        .latest_checkpoint =
+            (uint64_t)json_integer_value(json_object_get(facts, "latest_checkpoint")),
+        .leaves = (uint64_t)json_integer_value(json_object_get(facts, "leaves")),
+        .seen = {.known = has_seen,
+                 .size = has_seen ? seen.size : 0,
+                 .state_path = store__log_state_path(s)},
+        .seen_checkpoint_root = text_of(facts, "seen_checkpoint_root"),
+    };
+    if (has_seen)
+        memcpy(hf.seen.root, seen.root, sizeof hf.seen.root);
+    log_head_check(&hf, evidence, size);
     json_decref(facts);
     return STORE_OK;
 }
 
-/* At start: the root recomputed from every stored leaf's bytes must be the latest checkpoint's,
- * and each stored leaf hash the hash of its bytes. Fills evidence ("" when consistent). */
+/* At start: the stored leaves, page by page, through log_recompute (core/ledger/recompute.h)
+ * up to the checkpoint of size `bound`. Fills evidence ("" when consistent). */
 static enum store_status leaves_consistent(struct store_conn *c, uint64_t bound, char *evidence,
                                            size_t size)
 {
     evidence[0] = '\0';
-    struct note_checkpoint seen;
-    int has_seen = store__log_seen(store__conn_store(c), &seen);
-    if (has_seen && seen.size == 0)
-        has_seen = 0; /* the empty tree: nothing to recompute */
+    struct store *s = store__conn_store(c);
+    struct note_checkpoint seen_cp;
+    struct log_seen seen = {.known = store__log_seen(s, &seen_cp) != 0,
+                            .state_path = store__log_state_path(s)};
+    if (seen.known) {
+        seen.size = seen_cp.size;
+        memcpy(seen.root, seen_cp.root, sizeof seen.root);
+    }
     json_t *latest = NULL;
     char bound_text[24];
     snprintf(bound_text, sizeof bound_text, "%llu", (unsigned long long)bound);
@@ -438,13 +413,14 @@ static enum store_status leaves_consistent(struct store_conn *c, uint64_t bound,
     }
     if (st != STORE_OK)
         return st;
-    uint64_t n = 0;
-    struct merkle_frontier f = {.count = 0};
+    struct log_recompute rc;
+    log_recompute_init(&rc, (uint64_t)json_integer_value(json_object_get(latest, "tree_size")),
+                       &seen);
     uint8_t *bytes = NULL;
     size_t cap = 0;
     for (;;) {
         char start[24];
-        snprintf(start, sizeof start, "%llu", (unsigned long long)n);
+        snprintf(start, sizeof start, "%llu", (unsigned long long)rc.n);
         const char *p[] = {start, bound_text};
         json_t *page = NULL;
         st = store_json_tx(c, SQL_LEAF_PAGE, 2, p, &page);
@@ -458,17 +434,13 @@ static enum store_status leaves_consistent(struct store_conn *c, uint64_t bound,
             unsigned long long index = strtoull(at, &end, 10);
             const char *leaf_hex = end && *end == ':' ? end + 1 : NULL;
             const char *hash_hex = leaf_hex ? strchr(leaf_hex, ':') : NULL;
-            if (!hash_hex || strlen(hash_hex + 1) < 2 * MERKLE_HASH_BYTES) {
+            uint8_t stored_hash[MERKLE_HASH_BYTES];
+            if (!hash_hex ||
+                codec_hex_decode_span(hash_hex + 1, stored_hash, sizeof stored_hash) != 0) {
                 st = STORE_ERROR;
                 break;
             }
-            hash_hex++;
-            if (index != n) {
-                snprintf(evidence, size, "leaf %llu is missing from the stored leaves",
-                         (unsigned long long)n);
-                break;
-            }
-            size_t leaf_len = (size_t)(hash_hex - 1 - leaf_hex) / 2;
+            size_t leaf_len = (size_t)(hash_hex - leaf_hex) / 2;
             if (leaf_len + 1 > cap) {
                 uint8_t *grown = realloc(bytes, leaf_len + 1);
                 if (!grown) {
@@ -482,61 +454,19 @@ static enum store_status leaves_consistent(struct store_conn *c, uint64_t bound,
                 st = STORE_ERROR;
                 break;
             }
-            uint8_t hash[MERKLE_HASH_BYTES];
-            char hex[2 * MERKLE_HASH_BYTES + 1];
-            merkle_leaf_hash(bytes, leaf_len, hash);
-            codec_hex_encode(hash, sizeof hash, hex);
-            if (strncmp(hex, hash_hex, 2 * MERKLE_HASH_BYTES) != 0) {
-                snprintf(evidence, size, "leaf %llu's stored hash is not the hash of its bytes",
-                         (unsigned long long)n);
+            if (log_recompute_leaf(&rc, index, bytes, leaf_len, stored_hash, evidence, size) != 0)
                 break;
-            }
-            merkle_frontier_append(&f, n, hash);
-            n++;
-            /* The checkpoint this server remembers, below the latest (which is compared
-             * after the loop): its root over the stored leaves. */
-            if (has_seen && n == seen.size &&
-                (uint64_t)json_integer_value(json_object_get(latest, "tree_size")) != n) {
-                uint8_t r[MERKLE_HASH_BYTES];
-                merkle_frontier_root(&f, r);
-                if (memcmp(r, seen.root, sizeof r) != 0) {
-                    char got[2 * MERKLE_HASH_BYTES + 1], want[2 * MERKLE_HASH_BYTES + 1];
-                    codec_hex_encode(r, sizeof r, got);
-                    codec_hex_encode(seen.root, sizeof seen.root, want);
-                    snprintf(evidence, size,
-                             "the root over the first %llu stored leaves is %s, but this server "
-                             "signed or observed root %s for that size (state file %s)",
-                             (unsigned long long)n, got, want,
-                             store__log_state_path(store__conn_store(c)));
-                    break;
-                }
-            }
-            at = hash_hex + 2 * MERKLE_HASH_BYTES;
+            at = hash_hex + 1 + 2 * MERKLE_HASH_BYTES;
             if (*at == ',')
                 at++;
         }
         json_decref(page);
-        if (st != STORE_OK || evidence[0] || page_leaves < LEAF_PAGE || n >= bound)
+        if (st != STORE_OK || evidence[0] || page_leaves < LEAF_PAGE || rc.n >= bound)
             break;
     }
     free(bytes);
-    if (st == STORE_OK && !evidence[0]) {
-        json_int_t cp_size = json_integer_value(json_object_get(latest, "tree_size"));
-        char root[2 * MERKLE_HASH_BYTES + 1];
-        uint8_t r[MERKLE_HASH_BYTES];
-        merkle_frontier_root(&f, r);
-        codec_hex_encode(r, sizeof r, root);
-        const char *cp_root = text_of(latest, "root");
-        if ((uint64_t)cp_size != n)
-            snprintf(evidence, size,
-                     "%llu of the head's %lld leaves are stored: leaf %llu is missing",
-                     (unsigned long long)n, (long long)cp_size, (unsigned long long)n);
-        else if (!cp_root || strcmp(cp_root, root) != 0)
-            snprintf(evidence, size,
-                     "the root over the %llu stored leaves is %s, but the checkpoint of that size "
-                     "has root %s",
-                     (unsigned long long)n, root, cp_root ? cp_root : "(none)");
-    }
+    if (st == STORE_OK && !evidence[0])
+        log_recompute_finish(&rc, text_of(latest, "root"), evidence, size); /* fills evidence */
     json_decref(latest);
     return st;
 }
