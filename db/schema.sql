@@ -346,7 +346,7 @@ CREATE TABLE public.alert (
     updated_by text,
     CONSTRAINT alert_drift_complete CHECK (((kind <> 'drift'::text) OR ((review_id IS NOT NULL) AND (decision_id IS NOT NULL) AND (metric IS NOT NULL) AND (assumed IS NOT NULL) AND (observed IS NOT NULL) AND (relative_change IS NOT NULL) AND (threshold IS NOT NULL) AND (sample_size IS NOT NULL)))),
     CONSTRAINT alert_kind_check CHECK ((kind = ANY (ARRAY['drift'::text, 'log_integrity'::text]))),
-    CONSTRAINT alert_metric_check CHECK ((metric = ANY (ARRAY['failure_rate'::text, 'gpu_utilization'::text, 'queue_wait_s'::text, 'throughput_units_per_s'::text]))),
+    CONSTRAINT alert_metric_check CHECK ((metric = ANY (ARRAY['failure_rate'::text, 'gpu_utilization'::text, 'queue_wait_s'::text, 'throughput_units_per_s'::text, 'cost_per_outcome'::text]))),
     CONSTRAINT alert_note_check CHECK ((length(note) <= 4000)),
     CONSTRAINT alert_sample_size_check CHECK ((sample_size > 0)),
     CONSTRAINT alert_status_check CHECK ((status = ANY (ARRAY['open'::text, 'acknowledged'::text, 'resolved'::text])))
@@ -486,6 +486,8 @@ CREATE TABLE public.cluster_partition (
     gpu_model text DEFAULT ''::text NOT NULL,
     workload_class text,
     offer_id uuid,
+    capacity_gpus double precision,
+    CONSTRAINT cluster_partition_capacity_gpus_check CHECK (((capacity_gpus >= (0)::double precision) AND (capacity_gpus <= (1000000)::double precision))),
     CONSTRAINT cluster_partition_gpu_model_check CHECK ((length(gpu_model) <= 127)),
     CONSTRAINT cluster_partition_partition_check CHECK (((length(partition) >= 1) AND (length(partition) <= 127))),
     CONSTRAINT cluster_partition_workload_class_label CHECK (public.capledger_class_label_ok(workload_class))
@@ -694,7 +696,9 @@ CREATE TABLE public.review (
     created_by text NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    outcome_threshold double precision DEFAULT 0.2 NOT NULL,
     CONSTRAINT review_drift_threshold_check CHECK (((drift_threshold > (0)::double precision) AND (drift_threshold <= (10)::double precision))),
+    CONSTRAINT review_outcome_threshold_check CHECK (((outcome_threshold > (0)::double precision) AND (outcome_threshold <= (10)::double precision))),
     CONSTRAINT review_question_check CHECK (((length(question) >= 1) AND (length(question) <= 2000))),
     CONSTRAINT review_status_check CHECK ((status = ANY (ARRAY['open'::text, 'needs decision'::text, 'decided'::text]))),
     CONSTRAINT review_title_check CHECK (((length(title) >= 1) AND (length(title) <= 200)))
@@ -977,6 +981,7 @@ CREATE TABLE public.webhook (
     description text DEFAULT ''::text NOT NULL,
     secret_sealed text NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
+    destination text GENERATED ALWAYS AS (lower("substring"(url, '^([A-Za-z]+://[^/?#]+)'::text))) STORED,
     CONSTRAINT webhook_description_check CHECK ((length(description) <= 200)),
     CONSTRAINT webhook_events_check CHECK ((((cardinality(events) >= 1) AND (cardinality(events) <= 8)) AND (events <@ ARRAY['drift'::text, 'log_integrity'::text]))),
     CONSTRAINT webhook_format_check CHECK ((format = ANY (ARRAY['json'::text, 'slack'::text]))),
@@ -1003,6 +1008,35 @@ CREATE TABLE public.webhook_delivery (
     CONSTRAINT webhook_delivery_event_check CHECK ((event = ANY (ARRAY['drift'::text, 'log_integrity'::text, 'ping'::text]))),
     CONSTRAINT webhook_delivery_last_error_check CHECK ((length(last_error) <= 500)),
     CONSTRAINT webhook_delivery_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'failing'::text, 'delivered'::text, 'failed'::text])))
+);
+
+CREATE TABLE public.webhook_destination (
+    destination text NOT NULL,
+    failures integer DEFAULT 0 NOT NULL,
+    open_until timestamp with time zone,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT webhook_destination_failures_check CHECK ((failures >= 0))
+);
+
+CREATE TABLE public.whatif (
+    sha256 text NOT NULL,
+    input_sha256 text NOT NULL,
+    engine_version text NOT NULL,
+    jobs bigint NOT NULL,
+    selection jsonb,
+    resolved_jcs text NOT NULL,
+    result jsonb NOT NULL,
+    result_jcs text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT whatif_input_sha256_check CHECK ((input_sha256 ~ '^[0-9a-f]{64}$'::text)),
+    CONSTRAINT whatif_sha256_check CHECK ((sha256 ~ '^[0-9a-f]{64}$'::text))
+);
+
+CREATE TABLE public.whatif_link (
+    sha256 text NOT NULL,
+    team text NOT NULL,
+    created_by text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL
 );
 
 CREATE TABLE public.workload (
@@ -1233,8 +1267,17 @@ ALTER TABLE ONLY public.webhook_delivery
 ALTER TABLE ONLY public.webhook_delivery
     ADD CONSTRAINT webhook_delivery_webhook_id_event_alert_id_key UNIQUE (webhook_id, event, alert_id);
 
+ALTER TABLE ONLY public.webhook_destination
+    ADD CONSTRAINT webhook_destination_pkey PRIMARY KEY (destination);
+
 ALTER TABLE ONLY public.webhook
     ADD CONSTRAINT webhook_pkey PRIMARY KEY (id);
+
+ALTER TABLE ONLY public.whatif_link
+    ADD CONSTRAINT whatif_link_pkey PRIMARY KEY (sha256, team);
+
+ALTER TABLE ONLY public.whatif
+    ADD CONSTRAINT whatif_pkey PRIMARY KEY (sha256);
 
 ALTER TABLE ONLY public.workload_class_tier
     ADD CONSTRAINT workload_class_tier_pkey PRIMARY KEY (label);
@@ -1337,9 +1380,15 @@ CREATE INDEX webhook_created ON public.webhook USING btree (created_at, id);
 
 CREATE INDEX webhook_delivery_due ON public.webhook_delivery USING btree (next_attempt_at) WHERE (status = ANY (ARRAY['pending'::text, 'failing'::text]));
 
+CREATE INDEX webhook_delivery_leased ON public.webhook_delivery USING btree (webhook_id) WHERE (lease IS NOT NULL);
+
 CREATE INDEX webhook_delivery_list ON public.webhook_delivery USING btree (webhook_id, created_at, id);
 
+CREATE INDEX webhook_destination_of ON public.webhook USING btree (destination);
+
 CREATE INDEX webhook_owner ON public.webhook USING btree (owner, created_at, id);
+
+CREATE INDEX whatif_link_team ON public.whatif_link USING btree (team, created_at);
 
 CREATE INDEX workload_created ON public.workload USING btree (created_at, id);
 
@@ -1396,6 +1445,10 @@ CREATE TRIGGER offer_append_only BEFORE DELETE OR UPDATE ON public.offer FOR EAC
 CREATE TRIGGER signing_key_guard BEFORE DELETE OR UPDATE ON public.signing_key FOR EACH ROW EXECUTE FUNCTION public.signing_key_guard();
 
 CREATE TRIGGER upload_append_only BEFORE DELETE OR UPDATE ON public.upload FOR EACH ROW EXECUTE FUNCTION public.refuse_change();
+
+CREATE TRIGGER whatif_append_only BEFORE DELETE OR UPDATE ON public.whatif FOR EACH ROW EXECUTE FUNCTION public.refuse_change();
+
+CREATE TRIGGER whatif_link_append_only BEFORE DELETE OR UPDATE ON public.whatif_link FOR EACH ROW EXECUTE FUNCTION public.refuse_change();
 
 CREATE TRIGGER workload_changed AFTER DELETE OR UPDATE ON public.workload FOR EACH ROW EXECUTE FUNCTION public.capledger_row_changed();
 
@@ -1499,6 +1552,12 @@ ALTER TABLE ONLY public.webhook_delivery
 
 ALTER TABLE ONLY public.webhook
     ADD CONSTRAINT webhook_user_id_fkey FOREIGN KEY (user_id) REFERENCES public.app_user(id);
+
+ALTER TABLE ONLY public.whatif_link
+    ADD CONSTRAINT whatif_link_sha256_fkey FOREIGN KEY (sha256) REFERENCES public.whatif(sha256);
+
+ALTER TABLE ONLY public.whatif_link
+    ADD CONSTRAINT whatif_link_team_fkey FOREIGN KEY (team) REFERENCES public.team(name) ON UPDATE CASCADE;
 
 ALTER TABLE ONLY public.workload
     ADD CONSTRAINT workload_team_fkey FOREIGN KEY (team) REFERENCES public.team(name) ON UPDATE CASCADE;

@@ -11,6 +11,7 @@
 
 #include "core/validate.h"
 #include "store/ledger.h"
+#include "store/outcome.h"
 #include "store/webhooks.h"
 
 #define ALERT_JSON                                                                                 \
@@ -30,7 +31,7 @@ static const char *SQL_CANDIDATES =
     ")), '[]') "
     "FROM review r CROSS JOIN LATERAL (SELECT x.id FROM decision x WHERE x.review_id = r.id "
     "ORDER BY x.leaf_index DESC LIMIT 1) d "
-    "WHERE (SELECT count(*) FROM alert a WHERE a.decision_id = d.id) < 4";
+    "WHERE (SELECT count(*) FROM alert a WHERE a.decision_id = d.id) < 5";
 
 /* The comparison a decision's leaf cites first, with its scenario. */
 static const char *SQL_COMPARISON =
@@ -121,6 +122,7 @@ struct metric {
     long long samples;
     const char *basis;        /* where the observation comes from */
     const char *evidence_key; /* the observation's member listing the ids behind it */
+    double threshold;         /* 0: the review's drift_threshold */
 };
 
 static double number_or(const json_t *obj, const char *key, double fallback)
@@ -225,7 +227,7 @@ static enum store_status raise_alert(struct store *s, const struct audit_actor *
                                      const json_t *evidence, int *raised)
 {
     char assumed[40], observed[40], relative[40], threshold[40], samples[24], message[600];
-    double thr = number_or(cand, "threshold", 0.25);
+    double thr = m->threshold > 0 ? m->threshold : number_or(cand, "threshold", 0.25);
     snprintf(assumed, sizeof assumed, "%.17g", m->assumed);
     snprintf(observed, sizeof observed, "%.17g", m->observed);
     snprintf(relative, sizeof relative, "%.17g", rel);
@@ -282,9 +284,50 @@ out:
     return st;
 }
 
+/* Realised against predicted (store/outcome.h, core/ledger/outcome.h): the realised compute cost
+ * per completed run of the review's workloads since the decision against the prediction for its
+ * option, over the review's outcome_threshold, decided in core. */
+static enum store_status sweep_outcome(struct store *s, const struct audit_actor *who,
+                                       const json_t *cand, int *raised)
+{
+    char fault[512] = "";
+    json_t *o = NULL;
+    enum store_status st = store_decision_outcome(
+        s, json_string_value(json_object_get(cand, "decision_id")), NULL, fault, sizeof fault, &o);
+    if (st == STORE_NOT_FOUND || fault[0]) {
+        json_decref(o);
+        return STORE_OK;
+    }
+    const char *verdict = json_string_value(json_object_get(o, "verdict"));
+    if (st == STORE_OK && verdict && strcmp(verdict, "drift") == 0) {
+        const json_t *real = json_object_get(o, "realised");
+        const json_t *pred = json_object_get(o, "predicted");
+        struct metric m = {
+            .name = "cost_per_outcome",
+            .label = "realised compute cost per completed run",
+            .unit = "",
+            .floor = 1e-9,
+            .known = 1,
+            .assumed = number_or(pred, "compute_cost_per_outcome", 0),
+            .observed = number_or(real, "cost_per_completed", 0),
+            .samples = (long long)number_or(real, "runs", 0),
+            .basis = "runs of the review's workloads since the decision",
+            .evidence_key = "run_uploads",
+            .threshold = number_or(o, "threshold", 0.2),
+        };
+        st = raise_alert(s, who, cand, &m, number_or(o, "error", 0),
+                         json_object_get(o, "run_uploads"), raised);
+    }
+    json_decref(o);
+    return st;
+}
+
 static enum store_status sweep_one(struct store *s, const struct audit_actor *who,
                                    const json_t *cand, int *raised)
 {
+    enum store_status so = sweep_outcome(s, who, cand, raised);
+    if (so != STORE_OK)
+        return so;
     size_t index = 0;
     const json_t *opt = decision_option(cand, &index);
     if (!opt)

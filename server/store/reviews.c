@@ -22,7 +22,8 @@
 #define REVIEW_JSON                                                                                \
     "json_build_object('id', r.id, 'title', r.title, 'question', r.question, "                     \
     "'workload_ids', to_json(r.workload_ids), 'owner', r.owner, 'started_on', r.started_on, "      \
-    "'status', r.status, 'drift_threshold', r.drift_threshold, 'day', " REVIEW_DAY ", "            \
+    "'status', r.status, 'drift_threshold', r.drift_threshold, 'outcome_threshold', "              \
+    "r.outcome_threshold, 'day', " REVIEW_DAY ", "                                                 \
     "'current_phase', (SELECT ph.name FROM " PHASES " WHERE " REVIEW_DAY                           \
     " BETWEEN ph.first_day AND ph.last_day), "                                                     \
     "'phases', (SELECT json_agg(json_build_object('phase', ph.name, 'title', ph.title, "           \
@@ -60,8 +61,9 @@ static const char *SQL_REFS =
 
 static const char *SQL_CREATE =
     "INSERT INTO review AS r (title, question, workload_ids, owner, started_on, drift_threshold,"
-    " created_by) SELECT $1, $2, ARRAY(SELECT json_array_elements_text($3::json))::uuid[], $4,"
-    " $5::date, coalesce($6::float8, 0.25), $7 RETURNING " REVIEW_JSON;
+    " created_by, outcome_threshold) SELECT $1, $2, ARRAY(SELECT "
+    "json_array_elements_text($3::json))::uuid[], $4, $5::date, coalesce($6::float8, 0.25), $7, "
+    "coalesce($8::float8, 0.2) RETURNING " REVIEW_JSON;
 
 static const char *SQL_GET =
     "SELECT " REVIEW_JSON " FROM review r WHERE r.id = $1::uuid AND " REVIEW_VISIBLE("$2");
@@ -77,7 +79,7 @@ static const char *SQL_UPDATE =
     "UPDATE review AS r SET title = $2, question = $3, "
     "workload_ids = ARRAY(SELECT json_array_elements_text($4::json))::uuid[], owner = $5, "
     "started_on = $6::date, drift_threshold = coalesce($7::float8, 0.25), "
-    "version = r.version + 1, updated_at = now() "
+    "outcome_threshold = coalesce($9::float8, 0.2), version = r.version + 1, updated_at = now() "
     "WHERE r.id = $1::uuid AND r.version = $8::integer RETURNING " REVIEW_JSON;
 
 #define ARTIFACT_JSON                                                                              \
@@ -422,7 +424,7 @@ enum store_status store_review_create(struct store *s, const struct audit_actor 
                                       const json_t *doc, struct problems *p, json_t **out)
 {
     char *ids = json_dumps(json_object_get(doc, "workload_ids"), JSON_COMPACT | JSON_ENCODE_ANY);
-    char threshold[40];
+    char threshold[40], outcome[40];
     const char *params[] = {
         json_string_value(json_object_get(doc, "title")),
         json_string_value(json_object_get(doc, "question")),
@@ -430,9 +432,10 @@ enum store_status store_review_create(struct store *s, const struct audit_actor 
         json_string_value(json_object_get(doc, "owner")),
         json_string_value(json_object_get(doc, "started_on")),
         real_text(json_object_get(doc, "drift_threshold"), threshold, sizeof threshold),
-        who->name};
+        who->name,
+        real_text(json_object_get(doc, "outcome_threshold"), outcome, sizeof outcome)};
     enum store_status st = checked_write(s, who, "review.create", check_review_refs, doc, p,
-                                         SQL_CREATE, 7, params, out);
+                                         SQL_CREATE, 8, params, out);
     free(ids);
     return st;
 }
@@ -458,7 +461,7 @@ enum store_status store_review_update(struct store *s, const struct audit_actor 
                                       struct problems *p, json_t **out)
 {
     char *ids = json_dumps(json_object_get(doc, "workload_ids"), JSON_COMPACT | JSON_ENCODE_ANY);
-    char threshold[40], version[24];
+    char threshold[40], version[24], outcome[40];
     snprintf(version, sizeof version, "%ld", expected_version);
     const char *params[] = {
         id,
@@ -468,9 +471,10 @@ enum store_status store_review_update(struct store *s, const struct audit_actor 
         json_string_value(json_object_get(doc, "owner")),
         json_string_value(json_object_get(doc, "started_on")),
         real_text(json_object_get(doc, "drift_threshold"), threshold, sizeof threshold),
-        version};
+        version,
+        real_text(json_object_get(doc, "outcome_threshold"), outcome, sizeof outcome)};
     enum store_status st = checked_write(s, who, "review.update", check_review_refs, doc, p,
-                                         SQL_UPDATE, 8, params, out);
+                                         SQL_UPDATE, 9, params, out);
     free(ids);
     /* No row: the review exists (the caller read it) but its version moved on. */
     return st == STORE_NOT_FOUND ? STORE_CONFLICT : st;

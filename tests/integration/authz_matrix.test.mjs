@@ -79,6 +79,7 @@ GET    /api/v1/uploads/{id}                       users
 
 GET    /api/v1/reports/usage                      users
 GET    /api/v1/reports/idle                       users
+GET    /api/v1/reports/decisions                  users
 GET    /api/v1/reports/usage/series               users
 GET    /api/v1/clusters                           users
 GET    /api/v1/clusters/{name}                    users
@@ -108,6 +109,7 @@ PATCH  /api/v1/reviews/{id}/artifacts/{aid}       owner team
 GET    /api/v1/decisions                          users
 POST   /api/v1/decisions                          owner
 GET    /api/v1/decisions/{id}                     users
+GET    /api/v1/decisions/{id}/outcome             users
 
 GET    /api/v1/log/checkpoint                     admin owner auditor
 GET    /api/v1/log/key                            admin owner auditor

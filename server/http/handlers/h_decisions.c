@@ -15,6 +15,7 @@
 #include "http/evidence.h"
 #include "http/idempotency.h"
 #include "store/ledger.h"
+#include "store/outcome.h"
 
 /* What POST /decisions would answer for an outcome (the dry run reports it). */
 static int outcome_status(enum ledger_outcome o)
@@ -263,6 +264,29 @@ static void decision_get(struct req *r)
     resp_json(r, 200, row);
 }
 
+/* Realised against predicted (docs/reviews.md): the decision's scorecard. */
+static void decision_outcome(struct req *r)
+{
+    json_t *row = NULL;
+    char fault[512] = "";
+    if (log_faulted(r))
+        return;
+    enum store_status st = uuid_valid(r->params[0])
+                               ? store_decision_outcome(r->app->store, r->params[0], &r->scope,
+                                                        fault, sizeof fault, &row)
+                               : STORE_NOT_FOUND;
+    if (st != STORE_OK) {
+        resp_store_error(r, st, "decision");
+        return;
+    }
+    if (fault[0]) {
+        if (!log_faulted(r))
+            integrity_error(r, fault);
+        return;
+    }
+    resp_json(r, 200, row);
+}
+
 /* Pages in log order; the cursor is the last leaf index shown. */
 static void decision_list(struct req *r)
 {
@@ -306,5 +330,6 @@ const struct route decision_routes[] = {
     {"GET", "/api/v1/decisions", decision_list, ROLES_USERS, 0, "limit cursor review"},
     {"POST", "/api/v1/decisions", decision_create, ROLE_OWNER, ROUTE_JSON_BODY, "dry_run"},
     {"GET", "/api/v1/decisions/{id}", decision_get, ROLES_USERS, 0, NULL},
+    {"GET", "/api/v1/decisions/{id}/outcome", decision_outcome, ROLES_USERS, 0, NULL},
     {NULL, NULL, NULL, 0, 0, NULL},
 };

@@ -10,6 +10,7 @@
 #include "http/evidence.h"
 #include "http/runsof.h"
 #include "store/offers.h"
+#include "store/outcome.h"
 #include "store/reports.h"
 
 #define USAGE_MAX_PRICED_CLUSTERS 64
@@ -159,9 +160,27 @@ out:
     problems_free(&p);
 }
 
+/* The track record of decisions (docs/reviews.md "The track record"). */
+static void decisions_report(struct req *r)
+{
+    json_t *out = NULL;
+    char fault[512] = "";
+    enum store_status st =
+        store_decisions_track_record(r->app->store, &r->scope, fault, sizeof fault, &out);
+    if (st == STORE_OK && fault[0]) {
+        resp_problem(r, 500, "log-integrity", "A decision differs from the log",
+                     "%s: the stored copy was changed outside capledger; owners and admins were "
+                     "alerted",
+                     fault);
+        return;
+    }
+    resp_stored(r, st, out, "track record");
+}
+
 const struct route report_routes[] = {
     {"GET", "/api/v1/reports/usage", usage_report, ROLES_USERS, 0,
      "group_by team from to offer_id cluster_offers workload"},
     {"GET", "/api/v1/reports/idle", idle_report, ROLES_USERS, 0, "team from to"},
+    {"GET", "/api/v1/reports/decisions", decisions_report, ROLES_USERS, 0, NULL},
     {NULL, NULL, NULL, 0, 0, NULL},
 };
