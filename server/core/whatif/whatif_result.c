@@ -466,7 +466,8 @@ static void sentence(struct buf *b, const json_t *a, const char *currency)
 {
     char d1[32], d2[32];
     const json_t *ov = json_object_get(a, "overflow");
-    putf(b, "Owning %g GPUs", num(a, "pool_gpus", NULL));
+    double r = num(a, "pool_gpus", NULL);
+    putf(b, "Owning %g GPU%s", r, r == 1 ? "" : "s");
     if (json_is_object(ov))
         putf(b, " and bursting after %s to the overflow offer",
              duration(num(ov, "after_wait_s", NULL), d1, sizeof d1));
