@@ -13,7 +13,8 @@ static const char *SQL_OFFER =
     " 'interruption_rate_per_hour', interruption_rate_per_hour,"
     " 'provisioning_delay_s', provisioning_delay_s, 'quota_gpus', quota_gpus,"
     " 'available', available, 'storage_price_gb_month', storage_price_gb_month,"
-    " 'egress_price_gb', egress_price_gb, 'orchestration_overhead', orchestration_overhead))"
+    " 'egress_price_gb', egress_price_gb, 'orchestration_overhead', orchestration_overhead,"
+    " 'provider', provider, 'region', region))"
     " FROM offer WHERE id = $1::uuid";
 
 /* Load points keep numeric members only: importers also store flags (`saturated`) that are
@@ -30,6 +31,8 @@ static const char *SQL_BENCHMARK =
     " 'transfer_gb', b.transfer_gb,"
     " 'memory_peak_gb', coalesce(b.memory_peak_gb, nullif(d.memory_peak_gb, 0)),"
     " 'failure_probability', b.failure_probability,"
+    " 'data_access', b.data_access, 'restage_gb', b.restage_gb,"
+    " 'crash_rate_per_instance_hour', b.crash_rate_per_instance_hour,"
     " 'load_points', (SELECT json_agg((SELECT coalesce(json_object_agg(k, v), '{}')"
     "     FROM jsonb_each(lp) AS e(k, v) WHERE jsonb_typeof(v) = 'number'))"
     "   FROM jsonb_array_elements(b.load_points) AS lp))))"

@@ -93,6 +93,15 @@ test('the demo fills every main list, tells the design\'s story, and a second ru
   const trap = cmp.result.flags?.hourly_price_trap ?? cmp.result.hourly_price_trap;
   assert.equal(trap.cheapest_hourly, 'a100-streamed');
   assert.ok(trap.ratio > 1.5, JSON.stringify(trap));
+  // Cost engine 2: 30 evaluations a month, the suite's S3 bucket named as the data source; the
+  // A100 streams it out on every attempt, the H100 keeps a monthly copy on its NVMe (staged).
+  assert.equal(cmp.result.engine_version, 'capledger-cost/2.0.0');
+  assert.equal(cmp.result.planned_outcomes_per_month, 30);
+  assert.equal(cmp.scenario.workload.data_source.provider, 'aws');
+  const byName = Object.fromEntries(cmp.result.options.map((o) => [o.name, o]));
+  assert.ok(Math.abs(byName['a100-streamed'].breakdown.transfer - 420 * 0.09 / (1 - 0.12)) < 1e-9, 'S3 egress per attempt');
+  assert.ok(Math.abs(byName['h100-nvme-cache'].breakdown.transfer - 420 * 0.09 / 30) < 1e-9, 'one staging a month, shared');
+  assert.ok(Math.abs(byName['h100-nvme-cache'].breakdown.storage - 420 * 0.2 / 30) < 1e-9, 'the NVMe copy, shared');
   // Telemetry (real captures) on both benchmarks; the Slurm jobs of a real cluster.
   const benches = (await get('/benchmarks')).items;
   assert.equal(benches.length, 5, 'two eval benchmarks, the one after the decision, two imported load tests');

@@ -233,6 +233,8 @@ static const struct field data_source_table[] = {
     STR_AS("region", struct cost_workload, source_region, K_BATCH, K_BATCH),
     {"egress_price_gb", F_NUMBER, K_BATCH, 0, GE0, 0,
      offsetof(struct cost_workload, source_egress_price_gb), NO_FIELD, 0},
+    /* where exactly (an s3:// URL, a bucket): descriptive, changes no figure */
+    IGNORED("location"),
 };
 
 static const struct field option_table[] = {

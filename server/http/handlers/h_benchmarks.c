@@ -26,6 +26,7 @@
 #define IMPORT_MAX_BYTES ((size_t)16 << 20) /* load-test outputs are kilobytes */
 
 static const char *const OUTCOMES[] = {"succeeded", "failed", NULL};
+static const char *const DATA_ACCESS[] = {"remote", "staged", NULL}; /* cost engine 2 */
 static const char *const IMPORT_FORMATS[] = {"vllm", "genai-perf", "mlperf", NULL};
 
 #define FRACTION(name)                                                                             \
@@ -90,6 +91,9 @@ static const struct evfield BENCHMARK_FIELDS[] = {
     NONNEG("transfer_gb"),
     POS("memory_peak_gb"),
     {"failure_probability", EVF_NUMBER, EVF_MAX_EXCLUSIVE, 0, 1, 0, NULL, NULL},
+    {"data_access", EVF_ENUM, 0, 0, 0, 0, DATA_ACCESS, NULL},
+    NONNEG("restage_gb"),
+    NONNEG("crash_rate_per_instance_hour"),
     {"load_points", EVF_ARRAY, EVF_EXTRA_MS, 0, 0, LOADTEST_MAX_POINTS, NULL, LOAD_POINT_FIELDS},
     EVF_SERVER_FIELD("id"),
     EVF_SERVER_FIELD("capacity_usable"),
