@@ -261,15 +261,45 @@ static enum store_status log_revocations(struct store_conn *c, const json_t *row
     return STORE_OK;
 }
 
+/* The user row locked by a statement of its own, before the statement that ends what the user
+ * holds: that one's snapshot then sees every token, session and key added under FOR SHARE of
+ * the row by a transaction that committed while this one waited (a single statement takes its
+ * snapshot before it waits, and left such a token live). */
+static enum store_status lock_user(struct store_conn *c, const json_t *doc, struct problems *p)
+{
+    (void)p;
+    const char *params[] = {json_string_value(doc)};
+    return store_exec_tx(c, "SELECT 1 FROM app_user WHERE username = $1 FOR UPDATE", 1, params,
+                         NULL);
+}
+
+/* store_write_audited with the user named params[0] locked first (lock_user). */
+static enum store_status
+write_locked(struct store *s, const struct audit_actor *who, const char *action, void *then_ctx,
+             enum store_status (*then)(struct store_conn *, const json_t *, void *),
+             const char *sql, int nparams, const char *const *params, json_t **out)
+{
+    struct problems p;
+    problems_init(&p);
+    json_t *name = json_string(params[0]);
+    struct audit_check check = {
+        .fn = lock_user, .doc = name, .p = &p, .then = then, .ctx = then_ctx};
+    enum store_status st =
+        name ? store_write_audited_checked(s, who, action, &check, sql, nparams, params, out)
+             : STORE_ERROR;
+    json_decref(name);
+    problems_free(&p);
+    return st;
+}
+
 enum store_status store_user_disable(struct store *s, const struct audit_actor *who,
                                      const char *username, const unsigned char *server_sk,
                                      json_t **out)
 {
     const char *p[] = {username};
     struct disable_events e = {.server_sk = server_sk, .log = !store_log_fault(s, NULL, 0)};
-    struct audit_check then = {.then = log_revocations, .ctx = &e};
     enum store_status st =
-        store_write_audited_checked(s, who, "user.disable", &then, SQL_USER_DISABLE, 1, p, out);
+        write_locked(s, who, "user.disable", &e, log_revocations, SQL_USER_DISABLE, 1, p, out);
     if (e.fault[0]) {
         /* The log was found inconsistent while appending: it appends nothing more, but the
          * account is closed all the same; the revocations reach the log when it is restored
@@ -277,8 +307,7 @@ enum store_status store_user_disable(struct store *s, const struct audit_actor *
         store__log_fault(s, e.fault);
         e.log = 0;
         e.fault[0] = '\0';
-        st =
-            store_write_audited_checked(s, who, "user.disable", &then, SQL_USER_DISABLE, 1, p, out);
+        st = write_locked(s, who, "user.disable", &e, log_revocations, SQL_USER_DISABLE, 1, p, out);
     }
     if (st == STORE_OK)
         json_object_set_new(*out, "signing_keys_logged", json_boolean(e.log));
@@ -297,5 +326,5 @@ enum store_status store_user_password_set(struct store *s, const struct audit_ac
                                           json_t **out)
 {
     const char *p[] = {username, password_hash};
-    return store_write_audited(s, who, "user.password_reset", SQL_USER_PASSWORD, 2, p, out);
+    return write_locked(s, who, "user.password_reset", NULL, NULL, SQL_USER_PASSWORD, 2, p, out);
 }

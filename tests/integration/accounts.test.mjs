@@ -110,6 +110,32 @@ describe('disabling a user', () => {
     assert.equal(sql('SELECT size FROM log_head'), before);
   });
 
+  test('requests racing the disable on the other instance leave no live token, session or key behind', async () => {
+    const u = addUser(a, 'rita', 'owner');
+    const s = sessionOf(await login(b, 'rita', u.password));
+    // Token creations, sign-ins and key enrolments (a fresh session: no password hashed) sent
+    // to the other instance while the admin disables the user on the first.
+    const racing = [];
+    for (let i = 0; i < 30; i++) {
+      racing.push(api(b.url, 'POST', '/api/v1/tokens', { token: u.token, body: { label: `race ${i}` } }));
+      racing.push(asBrowser(b, s, 'PUT', '/api/v1/me/signing-key', { public_key: newKeyPair().publicKeyB64 }));
+      if (i % 10 === 0) racing.push(login(b, 'rita', u.password));
+    }
+    await new Promise((r) => setTimeout(r, 20));
+    const off = await api(a.url, 'POST', '/api/v1/users/rita/disable', { token: admin });
+    assert.equal(off.status, 200, off.text);
+    const answers = await Promise.all(racing);
+    assert.ok(answers.every((r) => r.status < 500), JSON.stringify(answers.filter((r) => r.status >= 500).map((r) => r.text)));
+    const id = "(SELECT id FROM app_user WHERE username = 'rita')";
+    assert.equal(sql(`SELECT count(*) FROM api_token WHERE user_id = ${id} AND revoked_at IS NULL`), '0');
+    assert.equal(sql(`SELECT count(*) FROM user_session WHERE user_id = ${id} AND ended_at IS NULL`), '0');
+    assert.equal(sql(`SELECT count(*) FROM signing_key WHERE user_id = ${id} AND revoked_at IS NULL`), '0');
+    // Every key that was enrolled has its revocation in the log.
+    assert.equal(sql(`SELECT count(*) FROM signing_key k WHERE k.user_id = ${id} AND NOT EXISTS
+                      (SELECT 1 FROM log_key_event e WHERE e.key_id = k.key_id AND e.kind = 'revoke')`), '0');
+    assert.equal((await api(a.url, 'GET', '/readyz')).status, 200);
+  });
+
   test('admins cannot disable themselves; unknown users are 404; only admins may', async () => {
     isProblem(await api(a.url, 'POST', '/api/v1/users/admin/disable', { token: admin }), 409);
     isProblem(await api(a.url, 'POST', '/api/v1/users/nobody/disable', { token: admin }), 404);
