@@ -30,6 +30,7 @@
 #include "cmd/config.h"
 #include "cmd/files.h"
 #include "cmd/import.h"
+#include "cmd/termtext.h"
 #include "core/duration.h"
 #include "core/jsonlimit.h"
 
@@ -686,7 +687,10 @@ void import_print_faults(const json_t *list)
             fprintf(stderr, "line %lld ", (long long)json_integer_value(line));
         if (json_is_integer(col))
             fprintf(stderr, "column %lld ", (long long)json_integer_value(col));
-        fprintf(stderr, "%s: %s\n", pointer ? pointer : "", message ? message : "(no message)");
+        term_puts(stderr, pointer, "");
+        fputs(": ", stderr);
+        term_puts(stderr, message, "(no message)");
+        fputc('\n', stderr);
     }
 }
 
@@ -694,7 +698,7 @@ void import_print_faults(const json_t *list)
  * exit status. */
 static int report_reply(const struct mg_response_info *ri, const char *body, size_t len)
 {
-    fwrite(body, 1, len, stdout);
+    term_write(stdout, body, len, 1);
     if (len > 0 && body[len - 1] != '\n')
         putchar('\n');
     fflush(stdout);
@@ -716,10 +720,12 @@ static int report_reply(const struct mg_response_info *ri, const char *body, siz
     } else {
         const char *title = json_string_value(json_object_get(doc, "title"));
         const char *detail = json_string_value(json_object_get(doc, "detail"));
-        fprintf(stderr, "capledger import: HTTP %d %s", ri->status_code,
-                title ? title : (ri->status_text ? ri->status_text : ""));
-        if (detail)
-            fprintf(stderr, ": %s", detail);
+        fprintf(stderr, "capledger import: HTTP %d ", ri->status_code);
+        term_puts(stderr, title ? title : ri->status_text, "");
+        if (detail) {
+            fputs(": ", stderr);
+            term_puts(stderr, detail, "");
+        }
         fputc('\n', stderr);
         import_print_faults(json_object_get(doc, "errors"));
     }

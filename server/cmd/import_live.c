@@ -30,6 +30,7 @@
 #include <sodium.h>
 
 #include "cmd/import.h"
+#include "cmd/termtext.h"
 #include "core/formats/timefmt.h"
 #include "core/jsonlimit.h"
 #include "core/problems.h"
@@ -394,7 +395,8 @@ static enum upload_outcome upload_one(struct live *l, struct scrape *s, char *er
     json_t *doc = json_load_bounded(body, len, 0, NULL);
     if (code == 201 || code == 200) {
         char *line = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
-        printf("%s\n", line ? line : body);
+        term_puts(stdout, line ? line : body, "");
+        putchar('\n');
         fflush(stdout);
         free(line);
         l->samples += json_integer_value(json_object_get(doc, "samples"));
@@ -403,9 +405,13 @@ static enum upload_outcome upload_one(struct live *l, struct scrape *s, char *er
         size_t wi;
         const json_t *w;
         json_array_foreach(json_object_get(doc, "warnings"), wi, w)
-            fprintf(stderr, "capledger import: scrape %ld: warning %s: %s\n", s->seq,
-                    json_string_value(json_object_get(w, "code")),
-                    json_string_value(json_object_get(w, "message")));
+        {
+            fprintf(stderr, "capledger import: scrape %ld: warning ", s->seq);
+            term_puts(stderr, json_string_value(json_object_get(w, "code")), "");
+            fputs(": ", stderr);
+            term_puts(stderr, json_string_value(json_object_get(w, "message")), "");
+            fputc('\n', stderr);
+        }
         const json_t *rejected = json_object_get(doc, "rejected");
         if (json_array_size(rejected) > 0) {
             fprintf(stderr, "capledger import: scrape %ld: %lld line(s) rejected:\n", s->seq,
@@ -424,8 +430,10 @@ static enum upload_outcome upload_one(struct live *l, struct scrape *s, char *er
     } else {
         const char *title = json_string_value(json_object_get(doc, "title"));
         const char *detail = json_string_value(json_object_get(doc, "detail"));
-        snprintf(err, err_len, "HTTP %d %s%s%s", code, title ? title : "", detail ? ": " : "",
-                 detail ? detail : "");
+        char title_safe[256], detail_safe[1024];
+        snprintf(err, err_len, "HTTP %d %s%s%s", code,
+                 term_text(title_safe, sizeof title_safe, title), detail ? ": " : "",
+                 term_text(detail_safe, sizeof detail_safe, detail));
         if (code == 408 || code == 409 || code == 429 || code >= 500) {
             out = UP_RETRY;
         } else {

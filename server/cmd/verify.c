@@ -16,6 +16,7 @@
 #include "cmd/cmd.h"
 #include "cmd/config.h"
 #include "cmd/files.h"
+#include "cmd/termtext.h"
 #include "core/ledger/bundle.h"
 #include "core/ledger/bundle_reader.h"
 #include "core/ledger/jcs.h"
@@ -169,7 +170,10 @@ static void print_approvers(const json_t *approvers)
     {
         const char *owner = json_string_value(json_object_get(a, "owner"));
         const json_t *enrolled = json_object_get(a, "enrolled");
-        printf("approver %s, key %s", owner ? owner : "(not in the log)", key_id);
+        char owner_safe[256];
+        printf("approver %s, key %s",
+               owner ? term_text(owner_safe, sizeof owner_safe, owner) : "(not in the log)",
+               key_id);
         if (json_is_integer(enrolled))
             printf(" (enrolled by leaf %" JSON_INTEGER_FORMAT ")", json_integer_value(enrolled));
         printf("%s: signed ", json_is_true(json_object_get(a, "pinned")) ? " (one you hold)" : "");
@@ -355,9 +359,12 @@ int cmd_verify(int argc, char **argv)
     if (trust.witness_count)
         snprintf(quorum_text, sizeof quorum_text, "; cosigned by at least %zu of the %zu witnesses",
                  trust.quorum, trust.witness_count);
+    char origin_safe[512];
     printf("verified: checkpoint signed by %s with the key you hold%s; %zu leaves, every approver "
            "signature and comparison hash checked%s%s%s\n",
-           json_string_value(json_object_get(members, "origin")), quorum_text, leaf_count,
+           term_text(origin_safe, sizeof origin_safe,
+                     json_string_value(json_object_get(members, "origin"))),
+           quorum_text, leaf_count,
            trust.approver_count ? "; every signer is an approver key you hold" : "",
            previous ? "; the previous checkpoint is a prefix" : "",
            recompute ? "; every comparison recomputed within 1e-9" : "");

@@ -3,6 +3,7 @@
 #include "core/formats/linebuf.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <string.h>
 
 int team_name_valid(const char *name)
@@ -18,17 +19,39 @@ int team_name_valid(const char *name)
     return 1;
 }
 
+const char *text_fault(const char *s, size_t len, int multiline, char *why, size_t why_size)
+{
+    if (linebuf_utf8_check((const unsigned char *)s, len) != len) {
+        snprintf(why, why_size, "must be UTF-8 without NUL");
+        return why;
+    }
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        unsigned cp = c;
+        if (c == 0xc2 && i + 1 < len && (unsigned char)s[i + 1] < 0xa0)
+            cp = (unsigned char)s[i + 1]; /* U+0080–U+009F, two bytes */
+        else if (c >= 0x20 && c != 0x7f)
+            continue;
+        if (multiline && (c == '\n' || c == '\t'))
+            continue;
+        snprintf(why, why_size, "must not contain control characters (U+%04X at byte %zu)%s", cp,
+                 i + 1, multiline ? "; line feeds and tabs are allowed" : "");
+        return why;
+    }
+    return NULL;
+}
+
 const char *class_label_fault(const char *s, size_t len)
 {
+    char why[96];
     if (len == 0)
         return "must not be empty";
     if (len > CLASS_LABEL_MAX)
         return "must be at most 63 bytes";
     if (linebuf_utf8_check((const unsigned char *)s, len) != len)
         return "must be UTF-8 without NUL";
-    for (size_t i = 0; i < len; i++)
-        if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
-            return "must not contain control characters";
+    if (text_fault(s, len, 0, why, sizeof why))
+        return "must not contain control characters";
     if (len == 12 && memcmp(s, "unclassified", 12) == 0)
         return "'unclassified' names runs without a class and cannot be a label";
     return NULL;

@@ -13,6 +13,14 @@ int team_name_valid(const char *name);
  * characters, not "unclassified" (the name runs without a class are counted under). Returns
  * NULL when valid, else why not (a sentence without the field's name). */
 const char *class_label_fault(const char *s, size_t len);
+/* Text a client gives (names, labels, notes), before it is stored: UTF-8 (NUL refused) without
+ * control characters — C0 (U+0000–U+001F), DEL and C1 (U+0080–U+009F): ESC, BEL, CSI and the
+ * rest would act on the terminal of whoever later prints the text (a name that retitles or
+ * clears a team member's terminal). multiline: line feeds and tabs are text too (notes,
+ * rationales, descriptions), never a carriage return. Returns NULL when the text is fine, else
+ * why not (a phrase without the field's name, e.g. "must not contain control characters
+ * (U+001B at byte 5)"), written into why. */
+const char *text_fault(const char *s, size_t len, int multiline, char *why, size_t why_size);
 /* The user roles, NULL-terminated: "admin", "owner", "team", "auditor". */
 extern const char *const USER_ROLES[];
 /* 1 for a user role: one of USER_ROLES. */

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/formats/evfield.h"
+#include "core/validate.h"
 
 #define END_OF_TABLE                                                                               \
     {                                                                                              \
@@ -159,12 +160,71 @@ static void test_halves_and_valid_string(void **state)
     json_decref(merged);
 }
 
+/* Control characters (issue 25, item 9): one table of text and what text_fault says. */
+static void test_control_characters(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        size_t len;
+        int multiline;
+        const char *fault; /* NULL: fine */
+    } cases[] = {
+        {"plain name", 10, 0, NULL},
+        {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", 14, 0, NULL}, /* é € 😀 */
+        {"a\x1b]0;owned\x07", 11, 0, "must not contain control characters (U+001B at byte 2)"},
+        {"bell\x07", 5, 1,
+         "must not contain control characters (U+0007 at byte 5); line feeds and tabs are allowed"},
+        {"two\nlines", 9, 0, "must not contain control characters (U+000A at byte 4)"},
+        {"two\nlines\tand a tab", 19, 1, NULL},
+        {"over\rwrite", 10, 1,
+         "must not contain control characters (U+000D at byte 5); line feeds and tabs are allowed"},
+        {"del\x7f", 4, 0, "must not contain control characters (U+007F at byte 4)"},
+        {"csi\xc2\x9b"
+         "2J",
+         7, 0, "must not contain control characters (U+009B at byte 4)"},
+        {"nbsp\xc2\xa0ok", 8, 0, NULL}, /* U+00A0 is text */
+        {"nul\0x", 5, 1, "must be UTF-8 without NUL"},
+        {"bad\xff", 4, 0, "must be UTF-8 without NUL"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char why[128];
+        const char *got =
+            text_fault(cases[i].text, cases[i].len, cases[i].multiline, why, sizeof why);
+        if (!cases[i].fault)
+            assert_null(got);
+        else
+            assert_string_equal(got, cases[i].fault);
+    }
+    /* in a field table: a short field is one line, a long one (notes) may hold line feeds, a
+     * secret takes anything but NUL */
+    static const struct evfield T[] = {
+        {"name", EVF_STRING, 0, 0, 0, 200, NULL, NULL},
+        {"notes", EVF_TEXT, 0, 0, 0, 2000, NULL, NULL},
+        {"password", EVF_TEXT, EVF_SECRET, 0, 0, 1024, NULL, NULL},
+        END_OF_TABLE,
+    };
+    json_t *doc = json_pack("{s:s, s:s, s:s}", "name", "x\x1b[2J", "notes", "line\nline\x07",
+                            "password", "pa\x1bss\x07");
+    struct problems p;
+    problems_init(&p);
+    evfield_check(doc, T, "", 0, NULL, &p);
+    assert_int_equal(p.total, 2);
+    assert_string_equal(p.items[0].pointer, "/name");
+    assert_string_equal(p.items[0].message,
+                        "must not contain control characters (U+001B at byte 2)");
+    assert_string_equal(p.items[1].pointer, "/notes");
+    problems_free(&p);
+    json_decref(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_valid_document),    cmocka_unit_test(test_text_and_handle),
-        cmocka_unit_test(test_date_enum_members), cmocka_unit_test(test_list),
-        cmocka_unit_test(test_array_any_number),  cmocka_unit_test(test_halves_and_valid_string),
+        cmocka_unit_test(test_valid_document),     cmocka_unit_test(test_text_and_handle),
+        cmocka_unit_test(test_date_enum_members),  cmocka_unit_test(test_list),
+        cmocka_unit_test(test_array_any_number),   cmocka_unit_test(test_halves_and_valid_string),
+        cmocka_unit_test(test_control_characters),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -175,6 +175,7 @@ static void check_text(const struct evfield *f, const json_t *v, const char *ptr
                  : f->type == EVF_LABEL  ? CLASS_LABEL_MAX
                  : f->max_len            ? f->max_len
                                          : EVF_DEFAULT_STRING_MAX;
+    char why[128];
     const char *label_fault = f->type == EVF_LABEL ? class_label_fault(s, len) : NULL;
     if (label_fault)
         fault(p, f, 0, line, column, ptr, "%s", label_fault);
@@ -184,6 +185,8 @@ static void check_text(const struct evfield *f, const json_t *v, const char *ptr
         fault(p, f, 0, line, column, ptr, "must be at most %zu bytes", max);
     else if (memchr(s, '\0', len))
         fault(p, f, 0, line, column, ptr, "must not contain NUL characters");
+    else if (!(f->flags & EVF_SECRET) && text_fault(s, len, max > EVF_LINE_MAX, why, sizeof why))
+        fault(p, f, 0, line, column, ptr, "%s", why);
     else if (f->type == EVF_DATE && !timefmt_date_valid(s))
         fault(p, f, 1, line, column, ptr, "must be a date YYYY-MM-DD");
     else if (f->type == EVF_HANDLE && !team_name_valid(s))
@@ -257,10 +260,14 @@ static void check_value(const struct evfield *f, const json_t *v, const char *pt
         const char *s = json_string_value(v);
         size_t len = json_string_length(v);
         size_t max = f->max_len ? f->max_len : EVF_DEFAULT_STRING_MAX;
+        char why[128];
         if (memchr(s, '\0', len)) {
             fault(p, f, 0, line, column, ptr, "must not contain NUL characters");
         } else if (f->type == EVF_STRING && (len == 0 || len > max)) {
             fault(p, f, 0, line, column, ptr, "must be 1 to %zu bytes", max);
+        } else if (f->type == EVF_STRING &&
+                   text_fault(s, len, max > EVF_LINE_MAX, why, sizeof why)) {
+            fault(p, f, 0, line, column, ptr, "%s", why);
         } else if (f->type == EVF_NAME && !name_word_valid(s, len)) {
             fault(p, f, 1, line, column, ptr,
                   "must be 1-32 of a-z, 0-9 and '_', starting with a letter");

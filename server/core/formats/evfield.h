@@ -46,7 +46,14 @@ enum evfield_flag {
     EVF_MSG_ALL = 1u << 5,       /* every fault of the value (absence included) is its msg */
     EVF_UNIQUE = 1u << 6,        /* EVF_LIST: no string item twice (case-insensitive) */
     EVF_QUOTE = 1u << 7,         /* EVF_ENUM: the message quotes the values ('a', 'b') */
+    EVF_SECRET = 1u << 8,        /* EVF_TEXT: any character but NUL (passwords: never shown) */
 };
+
+/* Text (EVF_STRING, EVF_TEXT) is refused when it holds control characters (core/validate.h
+ * text_fault): a field of at most EVF_LINE_MAX bytes is one line (names, titles, labels); a
+ * longer one is free text (notes, questions, descriptions), where line feeds and tabs are
+ * allowed. EVF_SECRET fields (passwords) take any character but NUL. */
+#define EVF_LINE_MAX 200
 
 /* A number field with no narrower bound above (EVF_NO_MAX) is still at most EVF_CEILING: far
  * beyond any real price, size or rate, exact as a double, and printed by PostgreSQL as a

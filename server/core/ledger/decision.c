@@ -138,6 +138,12 @@ static void check_values(const json_t *v, const char *ptr, int depth, struct pro
     } else if (json_is_real(v)) {
         problems_add(errs, ptr, "floating-point numbers are not allowed (use a decimal string)");
         (*added)++;
+    } else if (json_is_string(v)) {
+        char why[128]; /* free text (a rationale) may hold line feeds, no other control */
+        if (text_fault(json_string_value(v), json_string_length(v), 1, why, sizeof why)) {
+            problems_add(errs, ptr, "%s", why);
+            (*added)++;
+        }
     } else if (json_is_integer(v)) {
         json_int_t i = json_integer_value(v);
         if (i > DECISION_MAX_SAFE_INTEGER || i < -DECISION_MAX_SAFE_INTEGER) {

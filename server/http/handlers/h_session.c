@@ -177,7 +177,7 @@ out:
 
 static const struct evfield SESSION_FIELDS[] = {
     {"username", EVF_TEXT, EVF_REQUIRED, 0, 0, USERNAME_MAX_BYTES, NULL, NULL},
-    {"password", EVF_TEXT, EVF_REQUIRED, 0, 0, PASSWORD_MAX_BYTES, NULL, NULL},
+    {"password", EVF_TEXT, EVF_REQUIRED | EVF_SECRET, 0, 0, PASSWORD_MAX_BYTES, NULL, NULL},
     EVF_END,
 };
 
@@ -288,7 +288,7 @@ static void me_get(struct req *r)
  * signature under such a key does not bind its owner. */
 static const struct evfield SIGNING_KEY_FIELDS[] = {
     {"public_key", EVF_TEXT, EVF_REQUIRED, 0, 0, 256, NULL, NULL},
-    {"password", EVF_TEXT, 0, 0, 0, PASSWORD_MAX_BYTES, NULL, NULL},
+    {"password", EVF_TEXT, EVF_SECRET, 0, 0, PASSWORD_MAX_BYTES, NULL, NULL},
     EVF_END,
 };
 

@@ -24,7 +24,7 @@ static const struct evfield TEAM_NAME[] = {
 
 static const struct evfield USER_FIELDS[] = {
     {"username", EVF_HANDLE, EVF_REQUIRED, 0, 0, 0, NULL, NULL},
-    {"password", EVF_TEXT, EVF_REQUIRED, 0, 0, PASSWORD_MAX_BYTES, NULL, NULL},
+    {"password", EVF_TEXT, EVF_REQUIRED | EVF_SECRET, 0, 0, PASSWORD_MAX_BYTES, NULL, NULL},
     {"role", EVF_ENUM, EVF_REQUIRED, 0, 0, 0, USER_ROLES, NULL},
     {"teams", EVF_LIST, 0, 0, 0, 1000, EVF_WORDS("must be an array of at most 1000 team names"),
      TEAM_NAME},
@@ -168,7 +168,7 @@ static void user_enable(struct req *r)
 }
 
 static const struct evfield PASSWORD_FIELDS[] = {
-    {"password", EVF_TEXT, EVF_REQUIRED, 0, 0, PASSWORD_MAX_BYTES, NULL, NULL},
+    {"password", EVF_TEXT, EVF_REQUIRED | EVF_SECRET, 0, 0, PASSWORD_MAX_BYTES, NULL, NULL},
     EVF_END,
 };
 
