@@ -4,6 +4,7 @@
 // caption says in words what the chart shows, with the figures in a table, so nothing is
 // only visible as a picture. Without the library (not installed) the words and tables remain.
 import { h } from './dom.js';
+import { table as dataTable } from './listing.js';
 import { money, percent, number, duration } from './format.js';
 
 const PALETTE = ['#1f5fa8', '#c2571a', '#2e7d32', '#7b3fa0', '#8a6d00', '#00838f', '#ad1457', '#455a64'];
@@ -76,12 +77,14 @@ export function costDistributionChart(comparison, charts, currency, reliableQuan
       : above.length
       ? `${above.map((l) => l.o.name).join(', ')}: the reliable p${q} sits below the expected cost because the expected cost is a mean — a few very expensive trials (failed attempts, interruptions) above the ${q}th percentile pull the mean up, while the p${q} only says that ${q}% of trials cost less.`
       : `The reliable p${q} is the cost that ${q}% of trials stay under; it can sit below the expected cost (a mean) when a rare expensive tail — failed attempts, interruptions — lies above it.`);
+  const PCTS = [10, 25, 50, 75, 90, 99];
   const table = h('details', { class: 'legend' }, h('summary', null, 'Percentiles as a table'),
-    h('table', null,
-      h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'option'), ...[10, 25, 50, 75, 90, 99].map((p) => h('th', { scope: 'col', class: 'num' }, `p${p}`)), h('th', { scope: 'col', class: 'num' }, 'mean of the trials'))),
-      h('tbody', null, lines.map((l) => h('tr', null, h('th', { scope: 'row' }, l.o.name),
-        ...[10, 25, 50, 75, 90, 99].map((p) => h('td', { class: 'num' }, money(l.o.cost_per_outcome_percentiles[p - 1], currency))),
-        h('td', { class: 'num' }, money(l.trialsMean, currency)))))));
+    dataTable([
+      { label: 'option', value: (r) => r.option },
+      ...PCTS.map((p) => ({ label: `p${p}`, class: 'num', sort: (r) => r[`p${p}`], value: (r) => money(r[`p${p}`], currency) })),
+      { label: 'mean of the trials', class: 'num', sort: (r) => r.mean_of_trials, value: (r) => money(r.mean_of_trials, currency) },
+    ], lines.map((l) => ({ option: l.o.name, ...Object.fromEntries(PCTS.map((p) => [`p${p}`, l.o.cost_per_outcome_percentiles[p - 1]])), mean_of_trials: l.trialsMean })),
+    { caption: 'Cost per outcome percentiles', toolbar: false }));
   const fig = figure({
     id: 'cost-distribution',
     title: 'How the cost per outcome is spread.',
@@ -281,11 +284,13 @@ export function dutyCycleChart(series) {
       : `No idle stretch (${rule}).`);
   const listed = h('details', { class: 'legend', open: stretches.length > 0 && stretches.length <= 10 ? true : null },
     h('summary', null, total ? `Idle stretches (${total > stretches.length ? `first ${stretches.length} of ${total}` : total})` : 'Idle stretches (none)'),
-    stretches.length ? h('table', { 'data-testid': 'idle-stretches' },
-      h('caption', null, `Idle: ${rule}.`),
-      h('thead', null, h('tr', null, ...['GPU', 'from', 'to', 'lasting', 'samples'].map((c, i) => h('th', { scope: 'col', class: i >= 3 ? 'num' : null }, c)))),
-      h('tbody', null, stretches.map((s) => h('tr', null, h('td', null, s.gpu), h('td', null, clock(Date.parse(s.start), t0)), h('td', null, clock(Date.parse(s.end), t0)),
-        h('td', { class: 'num' }, duration(s.duration_s)), h('td', { class: 'num' }, number(s.samples, 0))))))
+    stretches.length ? h('div', { 'data-testid': 'idle-stretches' }, dataTable([
+      { label: 'GPU', value: (x) => x.gpu },
+      { label: 'from', value: (x) => clock(Date.parse(x.start), t0), sort: (x) => x.start },
+      { label: 'to', value: (x) => clock(Date.parse(x.end), t0), sort: (x) => x.end },
+      { label: 'lasting', class: 'num', value: (x) => duration(x.duration_s), sort: (x) => x.duration_s },
+      { label: 'samples', class: 'num', value: (x) => number(x.samples, 0), sort: (x) => x.samples },
+    ], stretches, { caption: `Idle: ${rule}.`, csvName: 'idle-stretches' }))
       : h('p', { class: 'hint' }, `No run of samples with ${rule}.`));
   const band = series.gpus > 1;
   return figure({
@@ -336,9 +341,11 @@ export function usageOverTimeChart(doc) {
   const peak = busiest.indexOf(Math.max(...busiest));
   const summary = `GPU-hours per ${doc.bucket} from ${buckets[0]} to ${buckets[buckets.length - 1]} (${buckets.length} ${doc.bucket}${buckets.length === 1 ? '' : 's'}${doc.truncated ? ', the latest kept' : ''}), by team and class: ${groups.map((g, i) => `${name(g)} ${number(totals[i])}`).join('; ')}; the busiest ${doc.bucket} began ${buckets[peak]} with ${number(busiest[peak])}.`;
   const details = h('details', { class: 'legend' }, h('summary', null, `GPU-hours per ${doc.bucket} as a table`),
-    h('table', null,
-      h('thead', null, h('tr', null, h('th', { scope: 'col' }, `${doc.bucket} from`), ...groups.map((g) => h('th', { scope: 'col', class: 'num' }, name(g))))),
-      h('tbody', null, buckets.map((b, i) => h('tr', null, h('th', { scope: 'row' }, b), ...groups.map((g) => h('td', { class: 'num' }, number(g.gpu_hours[i]))))))));
+    dataTable([
+      { label: `${doc.bucket} from`, value: (r) => r.period, date: (r) => r.period },
+      ...groups.map((g) => ({ label: name(g), class: 'num', sort: (r) => r[name(g)], value: (r) => number(r[name(g)]) })),
+    ], buckets.map((b, i) => ({ period: b, ...Object.fromEntries(groups.map((g) => [name(g), g.gpu_hours[i]])) })),
+    { caption: `GPU-hours per ${doc.bucket}`, csvName: `gpu-hours-per-${doc.bucket}` }));
   return figure({
     id: 'usage-over-time',
     title: `GPU-hours per ${doc.bucket}, by team and class.`,

@@ -80,17 +80,8 @@ export function notice(message, kind = 'info') {
   return h('div', { class: `alert ${kind}`, role: 'status' }, message);
 }
 
-// A table from rows and column specs [{label, value: row => node|string, class}].
-export function table(columns, rows, { caption, empty = 'Nothing yet.' } = {}) {
-  if (!rows.length) return h('p', { class: 'empty' }, empty);
-  // A wide table scrolls inside its box; the box takes focus so the keyboard can scroll it.
-  return h('div', { class: 'table-wrap', tabindex: '0', role: 'region', 'aria-label': caption || 'Table' },
-    h('table', null,
-      caption ? h('caption', null, caption) : null,
-      h('thead', null, h('tr', null, columns.map((c) => h('th', { scope: 'col', class: c.class }, c.label)))),
-      h('tbody', null, rows.map((row) => h('tr', null,
-        columns.map((c) => h('td', { class: c.class }, c.value(row))))))));
-}
+// Every table is drawn by the one table helper (sort, filter, date range, CSV): listing.js.
+export { table } from './listing.js';
 
 // Disables a button while an async action runs; returns the action's result.
 export async function busy(button, fn) {

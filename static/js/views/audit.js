@@ -131,7 +131,7 @@ export async function renderAudit(root, ctx) {
       { label: 'Chosen option', value: (r) => (rec(r) && rec(r).chosen_option) || '—' },
       { label: 'Review', value: (r) => (rec(r) ? [h('a', { href: `#/reviews/${encodeURIComponent(rec(r).review_id)}` }, titles.get(rec(r).review_id) || 'a review'), ' ', idButton(rec(r).review_id, { what: 'the review' })] : '') },
       { label: 'Owner', value: (r) => (rec(r) ? rec(r).owner : (r.leaf && r.leaf.owner) || '') },
-      { label: 'Received', value: (r) => (rec(r) ? dateTime(r.leaf.received_at) : r.leaf && r.leaf.at ? dateTime(r.leaf.at) : '') },
+      { label: 'Received', value: (r) => (rec(r) ? dateTime(r.leaf.received_at) : r.leaf && r.leaf.at ? dateTime(r.leaf.at) : ''), date: (r) => (rec(r) ? r.leaf.received_at : r.leaf && r.leaf.at) },
       { label: 'Record', value: (r) => (rec(r) ? h('a', { href: `#/decisions/${encodeURIComponent(rec(r).id)}` }, 'full record') : '') },
       { label: 'Check', value: (r) => h('button', { type: 'button', class: 'link', onclick: () => { idx.control.value = String(r.index); checkForm.requestSubmit(); } }, `check leaf ${r.index}`) },
     ], rows, { caption: `Newest first, ${rows.length} of ${size}` }));

@@ -39,7 +39,7 @@ function uploadsList(ctx) {
       { name: 'team', label: 'Team', control: text },
     ],
     columns: [
-      { label: 'When', value: (r) => dateTime(r.created_at) },
+      { label: 'When', value: (r) => h('a', { href: `#/evidence/uploads/${encodeURIComponent(r.id)}` }, dateTime(r.created_at)), date: (r) => r.created_at, sort: (r) => r.created_at },
       { label: 'Kind / format', value: (r) => `${r.kind}${r.format ? ` (${r.format})` : ''}` },
       { label: 'By', value: (r) => r.created_by_name },
       { label: 'Stored / duplicates / rejected', class: 'num', value: (r) => `${number(r.inserted, 0)} / ${number(r.duplicates, 0)} / ${number(r.rejected_total, 0)}` },
@@ -116,7 +116,7 @@ function benchmarks(ctx) {
       { name: 'team', label: 'Team', control: text },
     ],
     columns: [
-      { label: 'Measured', value: (r) => dateTime(r.measured_at) },
+      { label: 'Measured', value: (r) => dateTime(r.measured_at), date: (r) => r.measured_at, sort: (r) => r.measured_at },
       { label: 'Team', value: (r) => r.team },
       { label: 'Workload', value: (r) => h('a', { href: `#/evidence/benchmarks/${r.id}`, title: 'The benchmark, its telemetry and duty cycle over time' }, r.workload_name || shortId(r.workload_id)) },
       { label: 'Offer', value: (r) => r.offer_name || shortId(r.offer_id) },
@@ -146,10 +146,11 @@ function runs(ctx) {
       { label: 'Team', value: (r) => r.team },
       { label: 'User', value: (r) => r.user },
       { label: 'Class', value: (r) => r.workload_class },
-      { label: 'Submitted', value: (r) => dateTime(r.submitted_at) },
+      { label: 'Submitted', value: (r) => dateTime(r.submitted_at), date: (r) => r.submitted_at, sort: (r) => r.submitted_at },
       { label: 'Queue wait', class: 'num', value: (r) => (r.started_at ? duration((Date.parse(r.started_at) - Date.parse(r.submitted_at)) / 1000) : 'never started') },
       { label: 'GPUs', class: 'num', value: (r) => number(r.gpus) },
       { label: 'State', value: (r) => h('span', { class: r.state === 'COMPLETED' ? 'state ok' : 'state bad' }, r.state) },
+      { label: 'From', value: (r) => (r.upload_id ? h('a', { href: `#/evidence/uploads/${encodeURIComponent(r.upload_id)}` }, 'its upload') : '') },
     ],
     empty: emptyNext(ctx, 'No runs match: clear the filters or widen the dates.', 'POST /runs', 'Upload job accounting (Slurm sacct)'),
   });
@@ -429,6 +430,35 @@ function jsonRecordForm(ctx) {
   return form;
 }
 
+// One upload (#/evidence/uploads/<id>): what it brought, by whom and when, and the record it
+// belongs to (a telemetry upload's benchmark, a load test's benchmark, a runs upload's runs).
+function uploadView(id) {
+  const el = h('section', { class: 'upload-view card', 'data-testid': 'upload-view' });
+  async function load() {
+    let u;
+    try {
+      ({ data: u } = await get(`/uploads/${encodeURIComponent(id)}`));
+    } catch (e) {
+      el.replaceChildren(alertBox(`Could not read this upload: ${e.message}`));
+      return;
+    }
+    const fact = (k, v) => (v === null || v === undefined || v === '' ? null : [h('dt', null, k), h('dd', null, v)]);
+    const bench = u.benchmark_id || (u.kind === 'benchmark_import' && u.params && u.params.benchmark_id);
+    el.replaceChildren(
+      h('p', { class: 'crumbs' }, h('a', { href: '#/evidence/uploads' }, 'Uploads'), ' / ', DESCRIBE.uploads(u)),
+      h('h3', null, DESCRIBE.uploads(u)),
+      h('dl', { class: 'facts' },
+        fact('Kind', u.kind), fact('Format', u.format), fact('Team', u.team), fact('By', u.created_by_name),
+        fact('When', dateTime(u.created_at)), fact('Stored', number(u.inserted, 0)), fact('Duplicates', u.duplicates != null ? number(u.duplicates, 0) : null),
+        fact('Rejected', u.rejected_total != null ? number(u.rejected_total, 0) : null),
+        fact('Benchmark', bench ? h('a', { href: `#/evidence/benchmarks/${encodeURIComponent(bench)}` }, 'the benchmark it belongs to') : null),
+        fact('Runs', u.kind === 'runs' ? h('a', { href: '#/evidence/runs' }, 'Job accounting') : null),
+        fact('Id', idButton(u.id, { what: 'this upload' }))),
+      warningList(u.warnings) || '');
+  }
+  return { el, load };
+}
+
 // One benchmark: its figures, its telemetry uploads, and the duty cycle over time with the idle
 // stretches (GET /benchmarks/{id}/telemetry/series, downsampled by the server).
 function benchmarkView(id) {
@@ -484,7 +514,7 @@ function benchmarkView(id) {
       form, chartBox,
       h('h4', null, 'Telemetry uploads'),
       table([
-        { label: 'When', value: (u) => dateTime(u.created_at) },
+        { label: 'When', value: (u) => h('a', { href: `#/evidence/uploads/${encodeURIComponent(u.id)}` }, dateTime(u.created_at)), date: (u) => u.created_at, sort: (u) => u.created_at },
         { label: 'Format', value: (u) => u.format || '' },
         { label: 'Samples', class: 'num', value: (u) => number(u.inserted ?? (u.summary && u.summary.samples), 0) },
         { label: 'Summary', value: (u) => (u.summary ? telemetrySummary(u.summary) : '') },
@@ -627,6 +657,7 @@ export async function renderEvidence(root, ctx) {
     return;
   }
   const list = tab === 'benchmarks' && ctx.params[1] ? benchmarkView(ctx.params[1])
+    : tab === 'uploads' && ctx.params[1] ? uploadView(ctx.params[1])
     : { workloads, offers, benchmarks, runs, usage, uploads: uploadsList }[tab](ctx);
   root.append(list.el);
   await list.load();

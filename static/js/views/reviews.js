@@ -68,7 +68,7 @@ export async function renderReviews(root, ctx) {
     list.replaceChildren(table([
       { label: 'Review', value: (r) => h('a', { href: `#/reviews/${encodeURIComponent(r.id)}` }, r.title) },
       { label: 'Owner', value: (r) => r.owner },
-      { label: 'Started', value: (r) => r.started_on },
+      { label: 'Started', value: (r) => r.started_on, date: (r) => r.started_on },
       { label: 'Status', value: (r) => statusBadge(r.status) },
     ], items, { caption: 'Reviews', empty: may(ctx.user, 'POST /reviews')
       ? 'No reviews yet: start one with the form "New 90-day review" below.'
@@ -188,7 +188,7 @@ function decisionsView(decisions) {
       { label: 'Chosen option', value: (d) => rec(d).chosen_option || '—' },
       { label: 'Owner', value: (d) => rec(d).owner },
       { label: 'Accepted by', value: (d) => rec(d).accepted_by },
-      { label: 'Signed', value: (d) => dateTime(rec(d).created_at) },
+      { label: 'Signed', value: (d) => dateTime(rec(d).created_at), date: (d) => rec(d).created_at, sort: (d) => rec(d).created_at },
       { label: 'Record', value: (d) => [h('a', { href: `#/decisions/${encodeURIComponent(d.id)}` }, `${rec(d).decision} of ${dateTime(rec(d).created_at)}`), ' ', idButton(d.id, { what: 'the decision' })] },
       { label: 'Status', value: (d) => (d.superseded_by ? 'superseded' : h('strong', null, 'current')) },
     ], decisions, { empty: 'No decision yet.' }));
