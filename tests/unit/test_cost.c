@@ -1276,6 +1276,40 @@ static void test_bad_v2_scenarios_name_their_field(void **state)
     json_decref(scenario);
 }
 
+/* Found by the attack pass on engine 2. */
+static void test_attack_regressions(void **state)
+{
+    (void)state;
+    /* A crash rate of 1e-300 an hour: exp(λ(τ+δ)) − 1 was 0 in doubles, so the closed form lost
+     * the whole run (203 against the Monte Carlo's 5,477); it must be the crash-free cost. */
+    json_t *scenario = load(TRAINING2);
+    set_at(scenario, "/assumptions/crash_rate_per_instance_hour", json_real(1e-300));
+    json_t *tiny = compare_ok(scenario);
+    set_at(scenario, "/assumptions/crash_rate_per_instance_hour", json_real(0));
+    json_t *none = compare_ok(scenario);
+    for (size_t i = 1; i < 4; i++) {
+        double t = option_num(tiny, i, "expected_cost_per_outcome");
+        double n = option_num(none, i, "expected_cost_per_outcome");
+        if (fabs(t - n) > 1e-9 * n)
+            fail_msg("option %zu: %.17g with λ = 1e-300, %.17g without", i, t, n);
+        double mean = option_num(tiny, i, "cost_per_outcome_quantiles/mean");
+        assert_true(fabs(mean - t) <= 0.02 * t);
+    }
+    json_decref(tiny);
+    json_decref(none);
+    json_decref(scenario);
+    /* max_replicas = min_replicas + spares with min_replicas 0 leaves nothing serving at the
+     * bound: refused at /service/max_replicas (it was an option "out of range"). */
+    scenario = load(INFERENCE2);
+    set_at(scenario, "/service/min_replicas", json_integer(0));
+    set_at(scenario, "/service/max_replicas", json_integer(1));
+    expect_refused(scenario, "/service/max_replicas");
+    set_at(scenario, "/service/max_replicas", json_integer(2));
+    json_t *fine = compare_ok(scenario);
+    json_decref(fine);
+    json_decref(scenario);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1314,6 +1348,7 @@ int main(void)
         cmocka_unit_test(test_hourly_price_trap_both_engines),
         cmocka_unit_test(test_engine_selection),
         cmocka_unit_test(test_bad_v2_scenarios_name_their_field),
+        cmocka_unit_test(test_attack_regressions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

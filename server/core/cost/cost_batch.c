@@ -151,7 +151,8 @@ static void cost_batch_eval2(const struct cost_scenario *sc, const struct cost_a
             out->reasons |= COST_REASON_INTERRUPTIONS;
             return;
         }
-        t_int = (1 / lambda) * exp(lambda * restart) * (exp(lambda * (tau + delta)) - 1) * T / tau;
+        /* expm1: with a rate as small as 1e-300 per hour, exp(λ(τ+δ)) − 1 is 0 in doubles */
+        t_int = exp(lambda * restart) * expm1(lambda * (tau + delta)) / lambda * T / tau;
     }
     double failed = q / (1 - q) * (b->setup_s + f * t_int);
     double billed = b->setup_s + t_int + failed;

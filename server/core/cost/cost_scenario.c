@@ -1032,9 +1032,11 @@ static void check_scenario_v2(const json_t *doc, struct cost_scenario *sc, unsig
     }
     if (kinds == K_INFER) {
         const struct cost_service *svc = &sc->service;
-        if (svc->max_replicas_given && svc->max_replicas < svc->min_replicas + svc->spares)
+        if (svc->max_replicas_given && (svc->max_replicas < svc->min_replicas + svc->spares ||
+                                        !(svc->max_replicas > svc->spares)))
             problems_add(errs, "/service/max_replicas",
-                         "must be at least min_replicas + spares (%.17g + %.17g)",
+                         "must be at least min_replicas + spares (%.17g + %.17g) and more than "
+                         "spares (spares do not serve)",
                          svc->min_replicas, svc->spares);
         const json_t *slo = json_object_get(json_object_get(doc, "service"), "slo");
         for (size_t m = 0; m < svc->slo_count; m++)
