@@ -212,7 +212,7 @@ function cssSafe(name) {
 }
 
 // "/options/1/offer/price_per_hour" → a phrase and a value formatter.
-function describeInput(pointer, scenario, currency) {
+export function describeInput(pointer, scenario, currency) {
   const m = /^\/options\/(\d+)\/(offer|benchmark)\/([a-z_]+)$/.exec(pointer);
   const asMoney = (x) => money(x, currency);
   const asPercent = (x) => percent(x, 1);
