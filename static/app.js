@@ -5,6 +5,7 @@ import { h, append, clear, alertBox } from './js/dom.js';
 import { request, setCsrfToken, onSessionLost, ApiError } from './js/api.js';
 import { renderLogin } from './js/views/login.js';
 import { renderCompare } from './js/views/compare.js';
+import { renderWhatif } from './js/views/whatif.js';
 import { renderEvidence } from './js/views/evidence.js';
 import { renderReviews, renderReview } from './js/views/reviews.js';
 import { renderAudit } from './js/views/audit.js';
@@ -17,6 +18,7 @@ import { LANDING } from './js/roles.js';
 // Which pages each role sees (the server enforces access; this only keeps the menu honest).
 const PAGES = [
   { path: 'compare', label: 'Compare', roles: ['owner', 'team', 'auditor', 'admin'], render: renderCompare },
+  { path: 'whatif', label: 'What-if', roles: ['owner', 'team'], render: renderWhatif },
   { path: 'evidence', label: 'Evidence', roles: ['owner', 'team', 'auditor'], render: renderEvidence },
   { path: 'reviews', label: 'Reviews', roles: ['owner', 'team', 'auditor'], render: renderReviews },
   { path: 'alerts', label: 'Alerts', roles: ['owner'], render: renderAlerts },
