@@ -898,11 +898,19 @@ static void test_stored_references_listed(void **state)
 
 /* ---- engine 2 ------------------------------------------------------------------------- */
 
+static json_t *compare_scenario_file(const char *path)
+{
+    json_t *scenario = load(path);
+    json_t *result = compare_ok(scenario);
+    json_decref(scenario);
+    return result;
+}
+
 static void test_example_training_v2(void **state)
 {
     (void)state;
     check_example(TRAINING2, SPEC_DIR "example-training-v2.expected.json");
-    json_t *result = compare_ok(load(TRAINING2));
+    json_t *result = compare_scenario_file(TRAINING2);
     assert_string_equal(str_at(result, "/engine_version"), COST_ENGINE_2_VERSION);
     json_decref(result);
 }
@@ -911,14 +919,6 @@ static void test_example_inference_v2(void **state)
 {
     (void)state;
     check_example(INFERENCE2, SPEC_DIR "example-inference-v2.expected.json");
-}
-
-static json_t *compare_scenario_file(const char *path)
-{
-    json_t *scenario = load(path);
-    json_t *result = compare_ok(scenario);
-    json_decref(scenario);
-    return result;
 }
 
 /* The risk example: the expected costs are closed forms; the option that never fails ranks
