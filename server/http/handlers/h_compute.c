@@ -112,7 +112,10 @@ static json_t *resolve_scenario(struct req *r, const json_t *doc, struct resolut
 }
 
 /* The engine is CPU-bound (a comparison at its work limit, COST_MAX_OPTION_TRIALS, runs for
- * about a second and a half): at most ENGINE_SLOTS at once — a fixed two, whatever the
+ * well under a second and a half of one core; engine 2's trials are each V outcomes, but a
+ * trial's work does not grow with V or the acceptance rate — sums of many runs are drawn as one
+ * normal — so options × trials stays the bound: 64 options × 31,250 trials at V = 640 and
+ * acceptance 0.001 took 0.63 s of CPU): at most ENGINE_SLOTS at once — a fixed two, whatever the
  * machine's core count, so a comparison keeps a core to itself on the 2-core hosts this is
  * sized for — and ENGINE_PER_USER per user. A
  * request that finds the engine busy is answered at once — 503, or 429 when its user already
