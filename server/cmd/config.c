@@ -139,7 +139,8 @@ static const struct config_var VARS[] = {
     {"CAPLEDGER_CONN_RESERVE", CONFIG_INT, 1, 512, "32", FIELD(conn_reserve),
      "serve: workers kept free by closing clients slow to send headers (at most threads/2)"},
     {"CAPLEDGER_PUBLIC_ORIGIN", CONFIG_TEXT, 0, 0, NULL, FIELD(public_origin),
-     "serve: https://host[:port] as browsers reach it behind a TLS proxy (same-origin check)"},
+     "serve: https://host[:port] as browsers reach it behind a TLS proxy (same-origin check; "
+     "https: the session cookie is Secure)"},
     {"CAPLEDGER_CORS_ORIGINS", CONFIG_TEXT, 0, 0, NULL, FIELD(cors_origins),
      "serve: space-separated origins allowed cross-origin (none when unset)"},
     {"CAPLEDGER_SESSION_IDLE_S", CONFIG_INT, 1, 86400, "1800", FIELD(session_idle_s),

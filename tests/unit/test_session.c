@@ -117,12 +117,24 @@ static void test_origin_matches(void **state)
     assert_false(session_origin_matches("http://[::1", "[::1", "http"));
 }
 
+static void test_cookie_secure(void **state)
+{
+    (void)state;
+    assert_int_equal(session_cookie_secure(1, NULL), 1);
+    assert_int_equal(session_cookie_secure(0, NULL), 0);
+    assert_int_equal(session_cookie_secure(0, "https://capledger.example"), 1);
+    assert_int_equal(session_cookie_secure(0, "HTTPS://capledger.example:8443"), 1);
+    assert_int_equal(session_cookie_secure(0, "http://capledger.example"), 0);
+    assert_int_equal(session_cookie_secure(1, "http://capledger.example"), 1);
+}
+
 int main(void)
 {
     if (sodium_init() < 0)
         return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_id_new_shape_and_uniqueness),
+        cmocka_unit_test(test_cookie_secure),
         cmocka_unit_test(test_id_shape_refuses),
         cmocka_unit_test(test_csrf_known_answers),
         cmocka_unit_test(test_csrf_ok),

@@ -1,4 +1,5 @@
 /* Webhooks: URL rules, the Standard Webhooks signature, sealing secrets, bodies, backoff. */
+#include <arpa/inet.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -308,6 +309,66 @@ static void test_addresses(void **state)
     assert_non_null(webhook_addr_refused(5, v6, 0));
 }
 
+/* Issue 25 item 6: every address by its parsed family, with and without deny_private. */
+static void test_address_table(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *addr;
+        int refused_default, refused_private;
+    } cases[] = {
+        {"93.184.215.14", 0, 0},
+        {"169.254.169.254", 1, 1},
+        {"100.100.100.200", 1, 1}, /* Alibaba Cloud metadata */
+        {"168.63.129.16", 1, 1},   /* Azure WireServer */
+        {"100.100.100.201", 0, 1}, /* carrier-grade NAT, not metadata */
+        {"127.0.0.1", 0, 1},
+        {"10.0.0.1", 0, 1},
+        {"fd00:ec2::254", 1, 1}, /* AWS IMDS over IPv6 */
+        {"fd00:ec2::253", 0, 1}, /* unique-local, not metadata */
+        {"2606:4700::1111", 0, 0},
+        {"::1", 0, 1},
+        {"::", 1, 1},
+        {"fe80::1", 1, 1},
+        {"ff02::1", 1, 1},
+        /* IPv4 inside IPv6: judged as the IPv4 address */
+        {"::ffff:169.254.169.254", 1, 1},
+        {"::ffff:10.0.0.1", 0, 1},
+        {"::ffff:93.184.215.14", 0, 0},
+        {"::ffff:0:10.0.0.1", 0, 1}, /* IPv4-translated */
+        {"::ffff:0:169.254.169.254", 1, 1},
+        {"::10.0.0.1", 0, 1}, /* IPv4-compatible */
+        {"::127.0.0.1", 0, 1},
+        {"::169.254.169.254", 1, 1},
+        {"::100.100.100.200", 1, 1},
+        {"::93.184.215.14", 0, 0},
+        {"64:ff9b::10.0.0.1", 0, 1}, /* NAT64 */
+        {"64:ff9b::127.0.0.1", 0, 1},
+        {"64:ff9b::169.254.169.254", 1, 1},
+        {"64:ff9b::93.184.215.14", 0, 0},
+        {"64:ff9b:1::a00:1", 0, 1},  /* local-use NAT64, 10.0.0.1 */
+        {"2002:a00:1::1", 0, 1},     /* 6to4 of 10.0.0.1 */
+        {"2002:7f00:1::", 0, 1},     /* 6to4 of 127.0.0.1 */
+        {"2002:a9fe:a9fe::1", 1, 1}, /* 6to4 of 169.254.169.254 */
+        {"2002:5db8:d70e::1", 0, 0}, /* 6to4 of 93.184.215.14 */
+        {"fec0::1", 0, 1},           /* site-local */
+        {"feff::1", 0, 1},
+        {"2001:0:4136:e378::1", 0, 1}, /* Teredo */
+        {"2001:db8::1", 0, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        unsigned char a[16];
+        int family = strchr(cases[i].addr, ':') ? 6 : 4;
+        assert_int_equal(inet_pton(family == 6 ? AF_INET6 : AF_INET, cases[i].addr, a), 1);
+        for (int deny = 0; deny <= 1; deny++) {
+            int want = deny ? cases[i].refused_private : cases[i].refused_default;
+            const char *why = webhook_addr_refused(family, a, deny);
+            if ((why != NULL) != want)
+                fail_msg("%s with deny_private=%d: %s", cases[i].addr, deny, why ? why : "allowed");
+        }
+    }
+}
+
 int main(void)
 {
     if (sodium_init() < 0)
@@ -322,6 +383,7 @@ int main(void)
         cmocka_unit_test(test_verdict),
         cmocka_unit_test(test_breaker),
         cmocka_unit_test(test_addresses),
+        cmocka_unit_test(test_address_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

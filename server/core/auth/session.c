@@ -154,3 +154,8 @@ int session_origin_matches(const char *url, const char *host_header, const char 
         return 0;
     return oh_len == hh_len && strncasecmp(oh, hh, oh_len) == 0 && oport == hport;
 }
+
+int session_cookie_secure(int request_tls, const char *public_origin)
+{
+    return request_tls || (public_origin && strncasecmp(public_origin, "https://", 8) == 0);
+}

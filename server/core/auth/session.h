@@ -34,4 +34,9 @@ int session_cookie_find(const char *cookie_header, const char *name, char *out, 
  * other schemes and user-info are never the same. */
 int session_origin_matches(const char *url, const char *host_header, const char *scheme);
 
+/* 1 when the session cookie must carry Secure: the request came over TLS, or the public origin
+ * (CAPLEDGER_PUBLIC_ORIGIN, may be NULL) is https — a TLS proxy in front, the hop to this
+ * server plain HTTP. A browser then never sends the cookie over plain HTTP. */
+int session_cookie_secure(int request_tls, const char *public_origin);
+
 #endif

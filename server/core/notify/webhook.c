@@ -255,8 +255,18 @@ char *webhook_body(const char *format, const char *event, const json_t *alert)
     return body;
 }
 
+/* Cloud metadata services outside link-local, refused like 169.254.0.0/16: Alibaba Cloud's
+ * 100.100.100.200 and Azure's WireServer 168.63.129.16 (IPv4); AWS's IMDS fd00:ec2::254 (IPv6).
+ * docs/webhooks.md lists the same. */
+static const unsigned char META4[][4] = {{100, 100, 100, 200}, {168, 63, 129, 16}};
+static const unsigned char META6[][16] = {
+    {0xfd, 0x00, 0x0e, 0xc2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x02, 0x54}};
+
 static const char *v4_refused(const unsigned char *a, int deny_private)
 {
+    for (size_t i = 0; i < sizeof META4 / sizeof *META4; i++)
+        if (memcmp(a, META4[i], 4) == 0)
+            return "a cloud metadata address";
     if (a[0] == 0)
         return "an unspecified address (0.0.0.0/8)";
     if (a[0] == 169 && a[1] == 254)
@@ -273,16 +283,40 @@ static const char *v4_refused(const unsigned char *a, int deny_private)
     return NULL;
 }
 
-const char *webhook_addr_refused(int family, const unsigned char *a, int deny_private)
+/* The IPv4 address an IPv6 address carries, or NULL: IPv4-mapped ::ffff:a.b.c.d, IPv4-
+ * translated ::ffff:0:a.b.c.d, IPv4-compatible ::a.b.c.d (not :: or ::1), NAT64 64:ff9b::/96
+ * and 64:ff9b:1::/48 (the last 32 bits), 6to4 2002:aabb:ccdd::/48. A packet to any of them can
+ * reach that IPv4 address (through the kernel, a NAT64 gateway or a 6to4 relay). */
+static const unsigned char *v6_embedded_v4(const unsigned char *a)
 {
     static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    static const unsigned char translated[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0};
+    static const unsigned char nat64[12] = {0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0};
+    static const unsigned char nat64_local[6] = {0, 0x64, 0xff, 0x9b, 0, 1};
+    static const unsigned char zero[12] = {0};
+    if (memcmp(a, mapped, 12) == 0 || memcmp(a, translated, 12) == 0 || memcmp(a, nat64, 12) == 0 ||
+        memcmp(a, nat64_local, 6) == 0)
+        return a + 12;
+    if (memcmp(a, zero, 12) == 0 && !(a[12] == 0 && a[13] == 0 && a[14] == 0 && a[15] <= 1))
+        return a + 12;
+    if (a[0] == 0x20 && a[1] == 0x02)
+        return a + 2;
+    return NULL;
+}
+
+const char *webhook_addr_refused(int family, const unsigned char *a, int deny_private)
+{
     static const unsigned char zero[16] = {0};
     if (family == 4)
         return v4_refused(a, deny_private);
     if (family != 6)
         return "not an IP address";
-    if (memcmp(a, mapped, 12) == 0)
-        return v4_refused(a + 12, deny_private);
+    for (size_t i = 0; i < sizeof META6 / sizeof *META6; i++)
+        if (memcmp(a, META6[i], 16) == 0)
+            return "a cloud metadata address";
+    const unsigned char *v4 = v6_embedded_v4(a);
+    if (v4)
+        return v4_refused(v4, deny_private);
     if (memcmp(a, zero, 16) == 0)
         return "an unspecified address (::)";
     if (a[0] == 0xfe && (a[1] & 0xc0) == 0x80)
@@ -295,6 +329,11 @@ const char *webhook_addr_refused(int family, const unsigned char *a, int deny_pr
         return "a loopback address (CAPLEDGER_WEBHOOK_DENY_PRIVATE is set)";
     if ((a[0] & 0xfe) == 0xfc)
         return "a unique-local address (CAPLEDGER_WEBHOOK_DENY_PRIVATE is set)";
+    if (a[0] == 0xfe && (a[1] & 0xc0) == 0xc0)
+        return "a site-local address (fec0::/10; CAPLEDGER_WEBHOOK_DENY_PRIVATE is set)";
+    if (a[0] == 0x20 && a[1] == 0x01 && a[2] == 0 && a[3] == 0)
+        return "a Teredo address (2001::/32, an IPv4 tunnel; CAPLEDGER_WEBHOOK_DENY_PRIVATE is "
+               "set)";
     return NULL;
 }
 

@@ -72,9 +72,12 @@ char *webhook_body(const char *format, const char *event, const json_t *alert);
 
 /* Whether the deliverer may connect to an address (family 4 with 4 bytes, or 6 with 16, in
  * network order): NULL when it may, else why not. Always refused: unspecified, link-local
- * (169.254.0.0/16 and fe80::/10, where cloud metadata services answer), multicast and
- * broadcast. With deny_private also loopback, RFC 1918, carrier-grade NAT (100.64.0.0/10) and
- * unique-local (fc00::/7). IPv4-mapped IPv6 addresses are judged as the IPv4 address. */
+ * (169.254.0.0/16 and fe80::/10, where cloud metadata services answer), the metadata services
+ * elsewhere (100.100.100.200, 168.63.129.16, fd00:ec2::254), multicast and broadcast. With
+ * deny_private also loopback, RFC 1918, carrier-grade NAT (100.64.0.0/10), unique-local
+ * (fc00::/7), site-local (fec0::/10) and Teredo (2001::/32). An IPv6 address that carries an
+ * IPv4 one (IPv4-mapped, -translated and -compatible, NAT64 64:ff9b::/96 and 64:ff9b:1::/48,
+ * 6to4 2002::/16) is judged as that IPv4 address. */
 const char *webhook_addr_refused(int family, const unsigned char *addr, int deny_private);
 
 /* Seconds to wait after the attempts-th failed attempt (1-based): exponential from base_s,

@@ -73,7 +73,8 @@ static void set_cookie_header(struct req *r, const char *value, int max_age_s, c
                               size_t size)
 {
     snprintf(out, size, "Set-Cookie: %s=%s; Path=/; Max-Age=%d; HttpOnly; SameSite=Strict%s\r\n",
-             SESSION_COOKIE_NAME, value, max_age_s, r->ri->is_ssl ? "; Secure" : "");
+             SESSION_COOKIE_NAME, value, max_age_s,
+             session_cookie_secure(r->ri->is_ssl, r->app->cfg->public_origin) ? "; Secure" : "");
 }
 
 static json_t *user_view(const json_t *row)
