@@ -100,7 +100,7 @@ enum store_status store_log_inclusion(struct store *s, long long index, long lon
 enum store_status store_log_consistency(struct store *s, long long first, long long second,
                                         json_t **out) STORE_MUSTCHECK;
 
-/* ---- C2SP tlog-tiles (https://c2sp.org/tlog-tiles; ledger_tiles.c) ---- */
+/* ---- C2SP tlog-tiles (https://c2sp.org/tlog-tiles; store/ledger/tiles.c) ---- */
 
 /* Tile (level, index) of width w (1..256) of the tree of the latest checkpoint: w·32 bytes of
  * stored hashes in *out (malloc'd; the caller frees it), read in one snapshot with the

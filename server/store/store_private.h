@@ -36,7 +36,7 @@ enum store_status store__log_key_event(struct store_conn *c, const char *key_id,
                                        const unsigned char *server_sk, char *fault,
                                        size_t fault_size) STORE_MUSTCHECK;
 
-/* ---- the log's tiles (ledger_tiles.c) ---- */
+/* ---- the log's tiles (store/ledger/tiles.c) ---- */
 
 /* In the caller's transaction, under the head lock: writes the stored hashes an append
  * completed (tile_append) into their tiles. A tile that does not end where a hash belongs

@@ -1,4 +1,4 @@
-/* Signed decisions: POST verifies and appends to the log (store/ledger.c), GETs read them.
+/* Signed decisions: POST verifies and appends to the log (store/ledger/append.c), GETs read them.
  *
  * Only owners post, and only with their own registered key. Owners, auditors and admins read
  * every decision; team members read the decisions of reviews that cover one of their teams'
