@@ -156,6 +156,8 @@ test('the secret is shown once; a ping retried after failures arrives signed, wi
     assert.ok(!verify(hook.secret, q.headers, `${q.body} `), 'a changed body does not verify');
     assert.ok(Math.abs(Number(q.headers['webhook-timestamp']) * 1000 - q.at) < 5000);
     assert.deepEqual(JSON.parse(q.body).type, 'ping');
+    // the webhook's events as an array, not a JSON text inside a string (issue 25, item 10)
+    assert.deepEqual(JSON.parse(q.body).alert.events, ['drift'], q.body);
   }
   assert.equal(new Set(tries.map((q) => q.body)).size, 1, 'the same body on every attempt');
   // Exponential backoff: the second wait is longer than the first's lower bound (0.1 s, 0.2 s).

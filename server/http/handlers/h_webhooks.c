@@ -186,12 +186,11 @@ static void webhook_ping(struct req *r)
     hook = readable_webhook(r);
     if (!hook)
         return;
-    char *events = json_dumps(json_object_get(hook, "events"), JSON_COMPACT);
-    msg = json_pack("{s:s, s:s, s:s?}", "id", r->params[0], "message",
-                    "a test message from capledger: this webhook is set up", "events", events);
+    msg = json_pack("{s:s, s:s, s:O?}", "id", r->params[0], "message",
+                    "a test message from capledger: this webhook is set up", "events",
+                    json_object_get(hook, "events"));
     body =
         msg ? webhook_body(json_string_value(json_object_get(hook, "format")), "ping", msg) : NULL;
-    free(events);
     if (!body) {
         resp_problem(r, 500, "internal", "Internal error", "could not build the test message");
         goto out;
