@@ -237,15 +237,15 @@ static void handle_answer(struct cosigner *c, struct target *t, long long size, 
     } else if (status == 409) {
         /* The size it last cosigned: start from there (a witness ahead of the log is a fork
          * it saw, and only an operator can settle it). */
-        char *end = NULL;
-        long long theirs = strtoll(answer->data, &end, 10);
-        if (end != answer->data && theirs > size) {
+        uint64_t theirs = 0;
+        int read = witness_conflict_size(answer->data, answer->len, &theirs) == 0;
+        if (read && theirs > (uint64_t)size) {
             char why[96];
-            snprintf(why, sizeof why, "it answered 409, having cosigned size %lld", theirs);
+            snprintf(why, sizeof why, "it answered 409, having cosigned size %" PRIu64, theirs);
             refused(c, t, size, note, why);
-        } else if (end == answer->data || theirs < 0 ||
-                   store_log_witness_seen(c->cfg.store, t->vkey, theirs) != STORE_OK ||
-                   theirs == known)
+        } else if (!read ||
+                   store_log_witness_seen(c->cfg.store, t->vkey, (long long)theirs) != STORE_OK ||
+                   (long long)theirs == known)
             backoff(c, t, "it refused the checkpoint (409): it cosigned another view of the log");
     } else if (status == 422) {
         refused(c, t, size, note,

@@ -156,9 +156,41 @@ static void test_key_text(void **state)
     free(text);
 }
 
+/* A 409's size is read as uint64 (issue 25, item 10: 2^64 − 1 was reported as 2^63 − 1). */
+static void test_conflict_size(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *body;
+        int ok;
+        uint64_t size;
+    } cases[] = {
+        {"18446744073709551615\n", 1, UINT64_MAX},
+        {"18446744073709551615", 1, UINT64_MAX},
+        {"9223372036854775808\n", 1, 9223372036854775808ull},
+        {"1000\n", 1, 1000},
+        {"0\n", 1, 0},
+        {"18446744073709551616\n", 0, 0},
+        {"-1\n", 0, 0},
+        {"\n", 0, 0},
+        {"", 0, 0},
+        {"12x\n", 0, 0},
+        {"12\n\n", 0, 0},
+        {"012\n", 0, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        uint64_t got = 7;
+        int rc = witness_conflict_size(cases[i].body, strlen(cases[i].body), &got);
+        assert_int_equal(rc == 0, cases[i].ok);
+        if (cases[i].ok)
+            assert_true(got == cases[i].size);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_conflict_size),
         cmocka_unit_test(test_protocol),
         cmocka_unit_test(test_key_text),
     };

@@ -274,3 +274,21 @@ void witness_check(const char *body, size_t len, const struct note_verifier *log
     v->checkpoint = cp_text;
     v->body_len = body_len;
 }
+
+int witness_conflict_size(const char *body, size_t len, uint64_t *size)
+{
+    uint64_t v = 0;
+    size_t i = 0;
+    for (; i < len && body[i] >= '0' && body[i] <= '9'; i++) {
+        unsigned d = (unsigned)(body[i] - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            return -1;
+        v = v * 10 + d;
+    }
+    if (i == 0 || i > 20 || (i > 1 && body[0] == '0'))
+        return -1;
+    if (i < len && !(body[i] == '\n' && i + 1 == len))
+        return -1;
+    *size = v;
+    return 0;
+}

@@ -53,6 +53,12 @@ char *witness_request(uint64_t old_size, const uint8_t (*proof)[MERKLE_HASH_BYTE
                       size_t proof_len, const char *checkpoint, size_t *len)
     __attribute__((warn_unused_result));
 
+/* A witness's 409 body (C2SP tlog-witness, text/x.tlog.size): the tree size it last cosigned,
+ * in decimal, then a newline. Sizes are uint64: 2^64 − 1 is read as itself (it was clamped to
+ * 2^63 − 1 through a signed parse). Returns 0, or -1 when the body is not that. */
+int witness_conflict_size(const char *body, size_t len, uint64_t *size)
+    __attribute__((warn_unused_result));
+
 /* What a witness decides for one request. */
 struct witness_state {
     uint64_t size; /* 0 and the empty-tree root before the first cosignature */
