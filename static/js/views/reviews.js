@@ -8,6 +8,7 @@ import { select } from '../listing.js';
 import { decisionForm } from './decision.js';
 import { comparisonPicker, gateVerdict } from './cockpit.js';
 import { may } from '../roles.js';
+import { diffChooser } from './review_story.js';
 import { recordPicker, evidencePicker, comparisonsPicker } from '../pickers.js';
 
 const PHASES = [
@@ -221,9 +222,11 @@ export async function renderReview(root, ctx) {
   const picker = comparisonPicker(review, {
     onChosen: async (sha) => {
       chosen = { sha, name: sha ? picker.el.querySelector('select').selectedOptions[0].textContent.split(' — ')[0] : '' };
+  const diffBox = h('div', { class: 'diff-box' });
       if (form && sha) await form.citeComparison(sha);
       await updateChecklist();
     },
+      diffBox.replaceChildren(await diffChooser(review, sha));
   });
   root.append(
     h('p', { class: 'crumbs' }, h('a', { href: '#/reviews' }, 'Reviews'), ' / ', review.title),
@@ -238,6 +241,7 @@ export async function renderReview(root, ctx) {
   workloadNames(review).then((names) => {
     const dd = root.querySelector('[data-testid=review-workloads]');
     if (dd && names.length) dd.replaceChildren(...names.map((n) => h('span', { class: 'chip' }, n)));
+  picker.el.after(diffBox);
   });
 
   // The checklist on the chosen comparison. An owner's page shows the gate's own dry run of an
