@@ -221,6 +221,39 @@ enum store_status store_evidence_hide_foreign(struct store *s, json_t *artifact,
     return STORE_OK;
 }
 
+enum store_status store_decision_hide_foreign(struct store *s, json_t *decision,
+                                              const struct team_scope *scope, const char *user_id,
+                                              size_t *hidden)
+{
+    static const char *const lists[] = {"evidence", "comparison_sha256", NULL};
+    *hidden = 0;
+    json_t *record = json_object_get(decision, "record");
+    for (size_t l = 0; l < sizeof lists / sizeof *lists; l++) {
+        /* the record's lists, then the row's own copy of the comparison hashes */
+        json_t *ids = lists[l] ? json_object_get(record, lists[l])
+                               : json_object_get(decision, "comparison_sha256");
+        json_t *foreign = NULL;
+        enum store_status st = evidence_foreign_indexes(s, ids, scope, user_id, &foreign);
+        if (st != STORE_OK) {
+            json_decref(foreign);
+            return st;
+        }
+        size_t k;
+        json_t *idx;
+        json_array_foreach(foreign, k, idx)
+        {
+            if (json_array_set_new(ids, (size_t)json_integer_value(idx), json_string("hidden")) ==
+                    0 &&
+                lists[l])
+                (*hidden)++;
+        }
+        json_decref(foreign);
+    }
+    if (*hidden)
+        json_object_set_new(decision, "evidence_hidden", json_integer((json_int_t)*hidden));
+    return STORE_OK;
+}
+
 /* ---- checklist facts ---- */
 
 static const char *SQL_FACTS_REVIEW =

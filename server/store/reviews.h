@@ -50,6 +50,16 @@ enum store_status store_evidence_hide_foreign(struct store *s, json_t *artifact,
                                               const struct team_scope *scope, const char *user_id,
                                               size_t *hidden);
 
+/* For a team member reading a decision of a review shared with other teams: in the signed
+ * record's `evidence` and `comparison_sha256` (and the row's copy of the latter), each id the
+ * caller's teams may not see becomes the string "hidden" (the positions stay), and the
+ * decision row gets `evidence_hidden`, how
+ * many (*hidden too; the row is left alone when none are). The record as shown then no longer
+ * verifies against its signature: the full record is in the log's entries and audit bundles. */
+enum store_status store_decision_hide_foreign(struct store *s, json_t *decision,
+                                              const struct team_scope *scope, const char *user_id,
+                                              size_t *hidden);
+
 enum store_status store_artifact_create(struct store *s, const struct audit_actor *who,
                                         const char *review_id, const json_t *doc,
                                         struct problems *p, json_t **out) STORE_MUSTCHECK;

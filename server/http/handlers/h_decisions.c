@@ -16,6 +16,7 @@
 #include "http/idempotency.h"
 #include "store/ledger.h"
 #include "store/outcome.h"
+#include "store/reviews.h"
 
 /* What POST /decisions would answer for an outcome (the dry run reports it). */
 static int outcome_status(enum ledger_outcome o)
@@ -242,6 +243,28 @@ static int log_faulted(struct req *r)
     return 1;
 }
 
+/* A team member reads the decisions of a review shared with other teams without those teams'
+ * evidence ids and comparison hashes (store_decision_hide_foreign). Returns 0, or -1 after
+ * answering a store failure. */
+static int decisions_scoped(struct req *r, json_t *rows)
+{
+    if (r->who.role != ROLE_TEAM)
+        return 0;
+    size_t i, hidden;
+    json_t *row;
+    json_t *list = json_is_array(rows) ? rows : NULL;
+    for (i = 0; i < (list ? json_array_size(list) : 1); i++) {
+        row = list ? json_array_get(list, i) : rows;
+        enum store_status st =
+            store_decision_hide_foreign(r->app->store, row, &r->scope, r->who.user_id, &hidden);
+        if (st != STORE_OK) {
+            resp_store_error(r, st, "evidence");
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static void decision_get(struct req *r)
 {
     json_t *row = NULL;
@@ -259,6 +282,10 @@ static void decision_get(struct req *r)
     if (fault[0]) {
         if (!log_faulted(r))
             integrity_error(r, fault);
+        return;
+    }
+    if (decisions_scoped(r, row) != 0) {
+        json_decref(row);
         return;
     }
     resp_json(r, 200, row);
@@ -319,6 +346,10 @@ static void decision_list(struct req *r)
     if (fault[0]) {
         if (!log_faulted(r))
             integrity_error(r, fault);
+        goto out;
+    }
+    if (decisions_scoped(r, items) != 0) {
+        json_decref(items);
         goto out;
     }
     page_reply(r, &pg, items, "leaf_index");
