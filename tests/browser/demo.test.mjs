@@ -127,7 +127,7 @@ test('the owner: reviews, the cockpit with the trap, both comparisons\' charts, 
   await page.screenshot({ path: path.join(shots, 'demo-usage.png'), fullPage: true });
 
   await openRoute(page, srv, 'alerts');
-  assert.match(await page.locator('main').innerText(), /throughput_units_per_s/);
+  assert.match(await page.locator('main').innerText(), /throughput: 185 → 112/);
   await openRoute(page, srv, 'audit');
   await page.locator('main tbody tr').filter({ hasText: 'revise' }).filter({ hasText: REVIEW }).first().waitFor();
   assert.deepEqual(problems, []);

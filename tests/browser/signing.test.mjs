@@ -251,7 +251,7 @@ test('the owner sees a drift alert on the decision and acknowledges it', async (
   await page.goto(`${srv.url}/#/alerts`);
   const row = page.locator('main tbody tr').filter({ hasText: 'failure rate 21% over 40 runs' });
   await row.waitFor();
-  assert.match(await row.innerText(), /failure_rate: 0\.08 → 0\.21/);
+  assert.match(await row.innerText(), /failure rate: 0\.08 → 0\.21/);
   assert.match(await row.innerText(), /open/);
   await row.getByRole('button', { name: 'Acknowledge' }).click();
   await page.locator('main tbody tr').filter({ hasText: 'acknowledged' }).waitFor();
