@@ -145,6 +145,10 @@ static const struct config_var VARS[] = {
      "serve: space-separated origins allowed cross-origin (none when unset)"},
     {"CAPLEDGER_SESSION_IDLE_S", CONFIG_INT, 1, 86400, "1800", FIELD(session_idle_s),
      "serve: browser session idle expiry, seconds"},
+    {"CAPLEDGER_LOG_PUBLIC", CONFIG_FLAG, 0, 1, "1", FIELD(log_public),
+     "serve: the log's checkpoint, key, hash tiles and proofs are readable without credentials, "
+     "so monitors and witnesses can follow it (entries stay behind auth; 0: auditors, owners and "
+     "admins only)"},
     {"CAPLEDGER_SIGNING_FRESH_LOGIN_S", CONFIG_INT, 0, 3600, "300", FIELD(signing_fresh_s),
      "serve: a browser session signed in this recently may enrol a signing key without its "
      "password again, seconds (0: always ask; API tokens always give it)"},

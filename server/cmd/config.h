@@ -28,6 +28,7 @@ struct config {
     const char *public_origin;   /* NULL: the request's scheme and Host */
     const char *cors_origins;    /* NULL: no cross-origin access */
     int session_idle_s;          /* browser session idle expiry */
+    int log_public;              /* the log's public face without credentials */
     int signing_fresh_s;         /* step-up window for enrolling a signing key */
     int token_cache_ms;          /* how long a resolved API token is reused */
     int row_cache_slots;         /* rows kept by the row cache (0: none) */

@@ -280,6 +280,7 @@ int cmd_serve(int argc, char **argv)
         .cors_origins = cfg.cors_origins,
         .session_idle_s = cfg.session_idle_s,
         .signing_fresh_s = cfg.signing_fresh_s,
+        .log_public = cfg.log_public,
         .token_cache_ms = cfg.token_cache_ms,
         .row_cache_slots = cfg.row_cache_slots,
         .row_cache_mb = cfg.row_cache_mb,

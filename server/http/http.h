@@ -27,6 +27,8 @@ struct http_config {
     const char *cors_origins;  /* space-separated origins allowed cross-origin; NULL: none */
     int session_idle_s;        /* browser sessions end after this many seconds unused */
     int signing_fresh_s;       /* a session signed in this recently enrols a key without password */
+    int log_public;            /* ROUTE_LOG_PUBLIC routes answer anyone (else auditors, owners and
+                                  admins) */
     int token_cache_ms;        /* a resolved API token is reused this long (0-1000; 0: never) */
     int usage_exact_max;       /* the usage report's percentiles are exact up to this many waits */
     struct store *read_store;  /* optional hot standby for reports and read-only GETs (NULL:

@@ -23,6 +23,8 @@ enum role_bit {
 };
 #define ROLES_USERS (ROLE_ADMIN | ROLE_OWNER | ROLE_TEAM | ROLE_AUDITOR)
 #define ROLES_ALL (ROLE_ANON | ROLES_USERS)
+/* Who reads the log's entries (and its public face when CAPLEDGER_LOG_PUBLIC=0). */
+#define ROLES_LOG_READERS (ROLE_ADMIN | ROLE_OWNER | ROLE_AUDITOR)
 
 /* Route flags. */
 enum route_flag {
@@ -36,6 +38,10 @@ enum route_flag {
      * segments, slashes included (a tlog-tiles tile path: ".../tile/{level}/{index}" matches
      * ".../tile/0/x001/x234/067.p/8" with index "x001/x234/067.p/8"). */
     ROUTE_PATH_TAIL = 1u << 5,
+    /* The log's public face (checkpoint, key, hash tiles, proofs: hashes and signatures, no
+     * decision content), declared for every caller so monitors and witnesses can follow the log;
+     * with CAPLEDGER_LOG_PUBLIC=0 only auditors, owners and admins. */
+    ROUTE_LOG_PUBLIC = 1u << 6,
 };
 
 struct principal {

@@ -468,7 +468,10 @@ static void dispatch(struct req *r, size_t *route_index)
     if (auth_resolve(r) != 0)
         return;
     principal_scope(&r->who, &r->scope);
-    if (!(r->route->roles & r->who.role)) {
+    unsigned roles = r->route->roles;
+    if ((r->route->flags & ROUTE_LOG_PUBLIC) && !r->app->cfg->log_public)
+        roles &= ROLES_LOG_READERS;
+    if (!(roles & r->who.role)) {
         if (r->who.role == ROLE_ANON)
             resp_problem(r, 401, "unauthenticated", "Authentication required",
                          "send Authorization: Bearer <token> or log in");

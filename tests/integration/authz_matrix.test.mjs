@@ -111,13 +111,13 @@ POST   /api/v1/decisions                          owner
 GET    /api/v1/decisions/{id}                     users
 GET    /api/v1/decisions/{id}/outcome             users
 
-GET    /api/v1/log/checkpoint                     admin owner auditor
-GET    /api/v1/log/key                            admin owner auditor
+GET    /api/v1/log/checkpoint                     all
+GET    /api/v1/log/key                            all
 GET    /api/v1/log/entries                        admin owner auditor
-GET    /api/v1/log/proof/inclusion                admin owner auditor
-GET    /api/v1/log/proof/consistency              admin owner auditor
+GET    /api/v1/log/proof/inclusion                all
+GET    /api/v1/log/proof/consistency              all
 GET    /api/v1/log/tile/entries/{index}           admin owner auditor
-GET    /api/v1/log/tile/{level}/{index}           admin owner auditor
+GET    /api/v1/log/tile/{level}/{index}           all
 GET    /api/v1/audit/bundle                       admin owner auditor
 `;
 

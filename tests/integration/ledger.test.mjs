@@ -238,10 +238,15 @@ test('decisions list in log order with a cursor; team members see their teams\' 
   const stranger = addUser(srv, 'sam', 'team', ['elsewhere']);
   assert.equal((await get(`/api/v1/decisions?review=${review.id}`, stranger)).json.items.length, 0);
   assert.equal((await get(`/api/v1/decisions/${mine.json.items[0].id}`, stranger)).status, 404);
-  // The log itself is for auditors, owners and admins.
-  assert.equal((await get('/api/v1/log/checkpoint', member)).status, 403);
+  // The log's entries are for auditors, owners and admins; its public face (checkpoint, key,
+  // hash tiles, proofs: no decision content) for anyone, so monitors can follow it.
+  assert.equal((await get('/api/v1/log/entries?start=0&end=1', member)).status, 403);
   assert.equal((await get('/api/v1/audit/bundle', member)).status, 403);
-  assert.equal((await api(srv.url, 'GET', '/api/v1/log/checkpoint')).status, 401);
+  assert.equal((await api(srv.url, 'GET', '/api/v1/log/entries?start=0&end=1')).status, 401);
+  assert.equal((await get('/api/v1/log/checkpoint', member)).status, 200);
+  const anonymous = await api(srv.url, 'GET', '/api/v1/log/checkpoint');
+  assert.equal(anonymous.status, 200);
+  assert.match(anonymous.text, /^localhost\/capledger|^[^\n]+\n\d+\n/);
 });
 
 test('proofs from the API verify in JavaScript, and bad ranges are 422', async () => {

@@ -227,14 +227,30 @@ test('tiles beyond the checkpoint are 404, malformed paths 400 naming the part, 
   }
 });
 
-test('only the log\'s readers may fetch tiles', async () => {
+test('hash tiles are public, entry bundles only for the log\'s readers', async () => {
   const admin = mintToken(srv, 'admin');
   const team = await api(srv.url, 'POST', '/api/v1/teams', { token: admin, body: { name: 'tiles' } });
   assert.equal(team.status, 201, team.text);
   const member = addUser(srv, 'tom', 'team', ['tiles']);
-  assert.equal((await fetchBytes(tilePath(0, 0), null)).status, 401);
-  assert.equal((await fetchBytes(tilePath(0, 0), member.token)).status, 403);
+  // A generic monitor follows the log without credentials: checkpoint and hash tiles.
+  assert.equal((await fetchBytes(tilePath(0, 0), null)).status, 200);
+  assert.equal((await fetchBytes(tilePath(0, 0), member.token)).status, 200);
+  assert.equal((await fetchBytes(tilePath('entries', 0), null)).status, 401);
   assert.equal((await fetchBytes(tilePath('entries', 0), member.token)).status, 403);
-  assert.equal((await fetchBytes(tilePath(0, 0), admin)).status, 200);
+  assert.equal((await fetchBytes(tilePath('entries', 0), admin)).status, 200);
   assert.equal((await fetchBytes(tilePath(0, 0), owner.token)).status, 200);
+});
+
+test('CAPLEDGER_LOG_PUBLIC=0 keeps the whole log for auditors, owners and admins', async () => {
+  const closed = await startServer({ env: { CAPLEDGER_LOG_PUBLIC: '0' } });
+  try {
+    const admin = mintToken(closed, 'admin');
+    for (const p of ['/api/v1/log/checkpoint', '/api/v1/log/key', '/api/v1/log/tile/0/000.p/1',
+                     '/api/v1/log/proof/consistency?first=1&second=1']) {
+      assert.equal((await api(closed.url, 'GET', p)).status, 401, p);
+    }
+    assert.equal((await api(closed.url, 'GET', '/api/v1/log/checkpoint', { token: admin })).status, 200);
+  } finally {
+    await closed.stop();
+  }
 });

@@ -4,8 +4,11 @@
  * /api/v1/log: <prefix>/checkpoint, <prefix>/tile/<L>/<N>[.p/<W>] (stored hashes, table
  * log_tile) and <prefix>/tile/entries/<N>[.p/<W>] (entry bundles of log_leaf's leaves).
  *
- * Readers: auditors, owners and admins. Team members do not read the log: its leaves hold
- * every review's decisions, and the log cannot be scoped by team without breaking proofs. */
+ * Readers of entries (leaves, entry bundles, the audit bundle): auditors, owners and admins.
+ * Team members do not read them: the leaves hold every review's decisions, and the log cannot
+ * be scoped by team without breaking proofs. The checkpoint, the key, hash tiles and proofs
+ * hold hashes and signatures only: anyone may read them (ROUTE_LOG_PUBLIC), so generic
+ * monitors and witnesses can follow the log, unless CAPLEDGER_LOG_PUBLIC=0. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,8 +16,6 @@
 #include "core/ledger/tile.h"
 #include "http/internal.h"
 #include "store/ledger.h"
-
-#define LOG_READERS (ROLE_ADMIN | ROLE_OWNER | ROLE_AUDITOR)
 
 /* The latest head, or NULL after answering. */
 static json_t *head_or_answer(struct req *r)
@@ -267,14 +268,17 @@ static void audit_bundle(struct req *r)
 }
 
 const struct route log_routes[] = {
-    {"GET", "/api/v1/log/checkpoint", log_checkpoint, LOG_READERS, 0, NULL},
-    {"GET", "/api/v1/log/key", log_key, LOG_READERS, 0, NULL},
-    {"GET", "/api/v1/log/entries", log_entries, LOG_READERS, 0, "start end"},
-    {"GET", "/api/v1/log/proof/inclusion", log_inclusion, LOG_READERS, 0, "index size"},
-    {"GET", "/api/v1/log/proof/consistency", log_consistency, LOG_READERS, 0, "first second"},
-    {"GET", "/api/v1/log/tile/entries/{index}", log_entry_bundle, LOG_READERS, ROUTE_PATH_TAIL,
+    {"GET", "/api/v1/log/checkpoint", log_checkpoint, ROLES_ALL, ROUTE_LOG_PUBLIC, NULL},
+    {"GET", "/api/v1/log/key", log_key, ROLES_ALL, ROUTE_LOG_PUBLIC, NULL},
+    {"GET", "/api/v1/log/entries", log_entries, ROLES_LOG_READERS, 0, "start end"},
+    {"GET", "/api/v1/log/proof/inclusion", log_inclusion, ROLES_ALL, ROUTE_LOG_PUBLIC,
+     "index size"},
+    {"GET", "/api/v1/log/proof/consistency", log_consistency, ROLES_ALL, ROUTE_LOG_PUBLIC,
+     "first second"},
+    {"GET", "/api/v1/log/tile/entries/{index}", log_entry_bundle, ROLES_LOG_READERS, ROUTE_PATH_TAIL,
      NULL},
-    {"GET", "/api/v1/log/tile/{level}/{index}", log_tile, LOG_READERS, ROUTE_PATH_TAIL, NULL},
-    {"GET", "/api/v1/audit/bundle", audit_bundle, LOG_READERS, 0, NULL},
+    {"GET", "/api/v1/log/tile/{level}/{index}", log_tile, ROLES_ALL,
+     ROUTE_PATH_TAIL | ROUTE_LOG_PUBLIC, NULL},
+    {"GET", "/api/v1/audit/bundle", audit_bundle, ROLES_LOG_READERS, 0, NULL},
     {NULL, NULL, NULL, 0, 0, NULL},
 };
