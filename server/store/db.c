@@ -55,7 +55,14 @@ struct store_conn {
     char sqlstate[6];
     char constraint[64];
     char error[256];
+    int large; /* carried a statement or result over CONN_LARGE_BYTES: closed when handed back */
 };
+
+/* libpq grows a connection's send and receive buffers to the largest statement and result it
+ * carried and never shrinks them: an 8 MiB array of offers left 18 MiB on each pooled connection
+ * it used (up to the pool's size times that). Such a connection is closed when handed back and
+ * made again on next use (a connect costs a few ms; large statements are rare). */
+#define CONN_LARGE_BYTES ((size_t)1 << 20)
 
 static void forget_prepared(struct store_conn *c);
 
@@ -505,12 +512,14 @@ void store_release(struct store *s, struct store_conn *c)
         PGresult *r;
         while ((r = PQgetResult(c->pg)) != NULL)
             PQclear(r);
-        if (PQstatus(c->pg) != CONNECTION_OK || PQtransactionStatus(c->pg) != PQTRANS_IDLE) {
+        if (c->large || PQstatus(c->pg) != CONNECTION_OK ||
+            PQtransactionStatus(c->pg) != PQTRANS_IDLE) {
             PQfinish(c->pg);
             c->pg = NULL;
             forget_prepared(c);
         }
     }
+    c->large = 0;
     pthread_mutex_lock(&s->lock);
     hand_back_locked(s, c);
     pthread_mutex_unlock(&s->lock);
@@ -582,7 +591,15 @@ static PGresult *exec_cached(struct store_conn *c, const char *sql, int nparams,
 static enum store_status run(struct store_conn *c, const char *sql, int nparams,
                              const char *const *params, PGresult **out)
 {
+    size_t sent = 0, received = 0;
+    for (int i = 0; i < nparams; i++)
+        sent += params[i] ? strlen(params[i]) : 0;
     PGresult *r = exec_cached(c, sql, nparams, params);
+    for (int row = 0; r && row < PQntuples(r) && received <= CONN_LARGE_BYTES; row++)
+        for (int col = 0; col < PQnfields(r); col++)
+            received += (size_t)PQgetlength(r, row, col);
+    if (sent > CONN_LARGE_BYTES || received > CONN_LARGE_BYTES)
+        c->large = 1;
     enum store_status st = classify(c, r, NULL);
     if (st != STORE_OK) {
         if (st == STORE_UNAVAILABLE || st == STORE_ERROR)
