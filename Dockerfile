@@ -6,7 +6,7 @@ FROM debian:bookworm
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       build-essential cmake pkg-config libcivetweb-dev libpq-dev libjansson-dev \
-      libsodium-dev libcmocka-dev libcurl4-openssl-dev ca-certificates curl \
+      libsodium-dev libcmocka-dev libcurl4-openssl-dev zlib1g-dev ca-certificates curl \
  && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /app

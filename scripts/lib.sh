@@ -20,8 +20,8 @@ die() {
 # What building and running needs, then what only the tests need. docker-compose is optional:
 # it serves one check (`docker-compose config -q`) and is skipped where apt does not have it.
 BASE_PACKAGES=(build-essential cmake pkg-config libcivetweb-dev libpq-dev libjansson-dev
-  libsodium-dev libcmocka-dev libcurl4-openssl-dev postgresql postgresql-contrib ca-certificates
-  libjs-chart.js)
+  libsodium-dev libcmocka-dev libcurl4-openssl-dev zlib1g-dev postgresql postgresql-contrib
+  ca-certificates libjs-chart.js)
 TEST_PACKAGES=(chromium clang-format curl jq haproxy) # haproxy: tests/scale (deploy/scale/haproxy.cfg)
 OPTIONAL_TEST_PACKAGES=(docker-compose)
 DEMO_PACKAGES=(curl jq) # scripts/run --demo: scripts/demo talks to the API with them

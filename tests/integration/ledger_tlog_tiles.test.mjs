@@ -6,6 +6,8 @@
 // edges: partial tiles, immutability, 404 beyond the checkpoint, 400 naming the bad part.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import http from 'node:http';
+import zlib from 'node:zlib';
 import { api, startServer } from './lib/harness.mjs';
 import { mintToken } from './lib/cli.mjs';
 import { addOwner, addUser, leafHash, merkleRoot, newKeyPair, nodeHash, openCheckpoint, verifyInclusion } from './ledger.lib.mjs';
@@ -171,6 +173,42 @@ test('entry bundles hold the leaves, each hashing to its level-0 tile hash', asy
   const json = await api(srv.url, 'GET', '/api/v1/log/entries?start=0&end=520', { token: auditor.token });
   assert.deepEqual(all.map((l) => l.toString('base64')), json.json.leaves);
   assert.match(all[0].toString(), /"kind":"key_enrol"/);
+});
+
+// One GET with exactly these headers and the body as sent (fetch would ask for gzip itself and
+// inflate it unseen).
+function rawGet(path, headers) {
+  return new Promise((resolve, reject) => {
+    const req = http.get(`${prefix}/${path}`, { headers }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) }));
+    });
+    req.on('error', reject);
+  });
+}
+
+test('entry bundles are gzip-compressed for clients that take gzip; hash tiles never', async () => {
+  const auth = { authorization: `Bearer ${auditor.token}` };
+  const path = tilePath('entries', 0, 256);
+  const plain = await rawGet(path, { ...auth, 'accept-encoding': 'identity' });
+  assert.equal(plain.status, 200);
+  assert.equal(plain.headers['content-encoding'], undefined);
+  assert.equal(plain.headers.vary, 'Accept-Encoding');
+  const gz = await rawGet(path, { ...auth, 'accept-encoding': 'br, gzip;q=0.5' });
+  assert.equal(gz.status, 200);
+  assert.equal(gz.headers['content-encoding'], 'gzip');
+  assert.equal(gz.headers.vary, 'Accept-Encoding');
+  assert.match(gz.headers['cache-control'], /immutable/);
+  assert.ok(gz.body.length < plain.body.length / 2, `${gz.body.length} of ${plain.body.length} bytes`);
+  assert.ok(zlib.gunzipSync(gz.body).equals(plain.body), 'the same bundle once inflated');
+  const refused = await rawGet(path, { ...auth, 'accept-encoding': 'gzip;q=0' });
+  assert.equal(refused.headers['content-encoding'], undefined);
+  assert.ok(refused.body.equals(plain.body));
+  const hashes = await rawGet(tilePath(0, 0, 256), { 'accept-encoding': 'gzip' });
+  assert.equal(hashes.status, 200);
+  assert.equal(hashes.headers['content-encoding'], undefined);
+  assert.equal(hashes.body.length, 256 * 32);
 });
 
 test('partial tiles: every width up to the tree\'s, a prefix of the wider ones, and immutable', async () => {

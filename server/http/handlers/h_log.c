@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/gzip.h"
 #include "core/ledger/tile.h"
 #include "http/internal.h"
 #include "store/ledger.h"
@@ -236,6 +237,24 @@ static void log_entry_bundle(struct req *r)
                      too_long, TILE_ENTRY_MAX);
         return;
     }
+    /* Entry bundles are JSON text, served gzip-compressed to clients that take it (C2SP
+     * tlog-tiles); hash tiles are random bytes and stay as they are. */
+    uint8_t *gz = NULL;
+    size_t gz_len = 0;
+    if (st == STORE_OK && gzip_accepted(req_header(r, "Accept-Encoding")) &&
+        gzip_compress(bytes, len, &gz, &gz_len) == 0) {
+        resp_bytes(r, 200, "application/octet-stream", (const char *)gz, gz_len,
+                   TILE_CACHE "Content-Encoding: gzip\r\nVary: Accept-Encoding\r\n");
+        free(gz);
+        free(bytes);
+        return;
+    }
+    if (st == STORE_OK) {
+        resp_bytes(r, 200, "application/octet-stream", (const char *)bytes, len,
+                   TILE_CACHE "Vary: Accept-Encoding\r\n");
+        free(bytes);
+        return;
+    }
     tile_reply(r, st, bytes, len, shown);
 }
 
@@ -275,8 +294,8 @@ const struct route log_routes[] = {
      "index size"},
     {"GET", "/api/v1/log/proof/consistency", log_consistency, ROLES_ALL, ROUTE_LOG_PUBLIC,
      "first second"},
-    {"GET", "/api/v1/log/tile/entries/{index}", log_entry_bundle, ROLES_LOG_READERS, ROUTE_PATH_TAIL,
-     NULL},
+    {"GET", "/api/v1/log/tile/entries/{index}", log_entry_bundle, ROLES_LOG_READERS,
+     ROUTE_PATH_TAIL, NULL},
     {"GET", "/api/v1/log/tile/{level}/{index}", log_tile, ROLES_ALL,
      ROUTE_PATH_TAIL | ROUTE_LOG_PUBLIC, NULL},
     {"GET", "/api/v1/audit/bundle", audit_bundle, ROLES_LOG_READERS, 0, NULL},
