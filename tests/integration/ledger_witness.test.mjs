@@ -123,6 +123,17 @@ test('two witnesses cosign; one stopped catches up; a fork is refused; verify co
     const other = signWithServerKey(srv.keyFile, bundle.origin, 6, crypto.randomBytes(32));
     v = verifyBundle({ ...bundle, checkpoint: `${other}${line}\n` }, logKey, ['--witness', b.vkey]);
     assert.equal(v.status, 1, v.output);
+    // A forged cosignature of a witness the auditor holds rejects the note, even when the
+    // other witness held cosigned it and a quorum of 1 would be met (C2SP signed-note).
+    const sig = Buffer.from(line.split(' ')[2], 'base64');
+    sig[sig.length - 1] ^= 1;
+    const forged = cp.text.replace(line, `\u2014 wb.example ${sig.toString('base64')}`);
+    v = verifyBundle({ ...bundle, checkpoint: forged }, logKey, ['--witness', a.vkey, '--witness', b.vkey, '--quorum', '1']);
+    assert.equal(v.status, 1, v.output);
+    assert.match(v.output, /cosignature line of witness wb\.example \(the key you hold\) whose signature does not verify/);
+    // A witness the auditor does not hold may carry anything: its line is ignored.
+    v = verifyBundle({ ...bundle, checkpoint: forged }, logKey, ['--witness', a.vkey, '--quorum', '1']);
+    assert.equal(v.status, 0, v.output);
 
     // A fork shown to B: another root for the size it cosigned, signed with the log's key.
     const fork = signWithServerKey(srv.keyFile, bundle.origin, 6, crypto.randomBytes(32));

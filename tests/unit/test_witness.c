@@ -95,10 +95,28 @@ static void check(const struct witness_state *st, uint64_t old, size_t n, int pr
         uint8_t other_pk[32], other_sk[64];
         crypto_sign_keypair(other_pk, other_sk);
         assert_int_equal(witness_key_init(&other, "witness.example/w1", other_pk), 0);
-        assert_int_equal(witness_cosignature_verify(both, nl + ll, &other, NULL), -1);
+        assert_int_equal(witness_cosignature_verify(both, nl + ll, &other, NULL),
+                         WITNESS_COSIG_ABSENT); /* same name, another key: not its line */
+        /* The note alone, without the witness's line: absent. */
+        assert_int_equal(witness_cosignature_verify(note, nl, &f.w, NULL), WITNESS_COSIG_ABSENT);
+        /* The good line twice, then once with a forged copy beside it: one failing line of a
+         * held key rejects the note, whatever else it carries. */
+        char *three = malloc(nl + 2 * ll + 1);
+        memcpy(three, note, nl);
+        memcpy(three + nl, line, ll);
+        memcpy(three + nl + ll, line, ll + 1);
+        assert_int_equal(witness_cosignature_verify(three, nl + 2 * ll, &f.w, &t), 0);
+        /* Change a base64 character inside the signature (the line's 76 bytes end "==\n";
+         * ten characters before that is well within the 64 signature bytes). */
+        char *in_sig = three + nl + 2 * ll - 12;
+        *in_sig = *in_sig == 'A' ? 'B' : 'A';
+        assert_int_equal(witness_cosignature_verify(three, nl + 2 * ll, &f.w, NULL),
+                         WITNESS_COSIG_FORGED);
+        free(three);
         both[nl - 3] ^= 1; /* a byte of the signed note's signature line: body unchanged */
-        both[0] ^= 1;      /* the origin: body changed */
-        assert_int_equal(witness_cosignature_verify(both, nl + ll, &f.w, NULL), -1);
+        both[0] ^= 1;      /* the origin: body changed, so the witness's line no longer holds */
+        assert_int_equal(witness_cosignature_verify(both, nl + ll, &f.w, NULL),
+                         WITNESS_COSIG_FORGED);
         free(both);
         free(line);
     }

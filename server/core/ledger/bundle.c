@@ -324,7 +324,14 @@ static int check_witnesses(const struct bundle_trust *trust, const char *checkpo
         if (!trust->witnesses[i] || witness_key_parse(trust->witnesses[i], &k) != 0)
             return fail(why, why_size, "witness key %zu: not a witness verifier key", i + 1);
         uint64_t t = 0;
-        int ok = witness_cosignature_verify(checkpoint, strlen(checkpoint), &k, &t) == 0;
+        int verdict = witness_cosignature_verify(checkpoint, strlen(checkpoint), &k, &t);
+        if (verdict == WITNESS_COSIG_FORGED)
+            return fail(why, why_size,
+                        "checkpoint: it carries a cosignature line of witness %s (the key you "
+                        "hold) whose signature does not verify: a forged cosignature rejects the "
+                        "note",
+                        k.name);
+        int ok = verdict == 0;
         cosigned += ok ? 1u : 0u;
         json_object_set_new(seen, k.name, ok ? json_integer((json_int_t)t) : json_null());
     }

@@ -117,6 +117,8 @@ int witness_cosignature_verify(const char *msg, size_t len, const struct witness
     size_t body_len = (size_t)(sep - msg);
     const char *line = sep + 1, *end = msg + len;
     size_t dash = strlen(EM_DASH_SPACE), name_len = strlen(k->name);
+    int forged = 0, verified = 0;
+    uint64_t verified_at = 0;
     while (line < end) {
         const char *nl = memchr(line, '\n', (size_t)(end - line));
         if (!nl)
@@ -126,8 +128,10 @@ int witness_cosignature_verify(const char *msg, size_t len, const struct witness
             memcmp(name, k->name, name_len) == 0 && name[name_len] == ' ') {
             const char *b64 = name + name_len + 1;
             uint8_t sig[COSIG_BYTES + 1];
-            if (codec_b64_decode(b64, (size_t)(nl - b64), sig, sizeof sig) == COSIG_BYTES &&
-                memcmp(sig, k->key_id, NOTE_KEY_ID_BYTES) == 0) {
+            long sig_len = codec_b64_decode(b64, (size_t)(nl - b64), sig, sizeof sig);
+            /* A line of another key of the same name (another key id, or another signature
+             * type) is not k's: ignored, as a verifier ignores keys it does not hold. */
+            if (sig_len == COSIG_BYTES && memcmp(sig, k->key_id, NOTE_KEY_ID_BYTES) == 0) {
                 uint64_t ts = 0;
                 for (int i = 0; i < 8; i++)
                     ts = ts << 8 | sig[NOTE_KEY_ID_BYTES + i];
@@ -137,16 +141,23 @@ int witness_cosignature_verify(const char *msg, size_t len, const struct witness
                          crypto_sign_verify_detached(sig + NOTE_KEY_ID_BYTES + 8, signed_msg,
                                                      msg_len, k->public_key) == 0;
                 free(signed_msg);
-                if (ok) {
-                    if (t)
-                        *t = ts;
-                    return 0;
+                if (ok && !verified) {
+                    verified = 1;
+                    verified_at = ts;
+                } else if (!ok && signed_msg) { /* out of memory proves nothing either way */
+                    forged = 1;
                 }
             }
         }
         line = nl + 1;
     }
-    return -1;
+    if (forged)
+        return WITNESS_COSIG_FORGED;
+    if (!verified)
+        return WITNESS_COSIG_ABSENT;
+    if (t)
+        *t = verified_at;
+    return 0;
 }
 
 char *witness_request(uint64_t old_size, const uint8_t (*proof)[MERKLE_HASH_BYTES],

@@ -42,8 +42,12 @@ char *witness_cosign(const struct witness_key *k, const uint8_t sk[crypto_sign_S
                      const char *body, size_t len, uint64_t t) __attribute__((warn_unused_result));
 
 /* Looks in the signed note msg[0..len) for a cosignature line by k over its body. Returns 0
- * and the timestamp in *t when one verifies; -1 otherwise (no line for k, a bad signature, or
- * a note that is not well formed). */
+ * and the timestamp in *t when one verifies; WITNESS_COSIG_ABSENT when the note has no line of
+ * k (its name and key id) or is not well formed; WITNESS_COSIG_FORGED when any line of k does
+ * not verify (a bad signature, or a time beyond 2^63 − 1), even beside one that does: the note
+ * must then be rejected as a whole (C2SP signed-note), not read as uncosigned. */
+#define WITNESS_COSIG_ABSENT (-1)
+#define WITNESS_COSIG_FORGED (-2)
 int witness_cosignature_verify(const char *msg, size_t len, const struct witness_key *k,
                                uint64_t *t) __attribute__((warn_unused_result));
 
