@@ -1310,6 +1310,38 @@ static void test_attack_regressions(void **state)
     json_decref(scenario);
 }
 
+/* Found by the practitioner's review of engine 2. */
+static void test_practitioner_regressions(void **state)
+{
+    (void)state;
+    /* A horizon shorter than the demand profile: engine 1 sizes a dedicated fleet for the peak
+     * of the hours priced; engine 2 sized it for the profile's peak in an hour outside the
+     * horizon (7 replicas instead of 1, seven times the cost). */
+    json_t *scenario = load(INFERENCE2);
+    json_t *profile = json_array();
+    for (int h = 0; h < 24; h++)
+        json_array_append_new(profile, json_real(h < 12 ? 1 : 10));
+    set_at(scenario, "/service/demand_rps_by_hour", profile);
+    set_at(scenario, "/service/horizon_hours", json_integer(12));
+    json_object_del(at(scenario, "/service"), "demand_scenarios");
+    json_t *two = compare_ok(scenario);
+    for (size_t i = 0; i < json_array_size(json_object_get(two, "options")); i++) {
+        const json_t *opt = json_array_get(at(scenario, "/options"), i);
+        if (strcmp(json_string_value(json_object_get(opt, "arrangement")), "dedicated") != 0 ||
+            json_object_get(opt, "replicas"))
+            continue;
+        /* the peak of the hours priced is 1 request/s (×1.03 retries), one spare */
+        double kappa = option_num(two, i, "capacity_rps_per_replica");
+        double fleet = ceil(1 * 1.03 / (kappa * 0.8) - 1e-9) + 1;
+        double got = option_num(two, i, "replicas_peak");
+        if (got != fleet)
+            fail_msg("option %zu: a fleet of %g replicas for the 12 hours priced, not %g", i, got,
+                     fleet);
+    }
+    json_decref(two);
+    json_decref(scenario);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1349,6 +1381,7 @@ int main(void)
         cmocka_unit_test(test_engine_selection),
         cmocka_unit_test(test_bad_v2_scenarios_name_their_field),
         cmocka_unit_test(test_attack_regressions),
+        cmocka_unit_test(test_practitioner_regressions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

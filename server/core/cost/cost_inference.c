@@ -181,10 +181,13 @@ double cost_inference_capacity2(const struct cost_service *svc, const struct cos
     return capacity;
 }
 
+/* Engine 1's peak: the most load in an hour priced (a horizon shorter than the profile does
+ * not reach the profile's later hours). */
 static double peak_load(const struct cost_service *svc)
 {
     double most = 0;
-    for (size_t h = 0; h < svc->profile_hours; h++)
+    size_t hours = (size_t)svc->horizon_hours;
+    for (size_t h = 0; h < svc->profile_hours && h < hours; h++)
         most = fmax(most, svc->demand_rps_by_hour[h]);
     return most * (1 + svc->retry_rate);
 }
