@@ -152,6 +152,42 @@ function close(actual, expected, what) {
   assert.ok(Math.abs(actual - expected) <= tol, `${what}: server ${actual}, independent ${expected}`);
 }
 
+// ---- the CLI against the independent replay on random small histories ----------------------
+// Ties, zero runtimes, jobs larger than the pool, overflow with and without max_gpus, tiny
+// backfill windows: 300 histories with a fixed seed, each replayed by `capledger whatif` and here.
+test('capledger whatif equals the independent replay on 300 random small histories', () => {
+  let seed = 22;
+  const rnd = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 2147483648; };
+  const base = 1735689600;
+  const iso = (s) => new Date((base + s) * 1000).toISOString().replace('.000Z', 'Z');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'whatif-random-'));
+  for (let iter = 0; iter < 300; iter++) {
+    const jobs = Array.from({ length: 1 + Math.floor(rnd() * 40) }, (_, i) => {
+      const sub = Math.floor(rnd() * 50), rt = rnd() < 0.15 ? 0 : Math.floor(rnd() * 40), wait = Math.floor(rnd() * 10);
+      const gpus = [0, 0.5, 1, 1, 2, 3, 4, 6][Math.floor(rnd() * 8)];
+      return { id: `j${Math.floor(rnd() * 1000)}_${i}`, sub: base + sub, start: rnd() < 0.1 ? null : base + sub + wait, end: base + sub + wait + rt, gpus, g: Math.floor(gpus * 1000 + 0.5), state: rnd() < 0.7 ? 'COMPLETED' : 'FAILED' };
+    });
+    const R = Math.floor(rnd() * 6), policy = rnd() < 0.5 ? 'fifo' : 'easy_backfill', depth = Math.floor(rnd() * 4);
+    const overflow = rnd() < 0.6 ? { W: Math.floor(rnd() * 15), max: rnd() < 0.5 ? null : Math.floor(rnd() * 6) * 1000, delay: Math.floor(rnd() * 3), price: 3 } : null;
+    const doc = {
+      jobs: jobs.map((j) => ({ id: j.id, submitted_at: iso(j.sub - base), started_at: j.start === null ? null : iso(j.start - base), ended_at: iso(j.end - base), gpus: j.gpus, state: j.state })),
+      arrangements: [{ name: 'a', pool_gpus: R, pool_offer: { price_per_hour: 2, gpus_per_instance: 1 }, policy, backfill_depth: depth,
+        ...(overflow ? { overflow: { offer: { price_per_hour: 3, gpus_per_instance: 1 }, after_wait_s: overflow.W, ...(overflow.max !== null ? { max_gpus: overflow.max / 1000 } : {}), provisioning_delay_s: overflow.delay } } : {}) }],
+    };
+    const file = path.join(dir, 'doc.json');
+    fs.writeFileSync(file, JSON.stringify(doc));
+    const r = spawnSync(bin, ['whatif', '--json', file], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    const got = JSON.parse(r.stdout).arrangements[0];
+    const f = figures(jobs, { R: R * 1000, policy, depth, overflow, price: 2 });
+    const what = `history ${iter}: ${JSON.stringify(doc)}`;
+    for (const k of ['replayed', 'unschedulable', 'overflowed']) assert.equal(got[k], f[k], `${k}, ${what}`);
+    if (f.replayed) got.wait_quantiles_s.forEach((q, k) => close(q, quantile(f.wait.sorted, k), `quantile ${k}, ${what}`));
+    close(got.cost.total, f.cost.total, `cost, ${what}`);
+  }
+  fs.rmSync(dir, { recursive: true });
+});
+
 // ---- the API -----------------------------------------------------------------------------------
 
 let srv, as, pool, burst, sweep;
