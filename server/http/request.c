@@ -292,7 +292,16 @@ void resp_json_error(struct req *r, const json_error_t *err, long line)
         resp_problem(r, 413, "too-large", "JSON too large to parse",
                      "%s (the value that starts at line %ld, column %d)", err->text, at_line,
                      err->column);
-    else if (json_error_code(err) == json_error_stack_overflow)
+    else if (json_error_code(err) == json_error_null_character) {
+        /* Valid JSON, refused for what it holds: U+0000 would end the string for every C
+         * reader after the parser (docs/ledger-format.md, docs/api-rules.md). */
+        struct problems p;
+        problems_init(&p);
+        problems_add_line(&p, at_line, err->column, "",
+                          "holds U+0000 (\\u0000) in a string: no field accepts it");
+        resp_invalid(r, &p, "U+0000 is not accepted in any string: see errors.");
+        problems_free(&p);
+    } else if (json_error_code(err) == json_error_stack_overflow)
         resp_problem(r, 400, "too-deep", "JSON nested too deeply",
                      "arrays and objects may nest at most %d levels; line %ld, column %d goes "
                      "deeper",

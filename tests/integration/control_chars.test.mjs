@@ -105,3 +105,21 @@ test('capledger import escapes control characters in every reply it prints', asy
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('U+0000 anywhere in a JSON body is 422 with its line and column, as docs/ledger-format.md says', async () => {
+  const { as } = env;
+  // As written on the wire: the JSON escape \u0000 (valid JSON, refused for what it holds).
+  const body = `{"name": "nul\\u0000name", "provider": "aws"}`;
+  const r = await as('owner1', 'POST', '/offers', { body, headers: { 'Content-Type': 'application/json' } });
+  assert.equal(r.status, 422, r.text);
+  assert.match(r.json.detail, /U\+0000/);
+  assert.equal(r.json.errors[0].pointer, '');
+  assert.equal(r.json.errors[0].line, 1);
+  assert.ok(r.json.errors[0].column > 0, r.text);
+  // A decision record is the case the ledger format names.
+  const d = await as('owner1', 'POST', '/decisions', {
+    body: '{"record": {"question": "a\\u0000b"}, "signature": "x"}', headers: { 'Content-Type': 'application/json' },
+  });
+  assert.equal(d.status, 422, d.text);
+  assert.match(d.json.detail, /U\+0000/);
+});
