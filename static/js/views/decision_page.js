@@ -6,6 +6,7 @@ import { get, listAll } from '../api.js';
 import { checkLeaf } from '../inclusion.js';
 import { dateTime, shortId } from '../format.js';
 import { DESCRIBE } from '../pickers.js';
+import { scorecard } from './scorecard.js';
 
 const LOG_READERS = ['owner', 'auditor', 'admin'];
 
@@ -63,6 +64,7 @@ export async function renderDecision(root, ctx) {
         h('dt', null, 'Accepted by'), h('dd', { 'data-field': 'accepted_by' }, text(r.accepted_by)),
         h('dt', null, 'Signed at'), h('dd', { 'data-field': 'created_at' }, r.created_at),
         h('dt', null, 'Record id'), h('dd', { 'data-field': 'id' }, idButton(r.id, { what: 'this decision' })))),
+    scorecard(d.id),
     h('section', { class: 'card', 'aria-labelledby': 'chain-title' },
       h('h3', { id: 'chain-title' }, 'Supersede chain'),
       h('dl', { class: 'facts' },

@@ -1,5 +1,6 @@
 // 90-day reviews: the list, a new review, and one review's phases, artifacts, the 7-item
 // checklist (covered, or exactly what is missing), its decisions, and the signed decision form.
+import { scorecard, trackRecord } from './scorecard.js';
 import { h, field, alertBox, notice, busy, table, idButton } from '../dom.js';
 import { request, get, listAll, ApiError } from '../api.js';
 import { dateTime, shortId } from '../format.js';
@@ -63,6 +64,7 @@ export async function renderReviews(root, ctx) {
   const list = h('div', { 'aria-live': 'polite' }, h('p', { class: 'loading' }, 'Loading…'));
   root.append(list);
   if (may(ctx.user, 'POST /reviews')) root.append(newReviewForm(ctx));
+  root.append(trackRecord());
   try {
     const items = await listAll('/reviews', {}, 500);
     if (ctx.stale()) return;
@@ -214,6 +216,7 @@ export async function renderReview(root, ctx) {
   const gateBox = h('div', { 'aria-live': 'polite' });
   const artifactsBox = h('div');
   const decisionsBox = h('div', { 'aria-live': 'polite' });
+  const scoreBox = h('div');
   const status = h('span', { 'data-testid': 'review-status', 'aria-live': 'polite' }, statusBadge(review.status));
   const day = h('dd', { 'data-testid': 'review-day' }, dayText(review));
   let decisions = [];
@@ -237,7 +240,7 @@ export async function renderReview(root, ctx) {
       h('dt', null, 'Started'), h('dd', null, review.started_on),
       h('dt', null, 'Today'), day,
       h('dt', null, 'Workloads'), h('dd', { 'data-testid': 'review-workloads' }, 'none named')),
-    picker.el, checklistBox, gateBox, artifactsBox, decisionsBox);
+    picker.el, checklistBox, gateBox, artifactsBox, scoreBox, decisionsBox);
   workloadNames(review).then((names) => {
     const dd = root.querySelector('[data-testid=review-workloads]');
     if (dd && names.length) dd.replaceChildren(...names.map((n) => h('span', { class: 'chip' }, n)));
@@ -292,6 +295,12 @@ export async function renderReview(root, ctx) {
       err ? alertBox(`Not changed: ${err.message}`) : '',
       artifacts instanceof Error ? alertBox(`Artifacts unavailable: ${artifacts.message}`) : phasesView(review, artifacts, canEditArtifacts, refresh));
     decisionsBox.replaceChildren(list instanceof Error ? alertBox(`Decisions unavailable: ${list.message}`) : decisionsView(decisions));
+    // the current decision (the one nothing supersedes), scored against the runs since it
+    const current = decisions.find((d) => !d.superseded_by);
+    if (current && scoreBox.dataset.decision !== current.id) {
+      scoreBox.dataset.decision = current.id;
+      scoreBox.replaceChildren(scorecard(current.id));
+    }
   }
   await refresh();
   if (ctx.stale()) return;
