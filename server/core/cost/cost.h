@@ -50,8 +50,9 @@
  * break-even included). Beyond it the scenario is refused at /assumptions/trials. */
 #define COST_MAX_OPTION_TRIALS 2000000
 /* Engine 2: trials × planned_outcomes_per_month at most this (both fields named beyond it). Each
- * trial's work stays bounded whatever V and the acceptance rate are (sums of many outcomes or
- * runs are drawn as one normal variate, as below), so options × trials above stays the budget. */
+ * trial's work stays bounded whatever V and the acceptance rate are (counts of many outcomes or
+ * runs are drawn as one normal variate, sums of many runs as their floor plus one gamma variate:
+ * cost_mc.c), so options × trials above stays the budget. */
 #define COST_MAX_OUTCOME_TRIALS 20000000
 #define COST_MAX_PLANNED_OUTCOMES 10000
 /* Every number of a scenario without a narrower upper bound is at most this: far beyond any

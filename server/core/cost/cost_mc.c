@@ -525,7 +525,34 @@ static void draw_run2(struct cost_rng *rng, const struct run2_model *m, double *
     *time = wait_s;
 }
 
-/* runs completed runs: one by one when few, else one (bivariate) normal draw. */
+/* Gamma(shape, 1) by Marsaglia and Tsang (2000); a shape below 1 through Gamma(shape +
+ * 1)·U^{1/shape}. */
+static double rng_gamma(struct cost_rng *rng, double shape)
+{
+    double boost = 1;
+    if (shape < 1) {
+        boost = pow(1 - cost_rng_uniform(rng), 1 / shape);
+        shape += 1;
+    }
+    double d = shape - 1.0 / 3, c = 1 / sqrt(9 * d);
+    for (;;) {
+        double x = rng_normal(rng), v = 1 + c * x;
+        if (v <= 0)
+            continue;
+        v = v * v * v;
+        double u = 1 - cost_rng_uniform(rng); /* (0, 1]: the logarithm stays finite */
+        if (log(u) < 0.5 * x * x + d - d * v + d * log(v))
+            return boost * d * v;
+    }
+}
+
+/* runs completed runs: one by one when few, else one draw. A run's cost is bounded below and
+ * skewed to the right (failures, restarts and queues only add), so the sum is drawn as its
+ * cheapest possible value plus a gamma with the sum's exact mean and variance: a normal clamped
+ * at that floor lifted the mean above the closed form (by 0.8 % at ten outcomes of the risk
+ * example) and had no right skew. The time follows the cost through their exact correlation
+ * (a regression on the standardised cost plus an independent normal), never below its
+ * smallest possible value. */
 static void draw_runs(struct cost_rng *rng, const struct run2_model *m, double runs, bool want_time,
                       double *cost, double *time)
 {
@@ -539,8 +566,16 @@ static void draw_runs(struct cost_rng *rng, const struct run2_model *m, double r
         }
         return;
     }
-    double z1 = rng_normal(rng), root = sqrt(runs);
-    *cost = fmax(runs * m->cost_min, runs * m->cost_mean + root * m->cost_sd * z1);
+    double root = sqrt(runs), above = runs * (m->cost_mean - m->cost_min), sd = root * m->cost_sd;
+    double z1 = 0;
+    *cost = runs * m->cost_min;
+    if (above > 0 && sd > 0) {
+        double shape = above * above / (sd * sd);
+        *cost += sd * sd / above * rng_gamma(rng, shape);
+        z1 = (*cost - runs * m->cost_mean) / sd;
+    } else {
+        *cost = runs * m->cost_mean;
+    }
     if (want_time) {
         double z2 = rng_normal(rng);
         double y = runs * m->time_mean +
