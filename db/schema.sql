@@ -1354,6 +1354,8 @@ CREATE INDEX run_usage_upload_team ON public.run_usage_upload USING btree (team,
 
 CREATE INDEX scenario_team ON public.scenario USING btree (team, created_at);
 
+CREATE UNIQUE INDEX scenario_team_name ON public.scenario USING btree (team, lower(name));
+
 CREATE INDEX signing_key_user ON public.signing_key USING btree (user_id);
 
 CREATE INDEX telemetry_sample_benchmark ON ONLY public.telemetry_sample USING btree (benchmark_id, ts);

@@ -57,6 +57,14 @@ static const char *SQL_SCENARIO_CREATE =
     "VALUES ($1, $2, ARRAY(SELECT json_array_elements_text($3::json))::uuid[], $4::jsonb, $5) "
     "RETURNING " SCENARIO_JSON;
 
+/* The team's scenario of that name (without case) and the first free "name (N)", N ≥ 2. */
+static const char *SQL_SCENARIO_NAMED =
+    "SELECT json_build_object('id', e.id, 'name', e.name, 'created_by', e.created_by, "
+    "'created_at', e.created_at, 'suggested_name', (SELECT left($2, 190) || ' (' || n || ')' "
+    " FROM generate_series(2, 10000) n WHERE NOT EXISTS (SELECT 1 FROM scenario x WHERE "
+    " x.team = $1 AND lower(x.name) = lower(left($2, 190) || ' (' || n || ')')) ORDER BY n "
+    " LIMIT 1)) FROM scenario e WHERE e.team = $1 AND lower(e.name) = lower($2)";
+
 static const char *SQL_SCENARIO_GET =
     "SELECT " SCENARIO_JSON " FROM scenario WHERE id = $1::uuid AND "
     "($2::json IS NULL OR team IN (SELECT json_array_elements_text($2::json)))";
@@ -164,6 +172,13 @@ enum store_status store_scenario_create(struct store *s, const struct audit_acto
     free(ids);
     free(doc);
     return st;
+}
+
+enum store_status store_scenario_named(struct store *s, const char *team, const char *name,
+                                       json_t **out)
+{
+    const char *p[] = {team, name};
+    return store_json(s, SQL_SCENARIO_NAMED, 2, p, out);
 }
 
 enum store_status store_scenario_get(struct store *s, const char *id,

@@ -25,6 +25,11 @@ enum store_status store_scenario_create(struct store *s, const struct audit_acto
                                         const char *team, const char *name,
                                         const json_t *workload_ids, const json_t *document,
                                         json_t **out) STORE_MUSTCHECK;
+/* The team's scenario named name (without case): {id, name, created_by, created_at,
+ * suggested_name (the first free "name (N)")}; STORE_NOT_FOUND when there is none. A create
+ * under a taken name answers STORE_CONFLICT (the unique index scenario_team_name). */
+enum store_status store_scenario_named(struct store *s, const char *team, const char *name,
+                                       json_t **out);
 /* scope: the caller's teams (NULL: every team). */
 enum store_status store_scenario_get(struct store *s, const char *id,
                                      const struct team_scope *scope, json_t **out) STORE_MUSTCHECK;

@@ -327,12 +327,30 @@ static json_t *scenario_create_make(struct req *r, struct problems *p)
     struct audit_actor who;
     enum store_status st =
         store_scenario_create(r->app->store, req_actor(r, &who), team, name, ids, doc, &out);
+    json_t *taken = NULL;
     if (st == STORE_OK)
         made = out;
     else if (st == STORE_INVALID)
         problems_add(p, "/team", "no team named '%s'", team);
-    else
+    else if (st == STORE_CONFLICT &&
+             store_scenario_named(r->app->store, team, name, &taken) == STORE_OK) {
+        /* Names are unique per team: name the scenario that has it and offer a free one. */
+        const char *sugg = json_string_value(json_object_get(taken, "suggested_name"));
+        resp_problem_with(
+            r, 409, "conflict", "Conflict",
+            json_pack("{s:O, s:s?, s:[{s:s, s:s}]}", "existing", taken, "suggested_name", sugg,
+                      "errors", "pointer", "/name", "message",
+                      "another scenario of this team has this name"),
+            "team '%s' already has a scenario named '%s' (stored %.10s by %s): choose another "
+            "name%s%s%s",
+            team, json_string_value(json_object_get(taken, "name")),
+            json_string_value(json_object_get(taken, "created_at")),
+            json_string_value(json_object_get(taken, "created_by")), sugg ? ", such as '" : "",
+            sugg ? sugg : "", sugg ? "'" : "");
+        json_decref(taken);
+    } else {
         resp_store_error(r, st, "scenario");
+    }
 out:
     json_decref(ids);
     json_decref(resolved);
@@ -503,12 +521,13 @@ static void comparison_list(struct req *r)
 const struct route compute_routes[] = {
     {"POST", "/api/v1/compare", compare_stateless, READERS, ROUTE_JSON_BODY, NULL},
     {"POST", "/api/v1/compare/charts", compare_charts, READERS, ROUTE_JSON_BODY, NULL},
-    {"GET", "/api/v1/scenarios", scenario_list, READERS, 0, "limit cursor q team"},
+    {"GET", "/api/v1/scenarios", scenario_list, READERS, ROUTE_STANDBY, "limit cursor q team"},
     {"POST", "/api/v1/scenarios", scenario_create, WRITERS, ROUTE_JSON_BODY, NULL},
-    {"GET", "/api/v1/scenarios/{id}", scenario_get, READERS, 0, NULL},
-    {"GET", "/api/v1/scenarios/{id}/comparisons", comparison_list, READERS, 0, "limit cursor"},
+    {"GET", "/api/v1/scenarios/{id}", scenario_get, READERS, ROUTE_STANDBY, NULL},
+    {"GET", "/api/v1/scenarios/{id}/comparisons", comparison_list, READERS, ROUTE_STANDBY,
+     "limit cursor"},
     {"POST", "/api/v1/scenarios/{id}/comparisons", comparison_create, WRITERS, 0, NULL},
-    {"GET", "/api/v1/comparisons/{sha256}", comparison_get, READERS, 0, NULL},
-    {"GET", "/api/v1/comparisons/{sha256}/charts", comparison_charts, READERS, 0, NULL},
+    {"GET", "/api/v1/comparisons/{sha256}", comparison_get, READERS, ROUTE_STANDBY, NULL},
+    {"GET", "/api/v1/comparisons/{sha256}/charts", comparison_charts, READERS, ROUTE_STANDBY, NULL},
     {NULL, NULL, NULL, 0, 0, NULL},
 };
