@@ -1359,6 +1359,26 @@ static void test_practitioner_regressions(void **state)
     assert_true(option_num(ten, 0, "cost_per_outcome_quantiles/p50") >= floor_cost);
     json_decref(ten);
     json_decref(scenario);
+
+    /* Findings count engine 2's gigabytes: a staged 10,000 GB dataset away from its source
+     * (one outcome a month) said "0 GB of egress" (the benchmark's transfer_gb) and counted the
+     * dataset as storage of a remote reader. */
+    scenario = load(RISK2);
+    set_at(scenario, "/workload/dataset_gb", json_integer(10000));
+    json_t *source = json_pack("{s:s, s:s, s:f}", "provider", "aws", "region", "us-east-1",
+                               "egress_price_gb", 0.09);
+    set_at(scenario, "/workload/data_source", source);
+    set_at(scenario, "/options/0/benchmark/data_access", json_string("staged"));
+    set_at(scenario, "/options/1/benchmark/data_access", json_string("remote"));
+    set_at(scenario, "/options/1/benchmark/transfer_gb", json_integer(3000));
+    set_at(scenario, "/options/1/offer/storage_price_gb_month", json_real(0.2));
+    json_t *staged = compare_ok(scenario);
+    assert_true(has_finding(staged, 0, "10,000 GB"));
+    assert_false(has_finding(staged, 0, " 0 GB"));
+    assert_true(has_finding(staged, 1, "3,000 GB"));
+    assert_false(has_finding(staged, 1, "storage is"));
+    json_decref(staged);
+    json_decref(scenario);
 }
 
 int main(void)

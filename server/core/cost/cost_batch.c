@@ -177,6 +177,14 @@ static void cost_batch_eval2(const struct cost_scenario *sc, const struct cost_a
                                                                       restarts * b->restage_gb);
     item[COST_B_STORAGE] = checkpoint_storage;
     item[COST_B_TRANSFER] = run_transfer;
+    /* The gigabytes behind the transfer and storage items, for the findings. */
+    double run_gb = !source ? b->transfer_gb
+                    : b->staged || !(egress_src > 0)
+                        ? 0
+                        : attempts * b->transfer_gb + restarts * b->restage_gb;
+    double outcome_gb = source && b->staged && egress_src > 0 ? w->dataset_gb / V : 0;
+    out->read_gb = run_gb / a + outcome_gb;
+    out->stored_dataset_gb = !source || b->staged ? w->dataset_gb : 0;
     double per_run = 0, compute = 0;
     for (int i = 0; i < COST_B_REJECTED_RUNS; i++)
         per_run += item[i];

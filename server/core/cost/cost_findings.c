@@ -189,6 +189,16 @@ static int batch_item_sentence(json_t *findings, const struct cost_scenario *sc,
         return add_sentence(findings, "orchestration overhead is %s (%s%% of compute)", share, o);
     }
     case COST_B_STORAGE: {
+        if (sc->engine >= 2) {
+            NUM(ckpt, sc->workload.checkpoint_gb * sc->workload.checkpoints_kept);
+            NUM(months, sc->assumptions.retention_months);
+            NUM(data, r->stored_dataset_gb);
+            NUM(volume, sc->assumptions.planned_outcomes);
+            return add_sentence(findings,
+                                "storage is %s: %s GB of checkpoints kept for %s month(s) per "
+                                "run, and a month of %s GB of dataset shared by %s outcome(s)",
+                                share, ckpt, months, data, volume);
+        }
         NUM(gb,
             sc->workload.checkpoint_gb * sc->workload.checkpoints_kept + sc->workload.dataset_gb);
         NUM(months, sc->assumptions.retention_months);
@@ -196,6 +206,13 @@ static int batch_item_sentence(json_t *findings, const struct cost_scenario *sc,
                             months);
     }
     case COST_B_TRANSFER: {
+        if (sc->engine >= 2) {
+            NUM(gb, r->read_gb);
+            return add_sentence(findings,
+                                "data transfer is %s: %s GB of egress per useful result; keep "
+                                "the data where the GPUs are, or stage a copy once a month",
+                                share, gb);
+        }
         NUM(gb, b->transfer_gb);
         return add_sentence(findings,
                             "data transfer is %s: %s GB of egress; keep the data in "

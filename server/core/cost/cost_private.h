@@ -241,6 +241,8 @@ struct cost_batch_result {
     double per_outcome_fixed; /* dataset storage and staging per outcome (not divided by a) */
     double per_run_fixed;     /* per-run storage and transfer when fixed (no source, staged) */
     double source_egress_gb;  /* egress_src when each attempt reads from the source, else 0 */
+    double read_gb;           /* engine 2: GB billed as transfer per useful outcome */
+    double stored_dataset_gb; /* engine 2: dataset GB stored at the offer (a month, shared by V) */
     double restarts_per_run;  /* N_run */
     double attempts_per_run;  /* A */
     double cash;              /* cash cost per outcome */
