@@ -42,6 +42,10 @@ enum route_flag {
      * decision content), declared for every caller so monitors and witnesses can follow the log;
      * with CAPLEDGER_LOG_PUBLIC=0 only auditors, owners and admins. */
     ROUTE_LOG_PUBLIC = 1u << 6,
+    /* A pure read the hot standby may answer (evidence, comparisons, decisions, reports) once it
+     * has replayed the caller's writes (http/reads.h). Sessions, tokens, users, signing keys,
+     * the log, the audit bundle, webhooks and alerts never carry it: they read the primary. */
+    ROUTE_STANDBY = 1u << 7,
 };
 
 struct principal {

@@ -56,46 +56,6 @@ struct reads {
     atomic_uint_fast64_t count[TARGETS];
 };
 
-/* The routes whose answers may come from the standby: pure reads of evidence, comparisons,
- * decisions and reports. Sessions, tokens, users, signing keys, the log, the audit bundle,
- * webhooks and alerts always read the primary. */
-static const char *const ELIGIBLE[] = {
-    "/api/v1/workloads",
-    "/api/v1/workloads/{id}",
-    "/api/v1/offers",
-    "/api/v1/offers/{id}",
-    "/api/v1/benchmarks",
-    "/api/v1/benchmarks/{id}",
-    "/api/v1/benchmarks/{id}/telemetry",
-    "/api/v1/runs",
-    "/api/v1/clusters",
-    "/api/v1/clusters/{name}",
-    "/api/v1/scenarios",
-    "/api/v1/scenarios/{id}",
-    "/api/v1/scenarios/{id}/comparisons",
-    "/api/v1/comparisons/{sha256}",
-    "/api/v1/comparisons/{sha256}/charts",
-    "/api/v1/decisions",
-    "/api/v1/decisions/{id}",
-    "/api/v1/reports/usage",
-    "/api/v1/reports/idle",
-    "/api/v1/uploads",
-    "/api/v1/uploads/{id}",
-    "/api/v1/teams",
-    "/api/v1/teams/{id}",
-    NULL,
-};
-
-int reads_route_eligible(const char *method, const char *pattern)
-{
-    if (strcmp(method, "GET") != 0)
-        return 0;
-    for (size_t i = 0; ELIGIBLE[i]; i++)
-        if (strcmp(ELIGIBLE[i], pattern) == 0)
-            return 1;
-    return 0;
-}
-
 static int64_t now_ms(void)
 {
     struct timespec ts;

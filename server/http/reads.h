@@ -33,9 +33,6 @@ struct reads;
 struct reads *reads_new(struct store *primary, struct store *replica, int wait_ms);
 void reads_free(struct reads *rd);
 
-/* 1 when the request's route may read from the standby. */
-int reads_route_eligible(const char *method, const char *pattern);
-
 enum reads_need_status {
     READS_NEED_OK,      /* *need: a read that reflects the primary up to here is fresh enough */
     READS_NEED_PENDING, /* the caller has a write in flight: read the primary */

@@ -495,8 +495,8 @@ static void dispatch(struct req *r, size_t *route_index)
          * position (http/reads.h: req_row). */
         struct app *shared = r->app;
         struct app local = *shared;
-        if (!(r->route->flags & ROUTE_ROW_CACHE) &&
-            reads_route_eligible(r->route->method, r->route->pattern))
+        if ((r->route->flags & (ROUTE_STANDBY | ROUTE_ROW_CACHE)) == ROUTE_STANDBY &&
+            strcmp(r->route->method, "GET") == 0)
             local.store = reads_choose(reads, r);
         else
             local.store = shared->store;

@@ -509,11 +509,11 @@ static void benchmark_list(struct req *r)
 }
 
 const struct route benchmark_routes[] = {
-    {"GET", "/api/v1/benchmarks", benchmark_list, ROLES_USERS, 0,
+    {"GET", "/api/v1/benchmarks", benchmark_list, ROLES_USERS, ROUTE_STANDBY,
      "limit cursor from to team workload offer outcome q"},
     {"POST", "/api/v1/benchmarks", benchmark_create, ROLE_OWNER | ROLE_TEAM, ROUTE_JSON_BODY, NULL},
     {"POST", "/api/v1/benchmarks/import", benchmark_import, ROLE_OWNER | ROLE_TEAM,
      ROUTE_STREAM_BODY, "format workload_id offer_id measured_at ran_by supersedes where"},
-    {"GET", "/api/v1/benchmarks/{id}", benchmark_get, ROLES_USERS, 0, NULL},
+    {"GET", "/api/v1/benchmarks/{id}", benchmark_get, ROLES_USERS, ROUTE_STANDBY, NULL},
     {NULL, NULL, NULL, 0, 0, NULL},
 };

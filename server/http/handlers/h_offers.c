@@ -462,11 +462,11 @@ static void offer_list(struct req *r)
 }
 
 const struct route offer_routes[] = {
-    {"GET", "/api/v1/offers", offer_list, ROLES_USERS, 0,
+    {"GET", "/api/v1/offers", offer_list, ROLES_USERS, ROUTE_STANDBY,
      "limit cursor from to provider gpu_model purchase_option q"},
     {"POST", "/api/v1/offers", offer_create, ROLE_OWNER | ROLE_ADMIN, ROUTE_STREAM_BODY, NULL},
     {"POST", "/api/v1/offers/import", offer_import, ROLE_OWNER | ROLE_ADMIN, ROUTE_STREAM_BODY,
      "format provider currency"},
-    {"GET", "/api/v1/offers/{id}", offer_get, ROLES_USERS, 0, NULL},
+    {"GET", "/api/v1/offers/{id}", offer_get, ROLES_USERS, ROUTE_STANDBY, NULL},
     {NULL, NULL, NULL, 0, 0, NULL},
 };

@@ -550,7 +550,7 @@ out:
 }
 
 const struct route run_routes[] = {
-    {"GET", "/api/v1/runs", runs_list, ROLES_USERS, 0,
+    {"GET", "/api/v1/runs", runs_list, ROLES_USERS, ROUTE_STANDBY,
      "limit cursor team class state cluster upload from to workload"},
     {"POST", "/api/v1/runs", runs_upload, ROLE_OWNER | ROLE_TEAM, ROUTE_STREAM_BODY,
      "cluster team class format trace_start steps fields tz atomic"},

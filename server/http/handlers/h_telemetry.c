@@ -359,7 +359,7 @@ static void telemetry_list(struct req *r)
 }
 
 const struct route telemetry_routes[] = {
-    {"GET", "/api/v1/benchmarks/{id}/telemetry", telemetry_list, ROLES_USERS, 0,
+    {"GET", "/api/v1/benchmarks/{id}/telemetry", telemetry_list, ROLES_USERS, ROUTE_STANDBY,
      "limit cursor from to"},
     {"POST", "/api/v1/benchmarks/{id}/telemetry", telemetry_upload, ROLE_OWNER | ROLE_TEAM,
      ROUTE_STREAM_BODY, "format idle_below fields tz atomic force at"},

@@ -48,7 +48,8 @@ static void upload_list(struct req *r)
 }
 
 const struct route upload_routes[] = {
-    {"GET", "/api/v1/uploads", upload_list, ROLES_USERS, 0, "limit cursor from to team kind"},
-    {"GET", "/api/v1/uploads/{id}", upload_get, ROLES_USERS, 0, NULL},
+    {"GET", "/api/v1/uploads", upload_list, ROLES_USERS, ROUTE_STANDBY,
+     "limit cursor from to team kind"},
+    {"GET", "/api/v1/uploads/{id}", upload_get, ROLES_USERS, ROUTE_STANDBY, NULL},
     {NULL, NULL, NULL, 0, 0, NULL},
 };

@@ -271,10 +271,11 @@ static void workload_list(struct req *r)
 }
 
 const struct route workload_routes[] = {
-    {"GET", "/api/v1/workloads", workload_list, ROLES_USERS, 0,
+    {"GET", "/api/v1/workloads", workload_list, ROLES_USERS, ROUTE_STANDBY,
      "limit cursor from to team kind class q"},
     {"POST", "/api/v1/workloads", workload_create, ROLE_OWNER | ROLE_TEAM, ROUTE_JSON_BODY, NULL},
-    {"GET", "/api/v1/workloads/{id}", workload_get, ROLES_USERS, ROUTE_ROW_CACHE, NULL},
+    {"GET", "/api/v1/workloads/{id}", workload_get, ROLES_USERS, ROUTE_ROW_CACHE | ROUTE_STANDBY,
+     NULL},
     {"PATCH", "/api/v1/workloads/{id}", workload_patch, ROLE_OWNER | ROLE_TEAM, ROUTE_JSON_BODY,
      NULL},
     {NULL, NULL, NULL, 0, 0, NULL},
