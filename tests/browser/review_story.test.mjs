@@ -27,7 +27,7 @@ after(async () => {
 
 async function session(who, width = 1280) {
   const context = await browser.newContext({ viewport: { width, height: 800 } });
-  const { page, problems } = await watchedPage(context);
+  const { page, problems } = await watchedPage(context, { folds: 'closed' });
   await signIn(page, demo.srv, { username: who, password: demo.passwords[who] });
   return { context, page, problems };
 }
@@ -68,6 +68,82 @@ test('two stored comparisons side by side: the input that moved the winner and t
   assert.match(await inputs.locator('tbody tr').first().innerText(), /h100-nvme-cache's throughput\s+moved the winner\s+185 prompts\/s\s+30 prompts\/s/);
   const figures = await diff.locator('table').nth(1).locator('tbody').innerText();
   assert.match(figures, /h100-nvme-cache\s+reliable cost per outcome\s+\$[\d,.]+\s+\$[\d,.]+\s+\+\d/);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('the page fits two screens at 1280 px, its sections fold and open from the keyboard', async () => {
+  const { context, page, problems } = await session('demo-owner');
+  await openReview(page);
+  const height = await page.evaluate(() => document.documentElement.scrollHeight);
+  const parts = await page.evaluate(() => [...document.querySelector('main').children].map((c) => `${c.tagName}.${c.className}:${Math.round(c.getBoundingClientRect().height)}`).join(' '));
+  assert.ok(height <= 1600, `the review page is ${height} px tall at 1280: ${parts}`);
+  const folds = page.locator('main details.fold');
+  assert.ok(await folds.count() >= 6);
+  const decisions = page.locator('details[data-fold=decisions]');
+  await decisions.locator('summary').focus();
+  await page.keyboard.press('Enter');
+  assert.equal(await decisions.getAttribute('open'), '');
+  await decisions.locator('.decisions tbody tr').first().waitFor();
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('the status says why: each drift alert with what, how much, since when and under which decision', async () => {
+  const { context, page, problems } = await session('demo-owner');
+  await openReview(page);
+  const story = page.getByTestId('review-story');
+  assert.match(await story.getByTestId('story-status').innerText(), /^Status: needs decision — current decision: revise h100-nvme-cache · signed .* by demo-owner\.$/);
+  const reasons = story.getByTestId('story-reasons').locator('li');
+  await reasons.first().waitFor();
+  assert.equal(await reasons.count(), 2);
+  const text = await story.getByTestId('story-reasons').innerText();
+  assert.match(text, /GPU utilisation: the decision assumed 1, observed 0\.55 \(-45%, threshold 25%\) over 1 measurements, open since \d{4}-\d\d-\d\d \d\d:\d\d UTC, against the current decision \(revise h100-nvme-cache/);
+  assert.match(text, /throughput: the decision assumed 185, observed 112 \(-39%, threshold 25%\)/);
+  // The deciding assumptions: the break-even nearest to today's values, in words.
+  const deciding = await story.getByTestId('deciding-assumptions').innerText();
+  assert.match(deciding, /The deciding assumptions[\s\S]*If h100-nvme-cache's throughput fell from 185 prompts\/s to [\d.]+ prompts\/s, a100-streamed would win\. That is \d+% from today's value\./);
+  // Checklist items link to the evidence that covers them.
+  await page.locator('details[data-fold=checklist] > summary').click();
+  const links = page.locator('.checklist li[data-item] .evidence-links a');
+  await links.first().waitFor();
+  const hrefs = await links.evaluateAll((as) => as.map((a) => a.getAttribute('href')));
+  assert.ok(hrefs.some((x) => x.startsWith('#/evidence/benchmarks/')), hrefs.join(' '));
+  assert.ok(hrefs.some((x) => x.startsWith('#/evidence/uploads/')), hrefs.join(' '));
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('after a signed advance: the alerts are still open under it until resolved, and the gate speaks of the next decision', async () => {
+  const { addOwner, record, postDecision } = await import('../integration/ledger.lib.mjs');
+  const olga = await addOwner(demo.srv, 'olga');
+  const rec = record(olga, review.id, {
+    decision: 'advance', chosen_option: 'h100-nvme-cache', comparison_sha256: [first.sha256],
+    justification: null, accepted_by: 'Head of ML platform',
+  });
+  const r = await postDecision(demo.srv.url, olga, rec);
+  assert.equal(r.status, 201, r.text);
+
+  const { context, page, problems } = await session('demo-owner');
+  await openReview(page);
+  const story = page.getByTestId('review-story');
+  assert.match(await story.getByTestId('story-status').innerText(), /current decision: advance h100-nvme-cache · signed .* by olga/);
+  const stale = story.locator('li.stale-alert');
+  await stale.first().waitFor();
+  assert.equal(await stale.count(), 2);
+  assert.match(await stale.first().innerText(), /raised against an earlier decision \(revise h100-nvme-cache · signed .* by demo-owner\): still open under the current one/);
+  await page.locator('details[data-fold=checklist] > summary').click();
+  const gate = page.getByTestId('gate-verdict');
+  await gate.waitFor();
+  assert.doesNotMatch(await page.locator('main').innerText(), /Gate: an advance would be refused/);
+  assert.match(await gate.innerText(), /^The current decision, advance h100-nvme-cache · signed .* by olga, passed the gate when it was signed\. What follows is about the next one\.\n+Gate: a new advance superseding the current decision would (pass|be refused)/);
+  // Resolving one from the story records which decision answered it.
+  await stale.first().getByRole('button', { name: 'Resolve: the current decision answers it' }).click();
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid=story-reasons] li.stale-alert').length === 1);
+  const alerts = await apiOk(demo.srv, 'GET', '/api/v1/alerts', { token: demo.tokens['demo-owner'] });
+  const resolved = alerts.items.filter((a) => a.status === 'resolved');
+  assert.equal(resolved.length, 1);
+  assert.match(resolved[0].note, /^answered by the decision advance h100-nvme-cache · signed .* by olga$/);
   assert.deepEqual(problems, []);
   await context.close();
 });

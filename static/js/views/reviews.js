@@ -9,7 +9,7 @@ import { select } from '../listing.js';
 import { decisionForm } from './decision.js';
 import { comparisonPicker, gateVerdict } from './cockpit.js';
 import { may } from '../roles.js';
-import { diffChooser } from './review_story.js';
+import { diffChooser, storyPanel, gateStory, fold, foldBoxes, foldInPlace, evidenceLinks } from './review_story.js';
 import { recordPicker, evidencePicker, comparisonsPicker } from '../pickers.js';
 
 const PHASES = [
@@ -85,7 +85,7 @@ function statusBadge(status) {
   return h('span', { class: `status status-${String(status).replace(/\s/g, '-')}` }, status);
 }
 
-function checklistView(data) {
+function checklistView(data, review) {
   const items = data.items || data.checklist || [];
   const covered = items.filter((i) => i.covered).length;
   return h('section', { class: 'checklist', 'aria-labelledby': 'checklist-title' },
@@ -94,6 +94,7 @@ function checklistView(data) {
       h('span', { class: 'mark', 'aria-hidden': 'true' }, i.covered ? '✓' : '✗'),
       h('span', { class: 'label' }, i.title || i.label || i.item || i.key),
       h('span', { class: 'visually-hidden' }, i.covered ? ' (covered)' : ' (missing)'),
+      evidenceLinks(i.evidence, review),
       !i.covered && [].concat(i.missing || []).length
         ? h('ul', { class: 'missing-list' }, [].concat(i.missing).map((m) => h('li', null, typeof m === 'string' ? m : m.message || JSON.stringify(m))))
         : null))));
@@ -223,8 +224,14 @@ export async function renderReview(root, ctx) {
   let form = null;
   let chosen = { sha: null, name: '' };
   const picker = comparisonPicker(review, {
-    onChosen: async (sha) => {
+  const story = storyPanel(review, ctx);
+    onChosen: async (sha, stored) => {
       chosen = { sha, name: sha ? picker.el.querySelector('select').selectedOptions[0].textContent.split(' — ')[0] : '' };
+      story.setComparison(stored, chosen.name);
+      foldInPlace(picker.el.querySelector('.cockpit-comparison section.options'), 'Each option: cost per outcome and where the money goes');
+      foldInPlace(picker.el.querySelector('.cockpit-comparison section.charts'), 'In pictures: the cost distribution and the break-even points');
+      foldInPlace(picker.el.querySelector('.cockpit-comparison section.break-even'), 'What would change the decision');
+      foldInPlace(picker.el.querySelector('.cockpit-comparison section.flag-overhead'), 'Overhead dominates');
   const diffBox = h('div', { class: 'diff-box' });
       if (form && sha) await form.citeComparison(sha);
       await updateChecklist();
@@ -234,7 +241,7 @@ export async function renderReview(root, ctx) {
   root.append(
     h('p', { class: 'crumbs' }, h('a', { href: '#/reviews' }, 'Reviews'), ' / ', review.title),
     h('h2', null, review.title, ' ', status),
-    h('dl', { class: 'facts' },
+    h('dl', { class: 'facts review-facts' },
       h('dt', null, 'Question'), h('dd', null, review.question),
       h('dt', null, 'Owner'), h('dd', null, review.owner),
       h('dt', null, 'Started'), h('dd', null, review.started_on),
@@ -242,6 +249,10 @@ export async function renderReview(root, ctx) {
       h('dt', null, 'Workloads'), h('dd', { 'data-testid': 'review-workloads' }, 'none named')),
     picker.el, checklistBox, gateBox, artifactsBox, scoreBox, decisionsBox);
   workloadNames(review).then((names) => {
+  picker.el.before(story.el);
+  foldBoxes('The checklist and the gate', 'checklist', checklistBox, gateBox);
+  foldBoxes('Phases and artifacts', 'phases', artifactsBox);
+  foldBoxes('Signed decisions', 'decisions', decisionsBox);
     const dd = root.querySelector('[data-testid=review-workloads]');
     if (dd && names.length) dd.replaceChildren(...names.map((n) => h('span', { class: 'chip' }, n)));
   picker.el.after(diffBox);
@@ -257,12 +268,12 @@ export async function renderReview(root, ctx) {
       if (form && chosen.sha && form.dataset.locked !== 'true') {
         const dry = await form.dryRunAdvance();
         if (seq !== checkSeq || ctx.stale()) return;
-        checklistBox.replaceChildren(dry.checklist ? checklistView(dry.checklist) : '');
-        gateBox.replaceChildren(gateVerdict(dry, chosen.name));
+        checklistBox.replaceChildren(dry.checklist ? checklistView(dry.checklist, review) : '');
+        gateBox.replaceChildren(gateStory(gateVerdict(dry, chosen.name), dry, decisions));
       } else {
         const { data } = await get(`/reviews/${encodeURIComponent(id)}/checklist`, chosen.sha ? { comparison: chosen.sha } : undefined);
         if (seq !== checkSeq || ctx.stale()) return;
-        checklistBox.replaceChildren(checklistView(data));
+        checklistBox.replaceChildren(checklistView(data, review));
         if (!form || form.dataset.locked === 'true') gateBox.replaceChildren();
       }
     } catch (e) {
@@ -291,6 +302,7 @@ export async function renderReview(root, ctx) {
       day.textContent = dayText(review);
     }
     if (list instanceof Error) decisions = [];
+    story.setDecisions(decisions, fresh instanceof Error ? null : fresh);
     artifactsBox.replaceChildren(
       err ? alertBox(`Not changed: ${err.message}`) : '',
       artifacts instanceof Error ? alertBox(`Artifacts unavailable: ${artifacts.message}`) : phasesView(review, artifacts, canEditArtifacts, refresh));
@@ -304,7 +316,7 @@ export async function renderReview(root, ctx) {
   }
   await refresh();
   if (ctx.stale()) return;
-  if (canEditArtifacts) root.append(artifactForm(review, refresh));
+  if (canEditArtifacts) root.append(fold('Add an artifact', 'artifact-form', artifactForm(review, refresh)));
   if (may(ctx.user, 'POST /decisions')) {
     const slot = h('div');
     let timer = null;
@@ -327,7 +339,7 @@ export async function renderReview(root, ctx) {
       }
     };
     await mount();
-    root.append(slot);
+    root.append(fold('Record a decision', 'decision-form', slot));
   } else {
     root.append(notice('Only owners record and sign decisions.'));
   }

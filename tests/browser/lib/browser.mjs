@@ -25,9 +25,19 @@ export async function launch() {
 
 // A page that records CSP violations (the DOM event and Chromium's console report) and
 // console errors into `problems`, so any test can assert there were none.
-export async function watchedPage(context) {
+//
+// The review page folds its sections (details.fold, closed at first). Tests that read or fill
+// what is inside them get every fold opened as it appears (folds: 'open', the default);
+// tests of the folding itself ask for { folds: 'closed' }.
+export async function watchedPage(context, { folds = 'open' } = {}) {
   const page = await context.newPage();
   const problems = [];
+  if (folds === 'open') {
+    await page.addInitScript(() => {
+      const openAll = () => document.querySelectorAll('details.fold:not([open])').forEach((d) => { d.open = true; });
+      new MutationObserver(openAll).observe(document, { childList: true, subtree: true });
+    });
+  }
   await page.exposeFunction('__cspViolation', (v) => problems.push(`CSP: ${v}`));
   await page.addInitScript(() => {
     document.addEventListener('securitypolicyviolation', (e) => {
