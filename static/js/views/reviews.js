@@ -8,8 +8,8 @@ import { problemList, placeFieldErrors } from '../problems.js';
 import { select } from '../listing.js';
 import { decisionForm } from './decision.js';
 import { comparisonPicker, gateVerdict } from './cockpit.js';
-import { may } from '../roles.js';
 import { diffChooser, storyPanel, gateStory, fold, foldBoxes, foldInPlace, evidenceLinks } from './review_story.js';
+import { may } from '../roles.js';
 import { recordPicker, evidencePicker, comparisonsPicker } from '../pickers.js';
 
 const PHASES = [
@@ -223,8 +223,9 @@ export async function renderReview(root, ctx) {
   let decisions = [];
   let form = null;
   let chosen = { sha: null, name: '' };
-  const picker = comparisonPicker(review, {
+  const diffBox = h('div', { class: 'diff-box' });
   const story = storyPanel(review, ctx);
+  const picker = comparisonPicker(review, {
     onChosen: async (sha, stored) => {
       chosen = { sha, name: sha ? picker.el.querySelector('select').selectedOptions[0].textContent.split(' — ')[0] : '' };
       story.setComparison(stored, chosen.name);
@@ -232,11 +233,10 @@ export async function renderReview(root, ctx) {
       foldInPlace(picker.el.querySelector('.cockpit-comparison section.charts'), 'In pictures: the cost distribution and the break-even points');
       foldInPlace(picker.el.querySelector('.cockpit-comparison section.break-even'), 'What would change the decision');
       foldInPlace(picker.el.querySelector('.cockpit-comparison section.flag-overhead'), 'Overhead dominates');
-  const diffBox = h('div', { class: 'diff-box' });
+      diffBox.replaceChildren(await diffChooser(review, sha));
       if (form && sha) await form.citeComparison(sha);
       await updateChecklist();
     },
-      diffBox.replaceChildren(await diffChooser(review, sha));
   });
   root.append(
     h('p', { class: 'crumbs' }, h('a', { href: '#/reviews' }, 'Reviews'), ' / ', review.title),
@@ -248,14 +248,14 @@ export async function renderReview(root, ctx) {
       h('dt', null, 'Today'), day,
       h('dt', null, 'Workloads'), h('dd', { 'data-testid': 'review-workloads' }, 'none named')),
     picker.el, checklistBox, gateBox, artifactsBox, scoreBox, decisionsBox);
-  workloadNames(review).then((names) => {
+  picker.el.after(diffBox);
   picker.el.before(story.el);
   foldBoxes('The checklist and the gate', 'checklist', checklistBox, gateBox);
   foldBoxes('Phases and artifacts', 'phases', artifactsBox);
   foldBoxes('Signed decisions', 'decisions', decisionsBox);
+  workloadNames(review).then((names) => {
     const dd = root.querySelector('[data-testid=review-workloads]');
     if (dd && names.length) dd.replaceChildren(...names.map((n) => h('span', { class: 'chip' }, n)));
-  picker.el.after(diffBox);
   });
 
   // The checklist on the chosen comparison. An owner's page shows the gate's own dry run of an
