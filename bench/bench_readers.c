@@ -65,7 +65,10 @@ static int sacct_fn(const struct linebuf_line *line, void *ctx, struct problems 
     struct sacct_ctx *c = ctx;
     struct run run;
     if (sacct_feed_line(&c->reader, line->text, line->len, line->lineno, &run, errs) == SACCT_RUN) {
-        run_copy_line(&run, &c->copy);
+        /* the binary COPY row the server sends (store/runs.c), under an upload id */
+        if (!run_copy_binary(&run, run.workload_class[0] ? run.workload_class : NULL,
+                             "00000000-0000-0000-0000-000000000000", &c->copy))
+            return -1;
         if (c->copy.len > CHUNK) { /* what the HTTP layer hands to PQputCopyData */
             c->copy_bytes += c->copy.len;
             pgcopy_reset(&c->copy);

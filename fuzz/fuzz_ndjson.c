@@ -11,6 +11,7 @@
 #include "core/formats/linebuf.h"
 #include "core/formats/pgcopy.h"
 #include "core/formats/run.h"
+#include "oracle/run_text.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -10,6 +10,7 @@
 #include "core/formats/linebuf.h"
 #include "core/formats/openb.h"
 #include "core/formats/sacct.h"
+#include "oracle/run_text.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -19,16 +19,6 @@ int qwhist_bucket(double v)
     return (int)k;
 }
 
-void qwhist_bounds(int k, double *lo, double *hi)
-{
-    if (k == QWHIST_ZERO) {
-        *lo = *hi = 0;
-        return;
-    }
-    *hi = pow(growth(), k);
-    *lo = k == QWHIST_KMIN ? 0 : pow(growth(), k - 1);
-}
-
 double qwhist_value(int k)
 {
     if (k == QWHIST_ZERO)

@@ -27,8 +27,8 @@
 /* The bucket of a wait of v seconds (NaN counts as 0). */
 int qwhist_bucket(double v);
 
-/* The bounds (*lo, *hi] of bucket k (both 0 for QWHIST_ZERO) and its representative value. */
-void qwhist_bounds(int k, double *lo, double *hi);
+/* The representative value of bucket k (0 for QWHIST_ZERO); bucket k > QWHIST_KMIN holds
+ * (G^(k−1), G^k] with G = (1 + QWHIST_REL_ERR)/(1 − QWHIST_REL_ERR), QWHIST_KMIN (0, G^KMIN]. */
 double qwhist_value(int k);
 
 struct qwhist_bin {

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "core/formats/openb.h"
+#include "oracle/run_text.h"
 #include "sample_text.h"
 
 #define POD_LIST "traces/alibaba-gpu-v2023/openb_pod_list_default.csv"

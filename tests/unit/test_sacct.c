@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "core/formats/sacct.h"
+#include "oracle/run_text.h"
 #include "sample_text.h"
 
 /* SACCT_FIELDS of NordicHPC/sonar src/slurmjobs.rs: the -o list of both sonar samples */

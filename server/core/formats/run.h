@@ -57,11 +57,6 @@ struct run {
     double gpu_utilization;            /* 0..1; NAN = unknown */
 };
 
-/* The COPY column order of run_copy_line. */
-#define RUN_COPY_COLUMNS                                                                           \
-    "external_id, team, \"user\", workload_class, partition, gpu_model, submitted_at, "            \
-    "started_at, ended_at, gpus, state, exit_code, gpu_utilization"
-
 /* "COMPLETED" …; NULL for RUN_STATE_UNSET. */
 const char *run_state_name(enum run_state s);
 /* Exact upper-case name of a final state → true and *out. */
@@ -91,10 +86,6 @@ int run_from_json(const json_t *obj, const char *pointer_prefix, struct run *out
  * stored per class ({"production": 3, "unclassified": 2}): runs left without a class count
  * toward no class's evidence, and the warning says how to class them. cluster may be NULL. */
 json_t *run_upload_warnings(const json_t *classes, const char *cluster);
-
-/* Appends one COPY text row in RUN_COPY_COLUMNS order (times RFC 3339 UTC, \N for null).
- * Check pgcopy_ok(out) once after the rows. */
-void run_copy_line(const struct run *r, struct pgcopy_buf *out);
 
 /* The columns of run_copy_binary, in order (COPY run (…) FROM STDIN (FORMAT binary)). */
 #define RUN_BINARY_COLUMNS                                                                         \

@@ -88,12 +88,6 @@ static void key_id_n(const char *name, size_t n, const uint8_t pk[crypto_sign_PU
     memcpy(key_id, digest, NOTE_KEY_ID_BYTES);
 }
 
-void note_key_id(const char *name, const uint8_t public_key[crypto_sign_PUBLICKEYBYTES],
-                 uint8_t key_id[NOTE_KEY_ID_BYTES])
-{
-    key_id_n(name, strlen(name), public_key, key_id);
-}
-
 int note_verifier_init(struct note_verifier *v, const char *name,
                        const uint8_t public_key[crypto_sign_PUBLICKEYBYTES])
 {

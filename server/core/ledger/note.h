@@ -40,9 +40,6 @@ enum note_status {
 /* A short English description of a note_status, for error messages. */
 const char *note_status_message(int status);
 
-void note_key_id(const char *name, const uint8_t public_key[crypto_sign_PUBLICKEYBYTES],
-                 uint8_t key_id[NOTE_KEY_ID_BYTES]);
-
 /* Fills v for name and public key. Returns NOTE_OK or NOTE_BAD_NAME. */
 int note_verifier_init(struct note_verifier *v, const char *name,
                        const uint8_t public_key[crypto_sign_PUBLICKEYBYTES])

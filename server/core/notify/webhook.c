@@ -9,14 +9,6 @@
 
 const char *const WEBHOOK_EVENTS[] = {"drift", "log_integrity", NULL};
 
-int webhook_event_valid(const char *event)
-{
-    for (const char *const *e = WEBHOOK_EVENTS; event && *e; e++)
-        if (strcmp(*e, event) == 0)
-            return 1;
-    return 0;
-}
-
 static int host_char(char c)
 {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||

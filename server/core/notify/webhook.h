@@ -23,9 +23,9 @@
 #define WEBHOOK_MAX_ATTEMPTS 12        /* then the delivery is given up ("failed") */
 #define WEBHOOK_BACKOFF_CAP_S 3600.0   /* the longest wait between two attempts */
 
-/* The events a webhook may subscribe to: alert kinds. NULL-terminated. */
+/* The events a webhook may subscribe to: alert kinds. NULL-terminated (the field table's
+ * allowed values of `events`, h_webhooks.c). */
 extern const char *const WEBHOOK_EVENTS[];
-int webhook_event_valid(const char *event);
 
 /* A URL capledger may post to, split into its parts. */
 struct webhook_url {
