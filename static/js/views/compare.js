@@ -6,6 +6,7 @@ import { request, get, ApiError } from '../api.js';
 import { renderComparison } from '../comparison.js';
 import { problemList } from '../problems.js';
 import { may } from '../roles.js';
+import { scenarioBuilder } from '../builder.js';
 
 export async function renderCompare(root, ctx) {
   const source = field('Scenario JSON', h('textarea', { rows: 14, spellcheck: 'false', class: 'code', placeholder: '{"workload": {...}, "assumptions": {...}, "options": [...]}' }),
@@ -20,10 +21,12 @@ export async function renderCompare(root, ctx) {
   const saveTeam = field('Team', h('input', { type: 'text', maxlength: 64, value: (ctx.user.teams || [])[0] || '' }), { name: 'scenario-team' });
   const saveBtn = h('button', { type: 'button' }, 'Save scenario and store its comparison');
   const saved = h('div', { class: 'saved', 'aria-live': 'polite' });
+  const builder = scenarioBuilder({ textarea: source.control, onTeam: (t) => { saveTeam.control.value = t; } });
 
   file.control.addEventListener('change', async () => {
     const f = file.control.files[0];
     if (f) source.control.value = await f.text();
+    builder.fromJson();
   });
   stored.addEventListener('change', async () => {
     if (!stored.value) return;
@@ -32,6 +35,7 @@ export async function renderCompare(root, ctx) {
       const doc = data.document || data.scenario || data;
       source.control.value = JSON.stringify(doc, null, 2);
       saveName.control.value = data.name || '';
+      builder.fromJson();
     } catch (e) {
       status.replaceChildren(alertBox(`Could not load the scenario: ${e.message}`));
     }
@@ -64,7 +68,9 @@ export async function renderCompare(root, ctx) {
   const form = h('form', { class: 'card compare-form', 'aria-labelledby': 'compare-title' },
     h('h2', { id: 'compare-title' }, 'Compare capacity options'),
     h('p', { class: 'lede' }, 'Cost per useful outcome — a completed run, an accepted request — with idle time, stalls, failures, reservations and people counted.'),
-    h('div', { class: 'grid-2' }, source.wrap, h('div', null, file.wrap, storedField.wrap)),
+    h('div', null, storedField.wrap), builder.el,
+    h('details', { class: 'json-view', open: true }, h('summary', null, 'The scenario as JSON (for power users: edits here refill the form)'),
+      h('div', { class: 'grid-2' }, source.wrap, h('div', null, file.wrap))),
     status, h('div', { class: 'actions' }, compareBtn));
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
@@ -106,6 +112,20 @@ export async function renderCompare(root, ctx) {
         const sha = cmp.sha256 || cmp.id;
         saved.append(notice(h('span', null, 'Stored. Comparison SHA-256: ', h('code', { class: 'hash', 'data-testid': 'comparison-sha' }, sha)), 'success'));
       } catch (e) {
+        if (e instanceof ApiError && e.status === 409 && e.problem.existing) {
+          // Names are unique per team: say which scenario has it, and offer the free one.
+          const ex = e.problem.existing;
+          const use = h('button', { type: 'button' }, `Use “${e.problem.suggested_name}”`);
+          use.addEventListener('click', () => {
+            saveName.control.value = e.problem.suggested_name;
+            saved.replaceChildren();
+            saveName.control.focus();
+          });
+          saved.append(h('div', { class: 'alert error', role: 'alert', 'data-testid': 'name-taken' },
+            h('p', null, `Not stored: this team already has a scenario named “${ex.name}” (stored ${String(ex.created_at).slice(0, 10)} by ${ex.created_by}). Choose another name.`),
+            e.problem.suggested_name ? h('p', null, use) : null));
+          return;
+        }
         saved.append(e instanceof ApiError && e.status === 422 ? alertBox('Not stored:', problemList(e.errors)) : alertBox(`Not stored: ${e.message}`));
       }
     });
