@@ -504,6 +504,10 @@ void resp_store_error(struct req *r, enum store_status st, const char *what)
         resp_problem(r, 503, "unavailable", "Service unavailable",
                      "the database is unreachable; retry shortly");
         return;
+    case STORE_ACTOR_GONE:
+        resp_problem(r, 401, "unauthenticated", "Authentication failed",
+                     "your account was disabled, or this API token revoked; nothing was written");
+        return;
     default:
         resp_problem(r, 500, "internal", "Internal error",
                      "an internal error occurred (request id %s)", r->request_id);

@@ -11,6 +11,18 @@ static const char *SQL_INSERT =
     "WHERE $8::text IS NULL OR EXISTS (SELECT 1 FROM idempotency i WHERE i.claim_nonce = $8 AND "
     "i.status IS NULL FOR SHARE)";
 
+/* The actor still stands when its write commits. An instance reuses a resolved token for up to
+ * CAPLEDGER_TOKEN_CACHE_MS, so a disabled user's (or a revoked token's) request may pass
+ * authentication there after the disable; its write is refused here, in its transaction, so
+ * nothing it does (a token for someone else, a new admin, a password) outlives the disable.
+ * FOR SHARE waits for a disable or revocation committing meanwhile, then sees it. A token may
+ * revoke itself: a revocation stamped now() is this transaction's own. */
+static const char *SQL_ACTOR =
+    "SELECT 1 FROM app_user u WHERE u.id = $1::uuid AND u.disabled_at IS NULL AND "
+    "($2::uuid IS NULL OR EXISTS (SELECT 1 FROM api_token t WHERE t.id = $2::uuid AND "
+    "t.user_id = u.id AND (t.revoked_at IS NULL OR t.revoked_at = now()) FOR SHARE)) "
+    "FOR SHARE OF u";
+
 static const char *SQL_LIST =
     "SELECT coalesce(json_agg(json_build_object('id', id::text, 'at', at, 'actor', "
     "json_build_object('user_id', actor_user, 'name', actor_name, 'token_id', actor_token), "
@@ -41,7 +53,16 @@ enum store_status store_audit_record_tx(struct store_conn *c, const struct audit
     char *text;
     int n = params_of(who, action, target_id, change, p, &text);
     long added = 0;
-    enum store_status st = store_exec_tx(c, SQL_INSERT, n, p, &added);
+    enum store_status st = STORE_OK;
+    if (p[0]) {
+        const char *actor[] = {p[0], p[2]};
+        long standing = 0;
+        st = store_exec_tx(c, SQL_ACTOR, 2, actor, &standing);
+        if (st == STORE_OK && standing == 0)
+            st = STORE_ACTOR_GONE;
+    }
+    if (st == STORE_OK)
+        st = store_exec_tx(c, SQL_INSERT, n, p, &added);
     free(text);
     if (st == STORE_OK && added == 0) {
         /* a retry through another instance settled this request's claim: its write must not

@@ -115,6 +115,8 @@ const char *store_status_name(enum store_status s)
         return "unavailable";
     case STORE_ERROR:
         return "error";
+    case STORE_ACTOR_GONE:
+        return "actor_gone";
     }
     return "error";
 }

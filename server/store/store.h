@@ -24,6 +24,8 @@ enum store_status {
     STORE_INVALID,     /* a reference to a missing row (23503), a check violation (23514) */
     STORE_UNAVAILABLE, /* cannot reach the database, or the pool is exhausted */
     STORE_ERROR,       /* anything else: a bug, logged with its SQLSTATE */
+    STORE_ACTOR_GONE,  /* the acting user was disabled, or its API token revoked, after the
+                          request was authenticated (store/audit.c): nothing was written */
 };
 
 const char *store_status_name(enum store_status s);

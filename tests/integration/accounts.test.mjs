@@ -136,6 +136,39 @@ describe('disabling a user', () => {
     assert.equal((await api(a.url, 'GET', '/readyz')).status, 200);
   });
 
+  test('a disabled admin\'s token, still cached on the other instance, mints nothing that outlives it', async () => {
+    // The token cache lets a disabled user's token act on another instance for up to a second;
+    // what it writes then must not be a credential: an attack pass minted 144 tokens for
+    // another user with a disabled admin's token, which stayed valid after the disable.
+    addUser(a, 'adele', 'admin');
+    const adele = mintToken(a, 'adele');
+    const victim = addUser(a, 'vera', 'owner');
+    assert.equal((await api(b.url, 'GET', '/api/v1/me', { token: adele })).status, 200); // cached on b
+    assert.equal((await api(a.url, 'POST', '/api/v1/users/adele/disable', { token: admin })).status, 200);
+    const minted = await api(b.url, 'POST', '/api/v1/tokens', { token: adele, body: { label: 'after', user: 'vera' } });
+    const made = await api(b.url, 'POST', '/api/v1/users', { token: adele, body: { username: 'mallet', password: 'a long enough password', role: 'admin' } });
+    const reset = await api(b.url, 'POST', '/api/v1/users/vera/password', { token: adele, body: { password: 'a password adele knows' } });
+    isProblem(minted, 401, 'unauthenticated');
+    isProblem(made, 401, 'unauthenticated');
+    isProblem(reset, 401, 'unauthenticated');
+    assert.equal(sql("SELECT count(*) FROM app_user WHERE username = 'mallet'"), '0');
+    assert.equal(sql("SELECT count(*) FROM api_token WHERE label = 'after'"), '0');
+    assert.equal((await login(a, 'vera', victim.password)).status, 201, 'vera\'s password is unchanged');
+  });
+
+  test('a revoked token, still cached on the other instance, cannot create its successor', async () => {
+    const u = addUser(a, 'ruth', 'auditor');
+    assert.equal((await api(b.url, 'GET', '/api/v1/me', { token: u.token })).status, 200); // cached on b
+    const id = sql("SELECT t.id FROM api_token t JOIN app_user u ON u.id = t.user_id WHERE u.username = 'ruth'");
+    assert.equal((await api(a.url, 'DELETE', `/api/v1/tokens/${id}`, { token: admin })).status, 204);
+    isProblem(await api(b.url, 'POST', '/api/v1/tokens', { token: u.token, body: { label: 'successor' } }), 401, 'unauthenticated');
+    assert.equal(sql("SELECT count(*) FROM api_token WHERE label = 'successor'"), '0');
+    // A token may still revoke itself.
+    const own = mintToken(a, 'ruth');
+    const ownId = sql("SELECT t.id FROM api_token t JOIN app_user u ON u.id = t.user_id WHERE u.username = 'ruth' AND t.revoked_at IS NULL");
+    assert.equal((await api(a.url, 'DELETE', `/api/v1/tokens/${ownId}`, { token: own })).status, 204);
+  });
+
   test('admins cannot disable themselves; unknown users are 404; only admins may', async () => {
     isProblem(await api(a.url, 'POST', '/api/v1/users/admin/disable', { token: admin }), 409);
     isProblem(await api(a.url, 'POST', '/api/v1/users/nobody/disable', { token: admin }), 404);
