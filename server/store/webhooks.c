@@ -206,13 +206,35 @@ enum store_status store_webhook_delete(struct store *s, const struct audit_actor
     return st;
 }
 
+/* Pings of one owner queue one at a time: SQL_PING's count, in a statement begun after this
+ * lock, sees every ping committed before it (concurrent ones each saw fewer than the bound). */
+static enum store_status ping_lock(struct store_conn *c, const json_t *webhook_id,
+                                   struct problems *p)
+{
+    (void)p;
+    const char *param[] = {json_string_value(webhook_id)};
+    return store_exec_tx(c,
+                         "SELECT pg_advisory_xact_lock(hashtext('capledger.webhook_ping'), "
+                         "hashtext(user_id::text)) FROM webhook WHERE id = $1::uuid",
+                         1, param, NULL);
+}
+
 enum store_status store_webhook_ping(struct store *s, const struct audit_actor *who, const char *id,
                                      const char *body, json_t **out)
 {
     char max[16];
     snprintf(max, sizeof max, "%d", WEBHOOK_PINGS_WAITING);
     const char *p[] = {id, body, max};
-    return store_write_audited(s, who, "webhook.ping", SQL_PING, 3, p, out);
+    json_t *webhook_id = json_string(id);
+    struct problems none;
+    problems_init(&none);
+    struct audit_check lock = {.fn = ping_lock, .doc = webhook_id, .p = &none};
+    enum store_status st =
+        webhook_id ? store_write_audited_checked(s, who, "webhook.ping", &lock, SQL_PING, 3, p, out)
+                   : STORE_ERROR;
+    problems_free(&none);
+    json_decref(webhook_id);
+    return st;
 }
 
 enum store_status store_webhook_deliveries(struct store *s, const char *webhook_id,

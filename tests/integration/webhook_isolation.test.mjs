@@ -123,3 +123,17 @@ test('a receiver\'s 404 is a permanent refusal: given up after one attempt', asy
   await sleep(1000);
   assert.equal(notFound.got.length, 1);
 });
+
+test('the bound of 50 waiting test messages holds when 150 pings arrive at once', async () => {
+  // Counted and inserted in one statement, concurrent pings each saw fewer than 50 waiting and
+  // all went in (55 of 200 accepted across two instances in an attack pass).
+  const o = addUser(srv, 'pia', 'owner');
+  const hook = (await call('POST', '/api/v1/webhooks', o, { url: `${hole.url}/flood`, events: ['drift'] })).json;
+  const answers = await Promise.all(Array.from({ length: 150 }, () => call('POST', `/api/v1/webhooks/${hook.id}/ping`, o)));
+  const accepted = answers.filter((r) => r.status === 202).length;
+  assert.ok(answers.every((r) => r.status === 202 || r.status === 409 || r.status === 503), JSON.stringify(answers.map((r) => r.status)));
+  assert.ok(accepted <= 50, `${accepted} pings accepted`);
+  const waiting = Number(psql(`SELECT count(*) FROM webhook_delivery d JOIN webhook w ON w.id = d.webhook_id
+    WHERE w.user_id = (SELECT id FROM app_user WHERE username = 'pia') AND d.event = 'ping'`, { database: srv.db }));
+  assert.ok(waiting <= 50, `${waiting} pings stored`);
+});
