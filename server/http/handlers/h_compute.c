@@ -14,6 +14,7 @@
 #include "core/validate.h"
 #include "http/engine.h"
 #include "http/gate.h"
+#include "http/evfrom.h"
 #include "http/evidence.h"
 #include "http/idempotency.h"
 #include "http/internal.h"
@@ -106,6 +107,10 @@ static json_t *resolve_scenario(struct req *r, const json_t *doc, struct resolut
     }
     /* a stored what-if replay's figures, as plain numbers (docs/whatif.md) */
     enum store_status st = whatif_resolve_scenario(r, out, p);
+    if (st != STORE_OK && res->failure == STORE_OK)
+        res->failure = st;
+    /* inputs from the stored evidence (docs/evidence.md "Inputs from evidence") */
+    st = evfrom_resolve_scenario(r, out, p);
     if (st != STORE_OK && res->failure == STORE_OK)
         res->failure = st;
     return out;
