@@ -40,7 +40,7 @@ function cleanEnv(extra) {
 
 test('README: quick start, first steps and evidence commands run as written', { timeout: 240_000 }, async () => {
   const blocks = readmeBlocks();
-  for (const name of ['serve', 'first-steps', 'evidence', 'auditors']) assert.ok(blocks[name], `neither README.md nor docs/ has a readme-test block '${name}'`);
+  for (const name of ['serve', 'first-steps', 'evidence', 'auditors', 'accounts']) assert.ok(blocks[name], `neither README.md nor docs/ has a readme-test block '${name}'`);
   const port = await freePort();
   const local = (s) => s.replaceAll('127.0.0.1:8080', `127.0.0.1:${port}`);
   const varDir = fs.mkdtempSync(path.join(os.tmpdir(), 'capledger-readme-'));
@@ -73,7 +73,7 @@ test('README: quick start, first steps and evidence commands run as written', { 
     assert.ok(up, `scripts/run did not serve:\n${fs.readFileSync(log, 'utf8').slice(-3000)}`);
     assert.equal(fs.statSync(envFile).mode & 0o777, 0o600);
 
-    const script = ['set -euo pipefail', local(blocks['first-steps']), local(blocks.evidence), 'echo', local(blocks.auditors)].join('\n');
+    const script = ['set -euo pipefail', local(blocks['first-steps']), local(blocks.evidence), 'echo', local(blocks.auditors), local(blocks.accounts)].join('\n');
     const r = spawnSync('bash', ['-c', script], {
       cwd: projectDir, encoding: 'utf8', timeout: 180_000, env: cleanEnv({ CAPLEDGER_VAR_DIR: varDir }),
     });
@@ -92,6 +92,9 @@ test('README: quick start, first steps and evidence commands run as written', { 
     const priced = usage.groups.filter((g) => g.cost);
     assert.ok(priced.length > 0 && priced.every((g) => g.cost.amount > 0), JSON.stringify(usage));
     assert.deepEqual(usage.unpriced.map((u) => [u.cluster, u.partition]), [['fox', 'ifi_accel']]);
+    // docs/auth.md's account block: the disable signs its key events with the server's key,
+    // which the CLI finds through capledger.env like the database.
+    assert.match(r.stdout, /"username":"ana".*"disabled_at":"[^"]+".*"signing_keys_logged":true/);
 
     // Away from scripts/run's capledger.env, a command says what it tried and what to set.
     const lost = spawnSync(path.join(projectDir, 'build', 'capledger'), ['team', 'add', 'nlp'], {
