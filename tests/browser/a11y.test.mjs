@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import { mintToken } from '../integration/lib/cli.mjs';
 import { addOwner, buildEvidence, createReview, postDecision, record } from '../integration/ledger.lib.mjs';
 import { api, startServer } from '../integration/lib/harness.mjs';
-import { launch, watchedPage, createUser, signIn, openRoute, readData } from './lib/browser.mjs';
+import { launch, watchedPage, sidewaysProblems, createUser, signIn, openRoute, readData } from './lib/browser.mjs';
 
 const axeSource = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -45,8 +45,8 @@ before(async () => {
   assert.equal(tele.status, 201, tele.text);
   benchmark = `evidence/benchmarks/${benchId}`;
   routes = {
-    owner: [...common, 'reviews', review_, decision, 'evidence/workloads', 'evidence/benchmarks', benchmark, 'evidence/usage', 'evidence/upload', 'alerts', 'audit'],
-    team: [...common, 'evidence/workloads', benchmark, 'evidence/upload', 'reviews', review_, decision],
+    owner: [...common, 'reviews', review_, decision, 'evidence/workloads', 'evidence/benchmarks', benchmark, 'evidence/usage', 'evidence/upload', 'evidence/runs', 'evidence/uploads', `evidence/uploads/${tele.json.id}`, 'alerts', 'audit'],
+    team: [...common, 'evidence/workloads', benchmark, 'evidence/upload', 'evidence/uploads', `evidence/uploads/${tele.json.id}`, 'reviews', review_, decision],
     auditor: [...common, 'audit', 'reviews', review_, decision, 'evidence/runs'],
     admin: [...common, 'admin', 'audit'],
   };
@@ -97,6 +97,8 @@ for (const [name, viewport] of [['1280×800', { width: 1280, height: 800 }], ['n
           return { over, where };
         });
         if (overflow.over > 1) found.push(`${role} #/${route}: the page is ${overflow.over}px wider than the window (${overflow.where})`);
+        // Every action is within the window, or in a box that scrolls by itself (a wide table).
+        for (const p of (await sidewaysProblems(page)).filter((x) => !x.startsWith('the page is'))) found.push(`${role} #/${route}: ${p}`);
       }
       assert.deepEqual(problems, [], role);
       await context.close();
@@ -119,5 +121,43 @@ test('the keyboard reaches the review cockpit\'s comparison menu, and focus is v
   assert.ok(reached, 'Tab reaches the comparison menu');
   const outline = await page.evaluate(() => getComputedStyle(document.activeElement).outlineStyle);
   assert.notEqual(outline, 'none');
+  await context.close();
+});
+
+test('keyboard only: the owner opens the decision form, registers a key and signs; focus stays where the action is', async () => {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const { page, problems } = await watchedPage(context, { folds: 'closed' });
+  await signIn(page, srv, users.owner);
+  await openRoute(page, srv, routes.owner[3]);
+  await page.locator('html[data-busy="0"]').waitFor({ state: 'attached' });
+  const focused = () => page.evaluate(() => {
+    const e = document.activeElement;
+    return e ? `${e.tagName.toLowerCase()}|${e.id}|${(e.textContent || '').trim().slice(0, 40)}|${e.name || ''}` : '';
+  });
+  async function tabTo(test, limit = 200) {
+    for (let i = 0; i < limit; i++) {
+      await page.keyboard.press('Tab');
+      if (test(await focused())) return;
+    }
+    assert.fail(`Tab never reached it (last: ${await focused()})`);
+  }
+  // The fold of the decision form: Enter opens it and focus stays on it.
+  await tabTo((f) => f.startsWith('summary|') && f.includes('Record a decision'));
+  await page.keyboard.press('Enter');
+  assert.equal(await page.locator('details[data-fold=decision-form]').getAttribute('open'), '');
+  assert.match(await focused(), /^summary\|.*Record a decision/);
+  const outline = await page.evaluate(() => getComputedStyle(document.activeElement).outlineStyle);
+  assert.notEqual(outline, 'none');
+  // The password the key's registration asks for, then Sign and submit, all from the keyboard.
+  await tabTo((f) => f.endsWith('|key-password'));
+  await page.keyboard.type(users.owner.password);
+  await tabTo((f) => f.startsWith('button|') && f.includes('Sign and submit'));
+  await page.keyboard.press('Enter');
+  // The receipt takes the focus: the leaf index and the verified inclusion are where it is.
+  await page.waitForFunction(() => document.activeElement && document.activeElement.id === 'receipt-title', null, { timeout: 30_000 });
+  assert.match(await focused(), /^h3\|receipt-title\|Decision signed and logged/);
+  const box = await page.evaluate(() => { const r = document.activeElement.getBoundingClientRect(); return { top: r.top, bottom: r.bottom, h: window.innerHeight }; });
+  assert.ok(box.top >= 0 && box.bottom <= box.h, `the receipt heading is in view: ${JSON.stringify(box)}`);
+  assert.deepEqual(problems, []);
   await context.close();
 });

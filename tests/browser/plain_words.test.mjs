@@ -147,3 +147,31 @@ test('every main page of every role reads without ids, pointers, API paths or nu
     await context.close();
   }
 });
+
+test('at 400 px every main action of every role is reachable without scrolling the page sideways', async () => {
+  const { sidewaysProblems } = await import('./lib/browser.mjs');
+  const found = [];
+  for (const who of ['demo-owner', 'demo-member', 'demo-auditor']) {
+    const { context, page, problems } = await session(who, demo.passwords[who], 400);
+    const routes = ['compare', 'evidence/workloads', 'evidence/offers', 'evidence/benchmarks', 'evidence/runs', 'evidence/uploads', 'evidence/usage', 'reviews', 'account'];
+    if (who !== 'demo-auditor') routes.push('evidence/upload');
+    if (who === 'demo-owner') routes.push('alerts', 'audit');
+    if (who === 'demo-auditor') routes.push('audit');
+    for (const route of routes) {
+      await openRoute(page, demo.srv, route);
+      if (route === 'evidence/usage') await page.locator('.list-results[data-loads]').waitFor();
+      if (route === 'compare') {
+        await page.getByTestId('scenario-builder').getByRole('button', { name: 'Add an option' }).click();
+      }
+      for (const p of await sidewaysProblems(page)) found.push(`${who} #/${route}: ${p}`);
+    }
+    await openRoute(page, demo.srv, 'reviews');
+    await page.getByRole('link', { name: DEMO_REVIEW }).click();
+    await page.getByTestId('cockpit').getByTestId('winner').waitFor();
+    await page.locator('html[data-busy="0"]').waitFor({ state: 'attached' });
+    for (const p of await sidewaysProblems(page)) found.push(`${who} review: ${p}`);
+    assert.deepEqual(problems, [], who);
+    await context.close();
+  }
+  assert.deepEqual(found, []);
+});

@@ -111,3 +111,26 @@ export async function drawnChart(page, id) {
   if (!summary || summary !== painted.label) throw new Error(`chart ${id}: summary ${summary} vs label ${painted.label}`);
   return summary;
 }
+
+// At a narrow width: the page's horizontal overflow and the actions (buttons, links, fields,
+// fold summaries) that lie outside the window, unless a box of their own scrolls them (a wide
+// table): what a phone user could only reach by scrolling the page sideways.
+export async function sidewaysProblems(page) {
+  return page.evaluate(() => {
+    const out = [];
+    const over = document.documentElement.scrollWidth - window.innerWidth;
+    if (over > 1) out.push(`the page is ${over}px wider than the window`);
+    const scrollsItself = (e) => {
+      for (let p = e.parentElement; p && p !== document.body; p = p.parentElement) {
+        if (/(auto|scroll)/.test(getComputedStyle(p).overflowX)) return true;
+      }
+      return false;
+    };
+    for (const e of document.querySelectorAll('main button, main a[href], main input, main select, main textarea, main summary')) {
+      if (!e.getClientRects().length || scrollsItself(e)) continue;
+      const r = e.getBoundingClientRect();
+      if (r.left < -1 || r.right > window.innerWidth + 1) out.push(`${e.tagName.toLowerCase()} "${(e.textContent || e.getAttribute('aria-label') || e.name || '').trim().slice(0, 40)}" outside the window`);
+    }
+    return out.slice(0, 5);
+  });
+}
