@@ -1,7 +1,7 @@
 // The decision form: the fields of docs/ledger-format.md's record, signed in this browser with the owner's
 // non-extractable Ed25519 key and sent as {record, signature}. The server applies the gate;
 // its 422 errors (JSON Pointers into the record) are shown next to the fields they name.
-import { h, field, alertBox, notice, busy, showFieldError, uid } from '../dom.js';
+import { h, field, alertBox, notice, busy, showFieldError, uid, idButton } from '../dom.js';
 import { request, get, ApiError } from '../api.js';
 import { select } from '../listing.js';
 import { evidencePicker, comparisonsPicker } from '../pickers.js';
@@ -93,7 +93,7 @@ function receipt(data, record) {
     h('h3', { id: 'receipt-title', tabindex: '-1' }, 'Decision signed and logged'),
     h('dl', { class: 'facts' },
       h('dt', null, 'Decision'), h('dd', null, `${record.decision}${record.chosen_option ? ` — ${record.chosen_option}` : ''}`),
-      h('dt', null, 'Id'), h('dd', null, h('code', null, data.id || record.id), ' ', h('a', { href: `#/decisions/${encodeURIComponent(data.id || record.id)}` }, 'the full record')),
+      h('dt', null, 'Record'), h('dd', null, h('a', { href: `#/decisions/${encodeURIComponent(data.id || record.id)}` }, 'the full record'), ' ', idButton(data.id || record.id, { what: 'this decision' })),
       h('dt', null, 'Leaf index'), h('dd', { 'data-testid': 'leaf-index' }, String(data.leaf_index)),
       h('dt', null, 'Inclusion proof'), h('dd', null, `tree size ${proof.tree_size ?? '?'}, ${(proof.hashes || []).length} hashes`,
         (proof.hashes || []).length ? h('ol', { class: 'hashes' }, proof.hashes.map((x) => h('li', null, h('code', null, x)))) : null)),
@@ -295,7 +295,7 @@ export function decisionForm(review, ctx, { getPrevious, onSigned, onAgain, refr
           const list = await refreshPrevious();
           fillSupersedes(list);
           out.replaceChildren(alertBox('Not logged (HTTP 409): this review already has a current decision, and a new one must supersede it.', [
-            h('span', null, 'Current decision: ', h('a', { href: `#/decisions/${encodeURIComponent(current)}` }, h('code', null, current)), '. "Supersedes" now names it: check the form and sign again.')]));
+            h('span', null, 'Current decision: ', h('a', { href: `#/decisions/${encodeURIComponent(current)}` }, (() => { const d = list.find((x) => x.id === current); return d ? describeDecision(d) : 'the current decision'; })()), '. "Supersedes" now names it: check the form and sign again.')]));
           return;
         }
         if (e instanceof ApiError && e.status === 422) {
