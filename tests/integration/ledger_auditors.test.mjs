@@ -16,6 +16,10 @@ let dir;
 before(async () => {
   srv = await startServer();
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'capledger-auditor-'));
+  // The page's commands run in a capledger checkout, where scripts/run built build/capledger:
+  // the auditor's scratch folder gets that path to the binary under test.
+  fs.mkdirSync(path.join(dir, 'build'));
+  fs.symlinkSync(path.resolve(bin), path.join(dir, 'build', 'capledger'));
 });
 after(async () => {
   await srv?.stop();
