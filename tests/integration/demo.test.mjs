@@ -130,12 +130,12 @@ test('the demo fills every main list, tells the design\'s story, and a second ru
   for (const o of serveCharts.options) assert.equal(o.replicas_by_profile_hour.length, 24, o.name);
   assert.ok(serveCmp.scenario.options.every((o) => o.benchmark.load_points.length >= 2), 'the latency-vs-load curve has points');
 
-  // The review: second phase, four artifacts, a signed revise decision, a drift alert.
+  // The review: second phase, five artifacts (the what-if replay among them), a signed revise decision, a drift alert.
   const review = (await get('/reviews')).items.find((r) => /13B regression suite/.test(r.title));
   assert.equal(review.day, 41);
   assert.equal(review.current_phase, 'smallest_complete_workflow');
   assert.equal(review.status, 'needs decision');
-  assert.equal((await get(`/reviews/${review.id}/artifacts`)).items.length, 4);
+  assert.equal((await get(`/reviews/${review.id}/artifacts`)).items.length, 5);
   const decisions = (await get(`/decisions?review=${review.id}`)).items;
   assert.equal(decisions.length, 1);
   const decision = await get(`/decisions/${decisions[0].id}`);
