@@ -3,7 +3,8 @@
 // with their defaults shown — kept in step with the JSON view, which stays for power users:
 // every edit of the form rewrites the JSON (keys the form does not know are kept), and every
 // edit of the JSON that parses refills the form.
-import { h, field, uid } from './dom.js';
+import { h, field, uid, showFieldError } from './dom.js';
+import { plainMessage } from './problems.js';
 import { recordPicker } from './pickers.js';
 
 // docs/cost-model.md: the batch assumptions with their defaults (engine 2's after the first).
@@ -150,5 +151,24 @@ export function scenarioBuilder({ textarea, onTeam = () => {} }) {
     clearTimeout(timer);
     timer = setTimeout(fromJson, 300);
   });
-  return { el, fromJson };
+  // A refused comparison's errors next to the form's own fields (assumptions, each option's
+  // name, offer and benchmark, the workload); returns the errors no field took.
+  function showErrors(errors) {
+    for (const { f } of assumptionFields) showFieldError(f, []);
+    for (const r of rows) for (const x of [r.name, r.offer, r.bench]) showFieldError(x, []);
+    showFieldError(workload, []);
+    const rest = [];
+    for (const e of errors || []) {
+      const p = String(e.pointer || '').replace(/^\/document/, '');
+      const a = p.match(/^\/assumptions\/([a-z_]+)/);
+      const o = p.match(/^\/options\/(\d+)\/(name|offer|benchmark)/);
+      const target = a ? (assumptionFields.find((x) => x.key === a[1]) || {}).f
+        : o && rows[Number(o[1])] ? { name: rows[Number(o[1])].name, offer: rows[Number(o[1])].offer, benchmark: rows[Number(o[1])].bench }[o[2]]
+        : /^\/workload(\/|$)/.test(p) ? workload : null;
+      if (target) showFieldError(target, plainMessage(e.message));
+      else rest.push(e);
+    }
+    return rest;
+  }
+  return { el, fromJson, showErrors };
 }

@@ -50,7 +50,7 @@ export function fieldName(pointer) {
 // A message that itself names a pointer ("already mapped at /partitions/0") gets the words too;
 // API paths (/api/…) are left alone.
 export function plainMessage(message) {
-  return String(message ?? '').replace(/(^|[\s(])(\/(?!api\/)[a-z_][a-z0-9_]*(?:\/[A-Za-z0-9_~]+)*)/g,
+  return String(message ?? '').replace(/\bquery parameter ([a-z_]+)/g, (m, name) => `“${words(name)}”`).replace(/(^|[\s(])(\/(?!api\/)[a-z_][a-z0-9_]*(?:\/[A-Za-z0-9_~]+)*)/g,
     (m, pre, ptr) => `${pre}“${fieldName(ptr)}”`);
 }
 

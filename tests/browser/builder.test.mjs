@@ -85,3 +85,22 @@ test('a team member builds a scenario by names, in step with the JSON view, and 
   assert.deepEqual(problems.filter((p) => !/status of 409/.test(p)), []);
   await context.close();
 });
+
+test('a refused scenario puts each problem at the builder\'s field, in words', async () => {
+  const context = await browser.newContext({ viewport: { width: 400, height: 900 } });
+  const { page, problems } = await watchedPage(context);
+  await signIn(page, demo.srv, { username: 'demo-member', password: demo.passwords['demo-member'] });
+  await openRoute(page, demo.srv, 'compare');
+  const b = page.getByTestId('scenario-builder');
+  await b.getByRole('button', { name: 'Add an option' }).click();
+  await b.getByLabel('Failure probability per attempt').fill('abc');
+  await page.getByRole('button', { name: 'Compare', exact: true }).click();
+  const err = b.locator('.field[data-field="assumption-failure_probability"] .field-error');
+  await err.waitFor();
+  assert.equal(await err.innerText(), 'must be a number');
+  assert.equal(await b.getByLabel('Failure probability per attempt').getAttribute('aria-invalid'), 'true');
+  assert.match(await b.locator('fieldset.builder-option fieldset[data-picker=offers]').locator('.field-error').innerText(), /required/);
+  assert.match(await page.locator('main .result').innerText(), /Assumptions › Failure probability: must be a number/);
+  assert.deepEqual(problems, []);
+  await context.close();
+});

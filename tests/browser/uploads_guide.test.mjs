@@ -119,3 +119,16 @@ test('an upload shows its progress in bytes and lines', async () => {
   assert.equal(seen.at(-1), `Sent ${mbText}, ${total} lines.`);
   assert.equal(await runs.locator('progress').evaluate((p) => p.value), 1);
 });
+
+test('a refused upload names its form fields in words, not query parameters', async () => {
+  await openRoute(page, demo.srv, 'evidence/upload');
+  const runs = uploadForm('runs');
+  await runs.getByLabel('Cluster').fill('x'.repeat(300));
+  await runs.locator('input[type=file]').setInputFiles({ name: 'jobs.txt', mimeType: 'text/plain', buffer: Buffer.from('JobID|State\n1|COMPLETED\n') });
+  await runs.getByRole('button', { name: 'Upload', exact: true }).click();
+  const alert = runs.getByRole('alert').first();
+  await alert.waitFor();
+  const text = await alert.innerText();
+  assert.doesNotMatch(text, /query parameter|\?cluster/);
+  assert.match(text, /“Cluster” is too long: at most 255 bytes/);
+});

@@ -81,6 +81,7 @@ export async function renderCompare(root, ctx) {
       result.append(h('p', { class: 'loading' }, 'Computing…'));
       try {
         const { data } = await request('POST', '/compare', { json: scenario });
+        builder.showErrors([]);
         const shown = data.scenario || await withStoredBenchmarks(scenario);
         clear(result);
         result.append(renderComparison(data, shown, {
@@ -92,8 +93,9 @@ export async function renderCompare(root, ctx) {
           h('div', { class: 'grid-2' }, saveName.wrap, saveTeam.wrap), saveBtn, saved));
       } catch (e) {
         clear(result);
+        if (e instanceof ApiError && e.status === 422) builder.showErrors(e.errors);
         result.append(e instanceof ApiError && e.status === 422
-          ? alertBox('The scenario has problems:', problemList(e.errors))
+          ? alertBox('The scenario has problems (those of the form\'s fields are shown at them too):', problemList(e.errors))
           : alertBox(`Comparison failed: ${e.message}`));
       }
     });

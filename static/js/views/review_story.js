@@ -64,7 +64,7 @@ function alertLine(a, decisions, current) {
   const under = decisions.find((d) => d.id === a.decision_id);
   const change = Number.isFinite(a.relative_change) ? ` (${a.relative_change > 0 ? '+' : ''}${pct(a.relative_change, 0)}, threshold ${pct(a.threshold, 0)})` : '';
   const what = a.metric
-    ? `${metricName(a.metric)}: the decision assumed ${num(a.assumed, 3)}, observed ${num(a.observed, 3)}${change} over ${num(a.sample_size, 0)} ${a.metric === 'failure_rate' ? 'runs' : 'measurements'}`
+    ? `${metricName(a.metric)}: the decision assumed ${num(a.assumed, 3)}, observed ${num(a.observed, 3)}${change} over ${num(a.sample_size, 0)} ${a.metric === 'failure_rate' ? 'run' : 'measurement'}${a.sample_size === 1 ? '' : 's'}`
     : a.message;
   const since = `open since ${when(a.created_at)}`;
   const whose = !under ? ''
