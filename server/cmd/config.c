@@ -279,6 +279,28 @@ static int parse_value(const struct config_var *v, const char *text, void *dst, 
     return -1;
 }
 
+/* A project file given by its default relative path (db/migrations, static, api/openapi.yaml)
+ * when the command runs outside the project directory: found beside the binary instead, as
+ * scripts/run builds it (<project>/build/capledger → <project>/<path>). Values set in the
+ * environment are left as they are. */
+static const char *beside_binary(const char *name, const char *path, char *buf, size_t size)
+{
+    if (config_env(name) || path[0] == '/' || access(path, F_OK) == 0)
+        return path;
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return path;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return path;
+    *slash = '\0'; /* <project>/build */
+    if (snprintf(buf, size, "%s/../%s", exe, path) >= (int)size || access(buf, F_OK) != 0)
+        return path;
+    return buf;
+}
+
 int config_load(struct config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
@@ -299,6 +321,16 @@ int config_load(struct config *cfg)
             bad = 1;
         }
     }
+    static char migrations[4200], static_dir[4200], openapi[4200];
+    if (cfg->migrations_dir)
+        cfg->migrations_dir = beside_binary("CAPLEDGER_MIGRATIONS_DIR", cfg->migrations_dir,
+                                            migrations, sizeof migrations);
+    if (cfg->static_dir)
+        cfg->static_dir =
+            beside_binary("CAPLEDGER_STATIC_DIR", cfg->static_dir, static_dir, sizeof static_dir);
+    if (cfg->openapi_path)
+        cfg->openapi_path =
+            beside_binary("CAPLEDGER_OPENAPI", cfg->openapi_path, openapi, sizeof openapi);
     cfg->database_url_source = database_url_from_file ? env_file_path
                                : config_env("CAPLEDGER_DATABASE_URL")
                                    ? "the environment"

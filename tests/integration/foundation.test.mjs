@@ -3,7 +3,7 @@
 // pagination, static files, migrations (checksums, concurrency) and graceful shutdown.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -207,6 +207,31 @@ test('migrations refuse a changed applied file and are safe to run concurrently'
     assert.equal(psql('SELECT count(*) FROM schema_migrations', { database: db }), String(files.length));
   } finally {
     psql(`DROP DATABASE IF EXISTS ${db}`);
+  }
+});
+
+test('a command run outside the project finds db/migrations beside its binary', () => {
+  // As an operator would: `~/capledger/build/capledger team add …` from another directory. The
+  // default (relative) paths resolve from the binary's project (build/.. ), not from the cwd.
+  const db = `t_cwd_${process.pid}`;
+  psql(`CREATE DATABASE ${db}`);
+  try {
+    const url = withDatabase(process.env.CAPLEDGER_TEST_DATABASE_URL, db);
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('CAPLEDGER_')));
+    const r = spawnSync(path.resolve(bin), ['team', 'add', 'elsewhere'], {
+      cwd: os.tmpdir(), encoding: 'utf8', env: { ...env, CAPLEDGER_DATABASE_URL: url, CAPLEDGER_VAR_DIR: '/nonexistent' },
+    });
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /"name":"elsewhere"/);
+    // A path set in the environment is taken as given, even when it does not exist.
+    const set = spawnSync(path.resolve(bin), ['migrate'], {
+      cwd: os.tmpdir(), encoding: 'utf8',
+      env: { ...env, CAPLEDGER_DATABASE_URL: url, CAPLEDGER_VAR_DIR: '/nonexistent', CAPLEDGER_MIGRATIONS_DIR: 'db/migrations' },
+    });
+    assert.notEqual(set.status, 0);
+    assert.match(set.stderr, /cannot open migrations directory db\/migrations/);
+  } finally {
+    psql(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`);
   }
 });
 
