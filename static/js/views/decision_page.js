@@ -5,7 +5,7 @@ import { h, alertBox, notice, idButton } from '../dom.js';
 import { get, listAll } from '../api.js';
 import { checkLeaf } from '../inclusion.js';
 import { dateTime, shortId } from '../format.js';
-import { DESCRIBE } from '../pickers.js';
+import { evidenceIndex } from './review_story.js';
 import { scorecard } from './scorecard.js';
 
 const LOG_READERS = ['owner', 'auditor', 'admin'];
@@ -89,9 +89,10 @@ export async function renderDecision(root, ctx) {
       slot.textContent = 'a stored comparison';
       return;
     }
-    const bench = await get(`/benchmarks/${encodeURIComponent(e)}`).then((x) => x.data).catch(() => null);
-    const upload = bench ? null : await get(`/uploads/${encodeURIComponent(e)}`).then((x) => x.data).catch(() => null);
-    slot.textContent = bench ? `benchmark: ${DESCRIBE.benchmarks(bench)}` : upload ? `upload: ${DESCRIBE.uploads(upload)}` : '(not readable by you)';
+    // What each id is comes from the lists (benchmarks, uploads, workloads), not from asking
+    // for it as one kind and then another (a 404 in the console each time); each links to it.
+    const known = (await evidenceIndex()).get(e);
+    slot.replaceChildren(known ? h('a', { href: known.href }, known.label) : '(not readable by you)');
   }));
   if (ctx.stale()) return;
 
