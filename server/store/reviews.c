@@ -11,7 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/cost/cost.h"
 #include "core/ledger/checklist.h"
+#include "core/ledger/contradiction.h"
+#include "core/ledger/gate.h"
 
 #define TODAY "((now() AT TIME ZONE 'UTC')::date)"
 #define PHASES                                                                                     \
@@ -373,6 +376,112 @@ static const char *SQL_FACTS_OPTIONS =
                                                                                               "= "
                                                                                               "$1";
 
+/* What the stored evidence says of the assumptions a scenario may type (core/ledger/
+ * contradiction.h): the failed share of the attempts among the GPU runs of the review's
+ * workloads' teams and classes ($1 review, $2 scope), and per option ($3: [[option name, offer
+ * name], …]) the mean wait of the started GPU runs of its cluster — from the rollups, as the
+ * checklist counts them. */
+static const char *SQL_FACTS_EVIDENCE =
+    "WITH w AS (SELECT DISTINCT w.team, w.class FROM review r JOIN workload w ON w.id = ANY "
+    "(r.workload_ids) WHERE r.id = $1::uuid AND " TEAM_SEES(
+        "$2",
+        "w.team") "), "
+                  "f AS (SELECT x.* FROM run_usage_month x JOIN w ON x.team = w.team AND "
+                  "capledger_class_tier(x.workload_class) = w.class) "
+                  "SELECT json_build_object('failure', (SELECT json_build_object('attempts', "
+                  "coalesce(sum(f.gpu_runs) FILTER (WHERE f.state IN ('COMPLETED', 'FAILED', "
+                  "'OUT_OF_MEMORY', "
+                  "'TIMEOUT')), 0)::bigint, 'failed', coalesce(sum(f.gpu_runs) FILTER (WHERE "
+                  "f.state IN "
+                  "('FAILED', 'OUT_OF_MEMORY', 'TIMEOUT')), 0)::bigint, 'uploads', (SELECT "
+                  "coalesce(json_agg(t.u), '[]') FROM (SELECT DISTINCT u.upload_id AS u FROM "
+                  "run_usage_upload "
+                  "u JOIN w ON u.team = w.team AND capledger_class_tier(u.workload_class) = "
+                  "w.class WHERE "
+                  "u.gpu_runs > 0 ORDER BY 1 LIMIT 20) t)) FROM f), "
+                  "'queue', (SELECT coalesce(json_agg((SELECT json_build_object('runs', "
+                  "coalesce(sum(x.qw_n), "
+                  "0)::bigint, 'mean_s', (sum(x.qw_sum) / nullif(sum(x.qw_n), 0))::float8, "
+                  "'uploads', (SELECT "
+                  "coalesce(json_agg(t.u), '[]') FROM (SELECT DISTINCT u.upload_id AS u FROM "
+                  "run_usage_upload "
+                  "u WHERE u.cluster IN (e.value->>0, e.value->>1) AND u.qw_n > 0 AND " TEAM_SEES(
+                      "$2",
+                      "u.team") " ORDER BY 1 LIMIT 20) t)) FROM run_usage_month x WHERE x.cluster "
+                                "IN "
+                                "(e.value->>0, e.value->>1) AND " TEAM_SEES(
+                                    "$2",
+                                    "x.team") ") ORDER BY e.i), '[]') FROM "
+                                              "json_array_elements($3::json) WITH ORDINALITY AS "
+                                              "e(value, i)))";
+
+/* The winner of a scenario recomputed (cost_compare), or NULL (new reference). */
+static json_t *recomputed_winner(const json_t *scenario)
+{
+    struct problems p;
+    problems_init(&p);
+    json_t *result = scenario ? cost_compare(scenario, &p) : NULL;
+    const char *w = result ? gate_winner(result) : NULL;
+    json_t *out = w ? json_string(w) : json_null();
+    json_decref(result);
+    problems_free(&p);
+    return out;
+}
+
+/* Typed against evidence for the first cited comparison (NULL when it is not stored): each
+ * candidate recomputed with its evidence value, decided in core. */
+static enum store_status typed_vs_evidence(struct store_conn *c, const char *review_id,
+                                           const char *scope, const json_t *compared,
+                                           const json_t *options, json_t **out)
+{
+    *out = NULL;
+    if (!compared)
+        return STORE_OK;
+    const json_t *resolved = json_object_get(compared, "resolved");
+    json_t *pairs = json_array();
+    size_t i;
+    const json_t *o;
+    json_array_foreach(json_object_get(resolved, "options"), i, o)
+    {
+        const json_t *f = json_array_get(options, i);
+        json_array_append_new(
+            pairs, json_pack("[O, O]",
+                             json_object_get(o, "name") ? json_object_get(o, "name") : json_null(),
+                             json_object_get(f, "offer_name") ? json_object_get(f, "offer_name")
+                                                              : json_null()));
+    }
+    char *pairs_text = json_dumps(pairs, JSON_COMPACT);
+    json_decref(pairs);
+    if (!pairs_text)
+        return STORE_ERROR;
+    const char *p[] = {review_id, scope, pairs_text};
+    json_t *evidence = NULL;
+    enum store_status st = store_json_tx(c, SQL_FACTS_EVIDENCE, 3, p, &evidence);
+    free(pairs_text);
+    if (st != STORE_OK)
+        return st;
+    json_t *cands = contradiction_candidates(resolved, options, evidence);
+    json_decref(evidence);
+    if (!cands)
+        return STORE_ERROR;
+    json_t *after = json_array(), *before = NULL;
+    if (json_array_size(cands)) {
+        before = recomputed_winner(resolved);
+        json_t *cand;
+        json_array_foreach(cands, i, cand)
+        {
+            json_t *sc = contradiction_scenario(resolved, cand);
+            json_array_append_new(after, recomputed_winner(sc));
+            json_decref(sc);
+        }
+    }
+    *out = contradiction_decide(cands, json_string_value(before), after);
+    json_decref(cands);
+    json_decref(after);
+    json_decref(before);
+    return *out ? STORE_OK : STORE_ERROR;
+}
+
 /* ---- references ---- */
 
 /* Appends a problem for an owner that is not an owner and for each unknown workload id. */
@@ -602,12 +711,18 @@ enum store_status store_review_checklist_tx(struct store_conn *c, const char *re
         if (st != STORE_OK)
             goto out;
     }
+    json_t *tve = NULL;
+    st = typed_vs_evidence(c, review_id, p1[1], compared, options, &tve);
+    if (st != STORE_OK)
+        goto out;
     struct checklist_facts f = {.workloads = json_object_get(review, "workloads"),
                                 .cited = cited_rows,
                                 .options = options,
                                 .cited_by_caller = cited != NULL,
-                                .unmapped_classes = json_object_get(review, "unmapped_classes")};
+                                .unmapped_classes = json_object_get(review, "unmapped_classes"),
+                                .typed_vs_evidence = tve};
     *out = checklist_decide(&f);
+    json_decref(tve);
     if (!*out) {
         st = STORE_ERROR;
         goto out;

@@ -4,7 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mintToken } from '../integration/lib/cli.mjs';
-import { addOwner, buildEvidence, createReview, postDecision, record } from '../integration/ledger.lib.mjs';
+import { addOwner, buildEvidence, createReview, postDecision, record, runsOf } from '../integration/ledger.lib.mjs';
 import { launch, watchedPage, signIn, openRoute } from './lib/browser.mjs';
 import { api, startServer } from '../integration/lib/harness.mjs';
 
@@ -67,6 +67,36 @@ test('the decision page and the review page show the scorecard; the Reviews page
   const row = tr.getByTestId('track-owners').locator('tbody tr').first();
   assert.equal(await row.locator('td').nth(0).textContent(), 'olga');
   assert.equal(await row.locator('td').nth(1).textContent(), '1');
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('the review page shows typed assumptions against the stored evidence, and the contradicted item', async () => {
+  const admin = { token: mintToken(srv, 'admin') };
+  const me = { name: 'olga', token: ownerToken };
+  const ev = await buildEvidence(srv.url, admin, me, { seed: 32 });
+  const as = (method, p, body) => api(srv.url, method, p, { token: ownerToken, body, timeoutMs: 60_000 });
+  assert.equal((await as('POST', '/api/v1/runs?cluster=onprem2', runsOf(ev.team, 'onprem2', 200, { state: (i) => (i < 120 ? 'FAILED' : 'COMPLETED') }))).status, 201);
+  const h100 = { gpu_model: 'H100-80GB', gpus_per_instance: 8, gpu_memory_gb: 80, purchase_option: 'on_demand', currency: 'USD', quota_gpus: 64, available: true, storage_price_gb_month: 0.08, egress_price_gb: 0.09, orchestration_overhead: 0.05, price_per_hour: 40 };
+  const bench = { instances: 2, throughput_units_per_s: 310000, gpu_duty_cycle: 0.86, input_stall_fraction: 0.04, setup_s: 1200, checkpoint_write_s: 90, restart_s: 300, checkpoint_interval_s: 3600, queue_wait_s: 1800, transfer_gb: 0, failure_probability: 0.01 };
+  const sc = await as('POST', '/api/v1/scenarios', { name: 'typed q', team: ev.team, workload_ids: [ev.workloadId], document: { workload: ev.workloadId, assumptions: { engineer_rate_per_hour: 110, engineer_blocked_fraction: 0.2, failure_progress_fraction: 0.5, trials: 2000, seed: 32 }, options: [{ name: 'h100-on-demand', benchmark: ev.benchmarkIds['h100-on-demand'] }, { name: 'h100-discount', offer: h100, benchmark: bench }] } });
+  assert.equal(sc.status, 201, sc.text);
+  const cmp = await as('POST', `/api/v1/scenarios/${sc.json.id}/comparisons`);
+  const review = await createReview(srv.url, me, [ev.workloadId], { title: 'typed against evidence' });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const { page, problems } = await watchedPage(context);
+  await signIn(page, srv, owner);
+  await page.goto(`${srv.url}/#/reviews/${review.id}?comparison=${cmp.json.sha256}`);
+  const table = page.getByTestId('typed-vs-evidence');
+  await table.waitFor();
+  const row = table.locator('tr[data-assumption="/options/1/benchmark/failure_probability"]');
+  assert.equal(await row.locator('td').nth(2).textContent(), '0.01');
+  assert.equal(await row.locator('td').nth(3).textContent(), String(Number((120 / 225).toPrecision(4))));
+  assert.equal(await row.locator('td').nth(4).textContent(), '225');
+  assert.match(await row.getByTestId('changes-winner').textContent(), /h100-on-demand — changes the winner/);
+  const item = page.locator('[data-testid=checklist-box] li[data-item="failure and rerun rate"]');
+  assert.equal(await item.getAttribute('data-status'), 'contradicted');
+  assert.match(await item.textContent(), /contradicted by the stored evidence/);
   assert.deepEqual(problems, []);
   await context.close();
 });

@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 struct item {
     json_t *evidence; /* array of ids, without repeats */
@@ -355,13 +356,24 @@ json_t *checklist_decide(const struct checklist_facts *facts)
         ITEMS[i].decide(f, &it);
         int covered = json_array_size(it.missing) == 0;
         all &= covered;
-        json_array_append_new(items,
-                              json_pack("{s:s, s:b, s:o, s:o}", "item", ITEMS[i].name, "covered",
-                                        covered, "evidence", it.evidence, "missing", it.missing));
+        int contradicted = 0;
+        size_t k;
+        const json_t *c;
+        json_array_foreach(facts->typed_vs_evidence, k, c) contradicted |=
+            json_is_true(json_object_get(c, "contradicted")) &&
+            strcmp(str(c, "item"), ITEMS[i].name) == 0;
+        json_array_append_new(items, json_pack("{s:s, s:b, s:s, s:o, s:o}", "item", ITEMS[i].name,
+                                               "covered", covered, "status",
+                                               !covered       ? "missing"
+                                               : contradicted ? "contradicted"
+                                                              : "covered",
+                                               "evidence", it.evidence, "missing", it.missing));
     }
     json_t *unmapped = json_is_array(facts->unmapped_classes)
                            ? json_deep_copy(facts->unmapped_classes)
                            : json_array();
-    return json_pack("{s:b, s:o, s:o}", "covered", all, "items", items, "unmapped_classes",
-                     unmapped);
+    json_t *tve = json_is_array(facts->typed_vs_evidence) ? json_deep_copy(facts->typed_vs_evidence)
+                                                          : json_array();
+    return json_pack("{s:b, s:o, s:o, s:o}", "covered", all, "items", items, "unmapped_classes",
+                     unmapped, "typed_vs_evidence", tve);
 }

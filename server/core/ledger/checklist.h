@@ -31,21 +31,25 @@
  * cited_by_caller: 1 when cited came with the request (a decision record), 0 when it is the
  *   latest stored comparison of the review's workloads (or empty: there is none).
  * unmapped_classes: the class labels of the workloads' teams' runs that no tier mapping names
- *   (their runs count as exploratory): [labels], or NULL. */
+ *   (their runs count as exploratory): [labels], or NULL.
+ * typed_vs_evidence: contradiction_decide's list for the first cited comparison, or NULL. */
 struct checklist_facts {
     const json_t *workloads;
     const json_t *cited;
     const json_t *options;
     int cited_by_caller;
     const json_t *unmapped_classes;
+    const json_t *typed_vs_evidence;
 };
 
 /* The first cited comparison when it is stored (its options are then the checklist's to
  * check), else NULL. Borrowed from cited. */
 const json_t *checklist_compared(const json_t *cited);
 
-/* {covered (all seven), items: [{item, covered, evidence: [ids], missing: [sentences]}],
- * unmapped_classes: [labels]} in the docs/reviews.md order; NULL only when out of memory. A
+/* {covered (all seven), items: [{item, covered, status, evidence: [ids], missing: [sentences]}],
+ * unmapped_classes: [labels], typed_vs_evidence: [...]} in the docs/reviews.md order; status is
+ * "missing" (not covered), "contradicted" (covered, but a typed assumption of the item that the
+ * evidence contradicts: it changes the winner), else "covered"; NULL only when out of memory. A
  * workload's runs are those of its team whose class label maps to the workload's class (its
  * tier); an unmapped label counts as exploratory, and the failure item names the unmapped
  * labels when it is not covered. */

@@ -78,6 +78,27 @@ void gate_check(const struct gate_facts *f, struct problems *p)
                          reasons[0] ? reasons : "no reason given");
         }
     }
+    /* a typed assumption the stored evidence contradicts (it changes the winner): signing it
+     * needs a written justification, naming each (core/ledger/contradiction.h) */
+    json_t *c;
+    json_array_foreach(json_object_get(f->checklist, "typed_vs_evidence"), i, c)
+    {
+        if (!json_is_true(json_object_get(c, "contradicted")) || text_of(record, "justification"))
+            continue;
+        problems_add(p, "/record/justification",
+                     "the typed assumption %s%s%s%s = %.6g is contradicted by the stored evidence "
+                     "(%.6g over %lld runs), with which '%s' wins instead of '%s': a "
+                     "justification is required",
+                     text_of(c, "assumption") ? text_of(c, "assumption") : "?",
+                     text_of(c, "option") ? " (option '" : "",
+                     text_of(c, "option") ? text_of(c, "option") : "",
+                     text_of(c, "option") ? "')" : "",
+                     json_number_value(json_object_get(c, "typed")),
+                     json_number_value(json_object_get(c, "evidence")),
+                     (long long)json_integer_value(json_object_get(c, "runs")),
+                     text_of(c, "winner_with_evidence") ? text_of(c, "winner_with_evidence") : "?",
+                     text_of(c, "winner") ? text_of(c, "winner") : "?");
+    }
     const char *winner = gate_winner(result);
     if ((!winner || strcmp(winner, chosen) != 0) && !text_of(record, "justification"))
         problems_add(p, "/record/justification",

@@ -12,7 +12,9 @@
  *   - the chosen option infeasible in the first cited comparison (/record/chosen_option, with
  *     its infeasible_reasons);
  *   - the chosen option not the comparison's winner and no justification
- *     (/record/justification). */
+ *     (/record/justification);
+ *   - each typed assumption the checklist's typed_vs_evidence marks contradicted (its evidence
+ *     value changes the winner) and no justification (/record/justification, naming it). */
 #ifndef CAPLEDGER_CORE_GATE_H
 #define CAPLEDGER_CORE_GATE_H
 

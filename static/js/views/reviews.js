@@ -90,14 +90,30 @@ function checklistView(data, review) {
   const covered = items.filter((i) => i.covered).length;
   return h('section', { class: 'checklist', 'aria-labelledby': 'checklist-title' },
     h('h3', { id: 'checklist-title' }, `Checklist: ${covered} of ${items.length} covered`),
-    h('ol', null, items.map((i) => h('li', { class: i.covered ? 'covered' : 'missing', 'data-item': i.key || i.id || i.item },
-      h('span', { class: 'mark', 'aria-hidden': 'true' }, i.covered ? '✓' : '✗'),
+    h('ol', null, items.map((i) => h('li', { class: i.status === 'contradicted' ? 'contradicted' : i.covered ? 'covered' : 'missing', 'data-item': i.key || i.id || i.item, 'data-status': i.status || null },
+      h('span', { class: 'mark', 'aria-hidden': 'true' }, i.status === 'contradicted' ? '!' : i.covered ? '✓' : '✗'),
       h('span', { class: 'label' }, i.title || i.label || i.item || i.key),
-      h('span', { class: 'visually-hidden' }, i.covered ? ' (covered)' : ' (missing)'),
+      h('span', { class: i.status === 'contradicted' ? 'status-word' : 'visually-hidden' }, i.status === 'contradicted' ? ' — contradicted by the stored evidence' : i.covered ? ' (covered)' : ' (missing)'),
       evidenceLinks(i.evidence, review),
       !i.covered && [].concat(i.missing || []).length
         ? h('ul', { class: 'missing-list' }, [].concat(i.missing).map((m) => h('li', null, typeof m === 'string' ? m : m.message || JSON.stringify(m))))
-        : null))));
+        : null))),
+    typedVsEvidence(data.typed_vs_evidence || []));
+}
+
+// Typed against evidence (docs/reviews.md): every typed assumption the stored evidence also
+// gives, side by side, the gap, and whether the evidence value changes the winner.
+function typedVsEvidence(list) {
+  if (!list.length) return '';
+  const num = (x) => (Number.isFinite(x) ? Number(x.toPrecision(4)).toString() : 'n/a');
+  return h('div', { class: 'table-wrap', tabindex: '0', role: 'region', 'aria-label': 'Typed against evidence' },
+    h('table', { class: 'data', 'data-testid': 'typed-vs-evidence' },
+      h('caption', null, 'Typed assumptions against the stored evidence'),
+      h('thead', null, h('tr', null, ['Assumption', 'Option', 'Typed', 'Evidence', 'Runs', 'Gap', 'Winner with the evidence'].map((c) => h('th', { scope: 'col' }, c)))),
+      h('tbody', null, list.map((c) => h('tr', { class: c.contradicted ? 'contradicted' : null, 'data-assumption': c.assumption },
+        h('td', null, c.field), h('td', null, c.option || 'all options'), h('td', null, num(c.typed)), h('td', null, num(c.evidence)),
+        h('td', null, String(c.runs)), h('td', null, `${c.gap >= 0 ? '+' : ''}${Math.round(c.gap * 100)}%`),
+        h('td', { 'data-testid': 'changes-winner' }, c.changes_winner ? `${c.winner_with_evidence} — changes the winner: a justification is required` : (c.winner_with_evidence || c.winner || 'n/a')))))));
 }
 
 function artifactForm(review, onDone) {
