@@ -112,9 +112,23 @@ static size_t chunk(size_t n)
 #define COST_SLOT 24   /* per further element: its slot, doubled, and the tables left behind */
 #define COST_BUCKET 32 /* per member: its bucket, doubled */
 
+/* jansson's lexer copies each token's text into one buffer that it keeps for the whole parse and
+ * grows by allocating one twice the size and then freeing the old: for the longest token, up to
+ * twice its text, and a member name's token is still held while its member copies it (a 31 MiB
+ * string parsed with 96 MiB where the value itself held 31). */
+static size_t with_lexer(size_t cost, size_t longest)
+{
+    return cost + 3 * chunk(longest + 1);
+}
+
+static bool number_char(char c)
+{
+    return (c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-';
+}
+
 size_t json_parse_cost(const char *buf, size_t len, bool first_only)
 {
-    size_t cost = 0, str_start = 0, last_len = 0;
+    size_t cost = 0, str_start = 0, last_len = 0, num_start = 0, longest = 0;
     int depth = 0;
     bool in_string = false, escaped = false, in_number = false;
     for (size_t i = 0; i < len; i++) {
@@ -127,15 +141,18 @@ size_t json_parse_cost(const char *buf, size_t len, bool first_only)
             } else if (c == '"') {
                 in_string = false;
                 last_len = i - str_start;
+                if (last_len > longest)
+                    longest = last_len;
                 cost += COST_STRING + chunk(last_len + 1);
                 if (depth == 0 && first_only)
-                    return cost;
+                    return with_lexer(cost, longest);
             }
             continue;
         }
-        if (in_number &&
-            ((c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-'))
+        if (in_number && number_char(c))
             continue;
+        if (in_number && i - num_start > longest)
+            longest = i - num_start;
         in_number = false;
         switch (c) {
         case '"':
@@ -157,21 +174,30 @@ size_t json_parse_cost(const char *buf, size_t len, bool first_only)
         case ']':
         case '}':
             if (depth > 0 && --depth == 0 && first_only)
-                return cost;
+                return with_lexer(cost, longest);
             break;
         default:
             if (c == '-' || (c >= '0' && c <= '9')) {
                 in_number = true;
+                num_start = i;
                 cost += COST_NUMBER;
-                if (depth == 0 && first_only)
-                    return cost;
+                if (depth == 0 && first_only) {
+                    size_t end = i + 1;
+                    while (end < len && number_char(buf[end]))
+                        end++;
+                    return with_lexer(cost, end - i);
+                }
             } else if (depth == 0 && first_only && c != ' ' && c != '\t' && c != '\r' &&
                        c != '\n') {
-                return cost; /* a literal at the top */
+                return with_lexer(cost, longest); /* a literal at the top */
             }
         }
     }
-    return cost;
+    if (in_number && len - num_start > longest)
+        longest = len - num_start;
+    if (in_string && len - str_start > longest)
+        longest = len - str_start;
+    return with_lexer(cost, longest);
 }
 
 json_t *json_load_bounded(const char *buf, size_t len, size_t flags, json_error_t *err)

@@ -41,7 +41,8 @@ json_t *json_load_bounded(const char *buf, size_t len, size_t flags, json_error_
  * so a 16 MiB body could take 320 MiB to 1.2 GiB before any handler looked at it.
  * json_parse_cost() estimates, from the text alone and without recursion or allocation, the
  * bytes the tree will hold (malloc chunks of jansson 2.14's values, arrays, objects and their
- * members; an overestimate of at most about 2 times, unit-tested against counted allocations).
+ * members, and three times the longest token for the lexer's buffer, which doubles as it grows;
+ * an overestimate of at most about 2 times, unit-tested against counted allocations).
  * first_only: the first value only. */
 size_t json_parse_cost(const char *buf, size_t len, bool first_only);
 

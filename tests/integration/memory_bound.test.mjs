@@ -131,3 +131,36 @@ test('26 SkyPilot catalog imports on many connections leave no arena per thread 
     await srv.stop();
   }
 });
+
+// A second hostile pass: two ways around the parse budget. A JSON Lines runs upload parsed each
+// line (up to 1 MiB) with no estimate and outside the budget: one line of `[{},{},…]` took 78
+// MiB, four such uploads at once +306 MiB. And the estimate left out jansson's lexer, which
+// copies the longest token into a buffer that doubles: four JSON runs arrays holding one 31 MiB
+// string each (estimated 31 MiB apiece) took +335 MiB.
+test('JSON Lines runs uploads and long strings are parsed within the budget', async () => {
+  const { srv, as } = await evidenceServer();
+  try {
+    const line = `[${'{},'.repeat(349_000)}{}]\n`;
+    const ndjson = Buffer.from(line.repeat(4));
+    const who = ['ana', 'bob', 'ana', 'bob'];
+    const m = await measure(srv, () => Promise.all(who.map((u) =>
+      as(u, 'POST', '/runs?cluster=memlines', { ...text(ndjson, 'application/x-ndjson'), timeoutMs: 120_000 }))));
+    ceilings(srv, '4 JSON Lines uploads of 1 MiB lines of {}', m, { peak: 96 * MiB, after: 32 * MiB });
+    for (const r of m.result) {
+      assert.ok([422, 429, 503].includes(r.status), `${r.status} ${r.text.slice(0, 300)}`);
+      if (r.status === 422) assert.match(r.json.errors[0].message, /about \d+ MiB of memory; the limit is 64 MiB/, r.text.slice(0, 300));
+    }
+    assert.ok(m.result.some((r) => r.status === 422), 'at least one was read and refused');
+
+    const long = Buffer.from(`[{"external_id":"${'a'.repeat(31 * MiB)}"}]`);
+    const m2 = await measure(srv, () => Promise.all(who.map((u) =>
+      as(u, 'POST', '/runs?cluster=memstr', { body: long, headers: { 'Content-Type': 'application/json' }, timeoutMs: 120_000 }))));
+    ceilings(srv, '4 JSON runs arrays of one 31 MiB string', m2, { peak: 192 * MiB, after: 32 * MiB });
+    for (const r of m2.result) assert.ok([413, 429, 503].includes(r.status), `${r.status} ${r.text.slice(0, 300)}`);
+    // a run in JSON Lines still goes in
+    const ok = await as('ana', 'POST', '/runs?cluster=memlines', text(`${JSON.stringify({ external_id: 'j1', submitted_at: '2025-03-01T10:00:00Z', ended_at: '2025-03-01T11:00:00Z', state: 'COMPLETED', team: 'vision', gpus: 1 })}\n`, 'application/x-ndjson'));
+    assert.equal(ok.status, 201, ok.text);
+  } finally {
+    await srv.stop();
+  }
+});

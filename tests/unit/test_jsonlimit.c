@@ -176,6 +176,21 @@ static void test_parse_cost_tracks_jansson(void **state)
     strcpy(keys + k, "}");
     cost_within(keys);
     free(keys);
+    /* One long token: jansson's lexer keeps its text in a buffer that doubles (a new one, then
+     * the old freed) besides the value made of it, so a 31 MiB string in a runs array took
+     * 96 MiB to parse where the estimate said 31. */
+    static const char *const tokens[][3] = {
+        {"[\"", "a", "\"]"},
+        {"[\"", "\\u00e9", "\"]"},
+        {"[0.", "1", "]"},
+        {"{\"", "k", "\":0}"},
+    };
+    for (size_t i = 0; i < sizeof tokens / sizeof *tokens; i++) {
+        size_t n = 1000000 / strlen(tokens[i][1]);
+        char *text = repeat(tokens[i][0], tokens[i][1], "", tokens[i][2], n);
+        cost_within(text);
+        free(text);
+    }
 }
 
 static void test_parse_budget_refuses_before_parsing(void **state)
@@ -194,6 +209,8 @@ static void test_parse_budget_refuses_before_parsing(void **state)
     /* with JSON_DISABLE_EOF_CHECK only the first value counts */
     const char *two = "[0] [0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]";
     assert_int_equal(json_parse_cost(two, strlen(two), true), json_parse_cost("[0]", 3, false));
+    /* a number first: its own text, not the rest of the buffer, is the lexer's */
+    assert_int_equal(json_parse_cost(two + 1, strlen(two + 1), true), json_parse_cost("0", 1, false));
     v = json_load_budget(two, strlen(two), JSON_DISABLE_EOF_CHECK, 256, &err);
     assert_true(json_is_array(v));
     json_decref(v);
