@@ -113,7 +113,11 @@ struct req {
     int continued;     /* an Expect: 100-continue was looked at (answered on the first read) */
     int reads_pending; /* a write of this user is counted in flight (http/reads.h) */
     int handling;      /* the route's handler runs: an early fault reply drains a streamed body */
-    int upload_slot;   /* holds an upload slot (http/upload.h): given back after the handler */
+    int upload_slot;   /* holds an upload slot (http/upload.h) */
+    /* Called once, just before the reply is written (its status given); NULL: nothing. The
+     * upload driver (http/upload.h) gives its slot back here and drops a refused body. */
+    void (*before_reply)(struct req *r, int status, void *ctx);
+    void *before_reply_ctx;
     size_t json_reserved; /* bytes of the parsed-JSON budget this request holds (req_json_load) */
     int large;            /* took an upload slot or parsed a large document: trim after it */
 };

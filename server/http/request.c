@@ -129,6 +129,8 @@ void resp_bytes(struct req *r, int status, const char *content_type, const char 
         if (expect && strcasecmp(expect, "100-continue") == 0 && r->ri->content_length != 0)
             r->close = 1;
     }
+    if (r->before_reply)
+        r->before_reply(r, status, r->before_reply_ctx);
     if (status >= 400 && status != 413 && r->handling && !r->close && r->route &&
         (r->route->flags & ROUTE_STREAM_BODY))
         req_drain(r, NULL);

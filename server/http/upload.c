@@ -246,3 +246,189 @@ void upload_params_json(const struct upload_params *up, json_t *params)
         json_object_set_new(params, "tz", json_string(up->tz_name));
     json_object_set_new(params, "atomic", json_boolean(up->atomic_on));
 }
+
+/* The upload driver (upload.h: upload_run). */
+
+/* Just before any reply (http/internal.h: before_reply): the slot is back before the client
+ * can read the reply and send its next upload, and a refused upload's unread body is read and
+ * dropped, so the reply is read as the answer to a whole request; not when the client still
+ * waits for 100 Continue (the reply closes the connection) nor for a 413 (Civetweb drops the
+ * rest of a framed body itself). */
+static void before_reply(struct req *r, int status, void *ctx)
+{
+    (void)ctx;
+    r->before_reply = NULL;
+    upload_slot_leave(r);
+    if (status >= 400 && status != 413 && !r->close)
+        req_drain(r, NULL);
+}
+
+/* UPLOAD_WHOLE: the body, bounded by kind->whole_max, NUL-terminated in u->body. Returns 0, or
+ * -1 after answering 413, 400 (the body ended early) or 503. */
+static int read_whole(struct upload *u)
+{
+    struct req *r = u->r;
+    size_t max = u->kind->whole_max;
+    long long declared = r->ri->content_length;
+    if (declared > (long long)max) {
+        resp_problem(r, 413, "too-large", "Body too large",
+                     "the body is %lld bytes; the limit for %s is %zu", declared,
+                     u->kind->whole_what, max);
+        return -1;
+    }
+    /* Grown as the body arrives (a declared length is taken at its word only up to the limit). */
+    size_t cap = (declared > 0 ? (size_t)declared : 65536) + 1, len = 0;
+    char *buf = malloc(cap);
+    long n = 0;
+    int oom = !buf;
+    while (!oom) {
+        if (len == cap) {
+            if (cap > max)
+                break; /* a byte past the limit: too large */
+            size_t want = cap * 2 > max + 1 ? max + 1 : cap * 2;
+            char *more = realloc(buf, want);
+            if (!more) {
+                oom = 1;
+                break;
+            }
+            buf = more;
+            cap = want;
+        }
+        if ((n = req_read(r, buf + len, cap - len)) <= 0)
+            break;
+        idem_update(u->idem, buf + len, (size_t)n);
+        len += (size_t)n;
+    }
+    u->body = buf;
+    u->bytes = len;
+    if (oom) {
+        resp_problem(r, 503, "unavailable", "Service unavailable", "out of memory");
+        return -1;
+    }
+    if (n < 0) {
+        resp_body_unreadable(r);
+        return -1;
+    }
+    if (len > max) {
+        resp_problem(r, 413, "too-large", "Body too large", "the limit for %s is %zu bytes",
+                     u->kind->whole_what, max);
+        return -1;
+    }
+    buf[len] = '\0';
+    unsigned char sum[crypto_hash_sha256_BYTES];
+    crypto_hash_sha256(sum, (const unsigned char *)buf, len);
+    sodium_bin2hex(u->sha, sizeof u->sha, sum, sizeof sum);
+    return 0;
+}
+
+int upload_body_end(struct upload *u)
+{
+    upload_drain(u->stream);
+    if (upload_reply_transport_fault(u->stream))
+        return -1;
+    upload_digest_hex(u->stream, u->sha);
+    u->bytes = u->stream->bytes;
+    return 0;
+}
+
+static const struct upload_type *media_type(struct req *r, const struct upload_kind *kind)
+{
+    char ct[96];
+    req_content_type(r, ct, sizeof ct);
+    for (const struct upload_type *t = kind->types; t->media; t++)
+        if (strcmp(t->media, ct) == 0)
+            return t;
+    resp_problem(r, 415, "unsupported-media-type", "Unsupported media type", "%s, not '%s'",
+                 kind->types_hint, ct[0] ? ct : "(none)");
+    return NULL;
+}
+
+/* Steps 8 and 9 of upload.h: 0 when the upload is to be stored, -1 after refusing it. */
+static int verdict(struct upload *u)
+{
+    const struct upload_kind *k = u->kind;
+    const struct upload_guess *none = u->accepted == 0 ? &u->guess : NULL;
+    if (u->fatal)
+        upload_refuse(u->r, &u->errs, k->unreadable, &u->guess);
+    else if (u->errs.total && (u->atomic || k->all_or_nothing))
+        upload_refuse(u->r, &u->errs, k->faulty, none);
+    else if (u->accepted == 0 && u->errs.total)
+        upload_refuse(u->r, &u->errs, k->none_valid, &u->guess);
+    else if (u->accepted == 0 && k->empty && k->empty(u))
+        upload_refuse(u->r, &u->errs, NULL, &u->guess);
+    else
+        return 0;
+    return -1;
+}
+
+void upload_run(struct req *r, const struct upload_kind *kind)
+{
+    struct idem idem;
+    struct upload up;
+    memset(&up, 0, sizeof up);
+    up.r = r;
+    up.kind = kind;
+    up.idem = &idem;
+    problems_init(&up.errs);
+    json_t *rec = NULL;
+    r->before_reply = before_reply;
+    r->before_reply_ctx = &up;
+    if (idem_begin_stream(r, &idem) == IDEM_ANSWERED)
+        goto out;
+    if (!(up.type = media_type(r, kind)))
+        goto out;
+    up.format = up.type->format;
+    if (kind->state_size && !(up.state = calloc(1, kind->state_size))) {
+        resp_problem(r, 503, "unavailable", "Service unavailable", "out of memory");
+        goto out;
+    }
+    if (kind->params && kind->params(&up) != 0)
+        goto out;
+    if (up.errs.total) {
+        resp_invalid(r, &up.errs, NULL);
+        goto out;
+    }
+    if (up.type->body == UPLOAD_LINES && !(up.stream = upload_stream_new(r, &idem, 0))) {
+        resp_problem(r, 503, "unavailable", "Service unavailable", "out of memory");
+        goto out;
+    }
+    if (kind->open && kind->open(&up) != 0)
+        goto out;
+    if ((kind->slot == UPLOAD_SLOT_ALWAYS ? upload_slot_enter(r) : upload_slot_enter_if_large(r)) !=
+        0)
+        goto out;
+    store_new_uuid(up.id);
+    enum store_status st = kind->begin ? kind->begin(&up) : STORE_OK;
+    if (st != STORE_OK) {
+        resp_store_error(r, st, kind->what);
+        goto out;
+    }
+    if (up.type->body == UPLOAD_WHOLE && read_whole(&up) != 0)
+        goto out;
+    if (kind->read(&up) != 0)
+        goto out;
+    if (up.stream && upload_body_end(&up) != 0)
+        goto out;
+    if ((kind->settle && kind->settle(&up) != 0) || verdict(&up) != 0)
+        goto out;
+    rec = ev_upload_record(r, up.id, kind->kind, up.team, up.format, up.bytes, up.sha);
+    if (!rec) {
+        resp_problem(r, 503, "unavailable", "Service unavailable", "out of memory");
+        goto out;
+    }
+    int status = 201;
+    json_t *reply = kind->finish(&up, rec, &status);
+    if (reply)
+        idem_reply(r, &idem, status, reply);
+out:
+    if (kind->abort && (up.state || !kind->state_size))
+        kind->abort(&up);
+    free(up.state);
+    free(up.body);
+    upload_stream_free(up.stream);
+    idem_end(r, &idem);
+    json_decref(rec);
+    problems_free(&up.errs);
+    r->before_reply = NULL;
+    upload_slot_leave(r);
+}

@@ -14,7 +14,9 @@
 
 #include "core/formats/csv.h"
 #include "core/formats/linebuf.h"
+#include "http/idempotency.h"
 #include "http/internal.h"
+#include "http/upload_sniff.h"
 
 struct idem;
 
@@ -113,5 +115,99 @@ int upload_params_read(struct req *r, struct upload_params *up, const char *fiel
                        struct problems *p) __attribute__((warn_unused_result));
 /* Adds them to an upload record's params object (borrowed). */
 void upload_params_json(const struct upload_params *up, json_t *params);
+
+/* The upload driver: every streamed upload route is upload_run(r, &ITS_KIND), and the protocol
+ * is written here once, in this order:
+ *   1. Idempotency-Key claim (idem_begin_stream); a refused request's unread body is read and
+ *      dropped before its reply (unless the client still waits for 100 Continue: then the
+ *      connection closes), and the upload slot is back before any reply is written;
+ *   2. the media type against the kind's table (415), which also says how the body is read;
+ *   3. the kind's query parameters and references (kind->params: problems → 422);
+ *   4. a stream of lines (kind->open may peek at the first bytes: format, sniffing);
+ *   5. an upload slot (UPLOAD_PER_USER per user, a quarter of the pool: 429 / 503);
+ *   6. the kind's store transaction (kind->begin);
+ *   7. the body: lines through kind->read, or the whole body (bounded by whole_max: 413) for
+ *      kind->read to parse; then the rest is drained and the transport faults answered (400
+ *      body ended early, 413, 503 out of memory);
+ *   8. kind->settle (the store's or the reader's own fault, answered after the body);
+ *   9. the verdict on faulty lines: the reader gave up (unreadable), faults under ?atomic=true
+ *      or in an all-or-nothing kind (faulty), no record but faults (none_valid), nothing at all
+ *      (kind->empty) — refused whole with upload_refuse, naming what the file looks like;
+ *  10. the upload record (id, kind, team, format, bytes, SHA-256) and kind->finish, which
+ *      stores it with the records and builds the reply, answered through the Idempotency-Key;
+ *  11. kind->abort (always: rolls back what finish did not commit, frees the kind's state).
+ * A kind's step answers itself (403, 404, 503, 400) only by the usual resp_* helpers and then
+ * returns -1. */
+enum upload_slot_rule {
+    UPLOAD_SLOT_ALWAYS,   /* every upload holds a slot */
+    UPLOAD_SLOT_IF_LARGE, /* only a body declared over the JSON limit or sent chunked */
+};
+
+enum upload_body {
+    UPLOAD_LINES, /* streamed a line at a time (u->stream) */
+    UPLOAD_WHOLE, /* read whole into u->body (at most whole_max bytes) */
+};
+
+/* One media type a kind takes and how its body is read; format names it in the record when
+ * the kind does not decide it from the content. */
+struct upload_type {
+    const char *media;
+    enum upload_body body;
+    const char *format;
+};
+
+struct upload;
+
+struct upload_kind {
+    const char *kind;                /* the upload record's kind: "telemetry", "runs", … */
+    const char *what;                /* names the resource in store faults */
+    const struct upload_type *types; /* ended by {NULL} */
+    const char *types_hint;          /* the 415 detail, before ", not '<the type sent>'" */
+    enum upload_slot_rule slot;
+    size_t whole_max;       /* UPLOAD_WHOLE: the most bytes */
+    const char *whole_what; /* names such a body in its 413: "JSON", "a load-test output" */
+    size_t state_size;      /* the kind's own state (u->state), zeroed */
+    int all_or_nothing;     /* any faulty line refuses the whole upload */
+    const char *unreadable; /* the 422 detail when the reader gave up (u->fatal) */
+    const char *faulty;     /* … when faulty lines refuse it (atomic or all_or_nothing) */
+    const char *none_valid; /* … when no record was read and lines had faults */
+    /* Steps: 0 to go on, -1 after answering. Only read is required. */
+    int (*params)(struct upload *u);
+    int (*open)(struct upload *u);
+    enum store_status (*begin)(struct upload *u);
+    int (*read)(struct upload *u);
+    int (*settle)(struct upload *u);
+    int (*empty)(
+        struct upload *u); /* adds the problem of an empty upload; 0 when it is not refused */
+    json_t *(*finish)(struct upload *u, json_t *rec, int *status); /* the reply, or NULL answered */
+    void (*abort)(struct upload *u);
+};
+
+struct upload {
+    struct req *r;
+    const struct upload_kind *kind;
+    const struct upload_type *type; /* the media type sent */
+    struct idem *idem;
+    void *state;                  /* the kind's (state_size bytes) */
+    struct problems errs;         /* query parameters, then faulty lines */
+    struct upload_stream *stream; /* UPLOAD_LINES */
+    char *body;                   /* UPLOAD_WHOLE: NUL-terminated */
+    size_t bytes;                 /* body bytes */
+    char sha[65];                 /* their SHA-256 */
+    char id[37];                  /* the upload's id */
+    const char *team;             /* the record's team (NULL: none) */
+    const char *format;           /* the record's format (type->format unless set) */
+    int atomic;                   /* ?atomic=true */
+    int fatal;                    /* the reader gave up */
+    long accepted;                /* records read */
+    struct upload_guess guess;    /* what the file looks like (upload_guess), for refusals */
+};
+
+void upload_run(struct req *r, const struct upload_kind *kind);
+
+/* For a step that refuses the upload once it has seen the first bytes (kind->open): the rest
+ * of the body is drained and a transport fault answered (returns -1, answered), else the
+ * digest and size are set (0). The driver calls it after kind->read. */
+int upload_body_end(struct upload *u) __attribute__((warn_unused_result));
 
 #endif

@@ -329,109 +329,130 @@ static int provider_valid(const char *s)
 /* POST /offers/import?format=skypilot&provider=P[&currency=USD]: a SkyPilot vms.csv, streamed.
  * Nothing is stored unless every line reads; then each offer is created, kept (same figures)
  * or superseded by a new version (see store_offer_import). */
-static void offer_import(struct req *r)
-{
-    struct idem idem;
-    struct problems p;
-    problems_init(&p);
+struct catalog_import {
     struct skypilot_reader sky;
-    skypilot_reader_init(&sky);
     struct csv_row row;
-    csv_row_init(&row);
-    struct upload_stream *u = NULL;
-    json_t *docs = NULL, *rec = NULL, *out = NULL;
-    char fbuf[40], pbuf[128], cbuf[40], ct[96];
-    if (idem_begin_stream(r, &idem) == IDEM_ANSWERED)
-        goto out;
-    const char *format = ev_query(r, "format", EVQ_ENUM, CATALOG_FORMATS, fbuf, sizeof fbuf, &p);
-    const char *provider = ev_query(r, "provider", EVQ_TEXT, NULL, pbuf, sizeof pbuf, &p);
-    const char *currency = ev_query(r, "currency", EVQ_TEXT, NULL, cbuf, sizeof cbuf, &p);
-    if (!format && !p.total)
-        problems_add(&p, "?format", "is required: format=skypilot (a SkyPilot catalog vms.csv)");
-    if (!provider && !p.total)
-        problems_add(&p, "?provider",
+    char fbuf[40], pbuf[128], cbuf[40];
+    const char *provider, *currency;
+    json_t *docs;
+};
+
+static int catalog_params(struct upload *u)
+{
+    struct catalog_import *c = u->state;
+    struct problems *p = &u->errs;
+    struct req *r = u->r;
+    skypilot_reader_init(&c->sky);
+    csv_row_init(&c->row);
+    const char *format =
+        ev_query(r, "format", EVQ_ENUM, CATALOG_FORMATS, c->fbuf, sizeof c->fbuf, p);
+    c->provider = ev_query(r, "provider", EVQ_TEXT, NULL, c->pbuf, sizeof c->pbuf, p);
+    c->currency = ev_query(r, "currency", EVQ_TEXT, NULL, c->cbuf, sizeof c->cbuf, p);
+    if (!format && !p->total)
+        problems_add(p, "?format", "is required: format=skypilot (a SkyPilot catalog vms.csv)");
+    if (!c->provider && !p->total)
+        problems_add(p, "?provider",
                      "is required: the cloud the catalog prices (aws, gcp, lambda, …), which a "
                      "vms.csv does not name; --param provider=… of capledger import");
-    else if (provider && !provider_valid(provider))
-        problems_add(&p, "?provider", "must be 1-100 of a-z, 0-9, '-' and '_'");
-    if (!currency)
-        currency = p.total ? NULL : "USD";
-    if (currency && (strlen(currency) != 3 || strspn(currency, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != 3))
-        problems_add(&p, "?currency", "must be an ISO 4217 code (three capital letters)");
-    req_content_type(r, ct, sizeof ct);
-    if (!p.total && strcmp(ct, "text/csv") != 0) {
-        resp_problem(r, 415, "unsupported-media-type", "Unsupported media type",
-                     "send the catalog as text/csv, not '%s'", ct[0] ? ct : "(none)");
-        goto out;
-    }
-    if (p.total) {
-        resp_invalid(r, &p, NULL);
-        goto out;
-    }
-    if (upload_slot_enter(r) != 0)
-        goto out;
-    u = upload_stream_new(r, &idem, 0);
-    if (!u) {
-        resp_problem(r, 503, "unavailable", "Service unavailable", "out of memory");
-        goto out;
-    }
+    else if (c->provider && !provider_valid(c->provider))
+        problems_add(p, "?provider", "must be 1-100 of a-z, 0-9, '-' and '_'");
+    if (!c->currency)
+        c->currency = p->total ? NULL : "USD";
+    if (c->currency &&
+        (strlen(c->currency) != 3 || strspn(c->currency, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != 3))
+        problems_add(p, "?currency", "must be an ISO 4217 code (three capital letters)");
+    return 0;
+}
+
+static int catalog_read(struct upload *u)
+{
+    struct catalog_import *c = u->state;
     struct linebuf_line line;
     int stop = 0, got;
-    while (!stop && (got = next_csv_row(u, &line, &row, &p)) != 0) {
+    while (!stop && (got = next_csv_row(u->stream, &line, &c->row, &u->errs)) != 0) {
         if (got < 0)
-            stop = !sky.have_header;
-        else if (skypilot_feed(&sky, &row, line.lineno, &p) != 0)
+            stop = !c->sky.have_header;
+        else if (skypilot_feed(&c->sky, &c->row, line.lineno, &u->errs) != 0)
             stop = 1;
     }
     /* Once the catalog is refused, the rest of its lines are read (counted) unexamined. */
-    while (upload_next_line(u, &line) != LINEBUF_NEED_MORE)
+    while (upload_next_line(u->stream, &line) != LINEBUF_NEED_MORE)
         continue;
-    upload_drain(u);
-    if (upload_reply_transport_fault(u))
-        goto out;
-    if (!sky.have_header && !p.total)
-        problems_add_line(&p, 1, 0, "", "the catalog is empty: it needs a header line");
-    else if (!p.total && sky.n == 0)
-        problems_add_line(&p, 2, 0, "", "the catalog has no GPU offers (%ld CPU-only rows)",
-                          sky.skipped_cpu_only);
-    if (p.total) {
-        resp_invalid(r, &p, "The catalog has faults (nothing was stored): see errors.");
-        goto out;
-    }
-    docs = skypilot_offers_json(&sky, provider, currency);
-    char id[37], sha[65];
-    store_new_uuid(id);
-    upload_digest_hex(u, sha);
-    rec = docs ? ev_upload_record(r, id, "offers", NULL, "skypilot", u->bytes, sha) : NULL;
-    if (!rec) {
+    u->accepted = (long)c->sky.n;
+    return 0;
+}
+
+static int catalog_settle(struct upload *u)
+{
+    struct catalog_import *c = u->state;
+    if (!c->sky.have_header && !u->errs.total)
+        problems_add_line(&u->errs, 1, 0, "", "the catalog is empty: it needs a header line");
+    else if (!u->errs.total && c->sky.n == 0)
+        problems_add_line(&u->errs, 2, 0, "", "the catalog has no GPU offers (%ld CPU-only rows)",
+                          c->sky.skipped_cpu_only);
+    return 0;
+}
+
+static json_t *catalog_finish(struct upload *u, json_t *rec, int *status)
+{
+    struct catalog_import *c = u->state;
+    struct req *r = u->r;
+    json_t *out = NULL;
+    c->docs = skypilot_offers_json(&c->sky, c->provider, c->currency);
+    if (!c->docs) {
         resp_problem(r, 503, "unavailable", "Service unavailable", "out of memory");
-        goto out;
+        return NULL;
     }
-    json_object_set_new(rec, "lines", json_integer(u->lb.lineno));
+    json_object_set_new(rec, "lines", json_integer(u->stream->lb.lineno));
     json_object_set_new(rec, "skipped",
-                        json_integer(sky.skipped_cpu_only + sky.skipped_fractional +
-                                     sky.skipped_unpriced + sky.skipped_unknown_memory));
-    json_object_set_new(rec, "summary", catalog_counts(&sky, provider));
+                        json_integer(c->sky.skipped_cpu_only + c->sky.skipped_fractional +
+                                     c->sky.skipped_unpriced + c->sky.skipped_unknown_memory));
+    json_object_set_new(rec, "summary", catalog_counts(&c->sky, c->provider));
     struct audit_actor who;
-    enum store_status st = store_offer_import(r->app->store, req_actor(r, &who), docs, rec, &out);
+    enum store_status st =
+        store_offer_import(r->app->store, req_actor(r, &who), c->docs, rec, &out);
     if (st != STORE_OK) {
         resp_store_error(r, st, "offer");
-        goto out;
+        return NULL;
     }
-    json_object_set_new(out, "id", json_string(id));
+    json_object_set_new(out, "id", json_string(u->id));
     json_object_update(out, json_object_get(rec, "summary"));
-    json_int_t stored = json_integer_value(json_object_get(out, "stored"));
-    idem_reply(r, &idem, stored > 0 ? 201 : 200, out);
-    out = NULL;
-out:
-    idem_end(r, &idem);
-    json_decref(out);
-    json_decref(rec);
-    json_decref(docs);
-    upload_stream_free(u);
-    csv_row_free(&row);
-    skypilot_reader_free(&sky);
-    problems_free(&p);
+    *status = json_integer_value(json_object_get(out, "stored")) > 0 ? 201 : 200;
+    return out;
+}
+
+static void catalog_abort(struct upload *u)
+{
+    struct catalog_import *c = u->state;
+    json_decref(c->docs);
+    csv_row_free(&c->row);
+    skypilot_reader_free(&c->sky);
+}
+
+static const struct upload_type CATALOG_TYPES[] = {
+    {"text/csv", UPLOAD_LINES, "skypilot"},
+    {NULL, 0, NULL},
+};
+
+static const struct upload_kind CATALOG_UPLOAD = {
+    .kind = "offers",
+    .what = "offer",
+    .types = CATALOG_TYPES,
+    .types_hint = "send the catalog as text/csv",
+    .slot = UPLOAD_SLOT_ALWAYS,
+    .state_size = sizeof(struct catalog_import),
+    .all_or_nothing = 1,
+    .faulty = "The catalog has faults (nothing was stored): see errors.",
+    .params = catalog_params,
+    .read = catalog_read,
+    .settle = catalog_settle,
+    .finish = catalog_finish,
+    .abort = catalog_abort,
+};
+
+static void offer_import(struct req *r)
+{
+    upload_run(r, &CATALOG_UPLOAD);
 }
 
 static void offer_get(struct req *r)
