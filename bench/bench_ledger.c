@@ -9,7 +9,7 @@
 #include <time.h>
 
 #include "core/ledger/decision.h"
-#include "core/ledger/jcs.h"
+#include "core/jcs.h"
 #include "core/ledger/merkle.h"
 #include "oracle/merkle_proofs.h"
 #include "core/ledger/tile.h"

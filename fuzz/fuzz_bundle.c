@@ -14,7 +14,7 @@
 
 #include "core/ledger/bundle.h"
 #include "core/ledger/bundle_reader.h"
-#include "core/ledger/jcs.h"
+#include "core/jcs.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "core/ledger/decision.h"
-#include "core/ledger/jcs.h"
+#include "core/jcs.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/ledger/jcs.h"
+#include "core/jcs.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

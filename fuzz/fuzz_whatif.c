@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "core/jsonlimit.h"
-#include "core/ledger/jcs.h"
+#include "core/jcs.h"
 #include "core/whatif/whatif.h"
 
 #define FUZZ_MAX_INPUT_BYTES (256u << 10)

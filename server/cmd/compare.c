@@ -10,7 +10,7 @@
 #include "cmd/cmd.h"
 #include "cmd/files.h"
 #include "core/cost/cost.h"
-#include "core/ledger/jcs.h"
+#include "core/jcs.h"
 #include "core/jsonlimit.h"
 
 /* Scenarios are hand-written or exported documents; 64 options × 1,000 load points fit well. */

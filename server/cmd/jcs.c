@@ -5,7 +5,7 @@
 
 #include "cmd/cmd.h"
 #include "cmd/files.h"
-#include "core/ledger/jcs.h"
+#include "core/jcs.h"
 
 #define JCS_MAX_INPUT_BYTES (64u << 20)
 

@@ -7,7 +7,7 @@
 #include "cmd/cmd.h"
 #include "cmd/files.h"
 #include "core/ledger/decision.h"
-#include "core/ledger/jcs.h"
+#include "core/jcs.h"
 
 #define RECORD_MAX_BYTES (1u << 20)
 

@@ -19,7 +19,7 @@
 #include "cmd/termtext.h"
 #include "core/ledger/bundle.h"
 #include "core/ledger/bundle_reader.h"
-#include "core/ledger/jcs.h"
+#include "core/jcs.h"
 #include "core/ledger/note.h"
 #include "core/ledger/witness.h"
 

@@ -7,7 +7,7 @@
 #include <time.h>
 
 #include "core/auth/secret.h"
-#include "core/ledger/jcs.h"
+#include "core/jcs.h"
 #include "http/evidence.h"
 
 #include "store/idempotency.h"

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/ledger/jcs.h"
+#include "core/jcs.h"
 #include "http/evidence.h"
 #include "http/internal.h"
 #include "core/rowcache.h"

@@ -14,7 +14,7 @@
 #include "core/cursor.h"
 #include "core/formats/linebuf.h"
 #include "core/jsonlimit.h"
-#include "core/ledger/jcs.h"
+#include "core/jcs.h"
 #include "http/conns.h"
 #include "http/idempotency.h"
 #include "http/internal.h"

@@ -15,7 +15,7 @@
 #include "core/auth/secret.h"
 #include "core/auth/tokencache.h"
 #include "core/httpframe.h"
-#include "core/ledger/jcs.h"
+#include "core/jcs.h"
 #include "http/conns.h"
 #include "http/evidence.h"
 #include "http/internal.h"

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "core/ledger/jcs.h"
+#include "core/jcs.h"
 
 static const char *SQL_INSERT =
     "INSERT INTO upload SELECT * FROM jsonb_populate_record(NULL::upload, "

@@ -16,7 +16,7 @@
 #include <sodium.h>
 
 #include "core/cost/cost.h"
-#include "core/ledger/jcs.h"
+#include "core/jcs.h"
 
 #define SPEC_DIR CAPLEDGER_DATA_DIR "/spec/"
 #define TRAINING SPEC_DIR "example-training.json"

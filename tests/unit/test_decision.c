@@ -11,7 +11,7 @@
 
 #include "core/ledger/codec.h"
 #include "core/ledger/decision.h"
-#include "core/ledger/jcs.h"
+#include "core/jcs.h"
 #include "testutil.h"
 
 /* RFC 8032 TEST 1 key pair: a fixed key makes the signature below a fixed value. */

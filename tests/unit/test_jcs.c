@@ -9,7 +9,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "core/ledger/jcs.h"
+#include "core/jcs.h"
 #include "testutil.h"
 
 static const char *const vector_names[] = {"arrays",  "french", "structures",

@@ -13,7 +13,7 @@
 
 #include "core/ledger/codec.h"
 #include "core/ledger/decision.h"
-#include "core/ledger/jcs.h"
+#include "core/jcs.h"
 #include "core/ledger/keylog.h"
 
 struct key {

@@ -18,7 +18,7 @@
 
 #include "core/formats/openb.h"
 #include "core/formats/linebuf.h"
-#include "core/ledger/jcs.h"
+#include "core/jcs.h"
 #include "core/whatif/whatif.h"
 #include "sample_text.h"
 

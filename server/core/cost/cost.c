@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "core/cost/cost_private.h"
-#include "core/ledger/jcs.h"
+#include "core/jcs.h"
 
 #define NO_WINNER (-1)
 

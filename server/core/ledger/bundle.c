@@ -15,7 +15,7 @@
 #include "core/ledger/codec.h"
 #include "core/cost/cost.h"
 #include "core/ledger/decision.h"
-#include "core/ledger/jcs.h"
+#include "core/jcs.h"
 #include "core/ledger/keylog.h"
 #include "core/ledger/merkle.h"
 #include "core/ledger/note.h"

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "core/validate.h"
-#include "core/ledger/jcs.h"
+#include "core/jcs.h"
 #include "core/problems.h"
 
 enum state {

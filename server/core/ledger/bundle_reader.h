@@ -1,7 +1,7 @@
 /* A push parser of an audit bundle's JSON text (docs/ledger-format.md) for bundles too large to
  * hold: the caller feeds the bytes as it reads them, in pieces of any size. The top-level
  * object's members other than "leaves" are collected, each value parsed strictly by jcs_parse
- * (core/ledger/jcs.h); "leaves", when it is an array, is never held: each element is handed to
+ * (core/jcs.h); "leaves", when it is an array, is never held: each element is handed to
  * a callback as soon as it ends — a string with its JSON escapes decoded, or NULL for an
  * element that is not a string. Memory: the other members, one leaf, and a few bytes of state.
  *

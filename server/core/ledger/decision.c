@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "core/ledger/codec.h"
-#include "core/ledger/jcs.h"
+#include "core/jcs.h"
 #include "core/formats/timefmt.h"
 #include "core/jsonlimit.h"
 #include "core/validate.h"

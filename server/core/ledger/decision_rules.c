@@ -7,7 +7,7 @@
 
 #include "core/ledger/codec.h"
 #include "core/ledger/decision.h"
-#include "core/ledger/jcs.h"
+#include "core/jcs.h"
 #include "core/ledger/keylog.h"
 
 static const char *text_of(const json_t *obj, const char *key)

@@ -10,7 +10,7 @@
 
 #include "core/ledger/codec.h"
 #include "core/ledger/decision.h"
-#include "core/ledger/jcs.h"
+#include "core/jcs.h"
 #include "core/formats/timefmt.h"
 #include "core/validate.h"
 

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "core/ledger/codec.h"
-#include "core/ledger/jcs.h"
+#include "core/jcs.h"
 
 #define ALG_ED25519 0x01
 #define EM_DASH_SPACE "\xe2\x80\x94 " /* "— " begins every signature line */

@@ -12,7 +12,7 @@
 #include "core/formats/evfield.h"
 #include "core/formats/run.h"
 #include "core/formats/timefmt.h"
-#include "core/ledger/jcs.h"
+#include "core/jcs.h"
 
 #define ID_MAX 255
 

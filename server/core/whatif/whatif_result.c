@@ -11,7 +11,7 @@
 #include "core/auth/secret.h"
 #include "core/formats/run.h"
 #include "core/formats/timefmt.h"
-#include "core/ledger/jcs.h"
+#include "core/jcs.h"
 
 double whatif__quantile(const int64_t *sorted, size_t n, int k)
 {

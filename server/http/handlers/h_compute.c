@@ -10,7 +10,7 @@
 
 #include "core/cost/cost.h"
 #include "core/formats/evfield.h"
-#include "core/ledger/jcs.h"
+#include "core/jcs.h"
 #include "core/validate.h"
 #include "http/engine.h"
 #include "http/gate.h"

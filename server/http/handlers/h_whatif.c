@@ -15,7 +15,7 @@
 
 #include "core/formats/evfield.h"
 #include "core/formats/timefmt.h"
-#include "core/ledger/jcs.h"
+#include "core/jcs.h"
 #include "core/validate.h"
 #include "core/whatif/whatif.h"
 #include "http/engine.h"

@@ -31,7 +31,7 @@
 #include "core/ledger/decision.h"
 #include "core/ledger/decision_rules.h"
 #include "core/ledger/gate.h"
-#include "core/ledger/jcs.h"
+#include "core/jcs.h"
 #include "core/ledger/keylog.h"
 #include "core/ledger/merkle.h"
 #include "core/ledger/note.h"

@@ -2,7 +2,7 @@
  * hand here: numbers in ECMAScript Number::toString form (RFC 8785 §3.2.2.3), object members
  * sorted by UTF-16 code units rather than UTF-8 bytes (§3.2.3), and strings with only the
  * minimal escapes, control characters as lower-case \u00xx (§3.2.2.2). */
-#include "core/ledger/jcs.h"
+#include "core/jcs.h"
 
 #include <float.h>
 #include <inttypes.h>
