@@ -136,151 +136,146 @@ static json_t *telemetry_warnings(struct req *r, const json_t *bench,
     return list;
 }
 
-static void telemetry_upload(struct req *r)
-{
-    struct idem idem;
-    struct problems p, errs;
-    problems_init(&p);
-    problems_init(&errs);
+/* One telemetry upload: its parameters, the benchmark, the reader and what it read. */
+struct tele_upload {
     struct tele_params q;
     struct tele_ingest in;
-    memset(&in, 0, sizeof in);
-    pgcopy_init(&in.copy);
-    int summary_ready = 0, reader_ready = 0;
     struct telemetry_reader rd;
-    struct upload_stream *u = NULL;
-    json_t *bench = NULL, *rec = NULL, *derived = NULL, *summary = NULL, *warnings = NULL;
-    char ct[96];
-    if (idem_begin_stream(r, &idem) == IDEM_ANSWERED)
-        goto out;
-    bench = ev_readable_benchmark(r, r->params[0]);
-    if (!bench) {
-        goto out;
+    int summary_ready, reader_ready;
+    enum telemetry_format format;
+    json_t *bench, *derived, *summary, *warnings;
+};
+
+static int tele_params(struct upload *u)
+{
+    struct tele_upload *t = u->state;
+    struct req *r = u->r;
+    pgcopy_init(&t->in.copy);
+    t->bench = ev_readable_benchmark(r, r->params[0]);
+    if (!t->bench)
+        return -1;
+    u->team = json_string_value(json_object_get(t->bench, "team"));
+    if (!principal_can_write_team(&r->who, u->team)) {
+        ev_forbidden_team(r, u->team);
+        return -1;
     }
-    const char *team = json_string_value(json_object_get(bench, "team"));
-    if (!principal_can_write_team(&r->who, team)) {
-        ev_forbidden_team(r, team);
-        goto out;
-    }
-    req_content_type(r, ct, sizeof ct);
-    if (strcmp(ct, "text/csv") != 0 && strcmp(ct, "text/plain") != 0) {
-        resp_problem(r, 415, "unsupported-media-type", "Unsupported media type",
-                     "send telemetry as text/csv or text/plain (the tool's own output), not '%s'",
-                     ct[0] ? ct : "(none)");
-        goto out;
-    }
-    if (read_params(r, &q, &p) != 0) {
+    if (read_params(r, &t->q, &u->errs) != 0) {
         resp_store_error(r, STORE_UNAVAILABLE, "time zone");
-        goto out;
+        return -1;
     }
-    if (p.total) {
-        resp_invalid(r, &p, NULL);
-        goto out;
-    }
-    u = upload_stream_new(r, &idem, 0);
-    if (!u || telemetry_summary_init(&in.summary, q.idle_below) != 0) {
+    u->atomic = t->q.up.atomic_on;
+    return 0;
+}
+
+/* The format, from ?format= or the first bytes, and the reader for it. */
+static int tele_open(struct upload *u)
+{
+    struct tele_upload *t = u->state;
+    struct req *r = u->r;
+    if (telemetry_summary_init(&t->in.summary, t->q.idle_below) != 0) {
         resp_problem(r, 503, "unavailable", "Service unavailable", "out of memory");
-        goto out;
+        return -1;
     }
-    summary_ready = 1;
-    plausible_telemetry_init(&in.plaus);
-    enum telemetry_format format = TELEMETRY_UNKNOWN;
+    t->summary_ready = 1;
+    plausible_telemetry_init(&t->in.plaus);
     /* What the file looks like, for a refusal of the whole file (a sacct file sent here). */
-    struct upload_guess guess;
-    {
-        const char *head;
-        size_t head_len;
-        upload_peek(u, SNIFF_DETECT_BYTES, &head, &head_len);
-        upload_guess(&guess, head, head_len, SNIFF_TELEMETRY, NULL);
-        format = q.format_p ? telemetry_format_from_name(q.format_p)
-                            : telemetry_detect_format(head, head_len);
-    }
-    if (format != TELEMETRY_UNKNOWN && format != TELEMETRY_DCGM && q.at_p) {
-        upload_drain(u);
-        if (upload_reply_transport_fault(u))
-            goto out;
-        problems_add(&p, "?at",
+    const char *head;
+    size_t head_len;
+    upload_peek(u->stream, SNIFF_DETECT_BYTES, &head, &head_len);
+    upload_guess(&u->guess, head, head_len, SNIFF_TELEMETRY, NULL);
+    t->format = t->q.format_p ? telemetry_format_from_name(t->q.format_p)
+                              : telemetry_detect_format(head, head_len);
+    if (t->format != TELEMETRY_UNKNOWN && t->format != TELEMETRY_DCGM && t->q.at_p) {
+        if (upload_body_end(u) != 0)
+            return -1;
+        problems_add(&u->errs, "?at",
                      "query parameter at (the scrape time) applies to dcgm-exporter text only, "
                      "and this upload reads as %s",
-                     telemetry_format_name(format));
-        resp_invalid(r, &p, NULL);
-        goto out;
+                     telemetry_format_name(t->format));
+        resp_invalid(r, &u->errs, NULL);
+        return -1;
     }
-    if (format == TELEMETRY_UNKNOWN) {
-        upload_drain(u);
-        if (upload_reply_transport_fault(u))
-            goto out;
-        problems_add_line(&p, 1, 0, "",
+    if (t->format == TELEMETRY_UNKNOWN) {
+        if (upload_body_end(u) != 0)
+            return -1;
+        problems_add_line(&u->errs, 1, 0, "",
                           "not nvidia-smi --format=csv, nvidia-smi dmon or dcgm-exporter "
                           "output (name the format with ?format= if it is)");
-        upload_refuse(r, &p, NULL, &guess);
-        goto out;
+        upload_refuse(r, &u->errs, NULL, &u->guess);
+        return -1;
     }
+    u->format = telemetry_format_name(t->format);
     struct telemetry_options opt = {
-        .fields = q.up.fields_p,
-        .local_to_utc = q.up.has_tz ? upload_tz_local_to_utc : NULL,
-        .tz_ctx = q.up.has_tz ? &q.up.tz : NULL,
-        .has_at = q.at_p != NULL,
-        .at_ms = q.at_ms,
+        .fields = t->q.up.fields_p,
+        .local_to_utc = t->q.up.has_tz ? upload_tz_local_to_utc : NULL,
+        .tz_ctx = t->q.up.has_tz ? &t->q.up.tz : NULL,
+        .has_at = t->q.at_p != NULL,
+        .at_ms = t->q.at_ms,
     };
-    if (telemetry_reader_init(&rd, format, &opt, on_sample, &in, &errs) != 0) {
-        upload_drain(u);
-        upload_refuse(r, &errs, NULL, &guess);
-        goto out;
+    if (telemetry_reader_init(&t->rd, t->format, &opt, on_sample, &t->in, &u->errs) != 0) {
+        upload_drain(u->stream);
+        upload_refuse(r, &u->errs, NULL, &u->guess);
+        return -1;
     }
-    reader_ready = 1;
-    char *id = in.upload_id;
-    store_new_uuid(in.upload_id);
-    snprintf(in.benchmark_id, sizeof in.benchmark_id, "%s", r->params[0]);
-    if (upload_slot_enter(r) != 0) {
-        upload_drain(u);
-        goto out;
-    }
-    enum store_status st = store_telemetry_begin(r->app->store, &in.up);
-    if (st != STORE_OK) {
-        upload_drain(u);
-        resp_store_error(r, st, "telemetry");
-        goto out;
-    }
+    t->reader_ready = 1;
+    return 0;
+}
+
+static enum store_status tele_begin(struct upload *u)
+{
+    struct tele_upload *t = u->state;
+    snprintf(t->in.upload_id, sizeof t->in.upload_id, "%s", u->id);
+    snprintf(t->in.benchmark_id, sizeof t->in.benchmark_id, "%s", u->r->params[0]);
+    return store_telemetry_begin(u->r->app->store, &t->in.up);
+}
+
+static int tele_read(struct upload *u)
+{
+    struct tele_upload *t = u->state;
     struct linebuf_line line;
-    int fatal = 0;
-    while (!in.failed && !fatal && upload_next_text_line(u, &line, &errs, NULL))
-        fatal = telemetry_feed_line(&rd, line.text, line.len, line.lineno, &errs) != 0;
-    if (!fatal && !in.failed)
-        fatal = telemetry_finish(&rd, &errs) != 0;
-    upload_drain(u);
-    if (upload_reply_transport_fault(u))
-        goto out;
-    problems_place_whole_input(&errs, 1); /* where the reader gave up */
-    if (!in.failed)
-        (void)flush_copy(&in);
-    if (in.failed) {
-        resp_problem(r, 503, "unavailable", "Service unavailable",
+    while (!t->in.failed && !u->fatal && upload_next_text_line(u->stream, &line, &u->errs, NULL))
+        u->fatal = telemetry_feed_line(&t->rd, line.text, line.len, line.lineno, &u->errs) != 0;
+    if (!u->fatal && !t->in.failed)
+        u->fatal = telemetry_finish(&t->rd, &u->errs) != 0;
+    return 0;
+}
+
+static int tele_settle(struct upload *u)
+{
+    struct tele_upload *t = u->state;
+    problems_place_whole_input(&u->errs, 1); /* where the reader gave up */
+    if (!t->in.failed)
+        (void)flush_copy(&t->in);
+    if (t->in.failed) {
+        resp_problem(u->r, 503, "unavailable", "Service unavailable",
                      "the upload could not be stored (database or memory); retry");
-        goto out;
+        return -1;
     }
-    if (fatal || (in.samples == 0 && errs.total) || (q.up.atomic_on && errs.total)) {
-        upload_refuse(r, &errs,
-                      fatal ? "The telemetry cannot be read: see errors."
-                            : "Lines of the telemetry have faults; nothing was stored.",
-                      fatal || in.samples == 0 ? &guess : NULL);
-        goto out;
-    }
-    if (in.samples == 0) {
-        problems_add_line(&errs, u->lb.lineno > 0 ? u->lb.lineno : 1, 0, "",
-                          "the upload holds no telemetry sample");
-        upload_refuse(r, &errs, NULL, &guess);
-        goto out;
-    }
-    warnings = telemetry_warnings(r, bench, &in.plaus, q.force_on);
-    if (!warnings)
-        goto out; /* answered */
-    if (plausible_refuses(warnings) && !q.force_on) {
+    u->accepted = t->in.samples;
+    return 0;
+}
+
+static int tele_empty(struct upload *u)
+{
+    long lineno = u->stream->lb.lineno;
+    problems_add_line(&u->errs, lineno > 0 ? lineno : 1, 0, "",
+                      "the upload holds no telemetry sample");
+    return 1;
+}
+
+static json_t *tele_finish(struct upload *u, json_t *rec, int *status)
+{
+    struct tele_upload *t = u->state;
+    struct req *r = u->r;
+    t->warnings = telemetry_warnings(r, t->bench, &t->in.plaus, t->q.force_on);
+    if (!t->warnings)
+        return NULL; /* answered */
+    if (plausible_refuses(t->warnings) && !t->q.force_on) {
         struct problems refused;
         problems_init(&refused);
         size_t wi;
         json_t *w;
-        json_array_foreach(warnings, wi, w) if (json_is_true(json_object_get(w, "refuses")))
+        json_array_foreach(t->warnings, wi, w) if (json_is_true(json_object_get(w, "refuses")))
             problems_add(&refused, "", "%s: %s", json_string_value(json_object_get(w, "code")),
                          json_string_value(json_object_get(w, "message")));
         /* "overridable": the query parameter that stores it all the same (a form names its
@@ -293,59 +288,85 @@ static void telemetry_upload(struct req *r)
                           "was stored. If it is right all the same, send it again with "
                           "?force=true (the override is recorded with the upload).");
         problems_free(&refused);
-        goto out;
+        return NULL;
     }
-    summary = telemetry_summary_json(&in.summary);
-    char sha[65];
-    upload_digest_hex(u, sha);
-    rec = ev_upload_record(r, id, "telemetry", team, telemetry_format_name(format), u->bytes, sha);
-    if (!summary || !rec) {
+    t->summary = telemetry_summary_json(&t->in.summary);
+    if (!t->summary) {
         resp_problem(r, 503, "unavailable", "Service unavailable", "out of memory");
-        goto out;
+        return NULL;
     }
     json_object_set_new(rec, "benchmark_id", json_string(r->params[0]));
-    json_object_set_new(rec, "lines", json_integer(u->lb.lineno));
-    json_object_set_new(rec, "rejected_total", json_integer((json_int_t)errs.total));
-    json_object_set_new(rec, "summary", json_incref(summary));
-    json_object_set_new(rec, "warnings", json_incref(warnings));
-    json_t *params = json_pack("{s:f, s:b}", "idle_below", q.idle_below, "force", q.force_on);
-    if (q.at_p)
-        json_object_set_new(params, "at", json_string(q.at_p));
-    upload_params_json(&q.up, params);
+    json_object_set_new(rec, "lines", json_integer(u->stream->lb.lineno));
+    json_object_set_new(rec, "rejected_total", json_integer((json_int_t)u->errs.total));
+    json_object_set_new(rec, "summary", json_incref(t->summary));
+    json_object_set_new(rec, "warnings", json_incref(t->warnings));
+    json_t *params = json_pack("{s:f, s:b}", "idle_below", t->q.idle_below, "force", t->q.force_on);
+    if (t->q.at_p)
+        json_object_set_new(params, "at", json_string(t->q.at_p));
+    upload_params_json(&t->q.up, params);
     json_object_set_new(rec, "params", params);
     struct audit_actor who;
-    struct upload_tx *up = in.up;
-    in.up = NULL;
-    st = store_telemetry_finish(up, req_actor(r, &who), rec, r->params[0], &derived);
+    struct upload_tx *up = t->in.up;
+    t->in.up = NULL;
+    enum store_status st =
+        store_telemetry_finish(up, req_actor(r, &who), rec, r->params[0], &t->derived);
     if (st != STORE_OK) {
         resp_store_error(r, st, "telemetry");
-        goto out;
+        return NULL;
     }
-    json_t *rejected = ev_rejected_json(&errs);
-    idem_reply(r, &idem, 201,
-               json_pack("{s:s, s:s, s:s, s:I, s:O, s:O, s:O, s:O, s:O, s:o, s:I}", "id", id,
-                         "benchmark_id", r->params[0], "format", telemetry_format_name(format),
-                         "samples", (json_int_t)in.samples, "inserted",
-                         json_object_get(rec, "inserted"), "duplicates",
-                         json_object_get(rec, "duplicates"), "warnings", warnings, "summary",
-                         summary, "derived", derived, "rejected", rejected, "rejected_total",
-                         (json_int_t)errs.total));
-out:
-    store_upload_tx_abort(in.up);
-    if (reader_ready)
-        telemetry_reader_free(&rd);
-    if (summary_ready)
-        telemetry_summary_free(&in.summary);
-    upload_stream_free(u);
-    idem_end(r, &idem);
-    json_decref(bench);
-    json_decref(rec);
-    json_decref(derived);
-    json_decref(summary);
-    json_decref(warnings);
-    pgcopy_free(&in.copy);
-    problems_free(&p);
-    problems_free(&errs);
+    *status = 201;
+    return json_pack("{s:s, s:s, s:s, s:I, s:O, s:O, s:O, s:O, s:O, s:o, s:I}", "id", u->id,
+                     "benchmark_id", r->params[0], "format", u->format, "samples",
+                     (json_int_t)t->in.samples, "inserted", json_object_get(rec, "inserted"),
+                     "duplicates", json_object_get(rec, "duplicates"), "warnings", t->warnings,
+                     "summary", t->summary, "derived", t->derived, "rejected",
+                     ev_rejected_json(&u->errs), "rejected_total", (json_int_t)u->errs.total);
+}
+
+static void tele_abort(struct upload *u)
+{
+    struct tele_upload *t = u->state;
+    store_upload_tx_abort(t->in.up);
+    if (t->reader_ready)
+        telemetry_reader_free(&t->rd);
+    if (t->summary_ready)
+        telemetry_summary_free(&t->in.summary);
+    json_decref(t->bench);
+    json_decref(t->derived);
+    json_decref(t->summary);
+    json_decref(t->warnings);
+    pgcopy_free(&t->in.copy);
+}
+
+static const struct upload_type TELEMETRY_TYPES[] = {
+    {"text/csv", UPLOAD_LINES, NULL},
+    {"text/plain", UPLOAD_LINES, NULL},
+    {NULL, 0, NULL},
+};
+
+static const struct upload_kind TELEMETRY_UPLOAD = {
+    .kind = "telemetry",
+    .what = "telemetry",
+    .types = TELEMETRY_TYPES,
+    .types_hint = "send telemetry as text/csv or text/plain (the tool's own output)",
+    .slot = UPLOAD_SLOT_ALWAYS,
+    .state_size = sizeof(struct tele_upload),
+    .unreadable = "The telemetry cannot be read: see errors.",
+    .faulty = "Lines of the telemetry have faults; nothing was stored.",
+    .none_valid = "Lines of the telemetry have faults; nothing was stored.",
+    .params = tele_params,
+    .open = tele_open,
+    .begin = tele_begin,
+    .read = tele_read,
+    .settle = tele_settle,
+    .empty = tele_empty,
+    .finish = tele_finish,
+    .abort = tele_abort,
+};
+
+static void telemetry_upload(struct req *r)
+{
+    upload_run(r, &TELEMETRY_UPLOAD);
 }
 
 static void telemetry_list(struct req *r)
