@@ -24,7 +24,7 @@ enum store_status store_decision_outcome(struct store *s, const char *decision_i
                                          size_t fault_size, json_t **out) STORE_MUSTCHECK;
 
 /* The most decisions the track record reads (the latest first kept). */
-#define OUTCOME_TRACK_MAX 1000
+#define OUTCOME_TRACK_MAX 200
 
 /* The track record (core/ledger/outcome.h outcome_track_record) over the decisions of the
  * reviews the caller may see, each scored as store_decision_outcome scores it (teams: those of
