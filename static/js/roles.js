@@ -15,6 +15,7 @@ export const WRITES = {
   'POST /benchmarks/{id}/telemetry': ['owner', 'team'],
   'POST /runs': ['owner', 'team'],
   'PUT /clusters/{name}': ['owner'],
+  'POST /whatif': ['owner', 'team'],
   'PUT /workload-classes/{label}': ['owner'],
   'POST /reviews': ['owner'],
   'PATCH /reviews/{id}': ['owner'],
