@@ -673,6 +673,131 @@ static void test_openb_sweep(void **state)
     free(text);
 }
 
+/* A per-GPU-hour price that is not a finite number (a price over a vanishing
+ * gpus_per_instance) is refused at the offer, not reported as running out of memory. */
+static void test_price_not_finite(void **state)
+{
+    (void)state;
+    json_t *a = pool("p", 1, "fifo");
+    json_object_set_new(a, "pool_offer", offer(1e15, 1e-300));
+    refused(doc_of(json_pack("[o]", ran("a", 0, 10, 1)), json_pack("[o]", a)),
+            "/arrangements/0/pool_offer/gpus_per_instance", "GPU-hour");
+    a = with_overflow(pool("p", 1, "fifo"), 0, -1, 0);
+    json_object_set_new(json_object_get(a, "overflow"), "offer", offer(1e15, 1e-300));
+    refused(doc_of(json_pack("[o]", ran("a", 0, 10, 1)), json_pack("[o]", a)),
+            "/arrangements/0/overflow/offer/gpus_per_instance", "GPU-hour");
+}
+
+/* The server's work bound counts EASY's backfill window: each pass may look at backfill_depth
+ * jobs, so 100,000 jobs under a window of 100,000 are far more than 100,000 under 500. */
+static void test_work_counts_backfill_depth(void **state)
+{
+    (void)state;
+    struct problems p;
+    problems_init(&p);
+    struct whatif_plan *plan = malloc(sizeof *plan);
+    json_t *d = doc_of(json_array(), json_pack("[o]", pool("p", 4, "easy_backfill")));
+    assert_int_equal(whatif_plan_parse(d, plan, &p), 0);
+    assert_int_equal(whatif_check_work(1000000, plan, &p), 0);
+    plan->a[0].backfill_depth = WHATIF_MAX_BACKFILL_DEPTH;
+    assert_int_equal(whatif_check_work(100000, plan, &p), -1);
+    assert_string_equal(p.items[0].pointer, "/arrangements");
+    /* a window longer than the history costs no more than the history */
+    assert_int_equal(whatif_check_work(2000, plan, &p), 0);
+    /* FIFO looks at the head only */
+    plan->a[0].policy = WHATIF_FIFO;
+    assert_int_equal(whatif_check_work(1000000, plan, &p), 0);
+    json_decref(d);
+    free(plan);
+    problems_free(&p);
+}
+
+/* CPU seconds of one replay of j under the document's first arrangement. */
+static double replay_seconds(const struct whatif_jobs *j, json_t *arrangements,
+                             struct whatif_outcome *o)
+{
+    struct problems p;
+    problems_init(&p);
+    struct whatif_plan *plan = malloc(sizeof *plan);
+    json_t *d = doc_of(json_array(), arrangements);
+    assert_int_equal(whatif_plan_parse(d, plan, &p), 0);
+    clock_t t = clock();
+    assert_int_equal(whatif_replay_one(j, &plan->a[0], o), 0);
+    double s = (double)(clock() - t) / CLOCKS_PER_SEC;
+    json_decref(d);
+    free(plan);
+    problems_free(&p);
+    return s;
+}
+
+static void add_job(struct whatif_jobs *j, const char *id, long sub, long rt, double gpus)
+{
+    struct problems p;
+    problems_init(&p);
+    assert_int_equal(whatif_jobs_add(j, id, strlen(id), T0 + sub, true, T0 + sub, true,
+                                     T0 + sub + rt, gpus, "COMPLETED", "/jobs/0", &p),
+                     0);
+    problems_free(&p);
+}
+
+/* Hostile shapes that made one replay quadratic (a server's engine slot held for hours):
+ * - overflow full (max_gpus) with a long queue of jobs that have waited W: every event walked
+ *   the whole queue to find none fits;
+ * - many small jobs running beside a head that needs the whole pool: every pass walked every
+ *   running job for the head's shadow time.
+ * Each is replayed well under a second now (tens of seconds before), with the schedule the
+ * contract gives. */
+static void test_hostile_shapes_fast(void **state)
+{
+    (void)state;
+    char id[32];
+    /* 1. pool 1, overflow max 1 after W 0; 100,000 jobs of 1 GPU and 1 s at 0: each second
+     *    one starts in the pool and the next on overflow, so job k starts at ⌊k/2⌋. */
+    struct whatif_jobs j;
+    whatif_jobs_init(&j);
+    const long n1 = 100000;
+    for (long k = 0; k < n1; k++) {
+        snprintf(id, sizeof id, "j%07ld", k);
+        add_job(&j, id, 0, 1, 1);
+    }
+    struct whatif_outcome o;
+    double s =
+        replay_seconds(&j, json_pack("[o]", with_overflow(pool("p", 1, "fifo"), 0, 1, 0)), &o);
+    for (long k = 0; k < n1; k += 9999) {
+        assert_int_equal(o.start[k] - (T0 + 0), k / 2);
+        assert_int_equal(o.where[k], k % 2 ? WHATIF_OVERFLOW : WHATIF_POOL);
+    }
+    whatif_outcome_free(&o);
+    whatif_jobs_free(&j);
+    fprintf(stderr, "overflow full, long queue: %.3f s\n", s);
+    assert_true(s < 3.0);
+
+    /* 2. pool of T + 1 milli-GPUs; T jobs of 1 milli-GPU running from 0 until 10^6 + i; a head
+     *    H at 1 needing the whole pool (shadow time 10^6 + T − 1, extra 0); K jobs of 1
+     *    milli-GPU and 1 s behind it backfill one after the other on the one free milli-GPU
+     *    (each ends long before the shadow time): s_k starts at 1 + k. */
+    whatif_jobs_init(&j);
+    const long T = 30000, K = 30000;
+    for (long i = 0; i < T; i++) {
+        snprintf(id, sizeof id, "a%07ld", i);
+        add_job(&j, id, 0, 1000000 + i, 0.001);
+    }
+    add_job(&j, "h", 1, 1, (double)(T + 1) / 1000);
+    for (long k = 0; k < K; k++) {
+        snprintf(id, sizeof id, "s%07ld", k);
+        add_job(&j, id, 1, 1, 0.001);
+    }
+    json_t *a = pool("p", (double)(T + 1) / 1000, "easy_backfill");
+    s = replay_seconds(&j, json_pack("[o]", a), &o);
+    assert_int_equal(o.start[T] - T0, 1000000 + T - 1); /* H at the shadow time */
+    for (long k = 0; k < K; k += 997)
+        assert_int_equal(o.start[T + 1 + k] - T0, 1 + k);
+    whatif_outcome_free(&o);
+    whatif_jobs_free(&j);
+    fprintf(stderr, "head of the whole pool beside many small jobs: %.3f s\n", s);
+    assert_true(s < 3.0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -694,6 +819,9 @@ int main(void)
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_resolved_bytes),
         cmocka_unit_test(test_openb_sweep),
+        cmocka_unit_test(test_price_not_finite),
+        cmocka_unit_test(test_work_counts_backfill_depth),
+        cmocka_unit_test(test_hostile_shapes_fast),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

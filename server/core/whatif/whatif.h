@@ -110,7 +110,9 @@ int whatif_plan_parse(const json_t *doc, struct whatif_plan *plan, struct proble
     __attribute__((warn_unused_result));
 
 /* The work one replay may ask of a server's engine slot: jobs × arrangements (about 4 s of one
- * core at the slowest measured, bench/bench_whatif.c). The CLI has no such bound. */
+ * core at the slowest measured, bench/bench_whatif.c), an EASY arrangement counted once more
+ * for every WHATIF_DEFAULT_BACKFILL_DEPTH jobs its window looks at beyond the first (up to the
+ * number of jobs). The CLI has no such bound. */
 #define WHATIF_MAX_JOB_REPLAYS 8000000
 /* A problem at /arrangements when n jobs under the plan's arrangements exceed it; 0 or -1. */
 int whatif_check_work(size_t n, const struct whatif_plan *plan, struct problems *errs);

@@ -365,6 +365,20 @@ static int64_t milli(double gpus)
 }
 
 /* The offer's currency agrees with the plan's (the first one named). */
+/* price_per_hour / gpus_per_instance, the price of a GPU-hour, is a number the figures can carry
+ * (a price over a vanishing gpus_per_instance is not). */
+static void check_gpu_hour(const json_t *offer, const char *ptr, struct problems *errs)
+{
+    double p = per_gpu_hour(offer);
+    if (isfinite(p) && p <= 1e15)
+        return;
+    char at[160];
+    problems_add(errs, problems_pointer(at, sizeof at, ptr, "gpus_per_instance"),
+                 "price_per_hour / gpus_per_instance is the price of a GPU-hour: at most 1e15, "
+                 "here %g",
+                 p);
+}
+
 static void check_currency(struct whatif_plan *plan, const json_t *offer, const char *ptr,
                            struct problems *errs)
 {
@@ -510,9 +524,11 @@ int whatif_plan_parse(const json_t *doc, struct whatif_plan *plan, struct proble
         char at[96];
         check_currency(plan, json_object_get(o, "pool_offer"),
                        problems_pointer(at, sizeof at, ptr, "pool_offer"), errs);
+        check_gpu_hour(json_object_get(o, "pool_offer"), at, errs);
         if (json_is_object(ov)) {
             snprintf(at, sizeof at, "%s/overflow/offer", ptr);
             check_currency(plan, json_object_get(ov, "offer"), at, errs);
+            check_gpu_hour(json_object_get(ov, "offer"), at, errs);
         }
         if (!over && expand(plan, o, i, errs) != 0)
             over = true;
@@ -555,15 +571,31 @@ int whatif_plan_parse(const json_t *doc, struct whatif_plan *plan, struct proble
     return errs->total > before ? -1 : 0;
 }
 
+/* One arrangement's share of the work: its jobs, times how much longer than the default an EASY
+ * pass may look behind the head (each pass looks at up to backfill_depth queued jobs, and there
+ * are about as many passes as jobs: 100,000 jobs under a window of 100,000 took minutes). */
+static double work_of(size_t n, const struct whatif_arrangement *a)
+{
+    double look = a->policy == WHATIF_EASY_BACKFILL ? (double)a->backfill_depth : 0;
+    if (look > (double)n)
+        look = (double)n;
+    double factor = look / WHATIF_DEFAULT_BACKFILL_DEPTH;
+    return (double)n * (factor > 1 ? factor : 1);
+}
+
 int whatif_check_work(size_t n, const struct whatif_plan *plan, struct problems *errs)
 {
-    if ((double)n * (double)plan->n <= WHATIF_MAX_JOB_REPLAYS)
+    double work = 0;
+    for (size_t k = 0; k < plan->n; k++)
+        work += work_of(n, &plan->a[k]);
+    if (work <= WHATIF_MAX_JOB_REPLAYS)
         return 0;
     problems_add(errs, "/arrangements",
                  "%zu jobs × %zu arrangements is more than a server replays at once (%d jobs × "
-                 "arrangements): sweep fewer pool sizes per request (%zu fit) or narrow the "
-                 "selection, or replay the resolved document offline with capledger whatif",
-                 n, plan->n, WHATIF_MAX_JOB_REPLAYS,
-                 n ? (size_t)(WHATIF_MAX_JOB_REPLAYS / (double)n) : (size_t)0);
+                 "arrangements, an arrangement counted once more for every %d of its "
+                 "backfill_depth beyond the first): sweep fewer pool sizes per request or a "
+                 "shorter backfill_depth, or narrow the selection, or replay the resolved "
+                 "document offline with capledger whatif",
+                 n, plan->n, WHATIF_MAX_JOB_REPLAYS, WHATIF_DEFAULT_BACKFILL_DEPTH);
     return -1;
 }
