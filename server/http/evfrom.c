@@ -104,7 +104,11 @@ static enum store_status queue_wait(struct req *r, json_t *bench, const json_t *
         return st;
     json_int_t runs = json_integer_value(json_object_get(out, "runs"));
     json_t *qs = json_object_get(out, "quantiles");
-    if (runs == 0)
+    if (json_is_true(json_object_get(out, "timed_out")))
+        problems_add(p, ptr,
+                     "took longer than " EVFROM_TIMEOUT_TEXT
+                     " to read: narrow the window (from, to) or the runs");
+    else if (runs == 0)
         problems_add(p, ptr, "selects no started GPU run the caller may read: widen the selection");
     else if (runs > EVFROM_MAX_RUNS || !json_is_array(qs) || json_array_size(qs) != 101)
         problems_add(p, ptr, "selects more than %d runs: narrow the window (from, to) or the runs",
@@ -151,7 +155,11 @@ static enum store_status failures(struct req *r, json_t *opt, json_t *bench, con
     json_int_t crashes = json_integer_value(json_object_get(out, "crashes"));
     double gh = json_number_value(json_object_get(out, "gpu_hours"));
     double ih = gh / json_number_value(gpi);
-    if (runs > EVFROM_MAX_RUNS)
+    if (json_is_true(json_object_get(out, "timed_out")))
+        problems_add(p, ptr,
+                     "took longer than " EVFROM_TIMEOUT_TEXT
+                     " to read: narrow the window (from, to) or the runs");
+    else if (runs > EVFROM_MAX_RUNS)
         problems_add(p, ptr, "selects more than %d runs: narrow the window (from, to) or the runs",
                      EVFROM_MAX_RUNS);
     else if (attempts == 0)

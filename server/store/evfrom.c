@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* The runs of a selection: $1 scope, $2 cluster, $3 partition, $4 class label, $5 team, $6
  * workload id, $7 from, $8 to (submitted_at in [from, to)). */
@@ -67,6 +68,35 @@ static const char *SQL_THROUGHPUT =
     "count(*), 'mean', avg(t.throughput_units_per_s), 'stddev', stddev_samp("
     "t.throughput_units_per_s)) FROM (" TPUT_QUERY ") t";
 
+/* Runs sql read-only with a statement timeout of EVFROM_TIMEOUT_MS: a selection too wide to
+ * answer in time gives STORE_OK and *out = {"timed_out": true} (the caller's 422), never an
+ * error. */
+static enum store_status bounded(struct store *s, const char *sql, int n, const char *const *p,
+                                 json_t **out)
+{
+    *out = NULL;
+    struct store_conn *c = store_acquire(s, 2000);
+    if (!c)
+        return STORE_UNAVAILABLE;
+    enum store_status st = store_exec_tx(c, "BEGIN READ ONLY", 0, NULL, NULL);
+    if (st == STORE_OK)
+        st = store_exec_tx(c,
+                           "SELECT set_config('statement_timeout', '" EVFROM_TIMEOUT_TEXT "', "
+                           "true), set_config('jit', 'off', true), set_config('work_mem', "
+                           "'256MB', true)",
+                           0, NULL, NULL);
+    if (st == STORE_OK) {
+        st = store_json_tx(c, sql, n, p, out);
+        if (st != STORE_OK && strcmp(store_last_sqlstate(c), "57014") == 0) {
+            st = STORE_OK;
+            *out = json_pack("{s:b}", "timed_out", 1);
+        }
+    }
+    store_rollback(c);
+    store_release(s, c);
+    return st;
+}
+
 /* out is read after the store call (never as another argument of the same call). */
 static enum store_status with_query(enum store_status st, json_t **out, const char *query)
 {
@@ -96,11 +126,7 @@ enum store_status store_evfrom_queue_wait(struct store *s, const struct evfrom_r
     const char *p[9];
     run_params(q, max, p);
     /* the sort of up to EVFROM_MAX_RUNS waits stays in memory, without JIT */
-    return with_query(store_json_setup(s,
-                                       "SELECT set_config('jit', 'off', true), "
-                                       "set_config('work_mem', '256MB', true)",
-                                       SQL_QUEUE_WAIT, 9, p, out),
-                      out, QW_QUERY);
+    return with_query(bounded(s, SQL_QUEUE_WAIT, 9, p, out), out, QW_QUERY);
 }
 
 enum store_status store_evfrom_failures(struct store *s, const struct evfrom_runs *q, json_t **out)
@@ -108,7 +134,7 @@ enum store_status store_evfrom_failures(struct store *s, const struct evfrom_run
     char max[24];
     const char *p[9];
     run_params(q, max, p);
-    return with_query(store_json(s, SQL_FAILURES, 9, p, out), out, FAIL_QUERY);
+    return with_query(bounded(s, SQL_FAILURES, 9, p, out), out, FAIL_QUERY);
 }
 
 enum store_status store_evfrom_utilization(struct store *s, const struct team_scope *scope,

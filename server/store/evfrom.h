@@ -10,6 +10,8 @@
 
 /* The most runs one *_from may select (a window past it is refused: narrow it). */
 #define EVFROM_MAX_RUNS 2000000
+/* The longest a run selection may take (then {"timed_out": true}: narrow it). */
+#define EVFROM_TIMEOUT_TEXT "20s"
 
 /* The selection of runs of a *_from, each member NULL when not given. workload_id: its team's
  * runs its runs_match recognises (its team's runs of its class tier without one). */
