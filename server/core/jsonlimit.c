@@ -1,6 +1,8 @@
 /* Non-recursive nesting scan in front of jansson (see jsonlimit.h). */
 #include "core/jsonlimit.h"
 
+#include "core/validate.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -90,6 +92,35 @@ static size_t numbers_check(const json_t *v, const char *ptr, int depth, struct 
 size_t json_numbers_check(const json_t *v, const char *prefix, struct problems *p)
 {
     return numbers_check(v, prefix ? prefix : "", 0, p);
+}
+
+static size_t texts_check(const json_t *v, const char *ptr, int depth, struct problems *p)
+{
+    char child[512], why[128];
+    size_t added = 0;
+    if (json_is_string(v)) {
+        if (text_fault(json_string_value(v), json_string_length(v), 1, why, sizeof why)) {
+            problems_add(p, ptr, "%s", why);
+            added++;
+        }
+    } else if (depth >= JSON_NEST_MAX) {
+        return 0; /* json_numbers_check names it */
+    } else if (json_is_array(v)) {
+        for (size_t i = 0; i < json_array_size(v); i++)
+            added += texts_check(json_array_get(v, i),
+                                 problems_pointer_index(child, sizeof child, ptr, i), depth + 1, p);
+    } else if (json_is_object(v)) {
+        const char *key;
+        json_t *member;
+        json_object_foreach((json_t *)v, key, member) added +=
+            texts_check(member, problems_pointer(child, sizeof child, ptr, key), depth + 1, p);
+    }
+    return added;
+}
+
+size_t json_texts_check(const json_t *v, const char *prefix, struct problems *p)
+{
+    return texts_check(v, prefix ? prefix : "", 0, p);
 }
 
 /* A malloc chunk holding n bytes (glibc, 64-bit: 8 bytes of header, 16-byte steps, 32 at

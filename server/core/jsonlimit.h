@@ -65,4 +65,9 @@ json_t *json_load_budget(const char *buf, size_t len, size_t flags, size_t max_c
  * above JSON_NUMBER_MAX_ABS (and for nesting past JSON_NEST_MAX). Returns how many. */
 size_t json_numbers_check(const json_t *v, const char *prefix, struct problems *p);
 
+/* Adds a problem, at its JSON Pointer under prefix, for every string in v that text_fault
+ * (core/validate.h) refuses as multi-line text: what a reader of a tool's output passes on
+ * (a model name, a backend) meets the rule of every text field. Returns how many. */
+size_t json_texts_check(const json_t *v, const char *prefix, struct problems *p);
+
 #endif

@@ -97,6 +97,24 @@ describe('job accounting (sacct)', () => {
       [['9001', 'COMPLETED', 8, '2025-02-01T10:05:00+00:00'], ['9004', 'CANCELLED', 0, null]]);
   });
 
+  test('a control character in a job name or job id is a faulty line, in sacct and JSON alike', async () => {
+    // they were stored and served back: an OSC retitling the terminal of whoever lists the runs
+    const lines = [
+      'JobIDRaw|JobName|State|Submit|Start|End|Account|AllocTRES',
+      '9101|train\u001b]0;pwned\u0007|COMPLETED|2025-02-01T10:00:00|2025-02-01T10:05:00|2025-02-01T11:05:00|vision|gres/gpu=8',
+      '9102|clean|COMPLETED|2025-02-01T10:00:00|2025-02-01T10:05:00|2025-02-01T11:05:00|vision|gres/gpu=8',
+    ].join('\n') + '\n';
+    const r = await as('ana', 'POST', '/runs?cluster=ctl', text(lines));
+    assert.equal(r.status, 201, r.text);
+    assert.deepEqual(r.json.rejected.map((e) => [e.line, e.pointer]), [[2, '/job_name']]);
+    assert.match(r.json.rejected[0].message, /control characters \(U\+001B/);
+    const runs = [{ external_id: 'j\u009b1', submitted_at: '2025-03-01T10:00:00Z', ended_at: '2025-03-01T11:00:00Z', state: 'COMPLETED', team: 'vision', gpus: 1 }];
+    const j = await as('ana', 'POST', '/runs?cluster=ctl', { body: runs });
+    assert.equal(j.status, 422, j.text);
+    assert.equal(j.json.errors[0].pointer, '/0/external_id');
+    assert.deepEqual((await as('ana', 'GET', '/runs?cluster=ctl')).json.items.map((x) => x.external_id), ['9102']);
+  });
+
   test('?tz= reads offset-less times in that zone; ?team= replaces Account', async () => {
     const body = 'JobIDRaw|State|Submit|Start|End|Account\n7001|COMPLETED|2025-07-01T12:00:00|2025-07-01T12:00:00|2025-07-01T13:00:00|whatever\n';
     const r = await as('ana', 'POST', '/runs?cluster=tz&tz=Europe/Oslo&team=vision', text(body));
@@ -331,6 +349,17 @@ describe('load-test imports', () => {
     close(p.offered_rps, 1, 'request_rate');
     close(p.achieved_rps, 0.9733236714351853, 'request_throughput');
     close(p.error_rate, 1 / 200, 'failed / (completed + failed)');
+  });
+
+  test('text a load test carries meets the rule of every text field: no control characters', async () => {
+    // an escape sequence in model_id was stored and served back (a title-setting OSC, a bidi
+    // override), where the same text in any field of POST /benchmarks is 422
+    const doc = JSON.parse(sample('vllm-bench/vllm_bench_serve_ascend_qwen2.5-vl-3b_rate1_failed1.json').toString());
+    for (const [field, value, cp] of [['model_id', 'q\u001b]0;pwned\u0007', 'U+001B'], ['backend', 'b\u009b2J', 'U+009B']]) {
+      const r = await as('ana', 'POST', imp('vllm'), text(JSON.stringify({ ...doc, [field]: value }), 'application/json'));
+      assert.equal(r.status, 422, r.text.slice(0, 300));
+      assert.ok(r.json.errors.some((e) => e.pointer.endsWith(`/${field}`) && e.message.includes(cp)), r.text.slice(0, 600));
+    }
   });
 
   test('GenAI-Perf CSV (quoted thousands) and JSON exports', async () => {

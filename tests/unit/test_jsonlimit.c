@@ -210,11 +210,32 @@ static void test_parse_budget_refuses_before_parsing(void **state)
     const char *two = "[0] [0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]";
     assert_int_equal(json_parse_cost(two, strlen(two), true), json_parse_cost("[0]", 3, false));
     /* a number first: its own text, not the rest of the buffer, is the lexer's */
-    assert_int_equal(json_parse_cost(two + 1, strlen(two + 1), true), json_parse_cost("0", 1, false));
+    assert_int_equal(json_parse_cost(two + 1, strlen(two + 1), true),
+                     json_parse_cost("0", 1, false));
     v = json_load_budget(two, strlen(two), JSON_DISABLE_EOF_CHECK, 256, &err);
     assert_true(json_is_array(v));
     json_decref(v);
     free(zeros);
+}
+
+static void test_texts_check(void **state)
+{
+    (void)state;
+    json_error_t err;
+    json_t *v =
+        json_loads("{\"model\":\"a\\u001b]0;x\\u0007\",\"notes\":\"two\\nlines\\tok\","
+                   "\"results\":[{\"backend\":\"b\\u009b\"},{\"backend\":\"\\u00e9\"}],\"n\":1}",
+                   0, &err);
+    assert_non_null(v);
+    struct problems p;
+    problems_init(&p);
+    assert_int_equal(json_texts_check(v, "", &p), 2);
+    assert_int_equal(p.count, 2);
+    const char *a = p.items[0].pointer, *b = p.items[1].pointer;
+    assert_true((strcmp(a, "/model") == 0 && strcmp(b, "/results/0/backend") == 0) ||
+                (strcmp(b, "/model") == 0 && strcmp(a, "/results/0/backend") == 0));
+    problems_free(&p);
+    json_decref(v);
 }
 
 int main(void)
@@ -226,6 +247,7 @@ int main(void)
         cmocka_unit_test(test_first_value_only),
         cmocka_unit_test(test_parse_cost_tracks_jansson),
         cmocka_unit_test(test_parse_budget_refuses_before_parsing),
+        cmocka_unit_test(test_texts_check),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -506,6 +506,12 @@ static void test_bad_lines_are_rejected_with_their_place(void **state)
          "10 fields where the header has 9"},
         {"|COMPLETED|2025-01-01T00:00:00|None|2025-01-01T00:00:00||0:0||", 0, "/external_id",
          "a run needs a job id"},
+        /* text from a file meets the rule of every text field: an escape sequence in a job id
+         * or a C1 control in a partition retitled the terminal of whoever listed the runs */
+        {"j\033]0;pwned\007|COMPLETED|2025-01-01T00:00:00|None|2025-01-01T00:00:00||0:0||", 0,
+         "/external_id", "must not contain control characters (U+001B at byte 2)"},
+        {"15|COMPLETED|2025-01-01T00:00:00|None|2025-01-01T00:00:00||0:0|gp\302\233u|", 0,
+         "/partition", "must not contain control characters (U+009B at byte 3)"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         problems_free(&errs);
@@ -618,6 +624,18 @@ static void test_run_from_json(void **state)
                        "\"gpu_utilization\": 0.63}");
     assert_int_equal(run_from_json(ok, "/0", &run, &errs), 0);
     assert_int_equal(errs.total, 0);
+    json_t *ctl = parse("{\"external_id\": \"1\", \"job_name\": \"a\\u001b[2Jb\", "
+                        "\"submitted_at\": \"2025-01-01T10:00:00Z\", "
+                        "\"ended_at\": \"2025-01-01T11:00:00Z\", \"state\": \"COMPLETED\"}");
+    struct run run_ctl;
+    assert_int_not_equal(run_from_json(ctl, "/3", &run_ctl, &errs), 0);
+    assert_int_equal(errs.count, 1);
+    assert_string_equal(errs.items[0].pointer, "/3/job_name");
+    assert_string_equal(errs.items[0].message,
+                        "must not contain control characters (U+001B at byte 2)");
+    json_decref(ctl);
+    problems_free(&errs);
+    problems_init(&errs);
     assert_string_equal(run.cluster, "a");
     assert_int_equal(run.submitted_at_s, 1735722000); /* date -u -d 2025-01-01T09:00:00 +%s */
     assert_int_equal(run.ended_at_s, 1735723800);

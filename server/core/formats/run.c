@@ -86,6 +86,24 @@ size_t run_check(const struct run *r, const char *prefix, long lineno, struct pr
         RUN_FAULT("gpu_utilization", "gpu_utilization is a fraction in [0, 1]");
     if (r->exit_code[0] && !run_exit_code_valid(r->exit_code))
         RUN_FAULT("exit_code", "exit_code must read N:M (exit status:signal)");
+    /* the rule of every text field, whichever format the run came in (sacct, openb, JSON) */
+    static const struct {
+        const char *name;
+        size_t offset;
+    } texts[] = {
+#define RUN_TEXT_FIELD(f) {#f, offsetof(struct run, f)}
+        RUN_TEXT_FIELD(external_id), RUN_TEXT_FIELD(cluster),        RUN_TEXT_FIELD(team),
+        RUN_TEXT_FIELD(user),        RUN_TEXT_FIELD(workload_class), RUN_TEXT_FIELD(partition),
+        RUN_TEXT_FIELD(gpu_model),   RUN_TEXT_FIELD(wckey),          RUN_TEXT_FIELD(comment),
+        RUN_TEXT_FIELD(job_name),    RUN_TEXT_FIELD(workload),
+#undef RUN_TEXT_FIELD
+    };
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        const char *t = (const char *)r + texts[i].offset;
+        char why[128];
+        if (text_fault(t, strlen(t), 0, why, sizeof why))
+            RUN_FAULT(texts[i].name, "%s", why);
+    }
 #undef RUN_FAULT
     return errs->total - before;
 }

@@ -430,6 +430,7 @@ static void benchmark_import(struct req *r)
         goto out;
     }
     json_numbers_check(parsed, "", &p); /* what the readers pass on is stored as it is */
+    json_texts_check(parsed, "", &p);
     /* Each load point within the ranges POST /benchmarks enforces (a reader passes a negative
      * latency on as it is: stored, it would make the benchmark unusable in any scenario). */
     evfield_check_values(parsed, IMPORTED_FIELDS, "", &p);
