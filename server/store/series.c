@@ -72,7 +72,9 @@ static const char *SQL_USAGE_SERIES =
     "AND ($1::jsonb = 'null'::jsonb OR x.team IN (SELECT jsonb_array_elements_text($1::jsonb))) "
     "AND ($2::text IS NULL OR x.team = $2) "
     "AND ($4::timestamptz IS NULL OR x.started_at >= $4::timestamptz) "
-    "AND ($5::timestamptz IS NULL OR x.started_at < $5::timestamptz)), "
+    "AND ($5::timestamptz IS NULL OR x.started_at < $5::timestamptz) "
+    "AND ($7::jsonb IS NULL OR (x.team = $7::jsonb->>'team' AND capledger_run_of($7::jsonb->"
+    "'match', x.wckey, x.comment, x.job_name, x.workload)))), "
     "w AS (SELECT max(bk) AS hi, greatest(min(bk), max(bk) - ($6::int - 1) * ('1 ' || "
     "$3::text)::interval) AS lo, min(bk) AS first FROM r), "
     "bks AS (SELECT generate_series(w.lo, w.hi, ('1 ' || $3::text)::interval) AS bk FROM w "
@@ -94,7 +96,12 @@ static const char *SQL_USAGE_SERIES =
 enum store_status store_usage_series(struct store *s, const struct usage_series_query *q,
                                      json_t **out)
 {
-    const char *p[] = {
-        team_scope_param(q->scope), q->team, q->bucket, q->from, q->to, q->buckets_max};
-    return store_json(s, SQL_USAGE_SERIES, 6, p, out);
+    const char *p[] = {team_scope_param(q->scope),
+                       q->team,
+                       q->bucket,
+                       q->from,
+                       q->to,
+                       q->buckets_max,
+                       q->workload_json};
+    return store_json(s, SQL_USAGE_SERIES, 7, p, out);
 }

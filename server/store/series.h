@@ -27,6 +27,7 @@ struct usage_series_query {
     const char *bucket;             /* day | week | month */
     const char *from, *to;          /* started_at in [from, to); NULL: open */
     const char *buckets_max;        /* the latest this many buckets are kept (text integer) */
+    const char *workload_json; /* {"team", "match"} (http/runsof.h): only that workload's runs */
 };
 
 /* *out: {bucket, buckets: [start, …] (contiguous, UTC), truncated (earlier buckets dropped),

@@ -55,6 +55,9 @@ test('sacct keeps WCKey, Comment and JobName; the runs list and the usage report
   assert.deepEqual(Object.fromEntries(report.json.groups.map((g) => [g.state, g.runs])), Object.fromEntries(Object.entries(want).map(([k, v]) => [k, v.runs])));
   for (const g of report.json.groups) assert.ok(Math.abs(g.gpu_hours - want[g.state].gh) < 1e-9, `${g.state}: ${g.gpu_hours}`);
   assert.equal(report.json.groups[0].queue_wait_s.approximate, false);
+  const series = await as('ana', 'GET', `/reports/usage/series?workload=${w.id}&bucket=month`);
+  assert.equal(series.status, 200, series.text);
+  assert.equal(series.json.groups.reduce((s, g) => s + g.runs.reduce((a, b) => a + b, 0), 0), mine.length);
 
   // a job-name glob and a comment: any of the rule's members (a merge patch keeps the wckey)
   const v = (await as('ana', 'GET', `/workloads/${w.id}`)).headers.etag;

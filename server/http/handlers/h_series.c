@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "http/runsof.h"
 #include "core/formats/telemetry.h"
 #include "core/formats/textnum.h"
 #include "http/evidence.h"
@@ -72,8 +73,10 @@ static void usage_series(struct req *r)
 {
     struct problems p;
     problems_init(&p);
-    char bucket[16], team[128], from[40], to[40], max[16];
-    json_t *out = NULL;
+    char bucket[16], team[128], from[40], to[40], max[16], workload[40];
+    char *of_text = NULL;
+    json_t *out = NULL, *of = NULL;
+    int unavailable = 0;
     struct usage_series_query q;
     memset(&q, 0, sizeof q);
     q.bucket = ev_query(r, "bucket", EVQ_ENUM, BUCKETS, bucket, sizeof bucket, &p);
@@ -82,6 +85,13 @@ static void usage_series(struct req *r)
     q.team = ev_query(r, "team", EVQ_TEXT, NULL, team, sizeof team, &p);
     q.from = ev_query(r, "from", EVQ_TIME, NULL, from, sizeof from, &p);
     q.to = ev_query(r, "to", EVQ_TIME, NULL, to, sizeof to, &p);
+    if (ev_query(r, "workload", EVQ_UUID, NULL, workload, sizeof workload, &p) &&
+        (of = runsof_workload(r, workload, "?workload", &p, &unavailable)) != NULL)
+        q.workload_json = of_text = json_dumps(of, JSON_COMPACT);
+    if (unavailable) {
+        resp_store_error(r, STORE_UNAVAILABLE, "workload");
+        goto done;
+    }
     if (p.total) {
         resp_invalid(r, &p, NULL);
         goto done;
@@ -94,12 +104,15 @@ static void usage_series(struct req *r)
     out = NULL;
 done:
     json_decref(out);
+    json_decref(of);
+    free(of_text);
     problems_free(&p);
 }
 
 const struct route series_routes[] = {
     {"GET", "/api/v1/benchmarks/{id}/telemetry/series", telemetry_series, ROLES_USERS, 0,
      "points idle_below idle_min_s"},
-    {"GET", "/api/v1/reports/usage/series", usage_series, ROLES_USERS, 0, "bucket team from to"},
+    {"GET", "/api/v1/reports/usage/series", usage_series, ROLES_USERS, 0,
+     "bucket team from to workload"},
     {NULL, NULL, NULL, 0, 0, NULL},
 };
