@@ -59,4 +59,12 @@ test('another team\'s evidence ids in a shared review\'s decision read "hidden" 
   assert.ok(!list.text.includes(upload.nlp), list.text);
   // and the other team's upload itself stays out of her reach
   assert.equal((await call(ana.token, 'GET', `/uploads/${upload.nlp}`)).status, 404);
+  // nor through any other route a team member may read about the review and its decision
+  for (const path of [`/decisions/${rec.id}/outcome`, `/reports/decisions`, `/reports/decisions?review=${review.id}`,
+    `/reviews/${review.id}`, `/reviews/${review.id}/comparisons`, `/reviews/${review.id}/checklist`,
+    `/reviews/${review.id}/artifacts`, `/reviews`, `/uploads`, `/decisions`]) {
+    const r = await call(ana.token, 'GET', path);
+    assert.ok(r.status < 500, `${path}: ${r.status}`);
+    assert.ok(!r.text.includes(upload.nlp), `${path} names the other team's upload: ${r.text.slice(0, 400)}`);
+  }
 });
