@@ -1,26 +1,20 @@
 /* Drift alerts. The sweep reads, for every decided review, the assumptions its latest decision
- * rests on and what has been observed since, then raises an alert for each metric that moved
- * beyond the review's threshold. It is idempotent (one alert per decision and metric, enforced
+ * rests on and what has been observed since, and raises an alert for each metric that moved
+ * beyond the review's threshold (the rule: core/ledger/drift.h; the realised cost per outcome:
+ * core/ledger/outcome.h). It is idempotent (one alert per decision and metric, enforced
  * by a unique key), so concurrent sweeps from several server instances are harmless. */
 #include "store/alerts.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/ledger/drift.h"
 #include "core/validate.h"
+#include "store/alert_row.h"
 #include "store/ledger.h"
 #include "store/outcome.h"
 #include "store/webhooks.h"
-
-#define ALERT_JSON                                                                                 \
-    "json_build_object('id', a.id, 'kind', a.kind, 'review_id', a.review_id, "                     \
-    "'decision_id', a.decision_id, 'owner', a.owner, 'metric', a.metric, 'assumed', a.assumed, "   \
-    "'observed', a.observed, 'relative_change', a.relative_change, 'threshold', a.threshold, "     \
-    "'sample_size', a.sample_size, 'evidence', a.evidence, 'message', a.message, "                 \
-    "'status', a.status, 'note', a.note, 'version', a.version, 'created_at', a.created_at, "       \
-    "'updated_at', a.updated_at, 'updated_by', a.updated_by)"
 
 /* The latest decision of every review (by leaf index), unless every metric has already been
  * raised for it. What the decision says (decide, chosen option, cited comparison, time) is
@@ -82,15 +76,6 @@ static const char *SQL_RAISE =
     "$9::integer, $10::jsonb, $11) ON CONFLICT (decision_id, metric) DO NOTHING "
     "RETURNING " ALERT_JSON;
 
-/* One alert per enabled owner and admin; the same evidence again raises nothing new. Returns
- * the new alerts, for their webhooks. */
-static const char *SQL_RAISE_LOG_INTEGRITY =
-    "WITH n AS (INSERT INTO alert AS a (kind, owner, message, evidence) "
-    "SELECT 'log_integrity', u.username, $1, "
-    "'[]'::jsonb FROM app_user u WHERE u.role IN ('owner', 'admin') AND u.disabled_at IS NULL "
-    "ON CONFLICT (owner, md5(message)) WHERE kind = 'log_integrity' DO NOTHING "
-    "RETURNING " ALERT_JSON " AS j) SELECT coalesce(json_agg(j), '[]') FROM n";
-
 /* Only while the decision that drifted is still the review's latest. */
 static const char *SQL_NEEDS_DECISION =
     "UPDATE review r SET status = 'needs decision', version = r.version + 1, updated_at = now() "
@@ -110,44 +95,10 @@ static const char *SQL_UPDATE =
     "UPDATE alert a SET status = $3, note = $4, version = a.version + 1, updated_at = now(), "
     "updated_by = $5 WHERE a.id = $1::uuid AND a.version = $2::integer RETURNING " ALERT_JSON;
 
-/* ---- assumptions and observations ---- */
-
-struct metric {
-    const char *name;  /* alert.metric */
-    const char *label; /* for the message */
-    const char *unit;  /* "" or " s" or " units/s" */
-    double floor;      /* smallest denominator of the relative change */
-    int known;         /* both figures present with enough samples */
-    double assumed, observed;
-    long long samples;
-    const char *basis;        /* where the observation comes from */
-    const char *evidence_key; /* the observation's member listing the ids behind it */
-    double threshold;         /* 0: the review's drift_threshold */
-};
-
 static double number_or(const json_t *obj, const char *key, double fallback)
 {
     const json_t *v = json_object_get(obj, key);
     return json_is_number(v) ? json_number_value(v) : fallback;
-}
-
-/* The option the decision stands on: the chosen one, else the comparison's winner. */
-static const json_t *decision_option(const json_t *cand, size_t *index)
-{
-    const char *name = json_string_value(json_object_get(cand, "chosen_option"));
-    if (!name)
-        name = json_string_value(json_object_get(cand, "winner"));
-    size_t i;
-    json_t *opt;
-    json_array_foreach(json_object_get(json_object_get(cand, "resolved"), "options"), i, opt)
-    {
-        const char *n = json_string_value(json_object_get(opt, "name"));
-        if (name && n && strcmp(n, name) == 0) {
-            *index = i;
-            return opt;
-        }
-    }
-    return NULL;
 }
 
 /* The stored offer or benchmark the scenario named for option index (ids, or NULL). */
@@ -162,68 +113,10 @@ static void stored_refs(const json_t *cand, size_t index, const char **offer_id,
     *benchmark_id = bench && uuid_valid(bench) ? bench : NULL;
 }
 
-static void fill_metrics(const json_t *cand, const json_t *opt, const json_t *seen,
-                         struct metric m[4])
-{
-    const json_t *bench = json_object_get(opt, "benchmark");
-    const json_t *offer = json_object_get(opt, "offer");
-    const json_t *assume = json_object_get(json_object_get(cand, "resolved"), "assumptions");
-    long long runs = (long long)number_or(seen, "runs", 0);
-    long long util_n = (long long)number_or(seen, "util_n", 0);
-    long long duty_n = (long long)number_or(seen, "duty_n", 0);
-    long long queue_n = (long long)number_or(seen, "queue_n", 0);
-    long long tput_n = (long long)number_or(seen, "throughput_n", 0);
-
-    m[0] =
-        (struct metric){.name = "failure_rate", .label = "failure rate", .unit = "", .floor = 0.01};
-    m[0].assumed =
-        number_or(bench, "failure_probability", number_or(assume, "failure_probability", 0));
-    m[0].known = runs >= ALERT_MIN_RUNS;
-    m[0].observed = runs ? number_or(seen, "failed", 0) / (double)runs : 0;
-    m[0].samples = runs;
-    m[0].basis = "GPU runs since the decision";
-    m[0].evidence_key = "run_uploads";
-
-    m[1] = (struct metric){
-        .name = "gpu_utilization", .label = "GPU utilisation", .unit = "", .floor = 0.01};
-    m[1].assumed = number_or(bench, "gpu_duty_cycle", 1);
-    if (util_n >= ALERT_MIN_RUNS) {
-        m[1].known = 1;
-        m[1].observed = number_or(seen, "util_mean", 0);
-        m[1].samples = util_n;
-        m[1].basis = "GPU runs since the decision that report utilisation";
-        m[1].evidence_key = "run_uploads";
-    } else if (duty_n > 0) {
-        m[1].known = 1;
-        m[1].observed = number_or(seen, "duty_mean", 0);
-        m[1].samples = duty_n;
-        m[1].basis = "benchmarks since the decision";
-        m[1].evidence_key = "benchmarks";
-    }
-
-    m[2] =
-        (struct metric){.name = "queue_wait_s", .label = "queue wait", .unit = " s", .floor = 60};
-    m[2].assumed = number_or(bench, "queue_wait_s", number_or(offer, "provisioning_delay_s", 0));
-    m[2].known = queue_n >= ALERT_MIN_RUNS;
-    m[2].observed = number_or(seen, "queue_mean_s", 0);
-    m[2].samples = queue_n;
-    m[2].basis = "started GPU runs since the decision";
-    m[2].evidence_key = "run_uploads";
-
-    m[3] = (struct metric){
-        .name = "throughput_units_per_s", .label = "throughput", .unit = " units/s", .floor = 1e-9};
-    m[3].assumed = number_or(bench, "throughput_units_per_s", 0);
-    m[3].known = tput_n > 0 && m[3].assumed > 0;
-    m[3].observed = number_or(seen, "throughput_mean", 0);
-    m[3].samples = tput_n;
-    m[3].basis = "benchmarks since the decision";
-    m[3].evidence_key = "benchmarks";
-}
-
 /* Inserts the alert and marks the review, in one transaction. *raised is incremented when the
  * alert is new. */
 static enum store_status raise_alert(struct store *s, const struct audit_actor *who,
-                                     const json_t *cand, const struct metric *m, double rel,
+                                     const json_t *cand, const struct drift_metric *m, double rel,
                                      const json_t *evidence, int *raised)
 {
     char assumed[40], observed[40], relative[40], threshold[40], samples[24], message[600];
@@ -233,11 +126,7 @@ static enum store_status raise_alert(struct store *s, const struct audit_actor *
     snprintf(relative, sizeof relative, "%.17g", rel);
     snprintf(threshold, sizeof threshold, "%.17g", thr);
     snprintf(samples, sizeof samples, "%lld", m->samples);
-    snprintf(message, sizeof message,
-             "%s since the decision is %.4g%s over %lld %s, %s than the %.4g%s the decision "
-             "assumed by %.0f%% (threshold %.0f%%): the decision may no longer hold",
-             m->label, m->observed, m->unit, m->samples, m->basis, rel > 0 ? "higher" : "lower",
-             m->assumed, m->unit, fabs(rel) * 100, thr * 100);
+    drift_message(m, rel, thr, message, sizeof message);
     char *ev = json_dumps(evidence, JSON_COMPACT);
     if (!ev)
         return STORE_ERROR;
@@ -302,7 +191,7 @@ static enum store_status sweep_outcome(struct store *s, const struct audit_actor
     if (st == STORE_OK && verdict && strcmp(verdict, "drift") == 0) {
         const json_t *real = json_object_get(o, "realised");
         const json_t *pred = json_object_get(o, "predicted");
-        struct metric m = {
+        struct drift_metric m = {
             .name = "cost_per_outcome",
             .label = "realised compute cost per completed run",
             .unit = "",
@@ -329,7 +218,7 @@ static enum store_status sweep_one(struct store *s, const struct audit_actor *wh
     if (so != STORE_OK)
         return so;
     size_t index = 0;
-    const json_t *opt = decision_option(cand, &index);
+    const json_t *opt = drift_option(cand, &index);
     if (!opt)
         return STORE_OK; /* no option to hold the assumptions (no feasible winner, none chosen) */
     const char *offer_id, *benchmark_id;
@@ -344,17 +233,14 @@ static enum store_status sweep_one(struct store *s, const struct audit_actor *wh
     free(ids);
     if (st != STORE_OK)
         return st;
-    struct metric m[4];
-    fill_metrics(cand, opt, seen, m);
+    struct drift_metric m[DRIFT_METRICS];
+    drift_metrics(cand, opt, seen, m);
     double threshold = number_or(cand, "threshold", 0.25);
-    for (size_t i = 0; i < 4 && st == STORE_OK; i++) {
-        if (!m[i].known)
-            continue;
-        double rel = (m[i].observed - m[i].assumed) / fmax(fabs(m[i].assumed), m[i].floor);
-        if (fabs(rel) <= threshold)
-            continue;
-        st =
-            raise_alert(s, who, cand, &m[i], rel, json_object_get(seen, m[i].evidence_key), raised);
+    for (size_t i = 0; i < DRIFT_METRICS && st == STORE_OK; i++) {
+        double rel;
+        if (drift_departs(&m[i], threshold, &rel))
+            st = raise_alert(s, who, cand, &m[i], rel, json_object_get(seen, m[i].evidence_key),
+                             raised);
     }
     json_decref(seen);
     return st;
@@ -439,44 +325,4 @@ enum store_status store_alert_update(struct store *s, const struct audit_actor *
     const char *p[] = {id, version, status, note, who->name};
     enum store_status st = store_write_audited(s, who, "alert.update", SQL_UPDATE, 5, p, out);
     return st == STORE_NOT_FOUND ? STORE_CONFLICT : st;
-}
-
-enum store_status store_alert_log_integrity(struct store *s, const char *evidence)
-{
-    char message[1024];
-    snprintf(message, sizeof message,
-             "The decision log is inconsistent and capledger stopped appending to it: %s. "
-             "Compare the latest checkpoint auditors or witnesses hold with the database before "
-             "anything else.",
-             evidence);
-    return store_alert_log_integrity_message(s, message);
-}
-
-enum store_status store_alert_log_integrity_message(struct store *s, const char *message)
-{
-    const char *p[] = {message};
-    struct store_conn *c = store_acquire(s, 2000);
-    if (!c)
-        return STORE_UNAVAILABLE;
-    json_t *rows = NULL;
-    enum store_status st = store_begin(c);
-    if (st == STORE_OK)
-        st = store_json_tx(c, SQL_RAISE_LOG_INTEGRITY, 1, p, &rows);
-    /* each owner's and admin's own alert goes to their own webhooks, in this transaction */
-    size_t i;
-    json_t *row;
-    json_array_foreach(rows, i, row)
-    {
-        if (st != STORE_OK)
-            break;
-        st = store_webhook_enqueue_tx(
-            c, "log_integrity", json_string_value(json_object_get(row, "owner")), 0, row, NULL);
-    }
-    if (st == STORE_OK)
-        st = store_commit(c);
-    else
-        store_rollback(c);
-    store_release(s, c);
-    json_decref(rows);
-    return st;
 }

@@ -6,34 +6,19 @@
 #include "store/audit.h"
 #include "store/store.h"
 
-/* Fewest GPU runs since a decision that give an observed failure rate, utilisation or queue
- * delay (the same bar as the checklist's). */
-#define ALERT_MIN_RUNS 20
-
-/* For each review whose latest decision is not `stop` and cites a comparison, compares what
- * happened since the decision with the assumptions of the decision's option (the chosen one,
- * else the winner) in that comparison's resolved scenario:
- *   failure_rate           share of GPU runs of the review workloads' teams and classes, not
- *                          COMPLETED (at least ALERT_MIN_RUNS runs) vs the option's or the
- *                          scenario's failure_probability;
- *   gpu_utilization        their mean gpu_utilization (at least ALERT_MIN_RUNS runs that
- *                          report it), else the mean duty cycle of new benchmarks, vs the
- *                          benchmark's gpu_duty_cycle (default 1);
- *   queue_wait_s           their mean wait from submission to start (at least ALERT_MIN_RUNS
- *                          started runs) vs the benchmark's queue_wait_s, else the offer's
- *                          provisioning_delay_s, else 0;
- *   throughput_units_per_s the mean throughput of succeeded, unsuperseded benchmarks of the
- *                          review's workloads (on the option's stored offer when the scenario
- *                          named one) created since the decision, vs the benchmark's.
- * A relative departure |observed − assumed| / max(|assumed|, floor) beyond the review's
- * drift_threshold (floors: 0.01 for fractions, 60 s for queue waits) raises one alert per
- * decision and metric, addressed to the review's owner, and marks a decided review
- * 'needs decision' — all in one transaction per alert, audited. *raised counts new alerts. */
+/* For each review whose latest decision is not `stop` and cites a comparison: reads what was
+ * observed since the decision (GPU runs of the review workloads' teams and classes, new
+ * benchmarks) and the decision's option (the chosen one, else the winner) in that comparison's
+ * resolved scenario, and raises an alert for each metric the drift rule finds departed
+ * (core/ledger/drift.h: failure rate, utilisation, queue wait, throughput) and for a realised
+ * cost per completed run past the prediction (core/ledger/outcome.h). One alert per decision and
+ * metric, addressed to the review's owner; it marks a decided review 'needs decision' — all in
+ * one transaction per alert, audited. *raised counts new alerts. */
 enum store_status store_alert_sweep(struct store *s, const struct audit_actor *who,
                                     int *raised) STORE_MUSTCHECK;
 
-/* An alert of kind log_integrity for every enabled owner and admin, its message naming the
- * evidence (once per addressee and message). */
+/* (alert_sink.c) An alert of kind log_integrity for every enabled owner and admin, its message
+ * naming the evidence (once per addressee and message). */
 enum store_status store_alert_log_integrity(struct store *s, const char *evidence) STORE_MUSTCHECK;
 /* The same alert with `message` as it is (for evidence that does not stop the log, such as a
  * witness refusing a checkpoint because it cosigned another history). */
