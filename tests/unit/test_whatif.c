@@ -699,6 +699,18 @@ static void test_work_counts_backfill_depth(void **state)
     json_t *d = doc_of(json_array(), json_pack("[o]", pool("p", 4, "easy_backfill")));
     assert_int_equal(whatif_plan_parse(d, plan, &p), 0);
     assert_int_equal(whatif_check_work(1000000, plan, &p), 0);
+    /* the largest selection, once, fits the bound (about 3 s); twice does not */
+    assert_int_equal(whatif_check_work(2000000, plan, &p), 0);
+    json_t *two = doc_of(json_array(), json_pack("[o, o]", pool("p", 4, "easy_backfill"),
+                                                 pool("q", 8, "easy_backfill")));
+    struct whatif_plan *plan2 = malloc(sizeof *plan2);
+    assert_int_equal(whatif_plan_parse(two, plan2, &p), 0);
+    assert_int_equal(whatif_check_work(2000000, plan2, &p), -1);
+    assert_int_equal(p.total, 1);
+    problems_free(&p);
+    problems_init(&p);
+    json_decref(two);
+    free(plan2);
     plan->a[0].backfill_depth = WHATIF_MAX_BACKFILL_DEPTH;
     assert_int_equal(whatif_check_work(100000, plan, &p), -1);
     assert_string_equal(p.items[0].pointer, "/arrangements");

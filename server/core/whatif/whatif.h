@@ -109,11 +109,12 @@ struct whatif_plan {
 int whatif_plan_parse(const json_t *doc, struct whatif_plan *plan, struct problems *errs)
     __attribute__((warn_unused_result));
 
-/* The work one replay may ask of a server's engine slot: jobs × arrangements (about 4 s of one
- * core at the slowest measured, bench/bench_whatif.c), an EASY arrangement counted once more
- * for every WHATIF_DEFAULT_BACKFILL_DEPTH jobs its window looks at beyond the first (up to the
- * number of jobs). The CLI has no such bound. */
-#define WHATIF_MAX_JOB_REPLAYS 8000000
+/* The work one replay may ask of a server's engine slot: jobs × arrangements (about 3 s of one
+ * core at the slowest measured, 1.0 s per 1,000,000 jobs under EASY, bench/bench_whatif.c): the
+ * largest selection (WHATIF_MAX_JOBS) once, or the Alibaba trace under a sweep of 64; an EASY
+ * arrangement counted once more for every WHATIF_DEFAULT_BACKFILL_DEPTH jobs its window looks
+ * at beyond the first (up to the number of jobs). The CLI has no such bound. */
+#define WHATIF_MAX_JOB_REPLAYS 3000000
 /* A problem at /arrangements when n jobs under the plan's arrangements exceed it; 0 or -1. */
 int whatif_check_work(size_t n, const struct whatif_plan *plan, struct problems *errs);
 
