@@ -39,8 +39,8 @@ static const char *const TEXT_FORMATS[] = {"sacct", "openb", NULL};
 struct runs_ingest {
     struct req *r;
     struct runs_upload *up;
-    struct problems errs;
-    const char *cluster; /* ?cluster= (JSON runs may name their own) */
+    struct problems *errs; /* the upload's faulty lines (the driver's list) */
+    const char *cluster;   /* ?cluster= (JSON runs may name their own) */
     long rejected_lines;
     long skipped;  /* jobs not finished */
     long steps;    /* job steps skipped */
@@ -60,21 +60,20 @@ static void accept_run(struct runs_ingest *in, struct run *run, long lineno, con
     if (!run->cluster[0] && in->cluster)
         snprintf(run->cluster, sizeof run->cluster, "%s", in->cluster);
     if (!run->cluster[0]) {
-        problems_add_line(&in->errs, lineno, 0,
-                          problems_pointer(ptr, sizeof ptr, prefix, "cluster"),
+        problems_add_line(in->errs, lineno, 0, problems_pointer(ptr, sizeof ptr, prefix, "cluster"),
                           "a run needs its cluster (give ?cluster= for the whole upload)");
         in->rejected_lines++;
         return;
     }
     if (!principal_can_write_team(&in->r->who, run->team[0] ? run->team : NULL)) {
-        problems_add_line(&in->errs, lineno, 0, problems_pointer(ptr, sizeof ptr, prefix, "team"),
+        problems_add_line(in->errs, lineno, 0, problems_pointer(ptr, sizeof ptr, prefix, "team"),
                           "team '%s' is not one of yours", run->team);
         in->rejected_lines++;
         return;
     }
     enum store_status st = store_runs_add(in->up, run);
     if (st == STORE_INVALID) {
-        problems_add_line(&in->errs, lineno, 0,
+        problems_add_line(in->errs, lineno, 0,
                           problems_pointer(ptr, sizeof ptr, prefix, "workload_class"),
                           "the upload's runs already carry %d distinct workload classes: split "
                           "the upload",
@@ -98,7 +97,7 @@ static int next_line(struct runs_ingest *in, struct upload_stream *u, struct lin
     if (in->failed)
         return 0;
     long faults = 0;
-    int more = upload_next_text_line(u, line, &in->errs, &faults);
+    int more = upload_next_text_line(u, line, in->errs, &faults);
     in->lines += faults;
     in->rejected_lines += faults;
     return more;
@@ -109,13 +108,13 @@ static int ingest_sacct(struct runs_ingest *in, struct upload_stream *u,
                         const struct sacct_options *opt)
 {
     struct sacct_reader rd;
-    if (sacct_reader_init(&rd, opt, &in->errs) != 0)
+    if (sacct_reader_init(&rd, opt, in->errs) != 0)
         return -1;
     struct linebuf_line line;
     struct run run;
     while (next_line(in, u, &line)) {
         in->lines++;
-        switch (sacct_feed_line(&rd, line.text, line.len, line.lineno, &run, &in->errs)) {
+        switch (sacct_feed_line(&rd, line.text, line.len, line.lineno, &run, in->errs)) {
         case SACCT_RUN:
             accept_run(in, &run, line.lineno, "");
             break;
@@ -145,7 +144,7 @@ static int ingest_openb(struct runs_ingest *in, struct upload_stream *u,
     struct run run;
     while (next_line(in, u, &line)) {
         in->lines++;
-        switch (openb_feed_line(&rd, line.text, line.len, line.lineno, &run, &in->errs)) {
+        switch (openb_feed_line(&rd, line.text, line.len, line.lineno, &run, in->errs)) {
         case OPENB_RUN:
             accept_run(in, &run, line.lineno, "");
             break;
@@ -187,15 +186,15 @@ static void ingest_ndjson(struct runs_ingest *in, struct upload_stream *u)
             in->deep_err = err;
             return;
         }
-        size_t before = in->errs.total;
+        size_t before = in->errs->total;
         if (!obj)
-            problems_add_line(&in->errs, line.lineno, err.column, "", "not a JSON object: %s",
+            problems_add_line(in->errs, line.lineno, err.column, "", "not a JSON object: %s",
                               err.text);
-        else if (run_from_json(obj, "", &run, &in->errs) == 0)
+        else if (run_from_json(obj, "", &run, in->errs) == 0)
             accept_run(in, &run, line.lineno, "");
         /* run_from_json's problems carry no line: name it */
-        problems_default_line(&in->errs, before, line.lineno);
-        if (in->errs.total > before)
+        problems_default_line(in->errs, before, line.lineno);
+        if (in->errs->total > before)
             in->rejected_lines++;
         json_decref(obj);
     }
@@ -224,26 +223,19 @@ static void json_fault_at(struct req *r, const char *buf, size_t at, json_error_
     resp_json_error(r, err, line + (err->line > 1 ? err->line - 1 : 0));
 }
 
-/* A JSON array of runs: the body is kept (bounded) and its runs are parsed one at a time, so
- * memory is the body and one run, not the whole tree (a 32 MiB array of {} parsed whole took
- * 2.5 GiB). Returns 0, or -1 after answering. */
-static int ingest_json_array(struct runs_ingest *in, struct idem *idem, char sha[65], size_t *bytes)
+/* A JSON array of runs: the body is kept (bounded: the driver reads it whole) and its runs are
+ * parsed one at a time, so memory is the body and one run, not the whole tree (a 32 MiB array
+ * of {} parsed whole took 2.5 GiB). Returns 0, or -1 after answering. */
+static int ingest_json_array(struct runs_ingest *in, const char *buf, size_t len)
 {
     struct req *r = in->r;
-    size_t len = 0;
-    char *buf = ev_read_body(r, RUNS_JSON_MAX_BYTES, idem, sha, &len);
-    if (bytes)
-        *bytes = len;
-    if (!buf)
-        return -1;
     size_t off = skip_space(buf, 0, len);
     if (off == len || buf[off] != '[') { /* not an array: its faults as a whole document */
         json_t *doc = req_parse_json(r, buf, len);
-        free(buf);
         if (!doc)
             return -1;
         json_decref(doc);
-        problems_add(&in->errs, "", "the body must be a JSON array of runs");
+        problems_add(in->errs, "", "the body must be a JSON array of runs");
         in->rejected_lines++;
         return 0;
     }
@@ -266,11 +258,11 @@ static int ingest_json_array(struct runs_ingest *in, struct idem *idem, char sha
         if (!in->failed) {
             in->lines++;
             snprintf(prefix, sizeof prefix, "/%zu", i);
-            size_t before = in->errs.total;
-            if (json_numbers_check(item, prefix, &in->errs) == 0 &&
-                run_from_json(item, prefix, &run, &in->errs) == 0)
+            size_t before = in->errs->total;
+            if (json_numbers_check(item, prefix, in->errs) == 0 &&
+                run_from_json(item, prefix, &run, in->errs) == 0)
                 accept_run(in, &run, 0, prefix);
-            else if (in->errs.total > before)
+            else if (in->errs->total > before)
                 in->rejected_lines++;
         }
         json_decref(item);
@@ -287,7 +279,6 @@ static int ingest_json_array(struct runs_ingest *in, struct idem *idem, char sha
         json_fault_at(r, buf, off < len && buf[off] == ']' ? off + 1 : off, &err);
         rc = -1;
     }
-    free(buf);
     return rc;
 }
 
@@ -347,173 +338,183 @@ static json_t *params_json(const struct runs_params *q)
     return o;
 }
 
-static void runs_upload(struct req *r)
-{
-    struct idem idem;
-    struct problems qp;
-    problems_init(&qp);
+/* One runs upload: its parameters and what its lines gave. */
+struct runs_state {
     struct runs_params q;
     struct runs_ingest in;
-    memset(&in, 0, sizeof in);
-    in.r = r;
-    problems_init(&in.errs);
-    struct upload_stream *u = NULL;
-    json_t *rec = NULL;
-    char ct[96];
-    if (idem_begin_stream(r, &idem) == IDEM_ANSWERED)
-        goto out;
-    req_content_type(r, ct, sizeof ct);
-    int is_csv = strcmp(ct, "text/csv") == 0 || strcmp(ct, "text/plain") == 0;
-    int is_ndjson = strcmp(ct, "application/x-ndjson") == 0 || strcmp(ct, "application/jsonl") == 0;
-    int is_json = strcmp(ct, "application/json") == 0;
-    if (!is_csv && !is_ndjson && !is_json) {
-        resp_problem(r, 415, "unsupported-media-type", "Unsupported media type",
-                     "send sacct --parsable2 output as text/csv, runs as application/json (an "
-                     "array) or application/x-ndjson, not '%s'",
-                     ct[0] ? ct : "(none)");
-        goto out;
-    }
-    if (read_params(r, &q, &qp) != 0) {
+};
+
+static int runs_params(struct upload *u)
+{
+    struct runs_state *s = u->state;
+    struct runs_params *q = &s->q;
+    struct req *r = u->r;
+    s->in.r = r;
+    s->in.errs = &u->errs;
+    if (read_params(r, q, &u->errs) != 0) {
         resp_store_error(r, STORE_UNAVAILABLE, "time zone");
-        goto out;
+        return -1;
     }
-    if (is_csv && !q.cluster_p)
-        problems_add(&qp, "?cluster", "query parameter cluster is required for sacct output");
-    if (!is_csv && q.format_p)
-        problems_add(&qp, "?format", "query parameter format names a text format: send text/csv");
-    if (qp.total) {
-        resp_invalid(r, &qp, NULL);
-        goto out;
+    int is_text = strcmp(u->type->format, "sacct") == 0;
+    if (is_text && !q->cluster_p)
+        problems_add(&u->errs, "?cluster", "query parameter cluster is required for sacct output");
+    if (!is_text && q->format_p)
+        problems_add(&u->errs, "?format",
+                     "query parameter format names a text format: send text/csv");
+    if (u->errs.total)
+        return 0;
+    if (q->team_p && !principal_can_write_team(&r->who, q->team)) {
+        ev_forbidden_team(r, q->team);
+        return -1;
     }
-    if (q.team_p && !principal_can_write_team(&r->who, q.team)) {
-        ev_forbidden_team(r, q.team);
-        goto out;
+    s->in.cluster = q->cluster_p;
+    u->team = q->team_p;
+    u->atomic = q->up.atomic_on;
+    if (is_text && q->format_p)
+        u->format = q->format;
+    return 0;
+}
+
+static enum store_status runs_begin(struct upload *u)
+{
+    struct runs_state *s = u->state;
+    return store_runs_begin(u->r->app->store, u->id, s->q.class_p, &s->in.up);
+}
+
+static int runs_read(struct upload *u)
+{
+    struct runs_state *s = u->state;
+    struct runs_params *q = &s->q;
+    if (u->type->body == UPLOAD_WHOLE)
+        return ingest_json_array(&s->in, u->body, u->bytes);
+    if (strcmp(u->type->format, "ndjson") == 0) {
+        ingest_ndjson(&s->in, u->stream);
+        return s->in.answered ? -1 : 0;
     }
-    in.cluster = q.cluster_p;
-    char id[37];
-    store_new_uuid(id);
-    if (upload_slot_enter(r) != 0)
-        goto out;
-    enum store_status st = store_runs_begin(r->app->store, id, q.class_p, &in.up);
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "runs");
-        goto out;
+    if (q->format_p && strcmp(q->format, "openb") == 0) {
+        struct openb_options opt = {.trace_start_s = q->trace_start_s, .team = q->team_p};
+        u->fatal = ingest_openb(&s->in, u->stream, &opt) != 0;
+        return 0;
     }
-    char sha[65] = "";
-    size_t bytes = 0;
-    int fatal = 0;
-    struct upload_guess guess; /* what a refused file looks like (telemetry sent here) */
-    memset(&guess, 0, sizeof guess);
-    if (is_json) {
-        if (ingest_json_array(&in, &idem, sha, &bytes) != 0)
-            goto out;
-    } else {
-        u = upload_stream_new(r, &idem, 0);
-        if (!u) {
-            resp_problem(r, 503, "unavailable", "Service unavailable", "out of memory");
-            goto out;
-        }
-        if (is_ndjson) {
-            ingest_ndjson(&in, u);
-        } else if (q.format_p && strcmp(q.format, "openb") == 0) {
-            struct openb_options opt = {.trace_start_s = q.trace_start_s, .team = q.team_p};
-            fatal = ingest_openb(&in, u, &opt) != 0;
-        } else {
-            struct sacct_options opt = {
-                .fields = q.up.fields_p,
-                .team = q.team_p,
-                .include_steps = q.steps_on,
-                .local_to_utc = q.up.has_tz ? upload_tz_local_to_utc : NULL,
-                .tz_ctx = q.up.has_tz ? &q.up.tz : NULL,
-            };
-            const char *head;
-            size_t head_len;
-            upload_peek(u, SNIFF_DETECT_BYTES, &head, &head_len);
-            upload_guess(&guess, head, head_len, SNIFF_RUNS, NULL);
-            fatal = ingest_sacct(&in, u, &opt) != 0;
-        }
-        upload_drain(u);
-        if (upload_reply_transport_fault(u))
-            goto out;
-        upload_digest_hex(u, sha);
-        bytes = u->bytes;
+    struct sacct_options opt = {
+        .fields = q->up.fields_p,
+        .team = q->team_p,
+        .include_steps = q->steps_on,
+        .local_to_utc = q->up.has_tz ? upload_tz_local_to_utc : NULL,
+        .tz_ctx = q->up.has_tz ? &q->up.tz : NULL,
+    };
+    /* What a refused file looks like (telemetry sent here). */
+    const char *head;
+    size_t head_len;
+    upload_peek(u->stream, SNIFF_DETECT_BYTES, &head, &head_len);
+    upload_guess(&u->guess, head, head_len, SNIFF_RUNS, NULL);
+    u->fatal = ingest_sacct(&s->in, u->stream, &opt) != 0;
+    return 0;
+}
+
+static int runs_settle(struct upload *u)
+{
+    struct runs_state *s = u->state;
+    struct req *r = u->r;
+    if (s->in.deep_line) { /* an attack rather than a faulty line: nothing is kept */
+        resp_json_error(r, &s->in.deep_err, s->in.deep_line);
+        return -1;
     }
-    if (in.answered)
-        goto out;
-    if (in.deep_line) { /* an attack rather than a faulty line: nothing is kept */
-        resp_json_error(r, &in.deep_err, in.deep_line);
-        goto out;
-    }
-    if (in.failed) {
-        if (store_runs_contended(in.up))
+    if (s->in.failed) {
+        if (store_runs_contended(s->in.up))
             resp_problem(r, 503, "unavailable", "Service unavailable",
                          "another upload is writing a cluster this upload names (or the two "
                          "waited for each other): nothing of this one was stored; retry shortly");
         else
-            resp_store_error(r, in.fail_status, "runs");
-        goto out;
+            resp_store_error(r, s->in.fail_status, "runs");
+        return -1;
     }
-    if (fatal) {
-        upload_refuse(r, &in.errs, "The columns of this output cannot be read: see errors.",
-                      &guess);
-        goto out;
-    }
-    if (in.errs.total && q.up.atomic_on) {
-        resp_invalid(r, &in.errs, "atomic=true and some lines have faults: nothing was stored.");
-        goto out;
-    }
-    if (in.accepted == 0 && in.errs.total) {
-        upload_refuse(r, &in.errs, "No line of the upload holds a valid run: nothing was stored.",
-                      &guess);
-        goto out;
-    }
-    if (in.accepted == 0 && !in.errs.total && in.skipped == 0 && in.steps == 0) {
-        struct problems e;
-        problems_init(&e);
-        problems_add_line(&e, in.lines > 0 ? in.lines : 1, 0, "", "the upload holds no runs");
-        resp_invalid(r, &e, NULL);
-        problems_free(&e);
-        goto out;
-    }
-    rec = ev_upload_record(r, id, "runs", q.team_p,
-                           is_json      ? "json"
-                           : is_ndjson  ? "ndjson"
-                           : q.format_p ? q.format
-                                        : "sacct",
-                           bytes, sha);
-    if (!rec) {
-        resp_problem(r, 503, "unavailable", "Service unavailable", "out of memory");
-        goto out;
-    }
-    json_object_set_new(rec, "params", params_json(&q));
-    json_object_set_new(rec, "lines", json_integer(in.lines));
-    json_object_set_new(rec, "skipped", json_integer(in.skipped));
-    json_object_set_new(rec, "rejected_total", json_integer((json_int_t)in.errs.total));
+    u->accepted = s->in.accepted;
+    return 0;
+}
+
+/* Nothing read at all (not even a job step or an unfinished job passed over): refused. */
+static int runs_empty(struct upload *u)
+{
+    struct runs_state *s = u->state;
+    if (s->in.skipped || s->in.steps)
+        return 0;
+    problems_add_line(&u->errs, s->in.lines > 0 ? s->in.lines : 1, 0, "",
+                      "the upload holds no runs");
+    return 1;
+}
+
+static json_t *runs_finish(struct upload *u, json_t *rec, int *status)
+{
+    struct runs_state *s = u->state;
+    struct runs_ingest *in = &s->in;
+    struct req *r = u->r;
+    json_object_set_new(rec, "params", params_json(&s->q));
+    json_object_set_new(rec, "lines", json_integer(in->lines));
+    json_object_set_new(rec, "skipped", json_integer(in->skipped));
+    json_object_set_new(rec, "rejected_total", json_integer((json_int_t)u->errs.total));
     long staged = 0, inserted = 0, duplicates = 0;
     json_t *classes = NULL;
     struct audit_actor who;
-    struct runs_upload *up = in.up;
-    in.up = NULL;
-    st = store_runs_finish(up, req_actor(r, &who), rec, &staged, &inserted, &duplicates, &classes);
+    struct runs_upload *up = in->up;
+    in->up = NULL;
+    enum store_status st =
+        store_runs_finish(up, req_actor(r, &who), rec, &staged, &inserted, &duplicates, &classes);
     if (st != STORE_OK) {
         resp_store_error(r, st, "runs");
-        goto out;
+        return NULL;
     }
-    json_t *reply =
-        json_pack("{s:s, s:I, s:I, s:o, s:o, s:I, s:I, s:o, s:I, s:I, s:I}", "id", id, "inserted",
-                  (json_int_t)inserted, "duplicates", (json_int_t)duplicates, "classes", classes,
-                  "warnings", json_incref(json_object_get(rec, "warnings")), "skipped",
-                  (json_int_t)in.skipped, "steps_skipped", (json_int_t)in.steps, "rejected",
-                  ev_rejected_json(&in.errs), "rejected_total", (json_int_t)in.errs.total,
-                  "rejected_lines", (json_int_t)in.rejected_lines, "lines", (json_int_t)in.lines);
-    idem_reply(r, &idem, 201, reply);
-out:
-    store_runs_abort(in.up);
-    upload_stream_free(u);
-    idem_end(r, &idem);
-    json_decref(rec);
-    problems_free(&in.errs);
-    problems_free(&qp);
+    *status = 201;
+    return json_pack("{s:s, s:I, s:I, s:o, s:o, s:I, s:I, s:o, s:I, s:I, s:I}", "id", u->id,
+                     "inserted", (json_int_t)inserted, "duplicates", (json_int_t)duplicates,
+                     "classes", classes, "warnings", json_incref(json_object_get(rec, "warnings")),
+                     "skipped", (json_int_t)in->skipped, "steps_skipped", (json_int_t)in->steps,
+                     "rejected", ev_rejected_json(&u->errs), "rejected_total",
+                     (json_int_t)u->errs.total, "rejected_lines", (json_int_t)in->rejected_lines,
+                     "lines", (json_int_t)in->lines);
+}
+
+static void runs_abort(struct upload *u)
+{
+    struct runs_state *s = u->state;
+    store_runs_abort(s->in.up);
+}
+
+/* The media types a runs upload takes; a text body is sacct unless ?format= names another. */
+static const struct upload_type RUNS_TYPES[] = {
+    {"text/csv", UPLOAD_LINES, "sacct"},
+    {"text/plain", UPLOAD_LINES, "sacct"},
+    {"application/x-ndjson", UPLOAD_LINES, "ndjson"},
+    {"application/jsonl", UPLOAD_LINES, "ndjson"},
+    {"application/json", UPLOAD_WHOLE, "json"},
+    {NULL, 0, NULL},
+};
+
+static const struct upload_kind RUNS_UPLOAD = {
+    .kind = "runs",
+    .what = "runs",
+    .types = RUNS_TYPES,
+    .types_hint = "send sacct --parsable2 output as text/csv, runs as application/json (an "
+                  "array) or application/x-ndjson",
+    .slot = UPLOAD_SLOT_ALWAYS,
+    .whole_max = RUNS_JSON_MAX_BYTES,
+    .whole_what = "JSON",
+    .state_size = sizeof(struct runs_state),
+    .unreadable = "The columns of this output cannot be read: see errors.",
+    .faulty = "atomic=true and some lines have faults: nothing was stored.",
+    .none_valid = "No line of the upload holds a valid run: nothing was stored.",
+    .params = runs_params,
+    .begin = runs_begin,
+    .read = runs_read,
+    .settle = runs_settle,
+    .empty = runs_empty,
+    .finish = runs_finish,
+    .abort = runs_abort,
+};
+
+static void runs_upload(struct req *r)
+{
+    upload_run(r, &RUNS_UPLOAD);
 }
 
 static void runs_list(struct req *r)
