@@ -218,8 +218,18 @@ static void check_consistency(const json_t *doc, const struct bench_refs *refs, 
     check_duplicate_points(points, "", p);
 }
 
+/* The store's fault of a create (409 when the superseded benchmark was corrected meanwhile). */
+static void created_fault(struct req *r, enum store_status st)
+{
+    if (st == STORE_CONFLICT)
+        resp_problem(r, 409, "conflict", "Conflict",
+                     "the superseded benchmark has just received another correction");
+    else
+        resp_store_error(r, st, "benchmark");
+}
+
 /* The end of a create: 201 with row (stolen) through the Idempotency-Key record, or the store's
- * fault (409 when the superseded benchmark was corrected meanwhile). */
+ * fault. */
 static void reply_created(struct req *r, struct idem *idem, enum store_status st, json_t *row)
 {
     if (st == STORE_OK) {
@@ -227,11 +237,7 @@ static void reply_created(struct req *r, struct idem *idem, enum store_status st
         return;
     }
     json_decref(row);
-    if (st == STORE_CONFLICT)
-        resp_problem(r, 409, "conflict", "Conflict",
-                     "the superseded benchmark has just received another correction");
-    else
-        resp_store_error(r, st, "benchmark");
+    created_fault(r, st);
 }
 
 static void benchmark_create(struct req *r)
@@ -306,103 +312,72 @@ static json_t *import_doc(const json_t *parsed, const char *format, const char *
     return doc;
 }
 
-static void benchmark_import(struct req *r)
+/* POST /benchmarks/import: one load-test output, its parameters and what was read of it. */
+struct bench_import {
+    struct bench_refs refs;
+    char format[16], workload_id[40], offer_id[40], measured_at[40], ran_by[130], supersedes[40],
+        where[200];
+    const char *fmt, *wid, *oid, *at, *by, *sup;
+    struct loadtest_options lopt;
+    json_t *parsed, *doc;
+};
+
+static int import_params(struct upload *u)
 {
-    struct idem idem;
-    struct problems p;
-    problems_init(&p);
-    json_t *parsed = NULL, *doc = NULL, *rec = NULL, *out = NULL;
-    char *body = NULL;
-    struct bench_refs refs = {"", ""};
-    char format[16], workload_id[40], offer_id[40], measured_at[40], ran_by[130],
-        supersedes_buf[40], where[200];
-    if (idem_begin_stream(r, &idem) == IDEM_ANSWERED)
-        goto out;
+    struct bench_import *b = u->state;
+    struct problems *p = &u->errs;
+    struct req *r = u->r;
     /* Each required parameter: absent → "is required"; present but bad → ev_query's problem. */
-    size_t before = p.total;
-    const char *fmt = ev_query(r, "format", EVQ_ENUM, IMPORT_FORMATS, format, sizeof format, &p);
-    if (!fmt && p.total == before)
-        problems_add(&p, "?format",
+    size_t before = p->total;
+    b->fmt = ev_query(r, "format", EVQ_ENUM, IMPORT_FORMATS, b->format, sizeof b->format, p);
+    if (!b->fmt && p->total == before)
+        problems_add(p, "?format",
                      "query parameter format is required (vllm, genai-perf, "
                      "mlperf)");
-    before = p.total;
-    const char *wid =
-        ev_query(r, "workload_id", EVQ_UUID, NULL, workload_id, sizeof workload_id, &p);
-    if (!wid && p.total == before)
-        problems_add(&p, "?workload_id", "query parameter workload_id is required");
-    before = p.total;
-    const char *oid = ev_query(r, "offer_id", EVQ_UUID, NULL, offer_id, sizeof offer_id, &p);
-    if (!oid && p.total == before)
-        problems_add(&p, "?offer_id", "query parameter offer_id is required");
-    const char *at =
-        ev_query(r, "measured_at", EVQ_TIME, NULL, measured_at, sizeof measured_at, &p);
-    const char *by = ev_query(r, "ran_by", EVQ_TEXT, NULL, ran_by, sizeof ran_by, &p);
-    const char *sup =
-        ev_query(r, "supersedes", EVQ_UUID, NULL, supersedes_buf, sizeof supersedes_buf, &p);
-    const char *wh = ev_query(r, "where", EVQ_TEXT, NULL, where, sizeof where, &p);
-    struct loadtest_options lopt = {NULL, NULL};
+    before = p->total;
+    b->wid = ev_query(r, "workload_id", EVQ_UUID, NULL, b->workload_id, sizeof b->workload_id, p);
+    if (!b->wid && p->total == before)
+        problems_add(p, "?workload_id", "query parameter workload_id is required");
+    before = p->total;
+    b->oid = ev_query(r, "offer_id", EVQ_UUID, NULL, b->offer_id, sizeof b->offer_id, p);
+    if (!b->oid && p->total == before)
+        problems_add(p, "?offer_id", "query parameter offer_id is required");
+    b->at = ev_query(r, "measured_at", EVQ_TIME, NULL, b->measured_at, sizeof b->measured_at, p);
+    b->by = ev_query(r, "ran_by", EVQ_TEXT, NULL, b->ran_by, sizeof b->ran_by, p);
+    b->sup = ev_query(r, "supersedes", EVQ_UUID, NULL, b->supersedes, sizeof b->supersedes, p);
+    const char *wh = ev_query(r, "where", EVQ_TEXT, NULL, b->where, sizeof b->where, p);
     if (wh) {
-        char *eq = strchr(where, '=');
-        if (!eq || eq == where || !eq[1])
-            problems_add(&p, "?where",
+        char *eq = strchr(b->where, '=');
+        if (!eq || eq == b->where || !eq[1])
+            problems_add(p, "?where",
                          "query parameter where reads key=value (a --metadata "
                          "key of a vLLM sweep)");
         else {
             *eq = '\0';
-            lopt.where_key = where;
-            lopt.where_value = eq + 1;
+            b->lopt.where_key = b->where;
+            b->lopt.where_value = eq + 1;
         }
     }
-    if (p.total) {
-        resp_invalid(r, &p, NULL);
-        goto out;
-    }
-    int rc = check_refs(r, wid, oid, sup, &refs, &p);
-    if (rc < 0)
-        goto out;
-    if (!p.total && strcmp(refs.kind, "inference") != 0)
-        problems_add(&p, "?workload_id", "load tests measure inference: this workload's kind is %s",
-                     refs.kind);
-    if (p.total) {
-        resp_invalid(r, &p, NULL);
-        goto out;
-    }
-    /* The tool's outputs are small and their readers take the whole text. */
-    char ct[96];
-    req_content_type(r, ct, sizeof ct);
-    if (strcmp(ct, "application/json") != 0 && strcmp(ct, "text/plain") != 0 &&
-        strcmp(ct, "text/csv") != 0 && strcmp(ct, "application/x-ndjson") != 0 &&
-        strcmp(ct, "application/octet-stream") != 0) {
-        resp_problem(r, 415, "unsupported-media-type", "Unsupported media type",
-                     "send the tool's output file as is (application/json, text/plain or "
-                     "text/csv), not '%s'",
-                     ct[0] ? ct : "(none)");
-        goto out;
-    }
-    /* A body of up to 16 MiB, and the tree of a JSON one: one of the bounded upload slots. */
-    if (upload_slot_enter(r) != 0)
-        goto out;
-    body = malloc(IMPORT_MAX_BYTES + 1);
-    if (!body) {
-        resp_problem(r, 503, "unavailable", "Service unavailable", "out of memory");
-        goto out;
-    }
-    size_t len = 0;
-    long n = 0;
-    while (len <= IMPORT_MAX_BYTES &&
-           (n = req_read(r, body + len, IMPORT_MAX_BYTES + 1 - len)) > 0) {
-        idem_update(&idem, body + len, (size_t)n);
-        len += (size_t)n;
-    }
-    if (n < 0) {
-        resp_body_unreadable(r);
-        goto out;
-    }
-    if (len > IMPORT_MAX_BYTES) {
-        resp_problem(r, 413, "too-large", "Body too large",
-                     "a load-test output is at most %zu bytes", IMPORT_MAX_BYTES);
-        goto out;
-    }
+    if (p->total)
+        return 0;
+    if (check_refs(r, b->wid, b->oid, b->sup, &b->refs, p) < 0)
+        return -1;
+    if (!p->total && strcmp(b->refs.kind, "inference") != 0)
+        problems_add(p, "?workload_id", "load tests measure inference: this workload's kind is %s",
+                     b->refs.kind);
+    u->team = b->refs.team;
+    u->format = b->fmt;
+    return 0;
+}
+
+/* The tool's outputs are small and their readers take the whole text. */
+static int import_read(struct upload *u)
+{
+    struct bench_import *b = u->state;
+    struct problems *p = &u->errs;
+    struct req *r = u->r;
+    const char *body = u->body;
+    size_t len = u->bytes;
     size_t lead = 0;
     while (lead < len && strchr(" \t\r\n", body[lead]) && body[lead])
         lead++;
@@ -412,77 +387,115 @@ static void benchmark_import(struct req *r)
         json_error_t err = {.line = (int)deep.line, .column = (int)deep.column};
         err.text[JSON_ERROR_TEXT_LENGTH - 1] = (char)json_error_stack_overflow;
         resp_json_error(r, &err, 0);
-        goto out;
+        return -1;
     }
     /* The readers parse the JSON outputs a value at a time, each refused past JSON_PARSE_MAX:
      * the largest they may hold, from the budget of parsed JSON. */
     if (lead < len && (body[lead] == '[' || body[lead] == '{') &&
         req_json_reserve(r, json_parse_cost(body, len, false)) != 0)
-        goto out;
-    parsed = loadtest_parse(loadtest_format_from_name(fmt), body, len, &lopt, &p);
-    if (!parsed) {
-        if (strcmp(fmt, "vllm") != 0)          /* vLLM output is JSON: "" is its root */
-            problems_place_whole_input(&p, 1); /* where the reader gave up */
+        return -1;
+    b->parsed = loadtest_parse(loadtest_format_from_name(b->fmt), body, len, &b->lopt, p);
+    if (!b->parsed) {
+        if (strcmp(b->fmt, "vllm") != 0)      /* vLLM output is JSON: "" is its root */
+            problems_place_whole_input(p, 1); /* where the reader gave up */
         /* An MLPerf log sent as vLLM, a sacct file sent here: say so, not the parser's symptom. */
-        struct upload_guess guess;
-        upload_guess(&guess, body, len, SNIFF_LOADTEST, fmt);
-        upload_refuse(r, &p, "The load-test output could not be read: see errors.", &guess);
-        goto out;
+        upload_guess(&u->guess, body, len, SNIFF_LOADTEST, b->fmt);
+        u->fatal = 1;
+        return 0;
     }
-    json_numbers_check(parsed, "", &p); /* what the readers pass on is stored as it is */
-    json_texts_check(parsed, "", &p);
+    u->accepted = 1;
+    json_numbers_check(b->parsed, "", p); /* what the readers pass on is stored as it is */
+    json_texts_check(b->parsed, "", p);
     /* Each load point within the ranges POST /benchmarks enforces (a reader passes a negative
      * latency on as it is: stored, it would make the benchmark unusable in any scenario). */
-    evfield_check_values(parsed, IMPORTED_FIELDS, "", &p);
-    check_duplicate_points(json_object_get(parsed, "load_points"),
+    evfield_check_values(b->parsed, IMPORTED_FIELDS, "", p);
+    check_duplicate_points(json_object_get(b->parsed, "load_points"),
                            ": the results mix configurations; choose one with ?where=key=value "
                            "(a --metadata key, e.g. where=deployment=base)",
-                           &p);
-    if (p.total) {
-        resp_invalid(r, &p, "The load points cannot form one benchmark: see errors.");
-        goto out;
-    }
-    char upload_id[37], sha[65], now[TIMEFMT_UTC_LEN];
-    store_new_uuid(upload_id);
-    unsigned char sum[crypto_hash_sha256_BYTES];
-    crypto_hash_sha256(sum, (const unsigned char *)body, len);
-    sodium_bin2hex(sha, sizeof sha, sum, sizeof sum);
+                           p);
+    return 0;
+}
+
+static json_t *import_finish(struct upload *u, json_t *rec, int *status)
+{
+    struct bench_import *b = u->state;
+    struct req *r = u->r;
+    char now[TIMEFMT_UTC_LEN];
+    const char *at = b->at;
     if (!at) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         at = timefmt_format_utc_ms((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, now);
     }
-    doc = import_doc(parsed, fmt, wid, oid, at, by ? by : r->who.username, sup, upload_id);
-    rec = ev_upload_record(r, upload_id, "benchmark_import", refs.team, fmt, len, sha);
-    if (!doc || !rec) {
+    b->doc = import_doc(b->parsed, b->fmt, b->wid, b->oid, at, b->by ? b->by : r->who.username,
+                        b->sup, u->id);
+    if (!b->doc) {
         resp_problem(r, 503, "unavailable", "Service unavailable", "out of memory");
-        goto out;
+        return NULL;
     }
     json_object_set_new(
         rec, "inserted",
-        json_integer((json_int_t)json_array_size(json_object_get(doc, "load_points"))));
-    json_object_set_new(
-        rec, "rejected_total",
-        json_integer((json_int_t)json_array_size(json_object_get(parsed, "rejected_load_points"))));
+        json_integer((json_int_t)json_array_size(json_object_get(b->doc, "load_points"))));
+    json_object_set_new(rec, "rejected_total",
+                        json_integer((json_int_t)json_array_size(
+                            json_object_get(b->parsed, "rejected_load_points"))));
     json_object_set_new(rec, "params",
-                        json_pack("{s:s, s:s}", "workload_id", wid, "offer_id", oid));
-    json_t *warnings = json_object_get(parsed, "warnings");
+                        json_pack("{s:s, s:s}", "workload_id", b->wid, "offer_id", b->oid));
+    json_t *warnings = json_object_get(b->parsed, "warnings");
     json_object_set(rec, "warnings", warnings ? warnings : json_array());
     struct audit_actor who;
+    json_t *out = NULL;
     enum store_status st =
-        store_benchmark_import(r->app->store, req_actor(r, &who), doc, refs.team, rec, &out);
-    if (st == STORE_OK)
-        json_object_set(out, "warnings", json_object_get(rec, "warnings"));
-    reply_created(r, &idem, st, out);
-    out = NULL;
-out:
-    idem_end(r, &idem);
-    free(body);
-    json_decref(parsed);
-    json_decref(doc);
-    json_decref(rec);
-    json_decref(out);
-    problems_free(&p);
+        store_benchmark_import(r->app->store, req_actor(r, &who), b->doc, b->refs.team, rec, &out);
+    if (st != STORE_OK) {
+        json_decref(out);
+        created_fault(r, st);
+        return NULL;
+    }
+    json_object_set(out, "warnings", json_object_get(rec, "warnings"));
+    *status = 201;
+    return out;
+}
+
+static void import_abort(struct upload *u)
+{
+    struct bench_import *b = u->state;
+    json_decref(b->parsed);
+    json_decref(b->doc);
+}
+
+/* The tool's output file as it is. */
+static const struct upload_type IMPORT_TYPES[] = {
+    {"application/json", UPLOAD_WHOLE, NULL},
+    {"text/plain", UPLOAD_WHOLE, NULL},
+    {"text/csv", UPLOAD_WHOLE, NULL},
+    {"application/x-ndjson", UPLOAD_WHOLE, NULL},
+    {"application/octet-stream", UPLOAD_WHOLE, NULL},
+    {NULL, 0, NULL},
+};
+
+/* A body of up to 16 MiB, and the tree of a JSON one: one of the bounded upload slots. */
+static const struct upload_kind IMPORT_UPLOAD = {
+    .kind = "benchmark_import",
+    .what = "benchmark",
+    .types = IMPORT_TYPES,
+    .types_hint = "send the tool's output file as is (application/json, text/plain or text/csv)",
+    .slot = UPLOAD_SLOT_ALWAYS,
+    .whole_max = IMPORT_MAX_BYTES,
+    .whole_what = "a load-test output",
+    .state_size = sizeof(struct bench_import),
+    .all_or_nothing = 1,
+    .unreadable = "The load-test output could not be read: see errors.",
+    .faulty = "The load points cannot form one benchmark: see errors.",
+    .params = import_params,
+    .read = import_read,
+    .finish = import_finish,
+    .abort = import_abort,
+};
+
+static void benchmark_import(struct req *r)
+{
+    upload_run(r, &IMPORT_UPLOAD);
 }
 
 static void benchmark_get(struct req *r)
