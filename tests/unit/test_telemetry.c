@@ -739,9 +739,50 @@ static void test_dcgm_timestamp_range(void **state)
     problems_free(&errs);
 }
 
+/* A GPU's name, id or label holding control characters (a terminal escape in an nvidia-smi
+ * name column) is a faulty line naming its column: never a sample (it would reach warnings,
+ * summaries and terminals). */
+static void test_control_characters_in_gpu_texts(void **state)
+{
+    (void)state;
+    struct problems errs;
+    problems_init(&errs);
+    struct collected c;
+    const struct telemetry_options opt = {.has_at = false};
+    const char *smi = "timestamp, name, pci.bus_id, utilization.gpu [%]\n"
+                      "2024/03/13 10:00:00.000, NVIDIA H100, 00000000:01:00.0, 50 %\n"
+                      "2024/03/13 10:00:01.000, NV\x1b]0;pwn\x07H100, 00000000:01:00.0, 50 %\n"
+                      "2024/03/13 10:00:02.000, NVIDIA H100, 0000\xc2\x9b"
+                      "2J:01:00.0, 50 %\n";
+    collect_text(&c, smi, strlen(smi), TELEMETRY_NVIDIA_SMI, &opt, TELEMETRY_DEFAULT_IDLE_BELOW, 64,
+                 &errs);
+    assert_int_equal(c.samples, 1);
+    assert_int_equal(errs.total, 2);
+    assert_int_equal(errs.items[0].line, 3);
+    assert_int_equal(errs.items[0].column, 2);
+    assert_non_null(strstr(errs.items[0].message, "name: "));
+    assert_int_equal(errs.items[1].line, 4);
+    assert_int_equal(errs.items[1].column, 3);
+    collected_free(&c);
+    problems_free(&errs);
+
+    problems_init(&errs);
+    const char *dcgm = "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-1\",Hostname=\"n\x1b[2Jx\"} 50\n"
+                       "DCGM_FI_DEV_GPU_UTIL{gpu=\"1\",UUID=\"GPU-2\",Hostname=\"node\"} 40\n";
+    collect_text(&c, dcgm, strlen(dcgm), TELEMETRY_DCGM, &opt, TELEMETRY_DEFAULT_IDLE_BELOW, 64,
+                 &errs);
+    assert_int_equal(errs.total, 1);
+    assert_int_equal(errs.items[0].line, 1);
+    assert_non_null(strstr(errs.items[0].message, "GPU label: "));
+    assert_int_equal(c.samples, 1);
+    collected_free(&c);
+    problems_free(&errs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_control_characters_in_gpu_texts),
         cmocka_unit_test(test_detect_format),
         cmocka_unit_test(test_nesi_nounits_series),
         cmocka_unit_test(test_nesi_noheader_and_time_zone),

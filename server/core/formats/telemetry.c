@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/formats/textnum.h"
+#include "core/validate.h"
 
 struct telemetry_field {
     const char *s;
@@ -111,6 +112,19 @@ struct dcgm_labels {
 };
 
 /* ---- shared ------------------------------------------------------------------------------- */
+
+/* A text a sample keeps (a GPU's id, name or host) must be text: no control characters (ESC
+ * sequences would reach terminals and logs through warnings and summaries; core/validate.h).
+ * Appends the problem for line/column and returns false otherwise. */
+static bool sample_text_ok(const char *s, size_t len, const char *what, long lineno, int column,
+                           struct problems *errs)
+{
+    char why[160];
+    if (!text_fault(s, len, 0, why, sizeof why))
+        return true;
+    problems_add_line(errs, lineno, column, NULL, "%s: %s", what, why);
+    return false;
+}
 
 static const char *const telemetry_format_names[] = {
     [TELEMETRY_UNKNOWN] = "unknown",
@@ -373,6 +387,13 @@ static int smi_feed(struct telemetry_reader *r, const char *line, size_t len, lo
         }
     }
     static const enum smi_column id_columns[] = {SMI_UUID, SMI_BUS_ID, SMI_INDEX, SMI_NAME};
+    for (size_t i = 0; i < 4; i++)
+        if ((c = r->col[id_columns[i]]) >= 0)
+            ok &= sample_text_ok(f[c].s, f[c].len, i == 3 ? "name" : "GPU id", lineno, c + 1, errs);
+    if (!ok) {
+        r->rejected++;
+        return 0;
+    }
     bool have_id = false;
     for (size_t i = 0; i < 4 && !have_id; i++) {
         c = r->col[id_columns[i]];
@@ -462,6 +483,10 @@ static int dmon_feed(struct telemetry_reader *r, const char *line, size_t len, l
         }
     }
     int gi = r->col[DMON_GPU];
+    if (gi >= 0 && !sample_text_ok(f[gi].s, f[gi].len, "gpu", lineno, gi + 1, errs)) {
+        r->rejected++;
+        return 0;
+    }
     if (gi < 0 || !telemetry_set_gpu(&s, f[gi].s, f[gi].len))
         strcpy(s.gpu, "0");
     int di = r->col[DMON_DATE], ti = r->col[DMON_TIME];
@@ -683,6 +708,13 @@ static int dcgm_feed(struct telemetry_reader *r, const char *line, size_t len, l
                      labels.gpu, labels.instance[0] ? "/" : "", labels.instance);
     else
         return 0; /* not about a GPU */
+    const char *const texts[] = {labels.uuid, labels.gpu, labels.hostname, labels.instance,
+                                 labels.model};
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
+        if (!sample_text_ok(texts[i], strlen(texts[i]), "GPU label", lineno, 0, errs)) {
+            r->rejected++;
+            return 0;
+        }
     if (too_long || klen >= (int)sizeof key) {
         problems_add_line(errs, lineno, 0, NULL, "GPU labels longer than %d bytes",
                           TELEMETRY_GPU_MAX - 1);
