@@ -87,74 +87,63 @@ static void offer_check(const json_t *doc, const char *prefix, long line, const 
             "applies to reserved or committed offers only");
 }
 
-static void reply_many(struct req *r, struct idem *idem, json_t *docs, const char *format,
-                       size_t bytes, const char *sha, long lines)
-{
-    char id[37];
-    store_new_uuid(id);
-    json_t *rec = ev_upload_record(r, id, "offers", NULL, format, bytes, sha);
-    json_t *out = NULL;
-    if (!rec) {
-        resp_problem(r, 503, "unavailable", "Service unavailable", "out of memory");
-        return;
-    }
-    json_object_set_new(rec, "lines", json_integer(lines));
-    json_object_set_new(rec, "inserted", json_integer((json_int_t)json_array_size(docs)));
-    struct audit_actor who;
-    enum store_status st =
-        store_offer_create_many(r->app->store, req_actor(r, &who), docs, rec, &out);
-    json_decref(rec);
-    if (st != STORE_OK) {
-        resp_store_error(r, st, "offer");
-        return;
-    }
-    json_t *items = out;
-    idem_reply(r, idem, 201,
-               json_pack("{s:s, s:I, s:o}", "id", id, "inserted",
-                         (json_int_t)json_array_size(items), "items", items));
-}
+/* POST /offers: one offer, or a JSON array of offers or a price sheet stored whole. */
+struct offers_state {
+    json_t *doc;  /* a JSON body: one offer or an array */
+    json_t *docs; /* the offers of an array or a sheet */
+    struct csv_row row;
+};
 
-static void offers_from_json(struct req *r, struct idem *idem)
+static int offers_read_json(struct upload *u)
 {
-    struct problems p;
-    problems_init(&p);
-    char sha[65];
-    size_t bytes = 0;
-    json_t *doc = ev_read_json_body(r, OFFER_JSON_MAX_BYTES, idem, sha, &bytes);
-    if (!doc)
-        goto out;
-    if (json_is_array(doc)) {
+    struct offers_state *o = u->state;
+    struct req *r = u->r;
+    struct problems *p = &u->errs;
+    o->doc = req_parse_json(r, u->body, u->bytes);
+    if (!o->doc)
+        return -1;
+    if (json_is_array(o->doc)) {
         size_t i;
         json_t *item;
         char prefix[32];
-        if (json_array_size(doc) == 0 || json_array_size(doc) > OFFER_SHEET_MAX_ROWS)
-            problems_add(&p, "", "an array of offers holds 1 to %d offers", OFFER_SHEET_MAX_ROWS);
-        json_array_foreach(doc, i, item)
+        if (json_array_size(o->doc) == 0 || json_array_size(o->doc) > OFFER_SHEET_MAX_ROWS)
+            problems_add(p, "", "an array of offers holds 1 to %d offers", OFFER_SHEET_MAX_ROWS);
+        json_array_foreach(o->doc, i, item)
         {
             snprintf(prefix, sizeof prefix, "/%zu", i);
-            offer_check(item, prefix, 0, NULL, &p);
+            offer_check(item, prefix, 0, NULL, p);
         }
-        if (p.total)
-            resp_invalid(r, &p, NULL);
-        else
-            reply_many(r, idem, doc, "json", bytes, sha, 0);
-        goto out;
+        o->docs = json_incref(o->doc);
+    } else {
+        offer_check(o->doc, "", 0, NULL, p);
     }
-    offer_check(doc, "", 0, NULL, &p);
-    if (p.total) {
-        resp_invalid(r, &p, NULL);
-        goto out;
+    if (p->total) {
+        resp_invalid(r, p, NULL);
+        return -1;
     }
-    json_t *created = NULL;
+    u->accepted = 1;
+    return 0;
+}
+
+static json_t *offers_finish(struct upload *u, json_t *rec, int *status)
+{
+    struct offers_state *o = u->state;
+    struct req *r = u->r;
     struct audit_actor who;
-    enum store_status st = store_offer_create(r->app->store, req_actor(r, &who), doc, &created);
-    if (st != STORE_OK)
-        resp_store_error(r, st, "offer");
-    else
-        idem_reply(r, idem, 201, created);
-out:
-    json_decref(doc);
-    problems_free(&p);
+    json_t *out = NULL;
+    *status = 201;
+    if (!o->docs) { /* one offer: no upload record */
+        enum store_status st = store_offer_create(r->app->store, req_actor(r, &who), o->doc, &out);
+        return req_stored(r, st, out, "offer");
+    }
+    json_object_set_new(rec, "lines", json_integer(u->stream ? u->stream->lb.lineno : 0));
+    json_object_set_new(rec, "inserted", json_integer((json_int_t)json_array_size(o->docs)));
+    enum store_status st =
+        store_offer_create_many(r->app->store, req_actor(r, &who), o->docs, rec, &out);
+    if (!req_stored(r, st, out, "offer"))
+        return NULL;
+    return json_pack("{s:s, s:I, s:o}", "id", u->id, "inserted", (json_int_t)json_array_size(out),
+                     "items", out);
 }
 
 /* Maps the header cells to fields: columns[field index] = 1-based column. Returns the map of
@@ -206,25 +195,21 @@ static int next_csv_row(struct upload_stream *u, struct linebuf_line *line, stru
     return 0;
 }
 
-static void offers_from_csv(struct req *r, struct idem *idem)
+static int offers_read_csv(struct upload *u)
 {
-    struct problems p;
-    problems_init(&p);
-    struct csv_row row;
-    csv_row_init(&row);
-    json_t *docs = json_array();
+    struct offers_state *o = u->state;
+    struct problems *p = &u->errs;
     long columns[sizeof OFFER_FIELDS / sizeof OFFER_FIELDS[0]] = {0};
     int col_field[CSV_MAX_CELLS];
     size_t ncols = 0;
     int have_header = 0;
-    struct upload_stream *u = upload_stream_new(r, idem, 0);
-    if (!u || !docs) {
-        resp_problem(r, 503, "unavailable", "Service unavailable", "out of memory");
-        goto out;
+    if (!(o->docs = json_array())) {
+        resp_problem(u->r, 503, "unavailable", "Service unavailable", "out of memory");
+        return -1;
     }
     struct linebuf_line line;
     int got;
-    while ((got = next_csv_row(u, &line, &row, &p)) != 0) {
+    while ((got = next_csv_row(u->stream, &line, &o->row, p)) != 0) {
         if (got < 0) {
             if (!have_header)
                 break;
@@ -232,73 +217,79 @@ static void offers_from_csv(struct req *r, struct idem *idem)
         }
         if (!have_header) {
             have_header = 1;
-            ncols = row.n;
-            sheet_header(&row, line.lineno, columns, col_field, &p);
-            if (p.total)
+            ncols = o->row.n;
+            sheet_header(&o->row, line.lineno, columns, col_field, p);
+            if (p->total)
                 break;
             continue;
         }
-        if (row.n != ncols) {
-            problems_add_line(&p, line.lineno, (long)(row.n < ncols ? row.n + 1 : ncols + 1), "",
-                              "%zu cells where the header has %zu", row.n, ncols);
+        if (o->row.n != ncols) {
+            problems_add_line(p, line.lineno, (long)(o->row.n < ncols ? o->row.n + 1 : ncols + 1),
+                              "", "%zu cells where the header has %zu", o->row.n, ncols);
             continue;
         }
-        if (json_array_size(docs) >= OFFER_SHEET_MAX_ROWS) {
-            problems_add_line(&p, line.lineno, 0, "", "a price sheet holds at most %d offers",
+        if (json_array_size(o->docs) >= OFFER_SHEET_MAX_ROWS) {
+            problems_add_line(p, line.lineno, 0, "", "a price sheet holds at most %d offers",
                               OFFER_SHEET_MAX_ROWS);
             break;
         }
         json_t *doc = json_object();
-        for (size_t c = 0; c < row.n; c++) {
-            json_t *v = evfield_from_cell(&OFFER_FIELDS[col_field[c]], row.cell[c], row.len[c]);
+        for (size_t c = 0; c < o->row.n; c++) {
+            json_t *v =
+                evfield_from_cell(&OFFER_FIELDS[col_field[c]], o->row.cell[c], o->row.len[c]);
             if (v)
                 json_object_set_new(doc, OFFER_FIELDS[col_field[c]].name, v);
         }
-        offer_check(doc, "", line.lineno, columns, &p);
-        json_array_append_new(docs, doc);
+        offer_check(doc, "", line.lineno, columns, p);
+        json_array_append_new(o->docs, doc);
     }
-    upload_drain(u);
-    if (upload_reply_transport_fault(u))
-        goto out;
-    if (!have_header && !p.total)
-        problems_add_line(&p, 1, 0, "", "the price sheet is empty: it needs a header line");
-    else if (!p.total && json_array_size(docs) == 0)
-        problems_add_line(&p, 2, 0, "", "the price sheet has a header but no offers");
-    if (p.total) {
-        resp_invalid(r, &p, "The price sheet has faults (nothing was stored): see errors.");
-        goto out;
-    }
-    char sha[65];
-    upload_digest_hex(u, sha);
-    reply_many(r, idem, docs, "csv", u->bytes, sha, u->lb.lineno);
-out:
-    upload_stream_free(u);
-    csv_row_free(&row);
-    json_decref(docs);
-    problems_free(&p);
+    if (!have_header && !p->total)
+        problems_add_line(p, 1, 0, "", "the price sheet is empty: it needs a header line");
+    else if (!p->total && json_array_size(o->docs) == 0)
+        problems_add_line(p, 2, 0, "", "the price sheet has a header but no offers");
+    u->accepted = (long)json_array_size(o->docs);
+    return 0;
 }
+
+static int offers_read(struct upload *u)
+{
+    return u->stream ? offers_read_csv(u) : offers_read_json(u);
+}
+
+static void offers_abort(struct upload *u)
+{
+    struct offers_state *o = u->state;
+    json_decref(o->doc);
+    json_decref(o->docs);
+    csv_row_free(&o->row);
+}
+
+static const struct upload_type OFFERS_TYPES[] = {
+    {"application/json", UPLOAD_WHOLE, "json"},
+    {"text/csv", UPLOAD_LINES, "csv"},
+    {NULL, 0, NULL},
+};
+
+/* Mostly small bodies: a slot only for a large or chunked one. */
+static const struct upload_kind OFFERS_UPLOAD = {
+    .kind = "offers",
+    .what = "offer",
+    .types = OFFERS_TYPES,
+    .types_hint = "send an offer as application/json or a price sheet as text/csv",
+    .slot = UPLOAD_SLOT_IF_LARGE,
+    .whole_max = OFFER_JSON_MAX_BYTES,
+    .whole_what = "JSON",
+    .state_size = sizeof(struct offers_state),
+    .all_or_nothing = 1,
+    .faulty = "The price sheet has faults (nothing was stored): see errors.",
+    .read = offers_read,
+    .finish = offers_finish,
+    .abort = offers_abort,
+};
 
 static void offer_create(struct req *r)
 {
-    struct idem idem;
-    char ct[96];
-    if (idem_begin_stream(r, &idem) == IDEM_ANSWERED)
-        goto out;
-    req_content_type(r, ct, sizeof ct);
-    if ((strcmp(ct, "application/json") == 0 || strcmp(ct, "text/csv") == 0) &&
-        upload_slot_enter_if_large(r) != 0)
-        goto out;
-    if (strcmp(ct, "application/json") == 0)
-        offers_from_json(r, &idem);
-    else if (strcmp(ct, "text/csv") == 0)
-        offers_from_csv(r, &idem);
-    else
-        resp_problem(r, 415, "unsupported-media-type", "Unsupported media type",
-                     "send an offer as application/json or a price sheet as text/csv, not "
-                     "'%s'",
-                     ct[0] ? ct : "(none)");
-out:
-    idem_end(r, &idem);
+    upload_run(r, &OFFERS_UPLOAD);
 }
 
 static const char *const CATALOG_FORMATS[] = {"skypilot", NULL};
