@@ -121,6 +121,13 @@ export function scenarioBuilder({ textarea, onTeam = () => {} }) {
         const { name, offer, benchmark, ...rest } = o || {};
         const row = addOption({ name, offer, benchmark, ...rest });
         row.extra = { ...rest, ...(typeof offer === 'object' ? { offer } : {}), ...(typeof benchmark === 'object' ? { benchmark } : {}) };
+        // An offer or benchmark written out in full (not a stored record) stays in the JSON;
+        // its picker says so instead of "Nothing chosen yet".
+        for (const [picker, value, what] of [[row.offer, offer, 'offer'], [row.bench, benchmark, 'benchmark']]) {
+          if (value && typeof value === 'object') {
+            picker.control.querySelector('.picker-chosen').textContent = `Written out in the JSON view${value.name ? ` (${value.name})` : ''}: pick a stored ${what} here to use it instead.`;
+          }
+        }
       }
       for (const { key, f } of assumptionFields) {
         const v = doc.assumptions && doc.assumptions[key];

@@ -104,3 +104,22 @@ test('a refused scenario puts each problem at the builder\'s field, in words', a
   assert.deepEqual(problems, []);
   await context.close();
 });
+
+test('a stored scenario with offers written out in full: the pickers say where they are', async () => {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const { page, problems } = await watchedPage(context);
+  await signIn(page, demo.srv, { username: 'demo-member', password: demo.passwords['demo-member'] });
+  await openRoute(page, demo.srv, 'compare');
+  const stored = page.getByLabel('…or start from a stored scenario');
+  const value = await stored.locator('option').filter({ hasText: /^Nightly eval: A100 streamed vs H100 with NVMe cache/ }).first().getAttribute('value');
+  await stored.selectOption(value);
+  const b = page.getByTestId('scenario-builder');
+  await b.locator('fieldset.builder-option').nth(1).waitFor();
+  const doc = JSON.parse(await page.getByLabel('Scenario JSON').inputValue());
+  const inline = doc.options.filter((o) => typeof o.offer === 'object').length;
+  const said = await b.locator('fieldset[data-picker=offers] .picker-chosen').allInnerTexts();
+  assert.equal(said.filter((t) => t.startsWith('Written out in the JSON view')).length, inline);
+  assert.ok(!said.some((t) => inline && t === 'Nothing chosen yet.'));
+  assert.deepEqual(problems, []);
+  await context.close();
+});

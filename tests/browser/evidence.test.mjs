@@ -153,8 +153,9 @@ test('a vLLM sweep imports as a benchmark and nvidia-smi telemetry attaches to i
   await tel.getByLabel('Telemetry file').setInputFiles(path.join(dataDir, 'samples/nvidia-smi/nesi_a100_nounits_l5_timeseries.csv'));
   await tel.getByRole('button', { name: 'Upload' }).click();
   // An 80 GB A100's samples for a benchmark on a 48 GB L40S offer: refused, with the reason.
-  const refused = tel.getByRole('alert').filter({ hasText: 'Upload refused (HTTP 422)' });
+  const refused = tel.getByTestId('upload-refused');
   await refused.waitFor();
+  assert.match(await refused.innerText(), /^Not stored: the telemetry does not fit the benchmark's offer\./);
   assert.match(await refused.innerText(), /memory_mismatch: the GPUs report 80\.0 GiB/);
   await tel.getByLabel('Store even if it does not fit the offer').check();
   await tel.getByRole('button', { name: 'Upload' }).click();
@@ -162,7 +163,7 @@ test('a vLLM sweep imports as a benchmark and nvidia-smi telemetry attaches to i
   await summary.waitFor();
   assert.equal(await tel.locator('[data-count="samples"]').textContent(), '7');
   assert.match(await summary.innerText(), /Duty cycle\s+mean 17%/);
-  assert.match(await summary.innerText(), /Memory peak\s+78\.38 GB of 80 GB/);
+  assert.match(await summary.innerText(), /GPU memory in use \(peak\)\s+78\.38 GB of 80 GB/);
   assert.match(await tel.getByTestId('upload-warnings').innerText(), /memory mismatch: .*stored because force was asked/);
   assert.deepEqual(problems, []);
   await context.close();

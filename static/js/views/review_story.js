@@ -68,7 +68,7 @@ function alertLine(a, decisions, current) {
     : a.message;
   const since = `open since ${when(a.created_at)}`;
   const whose = !under ? ''
-    : under.id === (current && current.id) ? `, against the current decision (${describeDecision(under)})`
+    : under.id === (current && current.id) ? ', against the current decision'
     : `, raised against an earlier decision (${describeDecision(under)}): still open under the current one`;
   return { text: `${what}, ${since}${whose}.`, stale: Boolean(under && current && under.id !== current.id) };
 }
@@ -117,8 +117,21 @@ export function storyPanel(review, ctx) {
             close.after(alertBox(`Not resolved: ${e.message}`));
           }
         });
-        reasons.append(h('li', { class: line.stale ? 'stale-alert' : null, 'data-alert': a.id }, `Drift — ${line.text} `, close));
+        const li = h('li', { class: line.stale ? 'stale-alert' : null, 'data-alert': a.id }, `Drift — ${line.text} `, close);
+        // Two reasons at a glance; any more fold under them.
+        if (reasons.children.length < 2) {
+          reasons.append(li);
+        } else {
+          let more = reasons.querySelector('details.more-reasons ul');
+          if (!more) {
+            more = h('ul');
+            reasons.append(h('li', { class: 'more' }, h('details', { class: 'more-reasons' }, h('summary', null, 'More alerts'), more)));
+          }
+          more.append(li);
+        }
       }
+      const more = reasons.querySelector('details.more-reasons');
+      if (more) more.querySelector('summary').textContent = `${more.querySelectorAll('li').length} more open alert${more.querySelectorAll('li').length === 1 ? '' : 's'}`;
     }
     if (rv.status === 'needs decision' && !(state.alerts && state.alerts.length)) {
       reasons.append(h('li', null, isOwner

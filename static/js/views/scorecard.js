@@ -1,7 +1,7 @@
 // Realised against predicted (docs/reviews.md): a decision's scorecard — the realised compute
 // cost per completed run of its review's workloads since it, beside what its comparison
 // predicted for the chosen option — and the track record of every decision, per owner and team.
-import { h, alertBox, notice } from '../dom.js';
+import { h, alertBox, notice, table } from '../dom.js';
 import { get } from '../api.js';
 import { money, number, percent, dateTime } from '../format.js';
 
@@ -44,12 +44,13 @@ export function scorecard(id) {
           h('tr', null, h('th', { scope: 'row' }, 'Spent to date'), h('td', null, '—'),
             h('td', null, `${money(r.cost, cur)} over ${number(r.gpu_hours)} GPU-hours${r.unpriced_runs ? `; ${r.unpriced_runs} runs unpriced` : ''}`))))),
       (r.months || []).length
-        ? h('div', { class: 'table-wrap', tabindex: '0', role: 'region', 'aria-label': 'Per month' }, h('table', { class: 'data', 'data-testid': 'scorecard-months' },
-          h('caption', null, 'Per month'),
-          h('thead', null, h('tr', null, ['Month', 'Runs', 'Completed', 'Cost', 'Per completed run'].map((c) => h('th', { scope: 'col' }, c)))),
-          h('tbody', null, r.months.map((m) => h('tr', null,
-            h('td', null, String(m.month).slice(0, 7)), h('td', null, String(m.runs)), h('td', null, String(m.completed)),
-            h('td', null, money(m.cost, cur)), h('td', null, money(m.cost_per_completed, cur)))))))
+        ? h('div', { 'data-testid': 'scorecard-months' }, table([
+          { label: 'Month', value: (m) => String(m.month).slice(0, 7), date: (m) => m.month },
+          { label: 'Runs', class: 'num', value: (m) => String(m.runs) },
+          { label: 'Completed', class: 'num', value: (m) => String(m.completed) },
+          { label: 'Cost', class: 'num', sort: (m) => m.cost, value: (m) => money(m.cost, cur) },
+          { label: 'Per completed run', class: 'num', sort: (m) => m.cost_per_completed, value: (m) => money(m.cost_per_completed, cur) },
+        ], r.months, { caption: 'Per month', csvName: 'scorecard-per-month' }))
         : null,
       o.hidden_workloads ? notice(`${o.hidden_workloads} workload(s) of other teams are left out of these figures.`) : null,
       h('p', { class: 'sub' }, 'Realised: GPU-hours of the workloads\' runs priced by the cluster maps, over the runs that completed. Predicted: the comparison\'s compute items (no engineer wait, storage or transfer, which job accounting does not carry).'),
@@ -59,12 +60,15 @@ export function scorecard(id) {
 }
 
 function rows(list, key) {
-  return h('div', { class: 'table-wrap', tabindex: '0', role: 'region', 'aria-label': key === 'owner' ? 'Track record per owner' : 'Track record per team' }, h('table', { class: 'data', 'data-testid': `track-${key}s` },
-    h('caption', null, key === 'owner' ? 'Per owner (who signed)' : 'Per team'),
-    h('thead', null, h('tr', null, [key === 'owner' ? 'Owner' : 'Team', 'Decisions', 'Scored', 'Within threshold', 'Median error'].map((c) => h('th', { scope: 'col' }, c)))),
-    h('tbody', null, list.map((x) => h('tr', null, h('td', null, x[key]), h('td', null, String(x.decisions)), h('td', null, String(x.scored)),
-      h('td', null, x.share_within_threshold === null ? 'n/a' : `${x.within_threshold} (${percent(x.share_within_threshold, 0)})`),
-      h('td', null, signed(x.median_error)))))));
+  // The one table helper (listing.js): sortable, filterable, CSV with the API's fields.
+  const w = h('div', { 'data-testid': `track-${key}s` }, table([
+    { label: key === 'owner' ? 'Owner' : 'Team', value: (x) => x[key] },
+    { label: 'Decisions', class: 'num', value: (x) => String(x.decisions) },
+    { label: 'Scored', class: 'num', value: (x) => String(x.scored) },
+    { label: 'Within threshold', class: 'num', sort: (x) => x.share_within_threshold, value: (x) => (x.share_within_threshold === null ? 'n/a' : `${x.within_threshold} (${percent(x.share_within_threshold, 0)})`) },
+    { label: 'Median error', class: 'num', sort: (x) => x.median_error, value: (x) => signed(x.median_error) },
+  ], list, { caption: key === 'owner' ? 'Per owner (who signed)' : 'Per team', csvName: `track-record-per-${key}` }));
+  return w;
 }
 
 // The track record of decisions (GET /reports/decisions).
