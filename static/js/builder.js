@@ -115,7 +115,10 @@ export function scenarioBuilder({ textarea, onTeam = () => {} }) {
     syncing = true;
     try {
       if (typeof doc.workload === 'string') workload.set([doc.workload]);
-      else if (doc.workload) note.textContent = 'The workload is written out in the JSON view (not a stored one): the form leaves it there.';
+      else if (doc.workload) {
+        note.textContent = 'The workload is written out in the JSON view (not a stored one): the form leaves it there.';
+        workload.control.querySelector('.picker-chosen').textContent = `Written out in the JSON view${doc.workload.name ? ` (${doc.workload.name})` : ''}: pick a stored workload here to use it instead.`;
+      }
       rows.splice(0).forEach((r) => r.box.remove());
       for (const o of Array.isArray(doc.options) ? doc.options : []) {
         const { name, offer, benchmark, ...rest } = o || {};
@@ -127,6 +130,10 @@ export function scenarioBuilder({ textarea, onTeam = () => {} }) {
           if (value && typeof value === 'object') {
             picker.control.querySelector('.picker-chosen').textContent = `Written out in the JSON view${value.name ? ` (${value.name})` : ''}: pick a stored ${what} here to use it instead.`;
           }
+        }
+        // A stored benchmark brings its own offer.
+        if (!offer && typeof benchmark === 'string') {
+          row.offer.control.querySelector('.picker-chosen').textContent = 'The benchmark\'s own offer: pick one here to price the option with another.';
         }
       }
       for (const { key, f } of assumptionFields) {
