@@ -200,7 +200,7 @@ function telemetrySummary(sm) {
     h('dt', null, 'Idle'), h('dd', null, `${percent(sm.idle_fraction)} of samples under ${percent(sm.idle_below)} duty; longest idle stretch ${duration(sm.longest_idle_s)}`),
     h('dt', null, 'GPU memory in use (peak)'), h('dd', { 'data-testid': 'memory-used' }, sm.memory_peak_gb != null
       ? [`${number(sm.memory_peak_gb)} GB of ${number(sm.memory_total_gb)} GB`,
-        h('p', { class: 'hint' }, 'Memory in use is not memory required: PyTorch, vLLM and other frameworks keep (cache or pre-allocate) GPU memory they do not need, so a nearly full GPU says little about what the workload needs. Whether an option fits is decided by the workload\'s own memory requirement (Memory / GPU), never by this figure.')]
+        h('p', { class: 'hint' }, 'Memory in use is not memory required: PyTorch, vLLM and other frameworks keep (cache or pre-allocate) GPU memory they do not need, so a nearly full GPU says little about what the workload needs. Give the workload its memory requirement (Memory / GPU): that, not this figure, is what an option\'s fit should rest on.')]
       : 'n/a'),
     h('dt', null, 'Span'), h('dd', null, `${number(sm.gpus, 0)} GPU(s), ${number(sm.samples, 0)} samples over ${duration(sm.time_span_s)}`));
 }
