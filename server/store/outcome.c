@@ -25,8 +25,9 @@ static const char *SQL_FACTS =
     "IN (SELECT jsonb_array_elements_text($4::jsonb))))) "
     "FROM review r LEFT JOIN comparison c ON c.sha256 = $2 WHERE r.id = $1::uuid";
 
-/* The runs of the workloads ($1) submitted in [$2, $3), each priced by its cluster map: once
- * through the run table (months pruned by submitted_at), then summed. */
+/* The GPU runs of the workloads ($1) submitted in [$2, $3), each priced by its cluster map: once
+ * through the run table (months pruned by submitted_at), then summed. A run without GPUs (a CPU
+ * preprocessing step under the same WCKey) is neither a cost nor a completed outcome. */
 static const char *SQL_REALISED =
     "WITH w AS (SELECT team, class, runs_match FROM workload WHERE id = ANY "
     "(ARRAY(SELECT json_array_elements_text($1::json))::uuid[]) AND ($4::jsonb = 'null'::jsonb "
@@ -40,8 +41,9 @@ static const char *SQL_REALISED =
     "AS cur FROM run r LEFT JOIN map m1 ON m1.cluster = r.cluster AND m1.partition = "
     "r.partition AND m1.gpu_model = r.gpu_model LEFT JOIN map m0 ON m0.cluster = r.cluster AND "
     "m0.partition = r.partition AND m0.gpu_model = '' "
-    "WHERE r.submitted_at >= $2::timestamptz AND r.submitted_at < coalesce($3::timestamptz, "
-    "'infinity') AND r.team IN (SELECT team FROM w) AND EXISTS (SELECT 1 FROM w WHERE w.team = "
+    "WHERE r.gpus > 0 AND r.submitted_at >= $2::timestamptz AND r.submitted_at < "
+    "coalesce($3::timestamptz, 'infinity') AND r.team IN (SELECT team FROM w) AND EXISTS (SELECT 1 "
+    "FROM w WHERE w.team = "
     "r.team AND CASE WHEN w.runs_match IS NULL THEN capledger_class_tier(r.workload_class) = "
     "w.class ELSE capledger_run_of(w.runs_match, r.wckey, r.comment, r.job_name, r.workload) "
     "END)) "
@@ -51,9 +53,11 @@ static const char *SQL_REALISED =
     "(WHERE p IS NULL), 0), 'currencies', coalesce((SELECT json_agg(DISTINCT cur) FROM x WHERE "
     "cur IS NOT NULL AND gh > 0), '[]'), 'months', (SELECT coalesce(json_agg(json_build_object("
     "'month', m.month, 'runs', m.runs, 'completed', m.completed, 'gpu_hours', m.gh, 'cost', "
-    "m.cost) ORDER BY m.month), '[]') FROM (SELECT month, count(*) AS runs, count(*) FILTER "
-    "(WHERE state = 'COMPLETED') AS completed, coalesce(sum(gh), 0) AS gh, sum(gh * p) AS cost "
-    "FROM x GROUP BY month) m), 'run_uploads', (SELECT coalesce(json_agg(t.u), '[]') FROM "
+    "m.cost, 'unpriced_gpu_hours', m.ugh) ORDER BY m.month), '[]') FROM (SELECT month, "
+    "count(*) AS runs, count(*) FILTER (WHERE state = 'COMPLETED') AS completed, "
+    "coalesce(sum(gh), 0) AS gh, sum(gh * p) AS cost, coalesce(sum(gh) FILTER (WHERE p IS "
+    "NULL), 0) AS ugh FROM x GROUP BY month) m), 'run_uploads', (SELECT coalesce(json_agg(t.u), "
+    "'[]') FROM "
     "(SELECT DISTINCT upload_id AS u FROM x ORDER BY 1 LIMIT 20) t)) FROM x";
 
 /* The option the decision stands on: the chosen one, else the comparison's winner. */

@@ -131,3 +131,46 @@ test('a decision scored against the runs after it: figures recomputed, one alert
   const until = Date.parse(again.json.received_at);
   assert.equal(closed.json.realised.runs, mine.filter((r) => Math.floor(r.sub / 1000) * 1000 < until).length);
 });
+
+test('runs on a partition no map prices, and CPU-only runs: no cost per completed run is made up', async () => {
+  // A third of the workload's GPU-hours run on a partition the map does not price. Dividing the
+  // priced cost by every completed run read a third cheaper than what happened (here "within"
+  // for a 35 % overrun); and CPU-only steps under the same WCKey (gpus 0) counted as runs and as
+  // completed outcomes.
+  const full = await buildEvidence(srv.url, admin, olga, { seed: 22 });
+  const chosen = 'h100-on-demand';
+  const w = await call('GET', `/api/v1/workloads/${full.workloadId}`, olga);
+  assert.equal((await call('PATCH', `/api/v1/workloads/${full.workloadId}`, olga, { runs_match: { wckey: 'llm7b-u' } }, { 'Content-Type': 'application/merge-patch+json', 'If-Match': w.headers.etag })).status, 200);
+  assert.equal((await call('PUT', '/api/v1/clusters/ufox', olga, { partitions: [{ partition: 'gpu', offer_id: full.offerIds[chosen] }] })).status, 200);
+  const rv = await createReview(srv.url, olga, [full.workloadId], { title: 'partly unpriced' });
+  const dec = await postDecision(srv.url, olga, record(olga, rv.id, { decision: 'advance', chosen_option: chosen, comparison_sha256: [full.comparison.sha256] }));
+  assert.equal(dec.status, 201, dec.text);
+  const option = full.result.options.find((o) => o.name === chosen);
+  const predicted = COMPUTE.reduce((s, k) => s + (option.breakdown[k] || 0), 0);
+  const iso = (ms) => new Date(ms).toISOString();
+  const t1 = Date.parse(dec.json.received_at) + 5_000;
+  // 30 GPU runs, all completed, each 1.35 × predicted in GPU cost at the map's price; every third
+  // on partition 'debug' (no map entry); and 10 CPU-only runs, completed
+  const hours = 1.35 * predicted / (8 * 55.0 / 8);
+  const runs = [];
+  for (let i = 0; i < 30; i++) runs.push({ external_id: `u${i}`, team: full.team, wckey: 'llm7b-u', partition: i % 3 === 0 ? 'debug' : 'gpu', submitted_at: iso(t1 + i * 1000), started_at: iso(t1 + i * 1000 + 1000), ended_at: iso(t1 + i * 1000 + 1000 + Math.round(hours * 3600) * 1000), gpus: 8, state: 'COMPLETED' });
+  for (let i = 0; i < 10; i++) runs.push({ external_id: `c${i}`, team: full.team, wckey: 'llm7b-u', partition: 'gpu', submitted_at: iso(t1 + i * 1000), started_at: iso(t1 + i * 1000 + 1000), ended_at: iso(t1 + i * 1000 + 61_000), gpus: 0, state: 'COMPLETED' });
+  assert.equal((await call('POST', '/api/v1/runs?cluster=ufox', olga, runs)).status, 201);
+  const o = await call('GET', `/api/v1/decisions/${dec.json.id}/outcome`, olga);
+  assert.equal(o.status, 200, o.text);
+  assert.equal(o.json.realised.runs, 30, 'GPU runs only');
+  assert.equal(o.json.realised.completed, 30, 'a CPU-only step is not an outcome');
+  assert.equal(o.json.realised.unpriced_runs, 10);
+  const gh = runs.filter((r) => r.gpus > 0 && r.partition === 'debug').reduce((s, r) => s + 8 * (Date.parse(r.ended_at) - Date.parse(r.started_at)) / 3_600_000, 0);
+  assert.ok(Math.abs(o.json.realised.unpriced_gpu_hours - gh) < 1e-9);
+  assert.equal(o.json.verdict, 'not_comparable', o.json.reason);
+  assert.match(o.json.reason, /10 runs .* no cluster map prices/);
+  assert.equal(o.json.realised.cost_per_completed, null);
+  assert.equal(o.json.error, null);
+  assert.equal(o.json.realised.months[0].cost_per_completed, null);
+  // mapping the partition prices every hour: the 35 % overrun is a drift
+  assert.equal((await call('PUT', '/api/v1/clusters/ufox', olga, { partitions: [{ partition: 'gpu', offer_id: full.offerIds[chosen] }, { partition: 'debug', offer_id: full.offerIds[chosen] }] })).status, 200);
+  const mapped = await call('GET', `/api/v1/decisions/${dec.json.id}/outcome`, olga);
+  assert.equal(mapped.json.verdict, 'drift', mapped.json.reason);
+  assert.ok(Math.abs(mapped.json.error - 0.35) < 0.01, `${mapped.json.error}`);
+});

@@ -147,6 +147,36 @@ static void test_not_comparable(void **state)
     json_decref(o);
 }
 
+/* GPU-hours no cluster map prices: the priced cost over every completed run would understate
+ * the realised cost per outcome (a third of the hours unpriced reads a third cheaper), so no
+ * figure per completed run and no verdict but not_comparable, naming the unpriced runs; a month
+ * with unpriced hours has no figure either. */
+static void test_partly_unpriced(void **state)
+{
+    (void)state;
+    json_t *o = load(OPTION);
+    /* 3,100 priced over 25 completed would read 124, "within"; 5 of the 10 GPU-hours unpriced */
+    json_t *r = realised(30, 25, 3100, "USD");
+    json_object_set_new(r, "unpriced_runs", json_integer(4));
+    json_object_set_new(r, "unpriced_gpu_hours", json_real(5));
+    json_object_set_new(json_array_get(json_object_get(r, "months"), 0), "unpriced_gpu_hours",
+                        json_real(5));
+    json_t *v = decide(o, "USD", r);
+    assert_string_equal(verdict(v), "not_comparable");
+    assert_true(json_is_null(json_object_get(v, "error")));
+    const char *why = json_string_value(json_object_get(v, "reason"));
+    assert_non_null(strstr(why, "4 runs"));
+    assert_non_null(strstr(why, "PUT /api/v1/clusters"));
+    json_t *real = json_object_get(v, "realised");
+    assert_true(json_is_null(json_object_get(real, "cost_per_completed")));
+    assert_true(fabs(json_real_value(json_object_get(real, "cost")) - 3100) < 1e-12);
+    json_t *m = json_array_get(json_object_get(real, "months"), 0);
+    assert_true(json_is_null(json_object_get(m, "cost_per_completed")));
+    assert_true(fabs(json_real_value(json_object_get(m, "unpriced_gpu_hours")) - 5) < 1e-12);
+    json_decref(v);
+    json_decref(o);
+}
+
 static void test_track_record(void **state)
 {
     (void)state;
@@ -195,7 +225,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_predicted_compute), cmocka_unit_test(test_within_and_drift),
         cmocka_unit_test(test_not_enough),        cmocka_unit_test(test_not_comparable),
-        cmocka_unit_test(test_track_record),
+        cmocka_unit_test(test_track_record),      cmocka_unit_test(test_partly_unpriced),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -83,6 +83,17 @@ json_t *outcome_decide(const struct outcome_facts *f)
     } else if (json_array_size(curs) > 1) {
         verdict = "not_comparable";
         reason = "the cluster maps price these runs in more than one currency";
+    } else if (num(r, "unpriced_gpu_hours") > 0) {
+        /* priced cost over every completed run would understate the cost per outcome */
+        verdict = "not_comparable";
+        snprintf(why, sizeof why,
+                 "%lld runs (%.4g GPU-hours) ran on partitions no cluster map prices, so the cost "
+                 "per completed run is not known: map their partitions to offers "
+                 "(PUT /api/v1/clusters/{name})",
+                 (long long)json_integer_value(json_object_get(r, "unpriced_runs")),
+                 num(r, "unpriced_gpu_hours"));
+        reason = why;
+        realised = NAN;
     } else if (!rcur || isnan(cost)) {
         verdict = "not_comparable";
         reason = "no cluster map prices these runs: map their partitions to offers "
@@ -116,13 +127,15 @@ json_t *outcome_decide(const struct outcome_facts *f)
     json_array_foreach(json_object_get(r, "months"), i, m)
     {
         long long mc = (long long)json_integer_value(json_object_get(m, "completed"));
-        double mcost = num(m, "cost");
+        double mcost = num(m, "cost"), munpriced = num(m, "unpriced_gpu_hours");
+        double mper = munpriced > 0 ? NAN : per_completed(mcost, mc);
         json_array_append_new(
-            months, json_pack("{s:O, s:O, s:O, s:O, s:o, s:o}", "month",
+            months, json_pack("{s:O, s:O, s:O, s:O, s:o, s:o, s:o}", "month",
                               json_object_get(m, "month"), "runs", json_object_get(m, "runs"),
                               "completed", json_object_get(m, "completed"), "gpu_hours",
                               json_object_get(m, "gpu_hours"), "cost", real_or_null(mcost),
-                              "cost_per_completed", real_or_null(per_completed(mcost, mc))));
+                              "unpriced_gpu_hours", json_real(munpriced > 0 ? munpriced : 0),
+                              "cost_per_completed", real_or_null(mper)));
     }
     json_t *pred = json_pack(
         "{s:o, s:o, s:o, s:o}", "option",

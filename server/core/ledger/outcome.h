@@ -44,7 +44,9 @@ double outcome_predicted_compute(const json_t *option);
  * verdict: "within" (error ≤ threshold), "drift" (error > threshold, at least min_runs runs and
  * one completed), "too_few_runs", "no_completed_run" (min_runs runs, none completed: the
  * realised cost per outcome is unbounded, and no error is given), "not_comparable" (no
- * prediction, or realised priced in another currency or not at all). NULL when out of memory. */
+ * prediction, realised priced in another currency, or some GPU-hours priced by no map: the
+ * priced cost over every completed run would understate it, so cost_per_completed is null).
+ * NULL when out of memory. */
 json_t *outcome_decide(const struct outcome_facts *f);
 
 /* The track record (docs/reviews.md): from outcomes [{signer, teams: [..], verdict, error}, …]
