@@ -37,10 +37,13 @@ static const char *SQL_QUEUE_WAIT =
     "'PREEMPTED')) AS crashes, count(*) FILTER (WHERE r.state IN ('CANCELLED', 'DEADLINE', "       \
     "'BOOT_FAIL')) AS excluded, coalesce(sum(r.gpus * extract(epoch FROM r.ended_at - "            \
     "r.started_at) / 3600) FILTER (WHERE r.started_at IS NOT NULL), 0)::float8 AS "                \
-    "gpu_hours " EVFROM_RUNS
+    "gpu_hours " EVFROM_RUNS " AND r.gpus > 0"
 
+/* GPU runs only, as the checklist, the drift check and typed-against-evidence count attempts: a
+ * CPU-only step under the workload's WCKey is not an attempt of the GPU job. */
 static const char *SQL_FAILURES =
-    "WITH n AS (SELECT count(*) AS runs FROM (SELECT 1 " EVFROM_RUNS " LIMIT $9::bigint + 1) x) "
+    "WITH n AS (SELECT count(*) AS runs FROM (SELECT 1 " EVFROM_RUNS
+    " AND r.gpus > 0 LIMIT $9::bigint + 1) x) "
     "SELECT CASE WHEN n.runs > $9::bigint THEN json_build_object('runs', n.runs) ELSE (SELECT "
     "to_json(f) FROM (" FAIL_QUERY ") f) END FROM n";
 

@@ -138,3 +138,23 @@ test('throughput_from: mean and sample standard deviation of repeated benchmarks
   const other = await resolve('bob', { utilization_from: { benchmark: bench.json.id } });
   assert.ok(other.status === 422 || other.status === 403, other.text);
 });
+
+test('failure_from counts GPU runs only: a failed CPU-only step under the same WCKey is not an attempt', async () => {
+  // the rates are per attempt of the GPU job (as the checklist, the drift check and the typed-vs-
+  // evidence list count them): 20 GPU runs (5 failed) and 20 CPU-only preprocessing runs that
+  // failed, all with the workload's WCKey
+  const w = await makeWorkload(as, 'ana', { team: 'vision', name: 'vit-cpu', kind: 'training', class: 'production', target_units: 1e9, unit: 'images', memory_required_gb: 30, runs_match: { wckey: 'vitcpu' } });
+  const T = Date.parse('2025-07-01T00:00:00Z');
+  const rows = [];
+  for (let i = 0; i < 40; i++) {
+    const cpu = i >= 20;
+    rows.push({ external_id: `cpu-mix-${i}`, team: 'vision', workload_class: 'production', wckey: 'vitcpu', submitted_at: iso(T + i * 60_000), started_at: iso(T + i * 60_000 + 1000), ended_at: iso(T + i * 60_000 + 3_601_000), gpus: cpu ? 0 : 8, state: cpu || i < 5 ? 'FAILED' : 'COMPLETED' });
+  }
+  assert.equal((await as('ana', 'POST', '/runs?cluster=cpumix', { body: rows })).status, 201);
+  const r = await resolve('ana', { failure_from: { workload: w.id } });
+  assert.equal(r.status, 200, r.text);
+  const b = r.json.scenario.options[0].benchmark;
+  assert.ok(Math.abs(b.failure_probability - 5 / 20) < 1e-12, `${b.failure_probability}`);
+  const src = b.source.evidence_from.failure_probability;
+  assert.deepEqual([src.runs, src.attempts, src.failed], [20, 20, 5]);
+});
