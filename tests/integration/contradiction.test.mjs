@@ -79,3 +79,45 @@ test('a typed failure probability contradicted by 200 stored runs changes the wi
   // the stored-benchmark option is measured: never a typed candidate
   assert.ok(!tve.some((c) => c.option === 'h100-on-demand'));
 });
+
+test('evidence with which no option wins (every attempt failed) contradicts a typed 1 %: the advance needs a justification', async () => {
+  // Every GPU run of the team and class failed: the evidence value 1 is no scenario the engine
+  // computes, so the recomputation has no winner. That used to read "not contradicted" (item
+  // "covered", nothing asked) — the strongest contradiction let through.
+  const team = `tall${Date.now() % 100000}`;
+  assert.equal((await call('POST', '/api/v1/teams', admin, { name: team })).status, 201);
+  const w = await call('POST', '/api/v1/workloads', olga, { team, name: 'all-failed', kind: 'training', class: 'production', target_units: 2e10, unit: 'tokens', memory_required_gb: 62 });
+  assert.equal(w.status, 201, w.text);
+  assert.equal((await call('POST', '/api/v1/runs?cluster=onprem3', olga, runsOf(team, 'onprem3', 30, { state: () => 'FAILED' }))).status, 201);
+  const h100 = { gpu_model: 'H100-80GB', gpus_per_instance: 8, gpu_memory_gb: 80, purchase_option: 'on_demand', currency: 'USD', quota_gpus: 64, available: true };
+  const bench = { instances: 2, throughput_units_per_s: 310000, gpu_duty_cycle: 0.86, setup_s: 1200, transfer_gb: 0 };
+  const sc = await call('POST', '/api/v1/scenarios', olga, {
+    name: 'typed q, all failed', team, workload_ids: [w.json.id],
+    document: {
+      workload: w.json.id,
+      assumptions: { failure_progress_fraction: 0.5, trials: 500, seed: 5 },
+      options: [
+        { name: 'h100-list', offer: { ...h100, price_per_hour: 55 }, benchmark: { ...bench } },
+        { name: 'h100-discount', offer: { ...h100, price_per_hour: 40 }, benchmark: { ...bench, failure_probability: 0.01 } },
+      ],
+    },
+  });
+  assert.equal(sc.status, 201, sc.text);
+  const cmp = await call('POST', `/api/v1/scenarios/${sc.json.id}/comparisons`, olga);
+  assert.ok([200, 201].includes(cmp.status), cmp.text);
+  const rv = await createReview(srv.url, olga, [w.json.id], { title: 'all failed' });
+  const rec = record(olga, rv.id, { decision: 'advance', chosen_option: 'h100-discount', comparison_sha256: [cmp.json.sha256] });
+  const dry = await call('POST', '/api/v1/decisions?dry_run=true', olga, { record: { ...rec, supersedes: null } });
+  assert.equal(dry.status, 200, dry.text);
+  const q = dry.json.checklist.typed_vs_evidence.find((c) => c.assumption === '/options/1/benchmark/failure_probability');
+  assert.ok(q, JSON.stringify(dry.json.checklist.typed_vs_evidence));
+  assert.equal(q.evidence, 1);
+  assert.equal(q.winner, 'h100-discount');
+  assert.equal(q.winner_with_evidence, null);
+  assert.equal(q.changes_winner, true);
+  assert.equal(q.contradicted, true);
+  assert.equal(dry.json.checklist.items.find((i) => i.item === 'failure and rerun rate').status, 'contradicted');
+  const named = dry.json.errors.filter((e) => e.pointer === '/record/justification');
+  assert.equal(named.length, 1, JSON.stringify(dry.json.errors));
+  assert.match(named[0].message, /0\.01 is contradicted by the stored evidence \(1 over 30 runs\), with which no option wins instead of 'h100-discount'/);
+});

@@ -146,11 +146,55 @@ static void test_decide_and_gate(void **state)
     json_decref(cands);
 }
 
+/* Evidence with which no option can win (every attempt failed: a failure probability of 1 is no
+ * scenario the engine computes, or no option stays feasible) contradicts the typed figure more
+ * than any other winner would: contradicted, and the gate names it. */
+static void test_no_winner_with_evidence(void **state)
+{
+    (void)state;
+    json_t *cands = load("[{\"assumption\":\"/options/1/benchmark/failure_probability\","
+                         "\"field\":\"failure_probability\",\"option\":\"typed\",\"item\":"
+                         "\"failure and rerun rate\",\"typed\":0.01,\"evidence\":1,\"runs\":"
+                         "55}]");
+    json_t *after = load("[null]");
+    json_t *d = contradiction_decide(cands, "typed", after);
+    json_t *q = json_array_get(d, 0);
+    assert_true(json_is_null(json_object_get(q, "winner_with_evidence")));
+    assert_true(json_is_true(json_object_get(q, "changes_winner")));
+    assert_true(json_is_true(json_object_get(q, "contradicted")));
+    json_t *checklist =
+        json_pack("{s:b, s:[], s:O}", "covered", 1, "items", "typed_vs_evidence", d);
+    json_t *record = load("{\"decision\":\"advance\",\"owner\":\"ana\",\"accepted_by\":\"ben\","
+                          "\"chosen_option\":\"typed\",\"comparison_sha256\":[\"x\"]}");
+    json_t *cmp = load("{\"sha256\":\"x\",\"result\":{\"winner\":\"typed\",\"options\":[{\"name\":"
+                       "\"typed\",\"feasible\":true}]}}");
+    struct gate_facts g = {.record = record, .checklist = checklist, .comparison = cmp};
+    struct problems p;
+    problems_init(&p);
+    gate_check(&g, &p);
+    assert_int_equal(p.total, 1);
+    assert_string_equal(p.items[0].pointer, "/record/justification");
+    assert_non_null(strstr(p.items[0].message, "no option wins"));
+    problems_free(&p);
+    /* no stored winner to begin with (the recomputation of the comparison itself failed):
+     * nothing is known to change */
+    json_t *none = contradiction_decide(cands, NULL, after);
+    assert_false(json_is_true(json_object_get(json_array_get(none, 0), "contradicted")));
+    json_decref(none);
+    json_decref(record);
+    json_decref(cmp);
+    json_decref(checklist);
+    json_decref(d);
+    json_decref(after);
+    json_decref(cands);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_candidates),
         cmocka_unit_test(test_decide_and_gate),
+        cmocka_unit_test(test_no_winner_with_evidence),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -111,7 +111,9 @@ json_t *contradiction_decide(const json_t *candidates, const char *winner,
         double floor = field && strcmp(field, "queue_wait_s") == 0 ? 60 : 0.01;
         double gap = (ev - typed) / fmax(fabs(typed), floor);
         const char *after = json_string_value(json_array_get(winners_after, i));
-        int changes = winner && after && strcmp(winner, after) != 0;
+        /* no winner with the evidence (no option computes or stays feasible: every attempt
+         * failed, say) changes the winner as surely as another one would */
+        int changes = winner && (!after || strcmp(winner, after) != 0);
         json_object_set_new(c, "gap", json_real(gap));
         json_object_set_new(c, "winner", winner ? json_string(winner) : json_null());
         json_object_set_new(c, "winner_with_evidence", after ? json_string(after) : json_null());

@@ -34,8 +34,9 @@ json_t *contradiction_scenario(const json_t *resolved, const json_t *candidate);
  * winners_after (same order), the winner of its recomputation (a string, or null when the
  * recomputation failed or has no feasible option): adds to each {gap (evidence − typed, relative
  * to max(|typed|, floor)), winner, winner_with_evidence, changes_winner, contradicted}. A
- * candidate is contradicted when its evidence value makes another option the winner. Returns
- * the list (new reference). */
+ * candidate is contradicted when its evidence value makes another option the winner, or leaves
+ * none (winners_after null while winner is not: with every attempt failed, say, no option
+ * computes). Returns the list (new reference). */
 json_t *contradiction_decide(const json_t *candidates, const char *winner,
                              const json_t *winners_after);
 

@@ -87,7 +87,7 @@ void gate_check(const struct gate_facts *f, struct problems *p)
             continue;
         problems_add(p, "/record/justification",
                      "the typed assumption %s%s%s%s = %.6g is contradicted by the stored evidence "
-                     "(%.6g over %lld runs), with which '%s' wins instead of '%s': a "
+                     "(%.6g over %lld runs), with which %s%s%s instead of '%s': a "
                      "justification is required",
                      text_of(c, "assumption") ? text_of(c, "assumption") : "?",
                      text_of(c, "option") ? " (option '" : "",
@@ -96,7 +96,9 @@ void gate_check(const struct gate_facts *f, struct problems *p)
                      json_number_value(json_object_get(c, "typed")),
                      json_number_value(json_object_get(c, "evidence")),
                      (long long)json_integer_value(json_object_get(c, "runs")),
-                     text_of(c, "winner_with_evidence") ? text_of(c, "winner_with_evidence") : "?",
+                     text_of(c, "winner_with_evidence") ? "'" : "no option wins",
+                     text_of(c, "winner_with_evidence") ? text_of(c, "winner_with_evidence") : "",
+                     text_of(c, "winner_with_evidence") ? "' wins" : "",
                      text_of(c, "winner") ? text_of(c, "winner") : "?");
     }
     const char *winner = gate_winner(result);

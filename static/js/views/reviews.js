@@ -113,7 +113,7 @@ function typedVsEvidence(list) {
       h('tbody', null, list.map((c) => h('tr', { class: c.contradicted ? 'contradicted' : null, 'data-assumption': c.assumption },
         h('td', null, c.field), h('td', null, c.option || 'all options'), h('td', null, num(c.typed)), h('td', null, num(c.evidence)),
         h('td', null, String(c.runs)), h('td', null, `${c.gap >= 0 ? '+' : ''}${Math.round(c.gap * 100)}%`),
-        h('td', { 'data-testid': 'changes-winner' }, c.changes_winner ? `${c.winner_with_evidence} — changes the winner: a justification is required` : (c.winner_with_evidence || c.winner || 'n/a')))))));
+        h('td', { 'data-testid': 'changes-winner' }, c.changes_winner ? `${c.winner_with_evidence ?? 'no option wins'} — changes the winner: a justification is required` : (c.winner_with_evidence || c.winner || 'n/a')))))));
 }
 
 function artifactForm(review, onDone) {
