@@ -122,20 +122,6 @@ int req_same_origin(struct req *r, const char *url)
     return session_origin_matches(url, host, tls ? "https" : "http");
 }
 
-int req_cors_allowed(struct req *r, const char *origin)
-{
-    const char *list = r->app->cfg->cors_origins;
-    size_t len = origin ? strlen(origin) : 0;
-    for (const char *s = list; s && *s && len;) {
-        s += strspn(s, " ");
-        size_t n = strcspn(s, " ");
-        if (n == len && strncmp(s, origin, len) == 0)
-            return 1;
-        s += n;
-    }
-    return 0;
-}
-
 /* Same-origin proof for cookie-authenticated unsafe requests (see the top of the file). */
 static int csrf_check(struct req *r, const char *session_id)
 {

@@ -1,7 +1,6 @@
 /* Shared helpers of the evidence handlers; see evidence.h. */
 #include "http/evidence.h"
 
-#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +8,6 @@
 #include "core/cursor.h"
 #include "core/formats/timefmt.h"
 #include "core/validate.h"
-#include "http/idempotency.h"
 #include "store/benchmarks.h"
 
 const char *ev_query(struct req *r, const char *name, enum ev_query_kind kind,
@@ -97,82 +95,6 @@ void ev_forbidden_team(struct req *r, const char *team)
     else
         resp_problem(r, 403, "forbidden", "Forbidden", "you are not a member of team '%s'",
                      team ? team : "(none)");
-}
-
-char *ev_read_body(struct req *r, size_t max_bytes, struct idem *idem, char sha_hex[65],
-                   size_t *bytes)
-{
-    char ct[96];
-    req_content_type(r, ct, sizeof ct);
-    if (strcmp(ct, "application/json") != 0) {
-        resp_problem(r, 415, "unsupported-media-type", "Unsupported media type",
-                     "this body must be application/json, not '%s'", ct[0] ? ct : "(none)");
-        return NULL;
-    }
-    long long declared = r->ri->content_length;
-    if (declared > (long long)max_bytes) {
-        resp_problem(r, 413, "too-large", "Body too large",
-                     "the body is %lld bytes; the limit for JSON is %zu", declared, max_bytes);
-        return NULL;
-    }
-    /* Grown as the body arrives (a declared length is taken at its word only up to the limit). */
-    size_t cap = (declared > 0 ? (size_t)declared : 65536) + 1, len = 0;
-    char *buf = malloc(cap);
-    long n = 0;
-    int oom = !buf;
-    while (!oom) {
-        if (len == cap) {
-            if (cap > max_bytes)
-                break; /* a byte past the limit: too large */
-            size_t want = cap * 2 > max_bytes + 1 ? max_bytes + 1 : cap * 2;
-            char *more = realloc(buf, want);
-            if (!more) {
-                oom = 1;
-                break;
-            }
-            buf = more;
-            cap = want;
-        }
-        if ((n = req_read(r, buf + len, cap - len)) <= 0)
-            break;
-        idem_update(idem, buf + len, (size_t)n);
-        len += (size_t)n;
-    }
-    if (oom) {
-        free(buf);
-        resp_problem(r, 503, "unavailable", "Service unavailable", "out of memory");
-        return NULL;
-    }
-    if (sha_hex) {
-        unsigned char sum[crypto_hash_sha256_BYTES];
-        crypto_hash_sha256(sum, (const unsigned char *)buf, len);
-        sodium_bin2hex(sha_hex, 65, sum, sizeof sum);
-    }
-    if (bytes)
-        *bytes = len;
-    if (n < 0) {
-        resp_body_unreadable(r);
-    } else if (len > max_bytes) {
-        resp_problem(r, 413, "too-large", "Body too large", "the limit for JSON is %zu bytes",
-                     max_bytes);
-    } else {
-        buf[len] = '\0';
-        return buf;
-    }
-    free(buf);
-    return NULL;
-}
-
-json_t *ev_read_json_body(struct req *r, size_t max_bytes, struct idem *idem, char sha_hex[65],
-                          size_t *bytes)
-{
-    size_t len = 0;
-    char *buf = ev_read_body(r, max_bytes, idem, sha_hex, &len);
-    if (bytes)
-        *bytes = len;
-    json_t *doc = buf ? req_parse_json(r, buf, len) : NULL;
-    free(buf);
-    return doc;
 }
 
 json_t *ev_upload_record(struct req *r, const char *id, const char *kind, const char *team,

@@ -51,18 +51,6 @@ void ev_not_found(struct req *r, const char *what);
 /* 403 for a write to a team the caller does not belong to (or any write by auditors/admins). */
 void ev_forbidden_team(struct req *r, const char *team);
 
-/* Reads the whole body of a ROUTE_STREAM_BODY request that takes JSON (bounded by
- * max_bytes), feeding idem when given; sha_hex (may be NULL) receives the SHA-256 of the raw
- * bytes and *bytes (may be NULL) their count. Returns the parsed document (new reference), or
- * NULL after answering 400/413/415. */
-struct idem;
-/* The same body unparsed: a NUL-terminated copy (free it) of *bytes bytes, or NULL after
- * answering 413/415/400/503. For a reader that parses it a piece at a time (req_json_load). */
-char *ev_read_body(struct req *r, size_t max_bytes, struct idem *idem, char sha_hex[65],
-                   size_t *bytes);
-json_t *ev_read_json_body(struct req *r, size_t max_bytes, struct idem *idem, char sha_hex[65],
-                          size_t *bytes);
-
 /* A new upload record (the columns of table upload) for the caller's upload: id, kind,
  * team (may be NULL), who, content type, format (may be NULL), bytes and digest. Counts
  * (lines, inserted, duplicates, skipped, rejected_total), params and summary are added by the

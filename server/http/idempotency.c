@@ -183,6 +183,11 @@ static enum idem_step claim(struct req *r, struct idem *ctx, const char *body_sh
 
 /* streamed: the body has not been read (it is hashed as the handler reads it, or here when an
  * earlier request with the key completed); else the parsed JSON body is hashed now. */
+static void drain_sink(void *ctx, const char *data, size_t len)
+{
+    idem_update(ctx, data, len);
+}
+
 static enum idem_step begin(struct req *r, struct idem *ctx, int streamed, int own_retries)
 {
     memset(ctx, 0, sizeof *ctx);
@@ -209,7 +214,7 @@ static enum idem_step begin(struct req *r, struct idem *ctx, int streamed, int o
         return IDEM_PROCEED;
     /* A completed earlier request: hash this whole body to tell a retry from a reuse. */
     if (streamed)
-        req_drain(r, ctx);
+        req_drain(r, drain_sink, ctx);
     answer_existing(r, ctx, existing);
     json_decref(existing);
     return IDEM_ANSWERED;

@@ -112,7 +112,6 @@ struct req {
     size_t body_read;  /* body bytes read so far */
     int continued;     /* an Expect: 100-continue was looked at (answered on the first read) */
     int reads_pending; /* a write of this user is counted in flight (http/reads.h) */
-    int handling;      /* the route's handler runs: an early fault reply drains a streamed body */
     int upload_slot;   /* holds an upload slot (http/upload.h) */
     /* Called once, just before the reply is written (its status given); NULL: nothing. The
      * upload driver (http/upload.h) gives its slot back here and drops a refused body. */
@@ -228,12 +227,11 @@ int req_query_checked(struct req *r, const char *name, char *buf, size_t size, s
 int req_query_index(struct req *r, const char *name, long long *out, struct problems *p);
 /* Reads up to size bytes of the body; returns bytes read, 0 at the end, -1 on error. */
 long req_read(struct req *r, char *buf, size_t size);
-/* Reads and discards the rest of the body (at most the upload limit in all), feeding idem's
- * digest (idem may be NULL: http/idempotency.h). resp_bytes calls
- * it before a fault reply of a streamed upload's handler, so that every early answer is sent
- * to a client that has finished sending (not cut off mid-body) and none has to drain first. */
-struct idem;
-void req_drain(struct req *r, struct idem *idem);
+/* Reads and discards the rest of the body (at most the upload limit in all), handing each
+ * piece to sink (may be NULL; the Idempotency-Key digest of a replayed upload). The upload
+ * driver calls it before a fault reply (http/upload.h), so that every early answer is sent to
+ * a client that has finished sending (not cut off mid-body). */
+void req_drain(struct req *r, void (*sink)(void *ctx, const char *data, size_t len), void *ctx);
 /* The content type without parameters, lower-cased into buf ("" when absent). */
 const char *req_content_type(struct req *r, char *buf, size_t size);
 

@@ -16,9 +16,7 @@
 #include "core/jsonlimit.h"
 #include "core/jcs.h"
 #include "http/conns.h"
-#include "http/idempotency.h"
 #include "http/internal.h"
-#include "http/upload.h"
 
 /* A strict policy: the UI is same-origin files only, no inline script or style. */
 static const char SECURITY_HEADERS[] =
@@ -76,6 +74,20 @@ static const char *reason_phrase(int status)
     }
 }
 
+int req_cors_allowed(struct req *r, const char *origin)
+{
+    const char *list = r->app->cfg->cors_origins;
+    size_t len = origin ? strlen(origin) : 0;
+    for (const char *s = list; s && *s && len;) {
+        s += strspn(s, " ");
+        size_t n = strcspn(s, " ");
+        if (n == len && strncmp(s, origin, len) == 0)
+            return 1;
+        s += n;
+    }
+    return 0;
+}
+
 /* The status line and headers; len < 0: a chunked body. */
 static FILE *reply_head(struct req *r, int status, const char *content_type, long long len,
                         const char *extra_headers, char **buf, size_t *buflen)
@@ -117,10 +129,6 @@ void resp_bytes(struct req *r, int status, const char *content_type, const char 
 {
     if (r->status) /* already answered: a handler bug, keep the first reply */
         return;
-    /* Whatever the reply, an upload's database connection is back by now: its slot is free
-     * for the client's next upload (given back after the handler, it was still taken when a
-     * client that read this reply sent the next one). */
-    upload_slot_leave(r);
     /* A client that asked Expect: 100-continue and was not invited has not sent its body:
      * answer without reading it (draining would invite it, up to the upload limit), and end
      * the connection, in case it sends the body anyway. */
@@ -131,9 +139,6 @@ void resp_bytes(struct req *r, int status, const char *content_type, const char 
     }
     if (r->before_reply)
         r->before_reply(r, status, r->before_reply_ctx);
-    if (status >= 400 && status != 413 && r->handling && !r->close && r->route &&
-        (r->route->flags & ROUTE_STREAM_BODY))
-        req_drain(r, NULL);
     int head_only = strcmp(r->method, "HEAD") == 0;
     char *buf = NULL;
     size_t buflen = 0;
@@ -574,14 +579,15 @@ long req_read(struct req *r, char *buf, size_t size)
 
 #define DRAIN_CHUNK_BYTES 65536
 
-void req_drain(struct req *r, struct idem *idem)
+void req_drain(struct req *r, void (*sink)(void *ctx, const char *data, size_t len), void *ctx)
 {
     /* On the heap: Civetweb's worker threads have small stacks. */
     char *buf = malloc(DRAIN_CHUNK_BYTES);
     size_t limit = r->app->cfg->max_upload_bytes, total = 0;
     long n;
     while (buf && total <= limit && (n = req_read(r, buf, DRAIN_CHUNK_BYTES)) > 0) {
-        idem_update(idem, buf, (size_t)n);
+        if (sink)
+            sink(ctx, buf, (size_t)n);
         total += (size_t)n;
     }
     free(buf);

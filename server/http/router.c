@@ -21,7 +21,6 @@
 #include "http/internal.h"
 #include "core/rowcache.h"
 #include "http/reads.h"
-#include "http/upload.h"
 #include "store/changes.h"
 
 /* Every handler file's table, in matching order. */
@@ -400,7 +399,7 @@ static int check_query_names(struct req *r)
     int refused = p.total > 0;
     if (refused) {
         if (r->route->flags & (ROUTE_STREAM_BODY | ROUTE_JSON_BODY))
-            req_drain(r, NULL);
+            req_drain(r, NULL, NULL);
         resp_invalid(r, &p,
                      "The request has query parameters this route does not take: see errors.");
     }
@@ -484,7 +483,6 @@ static void dispatch(struct req *r, size_t *route_index)
         return;
     if ((r->route->flags & ROUTE_JSON_BODY) && read_json_body(r) != 0)
         return;
-    r->handling = 1;
     struct reads *reads = r->app->reads;
     if (!reads) {
         r->route->handler(r);
@@ -509,7 +507,6 @@ static void dispatch(struct req *r, size_t *route_index)
         r->route->handler(r);
         reads_write_ends(reads, r);
     }
-    upload_slot_leave(r);
     if (!r->status)
         resp_problem(r, 500, "internal", "Internal error", "no response (request id %s)",
                      r->request_id);

@@ -260,7 +260,7 @@ static void before_reply(struct req *r, int status, void *ctx)
     r->before_reply = NULL;
     upload_slot_leave(r);
     if (status >= 400 && status != 413 && !r->close)
-        req_drain(r, NULL);
+        req_drain(r, NULL, NULL);
 }
 
 /* UPLOAD_WHOLE: the body, bounded by kind->whole_max, NUL-terminated in u->body. Returns 0, or

@@ -42,7 +42,7 @@ struct upload_stream {
  * and UPLOAD_PER_USER per user, so slow bodies cannot take every connection (a body may come
  * as slowly as CAPLEDGER_BODY_MIN_RATE allows: 1 GiB at 4 KiB/s lasts three days). Answers 503
  * (every slot busy) or 429 (the caller's own limit) with Retry-After and returns -1. The
- * router gives the slot back when the handler returns. */
+ * upload driver (upload_run) takes it and gives it back before any reply is written. */
 #define UPLOAD_PER_USER 2
 int upload_slot_enter(struct req *r) __attribute__((warn_unused_result));
 /* The same on a route whose bodies are mostly small (POST /offers): a slot only for a body
