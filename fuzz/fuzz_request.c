@@ -2,9 +2,9 @@
  * real router and handlers — framing checks, path and query checks, route matching, roles,
  * credentials, body reading and JSON parsing (nesting scan, numbers), the handler — as
  * Civetweb would hand it over, but without a socket: the few mg_* functions the HTTP layer
- * calls on a connection are defined here over the input, and they take precedence over
- * libcivetweb's. The store points at a database that does not exist, so what needs one
- * answers 503. Checked: exactly one well-formed reply is written, never a 500 (an internal
+ * calls on a connection are defined over the input in civetweb_fake.c, and they take
+ * precedence over libcivetweb's. The store points at a database that does not exist, so what needs
+ * one answers 503. Checked: exactly one well-formed reply is written, never a 500 (an internal
  * error is a bug whatever the input), and a 4xx/5xx reply is problem+json.
  *
  * Input: "METHOD TARGET\n", then "Name: value\n" header lines, an empty line, then the body.
@@ -15,64 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "civetweb_fake.h"
 #include "http/http.h"
 #include "store/store.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define MAX_HEADERS MG_MAX_HEADERS
-
-struct mg_connection {
-    struct mg_request_info ri;
-    char *text; /* the input, split in place */
-    const char *body;
-    size_t body_len, body_pos;
-    int chunk; /* mg_read hands out at most this much at once */
-    int writes;
-    char status_line[16];
-    int problem_json;
-};
-
-const struct mg_request_info *mg_get_request_info(const struct mg_connection *conn)
-{
-    return &conn->ri;
-}
-
-const char *mg_get_header(const struct mg_connection *conn, const char *name)
-{
-    for (int i = 0; i < conn->ri.num_headers; i++)
-        if (strcasecmp(conn->ri.http_headers[i].name, name) == 0)
-            return conn->ri.http_headers[i].value;
-    return NULL;
-}
-
-int mg_read(struct mg_connection *conn, void *buf, size_t len)
-{
-    size_t left = conn->body_len - conn->body_pos;
-    size_t n = left < len ? left : len;
-    if (n > (size_t)conn->chunk)
-        n = (size_t)conn->chunk;
-    memcpy(buf, conn->body + conn->body_pos, n);
-    conn->body_pos += n;
-    return (int)n;
-}
-
-int mg_write(struct mg_connection *conn, const void *buf, size_t len)
-{
-    conn->writes++;
-    const char *s = buf;
-    if (len < 12 || memcmp(s, "HTTP/1.1 ", 9) != 0)
-        abort(); /* every reply is written whole, status line first */
-    memcpy(conn->status_line, s, 12);
-    conn->status_line[12] = '\0';
-    conn->problem_json = memmem(s, len, "application/problem+json", 24) != NULL;
-    return (int)len;
-}
-
-void mg_disable_connection_keep_alive(struct mg_connection *conn)
-{
-    (void)conn;
-}
 
 static struct http_server *server(void)
 {

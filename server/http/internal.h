@@ -265,7 +265,9 @@ int etag_check(struct req *r, const json_t *row, const char *what);
 const struct audit_actor *req_actor(struct req *r, struct audit_actor *who);
 
 /* ----- metrics ----- */
-struct metrics *metrics_new(size_t nroutes);
+/* Counters for the routes route_at(0 .. nroutes - 2) names (the router's table, handed in so
+ * the metrics need not know the router) and a last slot for unrouted requests. */
+struct metrics *metrics_new(const struct route *(*route_at)(size_t i), size_t nroutes);
 void metrics_free(struct metrics *m);
 void metrics_observe(struct metrics *m, size_t route_index, int status, double seconds);
 struct conns_counts;

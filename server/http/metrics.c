@@ -24,10 +24,11 @@ struct route_metrics {
 struct metrics {
     pthread_mutex_t lock;
     size_t nroutes; /* the last slot collects unrouted requests (404s, static files) */
+    const struct route *(*route_at)(size_t i); /* names the others */
     struct route_metrics *routes;
 };
 
-struct metrics *metrics_new(size_t nroutes)
+struct metrics *metrics_new(const struct route *(*route_at)(size_t i), size_t nroutes)
 {
     struct metrics *m = calloc(1, sizeof *m);
     if (!m)
@@ -38,6 +39,7 @@ struct metrics *metrics_new(size_t nroutes)
         return NULL;
     }
     m->nroutes = nroutes;
+    m->route_at = route_at;
     pthread_mutex_init(&m->lock, NULL);
     return m;
 }
@@ -75,9 +77,9 @@ void metrics_observe(struct metrics *m, size_t route_index, int status, double s
     pthread_mutex_unlock(&m->lock);
 }
 
-static const char *route_label(size_t i, size_t nroutes, char *buf, size_t size)
+static const char *route_label(const struct metrics *m, size_t i, char *buf, size_t size)
 {
-    const struct route *rt = i + 1 < nroutes ? router_route_at(i) : NULL;
+    const struct route *rt = i + 1 < m->nroutes ? m->route_at(i) : NULL;
     if (!rt)
         snprintf(buf, size, "method=\"any\",route=\"(unrouted)\"");
     else
@@ -100,7 +102,7 @@ char *metrics_render(struct metrics *m, struct store *store, const struct conns_
     for (size_t i = 0; i < m->nroutes; i++)
         for (int s = 0; s < STATUS_SLOTS && m->routes[i].status[s]; s++)
             fprintf(out, "capledger_http_requests_total{%s,status=\"%d\"} %llu\n",
-                    route_label(i, m->nroutes, label, sizeof label), m->routes[i].status[s],
+                    route_label(m, i, label, sizeof label), m->routes[i].status[s],
                     m->routes[i].count[s]);
     fputs("# HELP capledger_http_request_duration_seconds Request latency by route.\n"
           "# TYPE capledger_http_request_duration_seconds histogram\n",
@@ -109,7 +111,7 @@ char *metrics_render(struct metrics *m, struct store *store, const struct conns_
         struct route_metrics *rm = &m->routes[i];
         if (!rm->observations)
             continue;
-        route_label(i, m->nroutes, label, sizeof label);
+        route_label(m, i, label, sizeof label);
         unsigned long long cumulative = 0;
         for (size_t b = 0; b < NBUCKETS; b++) {
             cumulative += rm->bucket[b];

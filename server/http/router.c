@@ -606,7 +606,7 @@ struct http_server *http_server_detached(const struct http_config *cfg, struct s
         }
     }
     srv->app.cfg = &srv->cfg;
-    srv->app.metrics = metrics_new(router_route_count() + 1);
+    srv->app.metrics = metrics_new(router_route_at, router_route_count() + 1);
     srv->app.tokens = token_cache_new(TOKEN_CACHE_SLOTS, cfg->token_cache_ms);
     return srv;
 }
