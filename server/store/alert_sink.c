@@ -37,7 +37,7 @@ enum store_status store_alert_log_integrity_message(struct store *s, const char 
     json_t *rows = NULL;
     enum store_status st = store_begin(c);
     if (st == STORE_OK)
-        st = store_json_tx(c, SQL_RAISE_LOG_INTEGRITY, 1, p, &rows);
+        st = store_json_tx(c, SQL_RAISE_LOG_INTEGRITY, STORE_ARGS(p), &rows);
     /* each owner's and admin's own alert goes to their own webhooks, in this transaction */
     size_t i;
     json_t *row;

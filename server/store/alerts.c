@@ -144,7 +144,7 @@ static enum store_status raise_alert(struct store *s, const struct audit_actor *
     }
     enum store_status st = store_begin(c);
     if (st == STORE_OK)
-        st = store_json_tx(c, SQL_RAISE, 11, p, &row);
+        st = store_json_tx(c, SQL_RAISE, STORE_ARGS(p), &row);
     if (st == STORE_NOT_FOUND) { /* raised already, by this sweep's twin on another instance */
         store_rollback(c);
         st = STORE_OK;
@@ -152,7 +152,7 @@ static enum store_status raise_alert(struct store *s, const struct audit_actor *
     }
     const char *pr[] = {review, decision};
     if (st == STORE_OK)
-        st = store_exec_tx(c, SQL_NEEDS_DECISION, 2, pr, NULL);
+        st = store_exec_tx(c, SQL_NEEDS_DECISION, STORE_ARGS(pr), NULL);
     /* the owner's webhooks learn of it once this commits, never before */
     if (st == STORE_OK)
         st = store_webhook_enqueue_tx(c, "drift", json_string_value(json_object_get(row, "owner")),
@@ -229,7 +229,7 @@ static enum store_status sweep_one(struct store *s, const struct audit_actor *wh
     const char *p[] = {ids, json_string_value(json_object_get(cand, "received_at")), offer_id,
                        benchmark_id};
     json_t *seen = NULL;
-    enum store_status st = store_json(s, SQL_OBSERVED, 4, p, &seen);
+    enum store_status st = store_json(s, SQL_OBSERVED, STORE_ARGS(p), &seen);
     free(ids);
     if (st != STORE_OK)
         return st;
@@ -266,7 +266,7 @@ static enum store_status bind_candidate(struct store *s, json_t *cand)
         return STORE_NOT_FOUND;
     }
     const char *p[] = {cited};
-    st = store_json(s, SQL_COMPARISON, 1, p, &cmp);
+    st = store_json(s, SQL_COMPARISON, STORE_ARGS(p), &cmp);
     if (st == STORE_OK) {
         json_object_update(cand, cmp);
         json_object_set(cand, "received_at", json_object_get(d, "received_at"));
@@ -307,13 +307,13 @@ enum store_status store_alert_list(struct store *s, const struct alert_query *q,
     char lim[16];
     snprintf(lim, sizeof lim, "%d", q->limit);
     const char *p[] = {q->owner, q->status, q->review_id, q->after_at, q->after_id, lim};
-    return store_json(s, SQL_LIST, 6, p, out);
+    return store_json(s, SQL_LIST, STORE_ARGS(p), out);
 }
 
 enum store_status store_alert_get(struct store *s, const char *id, json_t **out)
 {
     const char *p[] = {id};
-    return store_json(s, SQL_GET, 1, p, out);
+    return store_json(s, SQL_GET, STORE_ARGS(p), out);
 }
 
 enum store_status store_alert_update(struct store *s, const struct audit_actor *who, const char *id,
@@ -323,6 +323,7 @@ enum store_status store_alert_update(struct store *s, const struct audit_actor *
     char version[24];
     snprintf(version, sizeof version, "%ld", expected_version);
     const char *p[] = {id, version, status, note, who->name};
-    enum store_status st = store_write_audited(s, who, "alert.update", SQL_UPDATE, 5, p, out);
+    enum store_status st =
+        store_write_audited(s, who, "alert.update", SQL_UPDATE, STORE_ARGS(p), out);
     return st == STORE_NOT_FOUND ? STORE_CONFLICT : st;
 }

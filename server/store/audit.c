@@ -57,7 +57,7 @@ enum store_status store_audit_record_tx(struct store_conn *c, const struct audit
     if (p[0]) {
         const char *actor[] = {p[0], p[2]};
         long standing = 0;
-        st = store_exec_tx(c, SQL_ACTOR, 2, actor, &standing);
+        st = store_exec_tx(c, SQL_ACTOR, STORE_ARGS(actor), &standing);
         if (st == STORE_OK && standing == 0)
             st = STORE_ACTOR_GONE;
     }
@@ -81,7 +81,7 @@ enum store_status store_audit_list(struct store *s, const char *before_id, int l
     char lim[16];
     snprintf(lim, sizeof lim, "%d", limit);
     const char *p[] = {before_id, lim};
-    return store_json(s, SQL_LIST, 2, p, out);
+    return store_json(s, SQL_LIST, STORE_ARGS(p), out);
 }
 
 enum store_status store_write_audited_checked(struct store *s, const struct audit_actor *who,

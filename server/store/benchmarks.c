@@ -57,7 +57,8 @@ enum store_status store_benchmark_create(struct store *s, const struct audit_act
     if (!text)
         return STORE_ERROR;
     const char *p[] = {text, team, who->name};
-    enum store_status st = store_write_audited(s, who, "benchmark.create", SQL_CREATE, 3, p, out);
+    enum store_status st =
+        store_write_audited(s, who, "benchmark.create", SQL_CREATE, STORE_ARGS(p), out);
     free(text);
     return st;
 }
@@ -72,7 +73,7 @@ enum store_status store_benchmark_import(struct store *s, const struct audit_act
         return STORE_ERROR;
     const char *p[] = {text, team, who->name};
     enum store_status st =
-        store_upload_with(s, who, upload, SQL_CREATE, 3, p, "benchmark.import", out);
+        store_upload_with(s, who, upload, SQL_CREATE, STORE_ARGS(p), "benchmark.import", out);
     free(text);
     return st;
 }
@@ -80,7 +81,7 @@ enum store_status store_benchmark_import(struct store *s, const struct audit_act
 enum store_status store_benchmark_get(struct store *s, const char *id, json_t **out)
 {
     const char *p[] = {id};
-    return store_json(s, SQL_GET, 1, p, out);
+    return store_json(s, SQL_GET, STORE_ARGS(p), out);
 }
 
 enum store_status store_benchmark_list(struct store *s, const struct evlist_query *q, json_t **out)
@@ -98,5 +99,5 @@ enum store_status store_benchmark_list(struct store *s, const struct evlist_quer
                        q->after_id,
                        lim,
                        q->q};
-    return store_json(s, SQL_LIST, 11, p, out);
+    return store_json(s, SQL_LIST, STORE_ARGS(p), out);
 }

@@ -35,13 +35,14 @@ enum store_status store_classes_list(struct store *s, const struct team_scope *s
     char max[16];
     snprintf(max, sizeof max, "%d", CLASSES_UNMAPPED_MAX);
     const char *p[] = {team_scope_param(scope), max};
-    return store_json(s, SQL_LIST, 2, p, out);
+    return store_json(s, SQL_LIST, STORE_ARGS(p), out);
 }
 
 enum store_status store_class_put(struct store *s, const struct audit_actor *who, const char *label,
                                   const char *tier, json_t **out)
 {
     const char *p[] = {label, tier, who->name};
-    enum store_status st = store_write_audited(s, who, "workload_class.put", SQL_PUT, 3, p, out);
+    enum store_status st =
+        store_write_audited(s, who, "workload_class.put", SQL_PUT, STORE_ARGS(p), out);
     return st == STORE_NOT_FOUND ? STORE_CONFLICT : st;
 }

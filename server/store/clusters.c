@@ -71,7 +71,7 @@ static enum store_status check_map(struct store_conn *c, const json_t *wrapped, 
     const char *name = json_string_value(json_object_get(wrapped, "name"));
     const char *params[] = {text, name};
     json_t *res = NULL;
-    enum store_status st = store_json_tx(c, SQL_CHECK, 2, params, &res);
+    enum store_status st = store_json_tx(c, SQL_CHECK, STORE_ARGS(params), &res);
     free(text);
     if (st != STORE_OK)
         return st;
@@ -112,8 +112,8 @@ enum store_status store_cluster_put(struct store *s, const struct audit_actor *w
     struct audit_check check = {.fn = check_map, .doc = checked, .p = p};
     const char *params[] = {name, who->name, text};
     json_t *row = NULL;
-    enum store_status st =
-        store_write_audited_checked(s, who, "cluster.put", &check, SQL_PUT, 3, params, &row);
+    enum store_status st = store_write_audited_checked(s, who, "cluster.put", &check, SQL_PUT,
+                                                       STORE_ARGS(params), &row);
     json_decref(checked);
     free(text);
     json_decref(row);
@@ -125,7 +125,7 @@ enum store_status store_cluster_put(struct store *s, const struct audit_actor *w
 enum store_status store_cluster_get(struct store *s, const char *name, json_t **out)
 {
     const char *p[] = {name};
-    return store_json(s, SQL_GET, 1, p, out);
+    return store_json(s, SQL_GET, STORE_ARGS(p), out);
 }
 
 enum store_status store_cluster_list(struct store *s, const char *after, int limit, json_t **out)
@@ -133,5 +133,5 @@ enum store_status store_cluster_list(struct store *s, const char *after, int lim
     char lim[16];
     snprintf(lim, sizeof lim, "%d", limit);
     const char *p[] = {after, lim};
-    return store_json(s, SQL_LIST, 2, p, out);
+    return store_json(s, SQL_LIST, STORE_ARGS(p), out);
 }

@@ -143,19 +143,19 @@ static const char *null_filter(const struct team_scope *scope)
 enum store_status store_offer_as_scenario(struct store *s, const char *id, json_t **out)
 {
     const char *p[] = {id};
-    return store_json(s, SQL_OFFER, 1, p, out);
+    return store_json(s, SQL_OFFER, STORE_ARGS(p), out);
 }
 
 enum store_status store_benchmark_as_scenario(struct store *s, const char *id, json_t **out)
 {
     const char *p[] = {id};
-    return store_json(s, SQL_BENCHMARK, 1, p, out);
+    return store_json(s, SQL_BENCHMARK, STORE_ARGS(p), out);
 }
 
 enum store_status store_workload_as_scenario(struct store *s, const char *id, json_t **out)
 {
     const char *p[] = {id};
-    return store_json(s, SQL_WORKLOAD, 1, p, out);
+    return store_json(s, SQL_WORKLOAD, STORE_ARGS(p), out);
 }
 
 enum store_status store_scenario_create(struct store *s, const struct audit_actor *who,
@@ -166,9 +166,9 @@ enum store_status store_scenario_create(struct store *s, const struct audit_acto
     char *ids = json_dumps(workload_ids, JSON_COMPACT);
     char *doc = json_dumps(document, JSON_COMPACT | JSON_REAL_PRECISION(17));
     const char *p[] = {team, name, ids ? ids : "[]", doc, who->name};
-    enum store_status st =
-        doc ? store_write_audited(s, who, "scenario.create", SQL_SCENARIO_CREATE, 5, p, out)
-            : STORE_ERROR;
+    enum store_status st = doc ? store_write_audited(s, who, "scenario.create", SQL_SCENARIO_CREATE,
+                                                     STORE_ARGS(p), out)
+                               : STORE_ERROR;
     free(ids);
     free(doc);
     return st;
@@ -178,14 +178,14 @@ enum store_status store_scenario_named(struct store *s, const char *team, const 
                                        json_t **out)
 {
     const char *p[] = {team, name};
-    return store_json(s, SQL_SCENARIO_NAMED, 2, p, out);
+    return store_json(s, SQL_SCENARIO_NAMED, STORE_ARGS(p), out);
 }
 
 enum store_status store_scenario_get(struct store *s, const char *id,
                                      const struct team_scope *scope, json_t **out)
 {
     const char *p[] = {id, null_filter(scope)};
-    return store_json(s, SQL_SCENARIO_GET, 2, p, out);
+    return store_json(s, SQL_SCENARIO_GET, STORE_ARGS(p), out);
 }
 
 enum store_status store_scenario_list(struct store *s, const struct team_scope *scope,
@@ -195,7 +195,7 @@ enum store_status store_scenario_list(struct store *s, const struct team_scope *
     char lim[16];
     snprintf(lim, sizeof lim, "%d", limit);
     const char *p[] = {null_filter(scope), after, lim, name_prefix, team};
-    return store_json(s, SQL_SCENARIO_LIST, 5, p, out);
+    return store_json(s, SQL_SCENARIO_LIST, STORE_ARGS(p), out);
 }
 
 enum store_status store_comparison_put(struct store *s, const struct audit_actor *who,
@@ -215,17 +215,17 @@ enum store_status store_comparison_put(struct store *s, const struct audit_actor
     if (st == STORE_OK) {
         const char *p[] = {sha256,         scenario_id, team,       ids ? ids : "[]", input_sha256,
                            engine_version, doc,         result_jcs, who->name};
-        st = store_exec_tx(c, SQL_COMPARISON_INSERT, 9, p, NULL);
+        st = store_exec_tx(c, SQL_COMPARISON_INSERT, STORE_ARGS(p), NULL);
     }
     if (st == STORE_OK) {
         const char *p[] = {sha256, scenario_id, team, ids ? ids : "[]", who->name};
-        st = store_json_tx(c, SQL_COMPARISON_LINK, 5, p, &linked);
+        st = store_json_tx(c, SQL_COMPARISON_LINK, STORE_ARGS(p), &linked);
         if (st == STORE_NOT_FOUND) /* this scenario already has this comparison */
             st = STORE_OK;
     }
     if (st == STORE_OK) {
         const char *p[] = {sha256, scenario_id};
-        st = store_json_tx(c, SQL_COMPARISON_OF_SCENARIO, 2, p, &row);
+        st = store_json_tx(c, SQL_COMPARISON_OF_SCENARIO, STORE_ARGS(p), &row);
     }
     if (st == STORE_OK && linked) /* audited by its hash, as this scenario's */
         st = store_audit_record_tx(c, who, "comparison.create", sha256, row);
@@ -251,7 +251,7 @@ enum store_status store_comparison_get(struct store *s, const char *sha256,
                                        const struct team_scope *scope, json_t **out)
 {
     const char *p[] = {sha256, null_filter(scope)};
-    return store_json(s, SQL_COMPARISON_GET, 2, p, out);
+    return store_json(s, SQL_COMPARISON_GET, STORE_ARGS(p), out);
 }
 
 enum store_status store_comparison_list(struct store *s, const char *scenario_id,
@@ -261,5 +261,5 @@ enum store_status store_comparison_list(struct store *s, const char *scenario_id
     char lim[16];
     snprintf(lim, sizeof lim, "%d", limit);
     const char *p[] = {scenario_id, null_filter(scope), after, lim, review_id};
-    return store_json(s, SQL_COMPARISON_LIST, 5, p, out);
+    return store_json(s, SQL_COMPARISON_LIST, STORE_ARGS(p), out);
 }

@@ -144,7 +144,7 @@ enum store_status store_evfrom_utilization(struct store *s, const struct team_sc
                                            const char *benchmark_id, json_t **out)
 {
     const char *p[] = {team_scope_param(scope), benchmark_id};
-    return with_query(store_json(s, SQL_UTILIZATION, 2, p, out), out, UTIL_QUERY);
+    return with_query(store_json(s, SQL_UTILIZATION, STORE_ARGS(p), out), out, UTIL_QUERY);
 }
 
 enum store_status store_evfrom_throughput(struct store *s, const struct team_scope *scope,
@@ -152,5 +152,5 @@ enum store_status store_evfrom_throughput(struct store *s, const struct team_sco
                                           json_t **out)
 {
     const char *p[] = {team_scope_param(scope), workload_id, offer_id};
-    return with_query(store_json(s, SQL_THROUGHPUT, 3, p, out), out, TPUT_QUERY);
+    return with_query(store_json(s, SQL_THROUGHPUT, STORE_ARGS(p), out), out, TPUT_QUERY);
 }

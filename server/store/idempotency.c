@@ -91,7 +91,7 @@ static enum store_status settle(struct store *s, const char *user_id, const char
     if (st == STORE_OK)
         st = store_exec_tx(c, SQL_LOCK_TIMEOUT, 0, NULL, NULL);
     if (st == STORE_OK)
-        st = store_exec_tx(c, SQL_LOCK_KEY, 2, lock, NULL);
+        st = store_exec_tx(c, SQL_LOCK_KEY, STORE_ARGS(lock), NULL);
     for (size_t i = 0; i < n && st == STORE_OK; i++)
         st = i + 1 == n && out
                  ? store_json_tx(c, steps[i].sql, steps[i].nparams, steps[i].params, out)
@@ -130,7 +130,7 @@ enum store_status store_idem_complete(struct store *s, const char *user_id, cons
     snprintf(status_text, sizeof status_text, "%d", status);
     const char *p[] = {user_id, key, body_sha256, status_text, response, nonce};
     long n = 0;
-    enum store_status st = store_exec(s, SQL_COMPLETE, 6, p, &n);
+    enum store_status st = store_exec(s, SQL_COMPLETE, STORE_ARGS(p), &n);
     return st == STORE_OK && n == 0 ? STORE_CONFLICT : st; /* the claim is no longer its own */
 }
 

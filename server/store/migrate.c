@@ -136,7 +136,7 @@ static enum store_status applied_sha(struct store_conn *c, const char *name, cha
     json_t *row = NULL;
     const char *p[] = {name};
     enum store_status st = store_json_tx(
-        c, "SELECT to_json(sha256) FROM schema_migrations WHERE name = $1", 1, p, &row);
+        c, "SELECT to_json(sha256) FROM schema_migrations WHERE name = $1", STORE_ARGS(p), &row);
     if (st == STORE_OK) {
         snprintf(out, 65, "%s", json_string_value(row) ? json_string_value(row) : "");
         json_decref(row);
@@ -157,12 +157,14 @@ enum store_status store_migrate(struct store *s, const char *dir, char *why, siz
         return STORE_UNAVAILABLE;
     }
     const char *lock[] = {MIGRATION_LOCK_KEY};
-    enum store_status st = store_exec_tx(c, "SELECT pg_advisory_lock($1::bigint)", 1, lock, NULL);
+    enum store_status st =
+        store_exec_tx(c, "SELECT pg_advisory_lock($1::bigint)", STORE_ARGS(lock), NULL);
     if (st == STORE_OK)
         st = store_exec_tx(c, SQL_CREATE_TABLE, 0, NULL, NULL);
     for (size_t i = 0; st == STORE_OK && i < sizeof renamed / sizeof renamed[0]; i++) {
         const char *p[] = {renamed[i].was, renamed[i].now};
-        st = store_exec_tx(c, "UPDATE schema_migrations SET name = $2 WHERE name = $1", 2, p, NULL);
+        st = store_exec_tx(c, "UPDATE schema_migrations SET name = $2 WHERE name = $1",
+                           STORE_ARGS(p), NULL);
     }
     for (size_t i = 0; st == STORE_OK && i < n; i++) {
         char sha[65];
@@ -186,7 +188,7 @@ enum store_status store_migrate(struct store *s, const char *dir, char *why, siz
             st = store__exec_script(c, m[i].sql);
         if (st == STORE_OK) {
             const char *p[] = {m[i].name, m[i].sha256};
-            st = store_exec_tx(c, SQL_RECORD, 2, p, NULL);
+            st = store_exec_tx(c, SQL_RECORD, STORE_ARGS(p), NULL);
         }
         if (st == STORE_OK)
             st = store_commit(c);
@@ -201,7 +203,7 @@ enum store_status store_migrate(struct store *s, const char *dir, char *why, siz
     if (st != STORE_OK && !why[0])
         snprintf(why, why_size, "%s", store_last_error(c));
     enum store_status unlock =
-        store_exec_tx(c, "SELECT pg_advisory_unlock($1::bigint)", 1, lock, NULL);
+        store_exec_tx(c, "SELECT pg_advisory_unlock($1::bigint)", STORE_ARGS(lock), NULL);
     (void)unlock; /* the lock also ends with the session if this fails */
     store_release(s, c);
     free_migrations(m, n);

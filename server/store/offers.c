@@ -95,7 +95,7 @@ enum store_status store_offer_import(struct store *s, const struct audit_actor *
     if (st == STORE_OK)
         st = store_exec_tx(c, SQL_CATALOG_LOCK, 0, NULL, NULL);
     if (st == STORE_OK)
-        st = store_json_tx(c, SQL_IMPORT, 3, p, &result);
+        st = store_json_tx(c, SQL_IMPORT, STORE_ARGS(p), &result);
     if (st == STORE_OK) {
         /* The upload row after the offers (their upload_id is checked at commit), so that it
          * records what was stored: new offers and versions, and the unchanged ones. */
@@ -136,7 +136,8 @@ enum store_status store_offer_create(struct store *s, const struct audit_actor *
     if (!text)
         return STORE_ERROR;
     const char *p[] = {text, who->name};
-    enum store_status st = store_write_audited(s, who, "offer.create", SQL_CREATE, 2, p, out);
+    enum store_status st =
+        store_write_audited(s, who, "offer.create", SQL_CREATE, STORE_ARGS(p), out);
     free(text);
     return st;
 }
@@ -150,7 +151,7 @@ enum store_status store_offer_create_many(struct store *s, const struct audit_ac
         return STORE_ERROR;
     const char *p[] = {text, json_string_value(json_object_get(upload, "id")), who->name};
     enum store_status st =
-        store_upload_with(s, who, upload, SQL_CREATE_MANY, 3, p, "offer.import", out);
+        store_upload_with(s, who, upload, SQL_CREATE_MANY, STORE_ARGS(p), "offer.import", out);
     free(text);
     return st;
 }
@@ -158,7 +159,7 @@ enum store_status store_offer_create_many(struct store *s, const struct audit_ac
 enum store_status store_offer_get(struct store *s, const char *id, json_t **out)
 {
     const char *p[] = {id};
-    return store_json(s, SQL_GET, 1, p, out);
+    return store_json(s, SQL_GET, STORE_ARGS(p), out);
 }
 
 enum store_status store_offer_list(struct store *s, const struct evlist_query *q, json_t **out)
@@ -167,5 +168,5 @@ enum store_status store_offer_list(struct store *s, const struct evlist_query *q
     snprintf(lim, sizeof lim, "%d", q->limit);
     const char *p[] = {q->purchase_option, q->gpu_model, q->provider, q->from, q->to,
                        q->after_at,        q->after_id,  lim,         q->q};
-    return store_json(s, SQL_LIST, 9, p, out);
+    return store_json(s, SQL_LIST, STORE_ARGS(p), out);
 }

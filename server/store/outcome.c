@@ -91,7 +91,7 @@ enum store_status store_decision_outcome(struct store *s, const char *decision_i
         json_string_value(json_object_get(d, "review_id")),
         json_string_value(json_array_get(json_object_get(d, "comparison_sha256"), 0)),
         json_string_value(json_object_get(d, "superseded_by")), team_scope_param(scope)};
-    st = store_json(s, SQL_FACTS, 4, p1, &facts);
+    st = store_json(s, SQL_FACTS, STORE_ARGS(p1), &facts);
     if (st != STORE_OK)
         goto done;
     char *ids = json_dumps(json_object_get(facts, "workload_ids"), JSON_COMPACT);
@@ -102,7 +102,7 @@ enum store_status store_decision_outcome(struct store *s, const char *decision_i
     const char *until = json_string_value(json_object_get(facts, "until"));
     const char *p2[] = {ids, json_string_value(json_object_get(d, "received_at")), until,
                         team_scope_param(scope)};
-    st = store_json(s, SQL_REALISED, 4, p2, &real);
+    st = store_json(s, SQL_REALISED, STORE_ARGS(p2), &real);
     free(ids);
     if (st != STORE_OK)
         goto done;
@@ -157,7 +157,8 @@ enum store_status store_decisions_track_record(struct store *s, const struct tea
     snprintf(lim, sizeof lim, "%d", OUTCOME_TRACK_MAX + 1);
     const char *p[] = {team_scope_param(scope), lim};
     json_t *ids = NULL, *scored = json_array(), *list = json_array();
-    enum store_status st = scored && list ? store_json(s, SQL_TRACK, 2, p, &ids) : STORE_ERROR;
+    enum store_status st =
+        scored && list ? store_json(s, SQL_TRACK, STORE_ARGS(p), &ids) : STORE_ERROR;
     size_t i;
     json_t *row;
     json_array_foreach(ids, i, row)

@@ -26,7 +26,7 @@ enum store_status store_partitions_maintain(struct store *s, int ahead, int rete
     if (st == STORE_OK)
         st = store_exec_tx(c, "SET LOCAL lock_timeout = '5s'", 0, NULL, NULL);
     if (st == STORE_OK)
-        st = store_json_tx(c, SQL_MAINTAIN, 2, p, out);
+        st = store_json_tx(c, SQL_MAINTAIN, STORE_ARGS(p), out);
     if (st == STORE_OK)
         st = store_commit(c);
     if (st != STORE_OK) {

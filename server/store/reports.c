@@ -471,5 +471,5 @@ enum store_status store_report_idle(struct store *s, const struct team_scope *sc
                                     json_t **out)
 {
     const char *p[] = {team_scope_param(scope), team, from, to};
-    return store_json(s, SQL_IDLE, 4, p, out);
+    return store_json(s, SQL_IDLE, STORE_ARGS(p), out);
 }

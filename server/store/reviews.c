@@ -169,7 +169,7 @@ static enum store_status evidence_foreign_indexes(struct store *s, const json_t 
     if (!text)
         return STORE_ERROR;
     const char *params[] = {text, team_scope_param(scope), user_id};
-    enum store_status st = store_json(s, SQL_EVIDENCE_FOREIGN, 3, params, foreign);
+    enum store_status st = store_json(s, SQL_EVIDENCE_FOREIGN, STORE_ARGS(params), foreign);
     free(text);
     return st;
 }
@@ -456,7 +456,7 @@ static enum store_status typed_vs_evidence(struct store_conn *c, const char *rev
         return STORE_ERROR;
     const char *p[] = {review_id, scope, pairs_text};
     json_t *evidence = NULL;
-    enum store_status st = store_json_tx(c, SQL_FACTS_EVIDENCE, 3, p, &evidence);
+    enum store_status st = store_json_tx(c, SQL_FACTS_EVIDENCE, STORE_ARGS(p), &evidence);
     free(pairs_text);
     if (st != STORE_OK)
         return st;
@@ -495,7 +495,7 @@ static enum store_status check_review_refs(struct store_conn *c, const json_t *d
     const char *owner = json_string_value(json_object_get(doc, "owner"));
     const char *params[] = {owner, ids_text};
     json_t *refs = NULL;
-    enum store_status st = store_json_tx(c, SQL_REFS, 2, params, &refs);
+    enum store_status st = store_json_tx(c, SQL_REFS, STORE_ARGS(params), &refs);
     free(ids_text);
     if (st != STORE_OK)
         return st;
@@ -523,7 +523,7 @@ enum store_status store_evidence_check(struct store_conn *c, const json_t *ids, 
         return STORE_ERROR;
     const char *params[] = {text};
     json_t *unknown = NULL;
-    enum store_status st = store_json_tx(c, SQL_EVIDENCE_UNKNOWN, 1, params, &unknown);
+    enum store_status st = store_json_tx(c, SQL_EVIDENCE_UNKNOWN, STORE_ARGS(params), &unknown);
     free(text);
     if (st != STORE_OK)
         return st;
@@ -577,7 +577,7 @@ enum store_status store_review_create(struct store *s, const struct audit_actor 
         who->name,
         real_text(json_object_get(doc, "outcome_threshold"), outcome, sizeof outcome)};
     enum store_status st = checked_write(s, who, "review.create", check_review_refs, doc, p,
-                                         SQL_CREATE, 8, params, out);
+                                         SQL_CREATE, STORE_ARGS(params), out);
     free(ids);
     return st;
 }
@@ -586,7 +586,7 @@ enum store_status store_review_get(struct store *s, const char *id, const struct
                                    json_t **out)
 {
     const char *params[] = {id, team_scope_param(scope)};
-    return store_json(s, SQL_GET, 2, params, out);
+    return store_json(s, SQL_GET, STORE_ARGS(params), out);
 }
 
 enum store_status store_review_list(struct store *s, const struct evlist_query *q, json_t **out)
@@ -595,7 +595,7 @@ enum store_status store_review_list(struct store *s, const struct evlist_query *
     snprintf(lim, sizeof lim, "%d", q->limit);
     const char *params[] = {
         team_scope_param(q->scope), q->state, q->team, q->after_at, q->after_id, lim};
-    return store_json(s, SQL_LIST, 6, params, out);
+    return store_json(s, SQL_LIST, STORE_ARGS(params), out);
 }
 
 enum store_status store_review_update(struct store *s, const struct audit_actor *who,
@@ -616,7 +616,7 @@ enum store_status store_review_update(struct store *s, const struct audit_actor 
         version,
         real_text(json_object_get(doc, "outcome_threshold"), outcome, sizeof outcome)};
     enum store_status st = checked_write(s, who, "review.update", check_review_refs, doc, p,
-                                         SQL_UPDATE, 9, params, out);
+                                         SQL_UPDATE, STORE_ARGS(params), out);
     free(ids);
     /* No row: the review exists (the caller read it) but its version moved on. */
     return st == STORE_NOT_FOUND ? STORE_CONFLICT : st;
@@ -639,7 +639,7 @@ enum store_status store_artifact_create(struct store *s, const struct audit_acto
         return STORE_ERROR;
     const char *params[] = {review_id, text, who->name};
     enum store_status st = checked_write(s, who, "review_artifact.create", check_artifact_refs, doc,
-                                         p, SQL_ARTIFACT_CREATE, 3, params, out);
+                                         p, SQL_ARTIFACT_CREATE, STORE_ARGS(params), out);
     free(text);
     return st;
 }
@@ -647,14 +647,14 @@ enum store_status store_artifact_create(struct store *s, const struct audit_acto
 enum store_status store_artifact_list(struct store *s, const char *review_id, json_t **out)
 {
     const char *params[] = {review_id};
-    return store_json(s, SQL_ARTIFACT_LIST, 1, params, out);
+    return store_json(s, SQL_ARTIFACT_LIST, STORE_ARGS(params), out);
 }
 
 enum store_status store_artifact_get(struct store *s, const char *review_id, const char *id,
                                      json_t **out)
 {
     const char *params[] = {review_id, id};
-    return store_json(s, SQL_ARTIFACT_GET, 2, params, out);
+    return store_json(s, SQL_ARTIFACT_GET, STORE_ARGS(params), out);
 }
 
 enum store_status store_artifact_update(struct store *s, const struct audit_actor *who,
@@ -669,7 +669,7 @@ enum store_status store_artifact_update(struct store *s, const struct audit_acto
     snprintf(version, sizeof version, "%ld", expected_version);
     const char *params[] = {review_id, id, text, version};
     enum store_status st = checked_write(s, who, "review_artifact.update", check_artifact_refs, doc,
-                                         p, SQL_ARTIFACT_UPDATE, 4, params, out);
+                                         p, SQL_ARTIFACT_UPDATE, STORE_ARGS(params), out);
     free(text);
     return st == STORE_NOT_FOUND ? STORE_CONFLICT : st;
 }
@@ -681,13 +681,13 @@ enum store_status store_review_checklist_tx(struct store_conn *c, const char *re
     *out = NULL;
     json_t *review = NULL, *latest = NULL, *cited_rows = NULL, *options = NULL, *list = NULL;
     const char *p1[] = {review_id, team_scope_param(scope)};
-    enum store_status st = store_json_tx(c, SQL_FACTS_REVIEW, 2, p1, &review);
+    enum store_status st = store_json_tx(c, SQL_FACTS_REVIEW, STORE_ARGS(p1), &review);
     if (st != STORE_OK)
         goto out;
     if (cited) {
         list = json_incref((json_t *)cited);
     } else {
-        st = store_json_tx(c, SQL_FACTS_LATEST, 2, p1, &latest);
+        st = store_json_tx(c, SQL_FACTS_LATEST, STORE_ARGS(p1), &latest);
         if (st != STORE_OK && st != STORE_NOT_FOUND)
             goto out;
         list = json_array();
@@ -700,14 +700,14 @@ enum store_status store_review_checklist_tx(struct store_conn *c, const char *re
         goto out;
     }
     const char *p2[] = {list_text};
-    st = store_json_tx(c, SQL_FACTS_CITED, 1, p2, &cited_rows);
+    st = store_json_tx(c, SQL_FACTS_CITED, STORE_ARGS(p2), &cited_rows);
     free(list_text);
     if (st != STORE_OK)
         goto out;
     const json_t *compared = checklist_compared(cited_rows);
     if (compared) {
         const char *p3[] = {json_string_value(json_object_get(compared, "sha256")), p1[1]};
-        st = store_json_tx(c, SQL_FACTS_OPTIONS, 2, p3, &options);
+        st = store_json_tx(c, SQL_FACTS_OPTIONS, STORE_ARGS(p3), &options);
         if (st != STORE_OK)
             goto out;
     }

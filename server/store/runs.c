@@ -273,7 +273,7 @@ static enum store_status cluster_of(struct runs_upload *u, const char *name,
     json_t *v = NULL;
     enum store_status st = copy_finish(u); /* the connection takes no query during a COPY */
     if (st == STORE_OK)
-        st = busy(u, store_json_tx(conn(u), SQL_CLUSTER, 2, p, &v));
+        st = busy(u, store_json_tx(conn(u), SQL_CLUSTER, STORE_ARGS(p), &v));
     if (st != STORE_OK)
         return st;
     struct runs_cluster *c = &u->clusters[u->nclusters];
@@ -351,7 +351,7 @@ static enum store_status probe_keys(struct runs_upload *u)
         return STORE_UNAVAILABLE;
     json_t *dups = NULL;
     const char *p[] = {u->arr_c.data, u->arr_e.data};
-    enum store_status st = store_json_tx(conn(u), SQL_KEYS, 2, p, &dups);
+    enum store_status st = store_json_tx(conn(u), SQL_KEYS, STORE_ARGS(p), &dups);
     if (st != STORE_OK)
         return st;
     size_t i;
@@ -469,7 +469,7 @@ static enum store_status assign_ids(struct runs_upload *u)
     snprintf(count, sizeof count, "%zu", n);
     const char *p[] = {count};
     json_t *first = NULL;
-    enum store_status st = store_json_tx(conn(u), SQL_IDS, 1, p, &first);
+    enum store_status st = store_json_tx(conn(u), SQL_IDS, STORE_ARGS(p), &first);
     json_int_t id = json_integer_value(first);
     json_decref(first);
     if (st != STORE_OK)
@@ -566,7 +566,7 @@ static enum store_status flush_rollups(struct runs_upload *u)
     if (dt && ht) {
         const char *p[] = {dt, ht, u->upload_id};
         json_t *counts = NULL;
-        st = store_json_tx(conn(u), SQL_ROLLUP, 3, p, &counts);
+        st = store_json_tx(conn(u), SQL_ROLLUP, STORE_ARGS(p), &counts);
         json_decref(counts);
     }
     free(dt);
@@ -721,5 +721,5 @@ enum store_status store_runs_list(struct store *s, const struct runs_query *q, j
                        q->after_id,
                        lim,
                        q->workload_id};
-    return store_json(s, SQL_LIST, 11, p, out);
+    return store_json(s, SQL_LIST, STORE_ARGS(p), out);
 }

@@ -60,7 +60,7 @@ enum store_status store_telemetry_series(struct store *s, const char *benchmark_
                                          json_t **out)
 {
     const char *p[] = {benchmark_id, points_max, idle_below, idle_min_s, stretches_max};
-    return store_json(s, SQL_TELEMETRY_SERIES, 5, p, out);
+    return store_json(s, SQL_TELEMETRY_SERIES, STORE_ARGS(p), out);
 }
 
 /* $3 is day|week|month (checked by the caller), a field name of date_trunc and an interval
@@ -103,5 +103,5 @@ enum store_status store_usage_series(struct store *s, const struct usage_series_
                        q->to,
                        q->buckets_max,
                        q->workload_json};
-    return store_json(s, SQL_USAGE_SERIES, 7, p, out);
+    return store_json(s, SQL_USAGE_SERIES, STORE_ARGS(p), out);
 }

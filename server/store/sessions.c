@@ -39,7 +39,7 @@ enum store_status store_session_create(struct store *s, const struct audit_actor
     char secs[16];
     snprintf(secs, sizeof secs, "%d", absolute_s);
     const char *p[] = {session_sha256, user_id, secs};
-    return store_write_audited(s, who, "session.create", SQL_CREATE, 3, p, out);
+    return store_write_audited(s, who, "session.create", SQL_CREATE, STORE_ARGS(p), out);
 }
 
 enum store_status store_session_resolve(struct store *s, const char *session_sha256, int idle_s,
@@ -49,7 +49,7 @@ enum store_status store_session_resolve(struct store *s, const char *session_sha
     snprintf(idle, sizeof idle, "%d", idle_s);
     snprintf(touch, sizeof touch, "%.3f", touch_s);
     const char *p[] = {session_sha256, idle, touch};
-    return store_json(s, SQL_RESOLVE, 3, p, out);
+    return store_json(s, SQL_RESOLVE, STORE_ARGS(p), out);
 }
 
 enum store_status store_session_end(struct store *s, const struct audit_actor *who,
@@ -57,7 +57,7 @@ enum store_status store_session_end(struct store *s, const struct audit_actor *w
 {
     const char *p[] = {session_sha256};
     json_t *row = NULL;
-    enum store_status st = store_write_audited(s, who, "session.end", SQL_END, 1, p, &row);
+    enum store_status st = store_write_audited(s, who, "session.end", SQL_END, STORE_ARGS(p), &row);
     json_decref(row);
     return st;
 }

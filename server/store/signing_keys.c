@@ -88,8 +88,8 @@ enum store_status store_signing_key_add(struct store *s, const struct audit_acto
 {
     const char *p[] = {key_id, user_id, public_key_b64};
     *created = 0;
-    enum store_status st =
-        write_with_event(s, who, "signing_key.add", SQL_ADD, 3, p, key_id, "enrol", server_sk, out);
+    enum store_status st = write_with_event(s, who, "signing_key.add", SQL_ADD, STORE_ARGS(p),
+                                            key_id, "enrol", server_sk, out);
     if (st == STORE_OK) {
         json_object_del(*out, "id");
         *created = 1;
@@ -118,13 +118,13 @@ enum store_status store_signing_key_add(struct store *s, const struct audit_acto
 enum store_status store_signing_key_list(struct store *s, const char *user_id, json_t **out)
 {
     const char *p[] = {user_id};
-    return store_json(s, SQL_LIST, 1, p, out);
+    return store_json(s, SQL_LIST, STORE_ARGS(p), out);
 }
 
 enum store_status store_signing_key_list_named(struct store *s, const char *username, json_t **out)
 {
     const char *p[] = {username};
-    return store_json(s, SQL_LIST_NAMED, 1, p, out);
+    return store_json(s, SQL_LIST_NAMED, STORE_ARGS(p), out);
 }
 
 enum store_status store_signing_key_revoke(struct store *s, const struct audit_actor *who,
@@ -133,8 +133,8 @@ enum store_status store_signing_key_revoke(struct store *s, const struct audit_a
                                            json_t **out)
 {
     const char *p[] = {key_id, user_id, username};
-    enum store_status st = write_with_event(s, who, "signing_key.revoke", SQL_REVOKE, 3, p, key_id,
-                                            "revoke", server_sk, out);
+    enum store_status st = write_with_event(s, who, "signing_key.revoke", SQL_REVOKE, STORE_ARGS(p),
+                                            key_id, "revoke", server_sk, out);
     if (st == STORE_OK)
         json_object_del(*out, "id");
     return st;
@@ -143,5 +143,5 @@ enum store_status store_signing_key_revoke(struct store *s, const struct audit_a
 enum store_status store_signing_key_get(struct store *s, const char *key_id, json_t **out)
 {
     const char *p[] = {key_id};
-    return store_json(s, SQL_GET, 1, p, out);
+    return store_json(s, SQL_GET, STORE_ARGS(p), out);
 }

@@ -74,6 +74,15 @@ enum store_status store_ready(struct store *s, const char *dir, char *why,
 struct store_conn *store_acquire(struct store *s, int timeout_ms) STORE_MUSTCHECK;
 void store_release(struct store *s, struct store_conn *c);
 
+/* The parameter count and array of a statement, from the array itself: STORE_ARGS(p) for
+ * `const char *p[] = {...}` is "n, p" with n its length, so a count can never disagree with
+ * its array. A pointer instead of an array does not compile. */
+#define STORE_ARGS(p)                                                                              \
+    (int)(sizeof(p) / sizeof((p)[0]) +                                                             \
+          0 * sizeof(char[1 -                                                                      \
+                          2 * __builtin_types_compatible_p(__typeof__(p), __typeof__(&(p)[0]))])), \
+        (p)
+
 /* Runs sql with text parameters (NULL = SQL NULL). When out is given, the first column of the
  * first row is parsed as JSON into *out (new reference): the query must return one row with one
  * json column, or no row (→ STORE_NOT_FOUND). */

@@ -27,7 +27,7 @@ enum store_status store_team_create(struct store *s, const struct audit_actor *w
                                     const char *name, json_t **out)
 {
     const char *p[] = {name};
-    return store_write_audited(s, who, "team.create", SQL_CREATE, 1, p, out);
+    return store_write_audited(s, who, "team.create", SQL_CREATE, STORE_ARGS(p), out);
 }
 
 enum store_status store_team_list(struct store *s, const char *after, int limit, json_t **out)
@@ -35,11 +35,12 @@ enum store_status store_team_list(struct store *s, const char *after, int limit,
     char lim[16];
     snprintf(lim, sizeof lim, "%d", limit);
     const char *p[] = {after, lim};
-    return store_json(s, SQL_LIST, 2, p, out);
+    return store_json(s, SQL_LIST, STORE_ARGS(p), out);
 }
 
 enum store_status store_team_get(struct store *s, const char *id_or_name, json_t **out)
 {
     const char *p[] = {id_or_name};
-    return store_json(s, uuid_valid(id_or_name) ? SQL_GET_BY_ID : SQL_GET_BY_NAME, 1, p, out);
+    return store_json(s, uuid_valid(id_or_name) ? SQL_GET_BY_ID : SQL_GET_BY_NAME, STORE_ARGS(p),
+                      out);
 }

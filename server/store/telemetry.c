@@ -81,13 +81,13 @@ enum store_status store_telemetry_finish(struct upload_tx *u, const struct audit
     enum store_status st = store_upload_tx_end_copy(u, &rows);
     if (st == STORE_OK) {
         c = store_upload_tx_conn(u);
-        st = store_json_tx(c, SQL_MOVE, 2, pm, &counts);
+        st = store_json_tx(c, SQL_MOVE, STORE_ARGS(pm), &counts);
     }
     long staged = (long)json_integer_value(json_object_get(counts, "staged"));
     long inserted = (long)json_integer_value(json_object_get(counts, "inserted"));
     json_decref(counts);
     if (st == STORE_OK && inserted > 0)
-        st = store_json_tx(c, SQL_DERIVE, 2, p, derived);
+        st = store_json_tx(c, SQL_DERIVE, STORE_ARGS(p), derived);
     else if (st == STORE_OK) {
         st = store_json_tx(c, SQL_DERIVED_NOW, 1, p, derived);
         if (st == STORE_NOT_FOUND) {
@@ -116,5 +116,5 @@ enum store_status store_telemetry_list(struct store *s, const struct evlist_quer
     char lim[16];
     snprintf(lim, sizeof lim, "%d", q->limit);
     const char *p[] = {q->benchmark_id, q->after_at, q->after_id, lim, q->from, q->to};
-    return store_json(s, SQL_LIST, 6, p, out);
+    return store_json(s, SQL_LIST, STORE_ARGS(p), out);
 }

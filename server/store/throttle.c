@@ -59,7 +59,7 @@ enum store_status store_login_throttle_reserve(struct store *s,
     snprintf(win, sizeof win, "%d", policy->window_s);
     const char *p[] = {account_sha256, address_sha256, acc, addr, win};
     json_t *row = NULL;
-    enum store_status st = store_json(s, SQL_RESERVE, 5, p, &row);
+    enum store_status st = store_json(s, SQL_RESERVE, STORE_ARGS(p), &row);
     *retry_after_s = 0;
     if (st == STORE_OK) {
         json_int_t v = json_integer_value(json_object_get(row, "retry_after_s"));
@@ -79,7 +79,7 @@ enum store_status store_login_throttle_release(struct store *s,
     snprintf(addr, sizeof addr, "%d", policy->address_failures);
     const char *p[] = {account_sha256, address_sha256, acc, signed_in ? "signed-in" : "unused",
                        addr};
-    return store_exec(s, SQL_RELEASE, 5, p, NULL);
+    return store_exec(s, SQL_RELEASE, STORE_ARGS(p), NULL);
 }
 
 enum store_status store_login_throttle_purge(struct store *s,
@@ -88,5 +88,5 @@ enum store_status store_login_throttle_purge(struct store *s,
     char win[16];
     snprintf(win, sizeof win, "%d", policy->window_s);
     const char *p[] = {win};
-    return store_exec(s, SQL_PURGE, 1, p, NULL);
+    return store_exec(s, SQL_PURGE, STORE_ARGS(p), NULL);
 }

@@ -49,7 +49,7 @@ enum store_status store_upload_insert_tx(struct store_conn *c, const json_t *rec
         return STORE_ERROR;
     const char *p[] = {text};
     json_t *row = NULL;
-    enum store_status st = store_json_tx(c, SQL_INSERT, 1, p, &row);
+    enum store_status st = store_json_tx(c, SQL_INSERT, STORE_ARGS(p), &row);
     free(text);
     if (out)
         *out = row;
@@ -61,7 +61,7 @@ enum store_status store_upload_insert_tx(struct store_conn *c, const json_t *rec
 enum store_status store_upload_get(struct store *s, const char *id, json_t **out)
 {
     const char *p[] = {id};
-    return store_json(s, SQL_GET, 1, p, out);
+    return store_json(s, SQL_GET, STORE_ARGS(p), out);
 }
 
 enum store_status store_upload_list(struct store *s, const struct evlist_query *q, json_t **out)
@@ -77,7 +77,7 @@ enum store_status store_upload_list(struct store *s, const struct evlist_query *
                        q->after_at,
                        q->after_id,
                        lim};
-    return store_json(s, SQL_LIST, 9, p, out);
+    return store_json(s, SQL_LIST, STORE_ARGS(p), out);
 }
 
 static const char *SQL_TZ_KNOWN =
@@ -92,7 +92,7 @@ enum store_status store_tz_known(struct store *s, const char *name, int *known)
 {
     const char *p[] = {name};
     json_t *v = NULL;
-    enum store_status st = store_json(s, SQL_TZ_KNOWN, 1, p, &v);
+    enum store_status st = store_json(s, SQL_TZ_KNOWN, STORE_ARGS(p), &v);
     *known = st == STORE_OK && json_is_true(v);
     json_decref(v);
     return st;
@@ -105,7 +105,7 @@ enum store_status store_tz_local_hour(struct store *s, const char *zone, int yea
     snprintf(local, sizeof local, "%04d-%02d-%02d %02d:00:00", year, month, day, hour);
     const char *p[] = {local, zone};
     json_t *v = NULL;
-    enum store_status st = store_json(s, SQL_TZ_HOUR, 2, p, &v);
+    enum store_status st = store_json(s, SQL_TZ_HOUR, STORE_ARGS(p), &v);
     *exists = st == STORE_OK && json_is_true(json_object_get(v, "exists"));
     *epoch_s = st == STORE_OK ? (int64_t)json_integer_value(json_object_get(v, "epoch")) : 0;
     json_decref(v);

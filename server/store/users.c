@@ -124,7 +124,7 @@ static const char *SQL_TOKEN_REVOKE =
 enum store_status store_token_resolve(struct store *s, const char *token_sha256, json_t **out)
 {
     const char *p[] = {token_sha256};
-    return store_json(s, SQL_TOKEN_RESOLVE, 1, p, out);
+    return store_json(s, SQL_TOKEN_RESOLVE, STORE_ARGS(p), out);
 }
 
 enum store_status store_user_create(struct store *s, const struct audit_actor *who,
@@ -135,7 +135,8 @@ enum store_status store_user_create(struct store *s, const struct audit_actor *w
     /* NULL team_names: no teams (json_dumps of NULL is NULL, hence "[]"). */
     char *teams = team_names ? json_dumps(team_names, JSON_COMPACT) : NULL;
     const char *p[] = {username, role, password_hash, teams ? teams : "[]"};
-    enum store_status st = store_write_audited(s, who, "user.create", SQL_USER_CREATE, 4, p, out);
+    enum store_status st =
+        store_write_audited(s, who, "user.create", SQL_USER_CREATE, STORE_ARGS(p), out);
     free(teams);
     /* No row: a named team does not exist. */
     return st == STORE_NOT_FOUND ? STORE_INVALID : st;
@@ -151,9 +152,9 @@ enum store_status store_bootstrap_admin(struct store *s, const char *password_ha
     const char *p[] = {password_hash};
     enum store_status st = store_begin(c);
     if (st == STORE_OK)
-        st = store_exec_tx(c, "SELECT pg_advisory_xact_lock($1::bigint)", 1, lock, NULL);
+        st = store_exec_tx(c, "SELECT pg_advisory_xact_lock($1::bigint)", STORE_ARGS(lock), NULL);
     if (st == STORE_OK)
-        st = store_json_tx(c, SQL_BOOTSTRAP, 1, p, &row);
+        st = store_json_tx(c, SQL_BOOTSTRAP, STORE_ARGS(p), &row);
     if (st == STORE_OK) {
         struct audit_actor system = {.name = "system", .request_id = "bootstrap"};
         st = store_audit_record_tx(c, &system, "user.bootstrap_admin",
@@ -176,13 +177,13 @@ enum store_status store_token_create(struct store *s, const struct audit_actor *
     snprintf(days, sizeof days, "%d", expires_in_days);
     const char *p[] = {username, label ? label : "", token_sha256,
                        expires_in_days > 0 ? days : NULL};
-    return store_write_audited(s, who, "token.create", SQL_TOKEN_CREATE, 4, p, out);
+    return store_write_audited(s, who, "token.create", SQL_TOKEN_CREATE, STORE_ARGS(p), out);
 }
 
 enum store_status store_user_login_get(struct store *s, const char *username, json_t **out)
 {
     const char *p[] = {username};
-    return store_json(s, SQL_LOGIN_GET, 1, p, out);
+    return store_json(s, SQL_LOGIN_GET, STORE_ARGS(p), out);
 }
 
 enum store_status store_user_rehash(struct store *s, const struct audit_actor *who,
@@ -191,7 +192,7 @@ enum store_status store_user_rehash(struct store *s, const struct audit_actor *w
     const char *p[] = {user_id, old_hash, new_hash};
     json_t *row = NULL;
     enum store_status st =
-        store_write_audited(s, who, "user.password_rehash", SQL_REHASH, 3, p, &row);
+        store_write_audited(s, who, "user.password_rehash", SQL_REHASH, STORE_ARGS(p), &row);
     json_decref(row);
     return st;
 }
@@ -201,7 +202,7 @@ enum store_status store_user_list(struct store *s, const char *after, int limit,
     char lim[16];
     snprintf(lim, sizeof lim, "%d", limit);
     const char *p[] = {after, lim};
-    return store_json(s, SQL_USER_LIST, 2, p, out);
+    return store_json(s, SQL_USER_LIST, STORE_ARGS(p), out);
 }
 
 enum store_status store_team_names_missing(struct store *s, const json_t *team_names, json_t **out)
@@ -210,7 +211,7 @@ enum store_status store_team_names_missing(struct store *s, const json_t *team_n
     if (!names)
         return STORE_ERROR;
     const char *p[] = {names};
-    enum store_status st = store_json(s, SQL_TEAMS_MISSING, 1, p, out);
+    enum store_status st = store_json(s, SQL_TEAMS_MISSING, STORE_ARGS(p), out);
     free(names);
     return st;
 }
@@ -221,7 +222,7 @@ enum store_status store_token_list(struct store *s, const char *user_id, const c
     char lim[16];
     snprintf(lim, sizeof lim, "%d", limit);
     const char *p[] = {user_id, after, lim};
-    return store_json(s, SQL_TOKEN_LIST, 3, p, out);
+    return store_json(s, SQL_TOKEN_LIST, STORE_ARGS(p), out);
 }
 
 enum store_status store_token_revoke(struct store *s, const struct audit_actor *who, const char *id,
@@ -230,7 +231,7 @@ enum store_status store_token_revoke(struct store *s, const struct audit_actor *
     const char *p[] = {id, owner_id};
     json_t *row = NULL;
     enum store_status st =
-        store_write_audited(s, who, "token.revoke", SQL_TOKEN_REVOKE, 2, p, &row);
+        store_write_audited(s, who, "token.revoke", SQL_TOKEN_REVOKE, STORE_ARGS(p), &row);
     json_decref(row);
     return st;
 }
@@ -269,8 +270,8 @@ static enum store_status lock_user(struct store_conn *c, const json_t *doc, stru
 {
     (void)p;
     const char *params[] = {json_string_value(doc)};
-    return store_exec_tx(c, "SELECT 1 FROM app_user WHERE username = $1 FOR UPDATE", 1, params,
-                         NULL);
+    return store_exec_tx(c, "SELECT 1 FROM app_user WHERE username = $1 FOR UPDATE",
+                         STORE_ARGS(params), NULL);
 }
 
 /* store_write_audited with the user named params[0] locked first (lock_user). */
@@ -298,8 +299,8 @@ enum store_status store_user_disable(struct store *s, const struct audit_actor *
 {
     const char *p[] = {username};
     struct disable_events e = {.server_sk = server_sk, .log = !store_log_fault(s, NULL, 0)};
-    enum store_status st =
-        write_locked(s, who, "user.disable", &e, log_revocations, SQL_USER_DISABLE, 1, p, out);
+    enum store_status st = write_locked(s, who, "user.disable", &e, log_revocations,
+                                        SQL_USER_DISABLE, STORE_ARGS(p), out);
     if (e.fault[0]) {
         /* The log was found inconsistent while appending: it appends nothing more, but the
          * account is closed all the same; the revocations reach the log when it is restored
@@ -307,7 +308,8 @@ enum store_status store_user_disable(struct store *s, const struct audit_actor *
         store__log_fault(s, e.fault);
         e.log = 0;
         e.fault[0] = '\0';
-        st = write_locked(s, who, "user.disable", &e, log_revocations, SQL_USER_DISABLE, 1, p, out);
+        st = write_locked(s, who, "user.disable", &e, log_revocations, SQL_USER_DISABLE,
+                          STORE_ARGS(p), out);
     }
     if (st == STORE_OK)
         json_object_set_new(*out, "signing_keys_logged", json_boolean(e.log));
@@ -318,7 +320,7 @@ enum store_status store_user_enable(struct store *s, const struct audit_actor *w
                                     const char *username, json_t **out)
 {
     const char *p[] = {username};
-    return store_write_audited(s, who, "user.enable", SQL_USER_ENABLE, 1, p, out);
+    return store_write_audited(s, who, "user.enable", SQL_USER_ENABLE, STORE_ARGS(p), out);
 }
 
 enum store_status store_user_password_set(struct store *s, const struct audit_actor *who,
@@ -326,5 +328,6 @@ enum store_status store_user_password_set(struct store *s, const struct audit_ac
                                           json_t **out)
 {
     const char *p[] = {username, password_hash};
-    return write_locked(s, who, "user.password_reset", NULL, NULL, SQL_USER_PASSWORD, 2, p, out);
+    return write_locked(s, who, "user.password_reset", NULL, NULL, SQL_USER_PASSWORD, STORE_ARGS(p),
+                        out);
 }

@@ -152,7 +152,7 @@ enum store_status store_webhook_enqueue_tx(struct store_conn *c, const char *eve
             event,     owner,      alert_id && uuid_valid(alert_id) ? alert_id : NULL,
             json_body, slack_body, admins_too ? "true" : "false"};
         json_t *n = NULL;
-        st = store_json_tx(c, SQL_ENQUEUE, 6, p, &n);
+        st = store_json_tx(c, SQL_ENQUEUE, STORE_ARGS(p), &n);
         if (st == STORE_OK && queued)
             *queued = (int)json_integer_value(n);
         json_decref(n);
@@ -174,7 +174,8 @@ enum store_status store_webhook_create(struct store *s, const struct audit_actor
     const char *p[] = {w->user_id,       w->owner,  w->url,
                        w->events_json,   w->format, w->description,
                        w->secret_sealed, redacted,  max};
-    enum store_status st = store_write_audited(s, who, "webhook.create", SQL_CREATE, 9, p, out);
+    enum store_status st =
+        store_write_audited(s, who, "webhook.create", SQL_CREATE, STORE_ARGS(p), out);
     if (st == STORE_OK)
         json_object_set_new(*out, "url", json_string(w->url));
     return st;
@@ -186,14 +187,14 @@ enum store_status store_webhook_list(struct store *s, const char *owner, const c
     char lim[16];
     snprintf(lim, sizeof lim, "%d", limit);
     const char *p[] = {owner, after_at, after_id, lim};
-    return store_json(s, SQL_LIST, 4, p, out);
+    return store_json(s, SQL_LIST, STORE_ARGS(p), out);
 }
 
 enum store_status store_webhook_get(struct store *s, const char *id, const char *owner,
                                     json_t **out)
 {
     const char *p[] = {id, owner};
-    return store_json(s, SQL_GET, 2, p, out);
+    return store_json(s, SQL_GET, STORE_ARGS(p), out);
 }
 
 enum store_status store_webhook_delete(struct store *s, const struct audit_actor *who,
@@ -201,7 +202,8 @@ enum store_status store_webhook_delete(struct store *s, const struct audit_actor
 {
     const char *p[] = {id, owner};
     json_t *row = NULL;
-    enum store_status st = store_write_audited(s, who, "webhook.delete", SQL_DELETE, 2, p, &row);
+    enum store_status st =
+        store_write_audited(s, who, "webhook.delete", SQL_DELETE, STORE_ARGS(p), &row);
     json_decref(row);
     return st;
 }
@@ -216,7 +218,7 @@ static enum store_status ping_lock(struct store_conn *c, const json_t *webhook_i
     return store_exec_tx(c,
                          "SELECT pg_advisory_xact_lock(hashtext('capledger.webhook_ping'), "
                          "hashtext(user_id::text)) FROM webhook WHERE id = $1::uuid",
-                         1, param, NULL);
+                         STORE_ARGS(param), NULL);
 }
 
 enum store_status store_webhook_ping(struct store *s, const struct audit_actor *who, const char *id,
@@ -229,9 +231,9 @@ enum store_status store_webhook_ping(struct store *s, const struct audit_actor *
     struct problems none;
     problems_init(&none);
     struct audit_check lock = {.fn = ping_lock, .doc = webhook_id, .p = &none};
-    enum store_status st =
-        webhook_id ? store_write_audited_checked(s, who, "webhook.ping", &lock, SQL_PING, 3, p, out)
-                   : STORE_ERROR;
+    enum store_status st = webhook_id ? store_write_audited_checked(s, who, "webhook.ping", &lock,
+                                                                    SQL_PING, STORE_ARGS(p), out)
+                                      : STORE_ERROR;
     problems_free(&none);
     json_decref(webhook_id);
     return st;
@@ -244,7 +246,7 @@ enum store_status store_webhook_deliveries(struct store *s, const char *webhook_
     char lim[16];
     snprintf(lim, sizeof lim, "%d", limit);
     const char *p[] = {webhook_id, before_at, before_id, lim};
-    return store_json(s, SQL_DELIVERIES, 4, p, out);
+    return store_json(s, SQL_DELIVERIES, STORE_ARGS(p), out);
 }
 
 /* A fixed key for the claims' advisory lock ("webhook" in ASCII). */
@@ -265,9 +267,9 @@ enum store_status store_webhook_claim(struct store *s, double lease_s, int max, 
         return STORE_UNAVAILABLE;
     enum store_status st = store_begin(c);
     if (st == STORE_OK)
-        st = store_exec_tx(c, "SELECT pg_advisory_xact_lock($1::bigint)", 1, lock, NULL);
+        st = store_exec_tx(c, "SELECT pg_advisory_xact_lock($1::bigint)", STORE_ARGS(lock), NULL);
     if (st == STORE_OK)
-        st = store_json_tx(c, SQL_CLAIM, 3, p, out);
+        st = store_json_tx(c, SQL_CLAIM, STORE_ARGS(p), out);
     if (st == STORE_OK)
         st = store_commit(c);
     if (st != STORE_OK) {
@@ -298,5 +300,5 @@ enum store_status store_webhook_result(struct store *s, const struct webhook_res
                        res->error,   retry,
                        max,          res->breaker_failure ? "true" : "false",
                        open,         res->destination ? res->destination : ""};
-    return store_exec(s, SQL_RESULT, 10, p, NULL);
+    return store_exec(s, SQL_RESULT, STORE_ARGS(p), NULL);
 }

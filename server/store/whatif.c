@@ -61,7 +61,7 @@ enum store_status store_whatif_jobs(struct store *s, const struct store_whatif_s
         return STORE_UNAVAILABLE;
     const char *p[] = {sel->team,           sel->cluster, sel->partition,
                        sel->workload_class, sel->from,    sel->to};
-    enum store_status st = store_rows_tx(c, SQL_JOBS, 6, p, fn, ctx);
+    enum store_status st = store_rows_tx(c, SQL_JOBS, STORE_ARGS(p), fn, ctx);
     store_release(s, c);
     return st;
 }
@@ -71,7 +71,7 @@ enum store_status store_cluster_capacity(struct store *s, const char *cluster,
 {
     const char *p[] = {cluster, partition};
     json_t *v = NULL;
-    enum store_status st = store_json(s, SQL_CAPACITY, 2, p, &v);
+    enum store_status st = store_json(s, SQL_CAPACITY, STORE_ARGS(p), &v);
     if (st == STORE_OK)
         *gpus = json_number_value(v);
     json_decref(v);
@@ -96,17 +96,17 @@ enum store_status store_whatif_put(struct store *s, const struct audit_actor *wh
     if (st == STORE_OK) {
         const char *p[] = {sha256, input_sha256, engine_version, njobs,
                            sel,    resolved_jcs, result_jcs};
-        st = store_exec_tx(c, SQL_INSERT, 7, p, NULL);
+        st = store_exec_tx(c, SQL_INSERT, STORE_ARGS(p), NULL);
     }
     if (st == STORE_OK) {
         const char *p[] = {sha256, team, who->name};
-        st = store_json_tx(c, SQL_LINK, 3, p, &linked);
+        st = store_json_tx(c, SQL_LINK, STORE_ARGS(p), &linked);
         if (st == STORE_NOT_FOUND) /* this team stored this replay before */
             st = STORE_OK;
     }
     if (st == STORE_OK) {
         const char *p[] = {sha256, team};
-        st = store_json_tx(c, SQL_OF_TEAM, 2, p, &row);
+        st = store_json_tx(c, SQL_OF_TEAM, STORE_ARGS(p), &row);
     }
     if (st == STORE_OK && linked)
         st = store_audit_record_tx(c, who, "whatif.create", sha256, row);
@@ -131,7 +131,7 @@ enum store_status store_whatif_get(struct store *s, const char *sha256,
                                    const struct team_scope *scope, json_t **out)
 {
     const char *p[] = {sha256, null_filter(scope)};
-    return store_json(s, SQL_GET, 2, p, out);
+    return store_json(s, SQL_GET, STORE_ARGS(p), out);
 }
 
 struct one_text {
@@ -163,7 +163,7 @@ enum store_status store_whatif_input(struct store *s, const char *sha256,
         return STORE_UNAVAILABLE;
     struct one_text t = {0};
     const char *p[] = {sha256, null_filter(scope)};
-    enum store_status st = store_rows_tx(c, SQL_INPUT, 2, p, keep_text, &t);
+    enum store_status st = store_rows_tx(c, SQL_INPUT, STORE_ARGS(p), keep_text, &t);
     store_release(s, c);
     if (st == STORE_OK && t.oom)
         st = STORE_ERROR;

@@ -47,7 +47,8 @@ enum store_status store_workload_create(struct store *s, const struct audit_acto
     if (!text)
         return STORE_ERROR;
     const char *p[] = {text, who->name};
-    enum store_status st = store_write_audited(s, who, "workload.create", SQL_CREATE, 2, p, out);
+    enum store_status st =
+        store_write_audited(s, who, "workload.create", SQL_CREATE, STORE_ARGS(p), out);
     free(text);
     return st;
 }
@@ -55,7 +56,7 @@ enum store_status store_workload_create(struct store *s, const struct audit_acto
 enum store_status store_workload_get(struct store *s, const char *id, json_t **out)
 {
     const char *p[] = {id};
-    return store_json(s, SQL_GET, 1, p, out);
+    return store_json(s, SQL_GET, STORE_ARGS(p), out);
 }
 
 enum store_status store_workload_list(struct store *s, const struct evlist_query *q, json_t **out)
@@ -72,7 +73,7 @@ enum store_status store_workload_list(struct store *s, const struct evlist_query
                        q->after_id,
                        lim,
                        q->q};
-    return store_json(s, SQL_LIST, 10, p, out);
+    return store_json(s, SQL_LIST, STORE_ARGS(p), out);
 }
 
 enum store_status store_workload_update(struct store *s, const struct audit_actor *who,
@@ -85,7 +86,8 @@ enum store_status store_workload_update(struct store *s, const struct audit_acto
     char version[24];
     snprintf(version, sizeof version, "%ld", expected_version);
     const char *p[] = {id, text, version};
-    enum store_status st = store_write_audited(s, who, "workload.update", SQL_UPDATE, 3, p, out);
+    enum store_status st =
+        store_write_audited(s, who, "workload.update", SQL_UPDATE, STORE_ARGS(p), out);
     free(text);
     return st;
 }

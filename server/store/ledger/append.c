@@ -76,7 +76,7 @@ enum store_status ledger__sign_checkpoint(struct store_conn *c, const char *orig
     codec_hex_encode(root, MERKLE_HASH_BYTES, root_hex);
     const char *p[] = {size_text, root_hex, note};
     long inserted = 0;
-    enum store_status st = store_exec_tx(c, SQL_INSERT_CHECKPOINT, 3, p, &inserted);
+    enum store_status st = store_exec_tx(c, SQL_INSERT_CHECKPOINT, STORE_ARGS(p), &inserted);
     if (st == STORE_OK && inserted == 0 && note_out)
         st = STORE_CONFLICT; /* an append never meets a checkpoint of its new size */
     if (st == STORE_OK && note_out)
@@ -99,7 +99,7 @@ static enum store_status check_signer(struct store_conn *c, const struct ledger_
     const char *key_id = text_of(in->record, "signer_key_id");
     const char *params[] = {key_id};
     json_t *key = NULL;
-    enum store_status st = store_json_tx(c, SQL_SIGNER, 1, params, &key);
+    enum store_status st = store_json_tx(c, SQL_SIGNER, STORE_ARGS(params), &key);
     if (st == STORE_NOT_FOUND) {
         problems_add(p, "/record/signer_key_id", "no signing key with this id is registered");
         *outcome = LEDGER_INVALID;
@@ -191,7 +191,7 @@ enum store_status ledger__append_leaf_locked(struct store_conn *c, const json_t 
     codec_hex_encode(leaf_hash, sizeof leaf_hash, leaf_hex);
     codec_hex_encode(root, sizeof root, root_hex);
     const char *pl[] = {index_text, leaf_b64, leaf_hex};
-    st = store_exec_tx(c, SQL_INSERT_LEAF, 3, pl, NULL);
+    st = store_exec_tx(c, SQL_INSERT_LEAF, STORE_ARGS(pl), NULL);
     /* The tiles grow in the same transaction, under the same lock. */
     if (st == STORE_OK)
         st = store__tiles_write(c, stored, stored_count, fault, fault_size);
@@ -199,7 +199,7 @@ enum store_status ledger__append_leaf_locked(struct store_conn *c, const json_t 
         goto out;
     const char *ph[] = {size_text, root_hex, frontier_text};
     if (st == STORE_OK)
-        st = store_exec_tx(c, SQL_UPDATE_HEAD, 3, ph, NULL);
+        st = store_exec_tx(c, SQL_UPDATE_HEAD, STORE_ARGS(ph), NULL);
     if (st == STORE_OK)
         st = ledger__sign_checkpoint(c, origin, size + 1, root, server_sk, &note);
     if (st == STORE_OK) /* remembered outside the database once the transaction commits */
@@ -262,7 +262,7 @@ static enum store_status append_locked(struct store_conn *c, const struct ledger
                         text_of(record, "supersedes"),
                         index_text,
                         received_at};
-    st = store_exec_tx(c, SQL_INSERT_DECISION, 12, pd, NULL);
+    st = store_exec_tx(c, SQL_INSERT_DECISION, STORE_ARGS(pd), NULL);
     if (st == STORE_CONFLICT && strcmp(store_last_constraint(c), "decision_pkey") == 0) {
         /* Another append with this id committed while this one waited for the head. */
         *outcome = LEDGER_DUPLICATE;
@@ -316,7 +316,7 @@ enum store_status ledger__review_line(struct store_conn *c, const char *review_i
     *current = NULL;
     const char *pr[] = {review_id};
     json_t *found = NULL;
-    enum store_status st = store_json_tx(c, SQL_REVIEW_LEAVES, 1, pr, &found);
+    enum store_status st = store_json_tx(c, SQL_REVIEW_LEAVES, STORE_ARGS(pr), &found);
     if (st != STORE_OK)
         return st;
     const json_t *leaves = json_object_get(found, "leaves");
@@ -416,7 +416,7 @@ static enum store_status check_record(struct store_conn *c, const json_t *record
     const char *review_id = text_of(record, "review_id");
     const char *pf[] = {review_id && uuid_valid(review_id) ? review_id : NULL,
                         text_of(record, "id"), text_of(record, "supersedes"), cited_text};
-    enum store_status st = store_json_tx(c, SQL_FACTS, 4, pf, facts);
+    enum store_status st = store_json_tx(c, SQL_FACTS, STORE_ARGS(pf), facts);
     if (st != STORE_OK)
         return st;
     if (json_is_true(json_object_get(*facts, "duplicate"))) {
@@ -502,7 +502,7 @@ enum store_status store_decision_append(struct store *s, const struct audit_acto
     if (st != STORE_OK || *outcome != LEDGER_APPENDED)
         goto out;
     const char *pr[] = {text_of(record, "review_id")};
-    st = store_exec_tx(c, SQL_REVIEW_DECIDED, 1, pr, NULL);
+    st = store_exec_tx(c, SQL_REVIEW_DECIDED, STORE_ARGS(pr), NULL);
     if (st == STORE_OK) {
         json_t *change =
             json_pack("{s:s, s:s, s:s, s:O}", "id", text_of(record, "id"), "review_id",

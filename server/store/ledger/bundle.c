@@ -171,7 +171,7 @@ enum store_status store_audit_bundle_stream(struct store *s, store_sink sink, vo
         snprintf(a, sizeof a, "%lld", start);
         snprintf(b, sizeof b, "%lld", end);
         const char *pe[] = {a, b};
-        st = store_json_tx(c, SQL_BUNDLE_PAGE, 2, pe, &page);
+        st = store_json_tx(c, SQL_BUNDLE_PAGE, STORE_ARGS(pe), &page);
         if (st != STORE_OK)
             break;
         /* Fewer leaves than the range when one was removed behind the database's back: the
@@ -194,11 +194,11 @@ enum store_status store_audit_bundle_stream(struct store *s, store_sink sink, vo
         goto out;
     }
     const char *pk[] = {ids_text};
-    st = store_json_tx(c, SQL_BUNDLE_KEYS, 1, pk, &keys);
+    st = store_json_tx(c, SQL_BUNDLE_KEYS, STORE_ARGS(pk), &keys);
     if (st != STORE_OK)
         goto out;
     const char *pc[] = {hashes_text};
-    st = store_json_tx(c, SQL_BUNDLE_COMPARISONS, 1, pc, &comparisons);
+    st = store_json_tx(c, SQL_BUNDLE_COMPARISONS, STORE_ARGS(pc), &comparisons);
     if (st != STORE_OK)
         goto out;
     if (put_member(&o, "signer_keys", keys, 0) != 0 ||

@@ -178,7 +178,7 @@ enum store_status ledger__head_consistent(struct store_conn *c, const json_t *he
     snprintf(seen_text, sizeof seen_text, "%llu", has_seen ? (unsigned long long)seen.size : 0ULL);
     const char *p[] = {size_text, seen_text};
     json_t *facts = NULL;
-    enum store_status st = store_json_tx(c, SQL_HEAD_EVIDENCE, 2, p, &facts);
+    enum store_status st = store_json_tx(c, SQL_HEAD_EVIDENCE, STORE_ARGS(p), &facts);
     if (st != STORE_OK)
         return st;
     struct log_head_facts hf = {
@@ -219,7 +219,7 @@ enum store_status ledger__leaves_consistent(struct store_conn *c, uint64_t bound
     char bound_text[24];
     snprintf(bound_text, sizeof bound_text, "%llu", (unsigned long long)bound);
     const char *bp[] = {bound_text};
-    enum store_status st = store_json_tx(c, SQL_CHECKPOINT_AT, 1, bp, &latest);
+    enum store_status st = store_json_tx(c, SQL_CHECKPOINT_AT, STORE_ARGS(bp), &latest);
     if (st == STORE_NOT_FOUND) {
         snprintf(evidence, size,
                  "the log head is of size %llu, but no checkpoint of that size is "
@@ -239,7 +239,7 @@ enum store_status ledger__leaves_consistent(struct store_conn *c, uint64_t bound
         snprintf(start, sizeof start, "%llu", (unsigned long long)rc.n);
         const char *p[] = {start, bound_text};
         json_t *page = NULL;
-        st = store_json_tx(c, SQL_LEAF_PAGE, 2, p, &page);
+        st = store_json_tx(c, SQL_LEAF_PAGE, STORE_ARGS(p), &page);
         if (st != STORE_OK)
             break;
         json_int_t page_leaves = json_integer_value(json_object_get(page, "n"));

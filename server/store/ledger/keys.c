@@ -66,7 +66,7 @@ enum store_status store__log_key_event(struct store_conn *c, const char *key_id,
     char *leaf = NULL;
     enum store_status st = store_json_tx(c, SQL_LOCK_HEAD, 0, NULL, &head);
     if (st == STORE_OK)
-        st = store_json_tx(c, SQL_KEY_FOR_EVENT, 2, pk, &key);
+        st = store_json_tx(c, SQL_KEY_FOR_EVENT, STORE_ARGS(pk), &key);
     if (st != STORE_OK || json_is_true(json_object_get(key, "logged")))
         goto out;
     size_t len = 0;
@@ -87,7 +87,7 @@ enum store_status store__log_key_event(struct store_conn *c, const char *key_id,
     snprintf(index_text, sizeof index_text, "%lld",
              (long long)json_integer_value(json_object_get(appended, "leaf_index")));
     const char *pe[] = {key_id, kind, index_text};
-    st = store_exec_tx(c, SQL_INSERT_KEY_EVENT, 3, pe, NULL);
+    st = store_exec_tx(c, SQL_INSERT_KEY_EVENT, STORE_ARGS(pe), NULL);
 out:
     free(leaf);
     json_decref(key);
@@ -152,7 +152,7 @@ enum store_status ledger__check_signer_in_log(struct store_conn *c, const char *
 {
     const char *params[] = {key_id};
     json_t *found = NULL;
-    enum store_status st = store_json_tx(c, SQL_KEY_LEAVES, 1, params, &found);
+    enum store_status st = store_json_tx(c, SQL_KEY_LEAVES, STORE_ARGS(params), &found);
     if (st != STORE_OK)
         return st;
     const json_t *leaves = json_object_get(found, "leaves");

@@ -113,7 +113,7 @@ static enum store_status authenticate_row(struct store_conn *c, const struct not
         return STORE_OK; /* decision_bind_to_leaf names a signer the log never enrolled */
     const char *pk[] = {key_id};
     json_t *at = NULL;
-    st = store_json_tx(c, SQL_ENROL_INDEX, 1, pk, &at);
+    st = store_json_tx(c, SQL_ENROL_INDEX, STORE_ARGS(pk), &at);
     if (st == STORE_OK)
         st = ledger__leaf_authenticate_b64(c, cp, (uint64_t)json_integer_value(at),
                                            text_of(row, "enrol_leaf"), why, sizeof why);
@@ -176,7 +176,7 @@ enum store_status store_decision_get(struct store *s, const char *id,
                                      json_t **out)
 {
     const char *p[] = {id, team_scope_param(scope)};
-    return decisions_read(s, SQL_DECISION_GET, 2, p, NULL, fault, fault_size, out);
+    return decisions_read(s, SQL_DECISION_GET, STORE_ARGS(p), NULL, fault, fault_size, out);
 }
 
 enum store_status store_decision_list(struct store *s, const char *review_id,
@@ -187,7 +187,7 @@ enum store_status store_decision_list(struct store *s, const char *review_id,
     snprintf(after, sizeof after, "%lld", after_index);
     snprintf(lim, sizeof lim, "%d", limit);
     const char *p[] = {review_id, team_scope_param(scope), after, lim};
-    return decisions_read(s, SQL_DECISION_LIST, 4, p, review_id, fault, fault_size, out);
+    return decisions_read(s, SQL_DECISION_LIST, STORE_ARGS(p), review_id, fault, fault_size, out);
 }
 
 enum store_status store_log_head(struct store *s, json_t **out)
@@ -202,7 +202,7 @@ enum store_status store_log_entries(struct store *s, long long start, long long 
     snprintf(b, sizeof b, "%lld", end);
     const char *p[] = {a, b};
     json_t *leaves = NULL;
-    enum store_status st = store_json(s, SQL_ENTRIES, 2, p, &leaves);
+    enum store_status st = store_json(s, SQL_ENTRIES, STORE_ARGS(p), &leaves);
     if (st != STORE_OK)
         return st;
     *out = json_pack("{s:I, s:I, s:o}", "start", (json_int_t)start, "end", (json_int_t)end,

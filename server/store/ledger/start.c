@@ -86,7 +86,7 @@ enum store_status store_log_init(struct store *s, const char *origin,
     const char *p[] = {origin, vkey, empty_hex};
     enum store_status st = store_begin(c);
     if (st == STORE_OK)
-        st = store_exec_tx(c, SQL_INIT_HEAD, 3, p, NULL);
+        st = store_exec_tx(c, SQL_INIT_HEAD, STORE_ARGS(p), NULL);
     if (st == STORE_OK)
         st = store_json_tx(c, SQL_LOCK_HEAD, 0, NULL, &head);
     if (st != STORE_OK) {

@@ -44,8 +44,8 @@ enum store_status store__tiles_write(struct store_conn *c, const struct tile_has
         codec_hex_encode(h[i].hash, MERKLE_HASH_BYTES, hex);
         const char *p[] = {level, tile, hex, pos};
         long affected = 0;
-        enum store_status st =
-            store_exec_tx(c, at == 0 ? SQL_TILE_NEW : SQL_TILE_GROW, at == 0 ? 3 : 4, p, &affected);
+        enum store_status st = store_exec_tx(c, at == 0 ? SQL_TILE_NEW : SQL_TILE_GROW,
+                                             at == 0 ? 3 : STORE_ARGS(p), &affected);
         if (st == STORE_CONFLICT || (st == STORE_OK && affected != 1)) {
             snprintf(fault, fault_size,
                      "the log's tile %u/%llu does not end where stored hash %llu belongs",
@@ -86,7 +86,7 @@ static enum store_status tiles_load(struct store_conn *c, struct tile_set *s, js
     snprintf(indexes + b, cap - b, "}");
     snprintf(widths + w, cap - w, "}");
     const char *p[] = {levels, indexes, widths};
-    st = store_json_tx(c, SQL_TILES_READ, 3, p, rows);
+    st = store_json_tx(c, SQL_TILES_READ, STORE_ARGS(p), rows);
     if (st != STORE_OK)
         goto out;
     *bytes = malloc(total * MERKLE_HASH_BYTES + 1);
@@ -202,7 +202,7 @@ static enum store_status batch_flush(struct store_conn *c, json_t *rows)
     if (!text)
         return STORE_ERROR;
     const char *p[] = {text};
-    enum store_status st = store_exec_tx(c, SQL_TILES_INSERT, 1, p, NULL);
+    enum store_status st = store_exec_tx(c, SQL_TILES_INSERT, STORE_ARGS(p), NULL);
     free(text);
     json_array_clear(rows);
     return st;
@@ -231,7 +231,7 @@ static enum store_status tiles_rebuild(struct store_conn *c, uint64_t size)
         snprintf(b, sizeof b, "%llu", (unsigned long long)end);
         const char *p[] = {a, b};
         json_t *page = NULL;
-        st = store_json_tx(c, SQL_HASH_PAGE, 2, p, &page);
+        st = store_json_tx(c, SQL_HASH_PAGE, STORE_ARGS(p), &page);
         if (st != STORE_OK)
             break;
         const char *hex = json_string_value(page);
@@ -345,7 +345,7 @@ enum store_status store_log_tile(struct store *s, unsigned level, uint64_t index
     snprintf(w, sizeof w, "%zu", width);
     const char *p[] = {l, i, w};
     json_t *row = NULL;
-    enum store_status st = store_json(s, SQL_TILE_SERVE, 3, p, &row);
+    enum store_status st = store_json(s, SQL_TILE_SERVE, STORE_ARGS(p), &row);
     if (st != STORE_OK)
         return st;
     const char *hex = json_string_value(json_object_get(row, "hex"));
@@ -383,7 +383,7 @@ enum store_status store_log_entry_bundle(struct store *s, uint64_t index, size_t
     snprintf(m, sizeof m, "%u", TILE_ENTRY_MAX);
     const char *p[] = {a, b, m};
     json_t *row = NULL;
-    enum store_status st = store_json(s, SQL_BUNDLE_SERVE, 3, p, &row);
+    enum store_status st = store_json(s, SQL_BUNDLE_SERVE, STORE_ARGS(p), &row);
     if (st != STORE_OK)
         return st;
     const json_t *leaves = json_object_get(row, "leaves");

@@ -25,7 +25,7 @@ enum store_status store_log_witness_size(struct store *s, const char *witness, l
 {
     const char *p[] = {witness};
     json_t *v = NULL;
-    enum store_status st = store_json(s, SQL_WITNESS_SIZE, 1, p, &v);
+    enum store_status st = store_json(s, SQL_WITNESS_SIZE, STORE_ARGS(p), &v);
     *size = st == STORE_OK ? (long long)json_integer_value(v) : 0;
     json_decref(v);
     return st == STORE_NOT_FOUND ? STORE_OK : st;
@@ -36,7 +36,7 @@ enum store_status store_log_witness_seen(struct store *s, const char *witness, l
     char size_text[24];
     snprintf(size_text, sizeof size_text, "%lld", size);
     const char *p[] = {witness, size_text};
-    return store_exec(s, SQL_WITNESS_SEEN, 2, p, NULL);
+    return store_exec(s, SQL_WITNESS_SEEN, STORE_ARGS(p), NULL);
 }
 
 enum store_status store_log_cosigned(struct store *s, const char *witness, long long size,
@@ -45,5 +45,5 @@ enum store_status store_log_cosigned(struct store *s, const char *witness, long 
     char size_text[24];
     snprintf(size_text, sizeof size_text, "%lld", size);
     const char *p[] = {witness, size_text, line};
-    return store_exec(s, SQL_COSIGNED, 3, p, NULL);
+    return store_exec(s, SQL_COSIGNED, STORE_ARGS(p), NULL);
 }
