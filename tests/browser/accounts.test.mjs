@@ -57,7 +57,7 @@ test('an admin disables, enables, resets the password of and revokes the key of 
   const put2 = await api(srv.url, 'PUT', '/api/v1/me/signing-key', { token: token2, body: { public_key: k2.toString('base64'), password: 'a new passphrase for olga' } });
   assert.equal(put2.status, 201, put2.text);
   await page.getByRole('button', { name: 'Signing keys olga' }).click();
-  await page.getByRole('region', { name: 'Signing keys of olga' }).getByRole('button', { name: 'Revoke' }).click();
+  await page.getByRole('region', { name: 'Signing keys of olga' }).getByRole('button', { name: 'Revoke', exact: true }).click();
   await page.getByText(/Key [0-9a-f]{12}… of olga revoked/).waitFor();
   const keys = await api(srv.url, 'GET', '/api/v1/me/signing-keys', { token: token2 });
   assert.ok(keys.json.items.every((k) => k.revoked_at), keys.text);

@@ -269,7 +269,7 @@ function uploadForm({ kind, title, description, fields, fileLabel, accept, send,
   const file = field(fileLabel, h('input', { type: 'file', accept, required: true }), { name: 'file' });
   const out = h('div', { class: 'form-status', 'aria-live': 'polite' });
   const submit = h('button', { type: 'submit', class: 'primary' }, 'Upload');
-  const bar = h('progress', { max: 1, value: 0, 'aria-label': `${title}: sent so far` });
+  const bar = h('progress', { max: 1, value: 0, 'aria-label': `Upload progress (${kind})` });
   const said = h('span', { class: 'progress-text' });
   const progress = h('div', { class: 'upload-progress', hidden: true, 'data-testid': 'upload-progress', role: 'status' }, bar, ' ', said);
   const form = h('form', { class: 'card upload', id: `upload-${kind}`, 'data-upload': kind },
