@@ -1,4 +1,4 @@
-/* The compute engines' one budget (http/handlers/h_compute.c): comparisons and what-if replays
+/* The compute engines' one budget (http/engine.c): comparisons and what-if replays
  * share its slots, so a replay never holds a worker while the engine is busy — it is answered
  * at once, 503 (every slot busy) or 429 (the caller's own one taken), with Retry-After. */
 #ifndef CAPLEDGER_HTTP_ENGINE_H

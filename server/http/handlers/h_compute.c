@@ -116,45 +116,7 @@ static json_t *resolve_scenario(struct req *r, const json_t *doc, struct resolut
     return out;
 }
 
-/* The engine is CPU-bound (a comparison at its work limit, COST_MAX_OPTION_TRIALS, runs for
- * well under a second and a half of one core; engine 2's trials are each V outcomes, but a
- * trial's work does not grow with V or the acceptance rate — sums of many runs are drawn as one
- * normal — so options × trials stays the bound: 64 options × 31,250 trials at V = 640 and
- * acceptance 0.001 took 0.63 s of CPU): at most ENGINE_SLOTS at once — a fixed two, whatever the
- * machine's core count, so a comparison keeps a core to itself on the 2-core hosts this is
- * sized for — and ENGINE_PER_USER per user. A
- * request that finds the engine busy is answered at once — 503, or 429 when its user already
- * has one running — with Retry-After: waiting would hold a worker thread. */
-#define ENGINE_SLOTS 2
-#define ENGINE_PER_USER 1
-static struct gate engine_gate =
-    GATE_INIT(ENGINE_SLOTS, "the cost engine is busy with other comparisons; retry shortly");
-
 typedef json_t *(*engine_fn)(const json_t *scenario, struct problems *errs);
-
-/* A slot of the engine for the caller (gate_leave_as gives it back); else answers 429 (the
- * caller's own limit) or 503 (every slot busy) and returns -1. */
-static int engine_enter(struct req *r)
-{
-    int got = gate_try_enter_as(&engine_gate, r->who.user_id, ENGINE_PER_USER);
-    if (got == 0)
-        return 0;
-    if (got == -2)
-        gate_reply_own_limit(r, ENGINE_PER_USER);
-    else
-        gate_reply_busy(r, &engine_gate);
-    return -1;
-}
-
-int engine_slot_enter(struct req *r)
-{
-    return engine_enter(r);
-}
-
-void engine_slot_leave(struct req *r)
-{
-    gate_leave_as(&engine_gate, r->who.user_id);
-}
 
 /* Resolves and computes with engine (cost_compare, or cost_charts). Answers on failure
  * (returns NULL); on success *resolved_out gets the resolved scenario (new reference) when
@@ -177,12 +139,12 @@ static json_t *compute(struct req *r, const json_t *doc, engine_fn engine, json_
         goto out;
     }
     if (!p.total) {
-        if (engine_enter(r) != 0) {
+        if (engine_slot_enter(r) != 0) {
             json_decref(resolved);
             goto out;
         }
         result = engine(resolved, &p);
-        gate_leave_as(&engine_gate, r->who.user_id);
+        engine_slot_leave(r);
     }
     if (!result) {
         resp_invalid(r, &p,
@@ -488,13 +450,13 @@ static void comparison_charts(struct req *r)
     }
     struct problems p;
     problems_init(&p);
-    if (engine_enter(r) != 0)
+    if (engine_slot_enter(r) != 0)
         goto out;
     /* with the engine that made the comparison (its quantiles came from that engine's trials) */
     charts = cost_charts_engine(
         json_object_get(stored, "scenario"),
         cost_engine_of_version(json_string_value(json_object_get(stored, "engine_version"))), &p);
-    gate_leave_as(&engine_gate, r->who.user_id);
+    engine_slot_leave(r);
     if (!charts) { /* a stored scenario the engine took once and refuses now: not the caller's */
         resp_problem(r, 500, "internal", "Internal error",
                      "the stored comparison's scenario cannot be recomputed");
