@@ -75,7 +75,8 @@ static void test_compress_round_trip(void **state)
     uint8_t *in = malloc(n);
     assert_non_null(in);
     for (size_t i = 0; i < n; i++)
-        in[i] = (uint8_t)((unsigned char)"{\"record\":{\"decision\":\"advance\"}}"[i % 33] ^ (i / 997));
+        in[i] =
+            (uint8_t)((unsigned char)"{\"record\":{\"decision\":\"advance\"}}"[i % 33] ^ (i / 997));
     uint8_t *gz = NULL;
     size_t gz_len = 0;
     assert_int_equal(gzip_compress(in, n, &gz, &gz_len), 0);
