@@ -59,6 +59,32 @@ test('What-if: replay, sentence, frontier and the figures of the stored replay',
   assert.match(await page.getByTestId('whatif-cannot-know').innerText(), /demand that never arrived/);
   assert.deepEqual(problems, []);
 
+  // One click hands an arrangement to the Compare page, whose option then rests on the replay:
+  // the comparison the server computes has the replayed waits (resolved before hashing).
+  await page.getByTestId('whatif-use').click();
+  await page.getByTestId('whatif-handoff').waitFor();
+  assert.match(await page.getByTestId('whatif-handoff').innerText(), new RegExp(`From the what-if replay: ${rec.name}`));
+  const scenario = {
+    workload: { kind: 'evaluation', name: 'nightly eval', target_units: 36000, unit: 'samples' },
+    assumptions: { trials: 2000 },
+    options: [{ name: 'owned', offer: { gpu_model: 'A100-80GB', gpus_per_instance: 1, gpu_memory_gb: 80, purchase_option: 'on_demand', price_per_hour: 1.29, currency: 'USD' },
+                benchmark: { throughput_units_per_s: 10, queue_wait_s: 60 } }],
+  };
+  await page.getByLabel('Scenario JSON').fill(JSON.stringify(scenario));
+  await page.getByLabel('Scenario JSON').dispatchEvent('input');
+  await page.getByLabel('Option', { exact: true }).selectOption({ label: 'owned' });
+  await page.getByTestId('whatif-apply-waits').click();
+  const written = JSON.parse(await page.getByLabel('Scenario JSON').inputValue());
+  assert.deepEqual(written.options[0].benchmark.queue_wait_from_whatif, { sha256: sha, arrangement: rec.name });
+  assert.equal(written.options[0].benchmark.queue_wait_s, undefined);
+  const computed = await apiOk(srv, 'POST', '/api/v1/compare', { token, body: written });
+  // the same hash as typing the arrangement's waits in: resolved before hashing
+  const typed = structuredClone(written);
+  delete typed.options[0].benchmark.queue_wait_from_whatif;
+  typed.options[0].benchmark.queue_wait_quantiles_s = rec.wait_quantiles_s;
+  assert.equal(computed.input_sha256, (await apiOk(srv, 'POST', '/api/v1/compare', { token, body: typed })).input_sha256);
+  await page.goto(`${srv.url}/#/whatif`);
+
   // a refusal names the field
   await page.getByLabel('step').fill('0');
   await page.getByRole('button', { name: 'Replay' }).click();

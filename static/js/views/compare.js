@@ -7,6 +7,78 @@ import { renderComparison } from '../comparison.js';
 import { problemList } from '../problems.js';
 import { may } from '../roles.js';
 import { scenarioBuilder } from '../builder.js';
+import { WHATIF_HANDOFF } from './whatif.js';
+
+// A what-if arrangement handed over from the What-if page: a card that writes its field
+// references into the option the user picks (the server resolves them into numbers before the
+// scenario is hashed). Returns null when nothing was handed over.
+function whatifCard(source, builder) {
+  const raw = sessionStorage.getItem(WHATIF_HANDOFF);
+  if (!raw) return null;
+  sessionStorage.removeItem(WHATIF_HANDOFF);
+  let ref;
+  try {
+    ref = JSON.parse(raw);
+  } catch {
+    return null;
+  }
+  if (!ref || typeof ref.sha256 !== 'string' || typeof ref.arrangement !== 'string') return null;
+  const status = h('div', { 'aria-live': 'polite' });
+  const option = h('select');
+  const optionField = field('Option', option, { name: 'whatif-option' });
+  const scenario = () => {
+    try {
+      return JSON.parse(source.value);
+    } catch {
+      return null;
+    }
+  };
+  const refill = () => {
+    const doc = scenario();
+    const names = (doc && Array.isArray(doc.options) ? doc.options : []).map((o) => (o && o.name) || '');
+    option.replaceChildren(...(names.length ? names.map((n, i) => h('option', { value: String(i) }, n || `option ${i + 1}`))
+      : [h('option', { value: '' }, 'Build or load a scenario first')]));
+  };
+  const apply = (what) => {
+    status.replaceChildren();
+    const doc = scenario();
+    const o = doc && Array.isArray(doc.options) ? doc.options[Number(option.value)] : null;
+    if (!o) {
+      status.append(alertBox('Build or load a scenario first, then pick the option.'));
+      return;
+    }
+    const part = what === 'waits' ? 'benchmark' : 'offer';
+    if (typeof o[part] !== 'object' || o[part] === null) {
+      status.append(alertBox(`This option names a stored ${part}: write its ${part} out in the JSON view (or pick it by name in the form) to change one of its figures.`));
+      return;
+    }
+    const reference = { sha256: ref.sha256, arrangement: ref.arrangement };
+    if (what === 'waits') {
+      delete o.benchmark.queue_wait_s;
+      delete o.benchmark.queue_wait_quantiles_s;
+      o.benchmark.queue_wait_from_whatif = reference;
+    } else {
+      delete o.offer.reserved_utilization;
+      o.offer.reserved_utilization_from_whatif = reference;
+    }
+    source.value = JSON.stringify(doc, null, 2);
+    builder.fromJson();
+    status.append(notice(what === 'waits'
+      ? `${o.name}: its queue waits are now the replayed waits of ${ref.arrangement}.`
+      : `${o.name}: its reserved utilisation is now the busy share of ${ref.arrangement}.`, 'success'));
+  };
+  const waits = h('button', { type: 'button', 'data-testid': 'whatif-apply-waits' }, 'Use its waits as the option\'s queue waits');
+  const busyShare = h('button', { type: 'button' }, 'Use its busy share as the reserved offer\'s utilisation');
+  waits.addEventListener('click', () => apply('waits'));
+  busyShare.addEventListener('click', () => apply('utilization'));
+  option.addEventListener('focus', refill);
+  source.addEventListener('input', refill);
+  refill();
+  return { el: h('section', { class: 'card whatif-handoff', 'data-testid': 'whatif-handoff' },
+    h('h3', null, `From the what-if replay: ${ref.arrangement}`),
+    h('p', { class: 'hint' }, 'Pick the option that runs on this capacity; the comparison then rests on the replay (the server reads the stored replay and writes the numbers in before hashing).'),
+    optionField.wrap, h('div', { class: 'actions' }, waits, busyShare), status), refill };
+}
 
 export async function renderCompare(root, ctx) {
   const source = field('Scenario JSON', h('textarea', { rows: 14, spellcheck: 'false', class: 'code', placeholder: '{"workload": {...}, "assumptions": {...}, "options": [...]}' }),
@@ -133,6 +205,11 @@ export async function renderCompare(root, ctx) {
     });
   });
 
+  const handoff = whatifCard(source.control, builder);
+  if (handoff) {
+    form.insertBefore(handoff.el, form.children[2] || null);
+    stored.addEventListener('change', () => setTimeout(handoff.refill, 0));
+  }
   root.append(form, result);
 
   try {

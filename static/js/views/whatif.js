@@ -89,6 +89,25 @@ function backtestFigure(bt) {
   return fig;
 }
 
+// The hand-off to the Compare page: a replay's arrangement whose waits and busy share an option
+// of a scenario can rest on (docs/whatif.md, "Feeding the cost engine").
+export const WHATIF_HANDOFF = 'capledger.whatif-arrangement';
+
+function useInComparison(stored, preferred) {
+  const names = stored.result.arrangements.filter((a) => !a.unschedulable).map((a) => a.name);
+  if (!names.length) return null;
+  const pick = h('select', null, ...names.map((n) => h('option', { value: n, selected: n === preferred }, n)));
+  const pickField = field('Arrangement', pick, { name: 'whatif-use-arrangement' });
+  const go = h('button', { type: 'button', 'data-testid': 'whatif-use' }, 'Use in a comparison');
+  go.addEventListener('click', () => {
+    sessionStorage.setItem(WHATIF_HANDOFF, JSON.stringify({ sha256: stored.sha256, arrangement: pick.value }));
+    location.hash = '#/compare';
+  });
+  return h('div', { class: 'card whatif-use' },
+    h('p', null, 'A comparison can rest on this replay: an option\'s queue waits become the arrangement\'s replayed waits, and a reserved offer\'s utilisation its busy share.'),
+    pickField.wrap, go);
+}
+
 export function renderResult(stored) {
   const result = stored.result;
   const currency = result.currency || 'USD';
@@ -121,6 +140,7 @@ export function renderResult(stored) {
     frontierFigure(result),
     result.backtest ? backtestFigure(result.backtest) : h('p', { class: 'hint' }, 'No backtest: name the arrangement really in place as the baseline (the cluster\'s recorded capacity).'),
     table(columns, result.arrangements, { caption: 'Every arrangement replayed', csvName: 'whatif' }),
+    useInComparison(stored, result.recommended),
     h('p', { class: 'hint', 'data-testid': 'whatif-cannot-know' }, CANNOT_KNOW));
 }
 
