@@ -35,7 +35,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint8_t mode = data[0];
     data++;
     size--;
-    enum telemetry_format format = (enum telemetry_format)(mode & 3);
+    /* Each format of the list (core/formats/formats.h) and detection (0); 4 while there are
+     * three formats, the bit above being the noheader / ?at= choice. */
+    enum telemetry_format format = (enum telemetry_format)(mode % TELEMETRY_FORMAT_END);
     if (format == TELEMETRY_UNKNOWN)
         format = telemetry_detect_format((const char *)data, size);
     struct telemetry_options opt = {

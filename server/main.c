@@ -28,6 +28,8 @@ static const struct command commands[] = {
      "a C2SP tlog-witness: cosigns the log's checkpoints after a consistency proof"},
     {"routes", cmd_routes, "routes [--query]",
      "list the HTTP routes, the roles and query parameters of each"},
+    {"formats", cmd_formats, "formats",
+     "list each upload kind's evidence formats (?format= values)"},
     {"token", cmd_token, "token create USERNAME [--label L] [--expires-in-days N]",
      "mint an API token (printed once)"},
     {"team", cmd_team, "team add NAME", "create a workload team"},

@@ -13,6 +13,7 @@ int cmd_token(int argc, char **argv);
 int cmd_user(int argc, char **argv);
 int cmd_team(int argc, char **argv);
 int cmd_routes(int argc, char **argv);
+int cmd_formats(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_config(int argc, char **argv);

@@ -32,6 +32,8 @@
 #include "cmd/import.h"
 #include "cmd/termtext.h"
 #include "core/duration.h"
+#include "core/formats/formats.h"
+#include "core/formats/telemetry.h"
 #include "core/jsonlimit.h"
 
 static const struct import_kind IMPORT_KINDS[] = {
@@ -55,8 +57,8 @@ static const struct import_kind IMPORT_KINDS[] = {
      "             --param provider=, else the file's directory or name: gcp/vms.csv, gcp_…)"},
 };
 
-/* `offers --format skypilot`: a price catalog, imported as offer versions. */
-static const struct import_kind OFFERS_SKYPILOT = {
+/* `offers --format skypilot` (a catalog format): a price catalog, imported as offer versions. */
+static const struct import_kind OFFERS_CATALOG = {
     "offers", "/api/v1/offers/import", NULL, NULL, CT_CSV, NULL};
 
 /* The clouds of skypilot-catalog, to name the provider from a catalog's path. */
@@ -241,8 +243,8 @@ static int parse_args(int argc, char **argv, struct import_args *a)
     if (a->benchmark_param && n_bench > 1)
         return import_usage("give the benchmark once: --benchmark ID or --param benchmark=ID");
     if (a->format && strcmp(a->kind->name, "offers") == 0 && !a->from_url) {
-        if (strcmp(a->format, "skypilot") == 0) {
-            static char provider[64];
+        if (format_find(OFFERS_FORMAT_NAMES, a->format) == OFFERS_SKYPILOT) {
+            static char provider[64], format[32];
             int given = 0;
             for (size_t i = 0; i < a->n_params; i++)
                 given |= strncmp(a->params[i], "provider=", 9) == 0;
@@ -255,8 +257,9 @@ static int parse_args(int argc, char **argv, struct import_args *a)
                         positional[1]);
                 return 2;
             }
-            a->kind = &OFFERS_SKYPILOT;
-            a->params[a->n_params++] = "format=skypilot";
+            a->kind = &OFFERS_CATALOG;
+            snprintf(format, sizeof format, "format=%s", a->format);
+            a->params[a->n_params++] = format;
             if (cloud) {
                 snprintf(provider, sizeof provider, "provider=%s", cloud);
                 a->params[a->n_params++] = provider;
@@ -278,18 +281,20 @@ static int parse_args(int argc, char **argv, struct import_args *a)
         if (a->idem_key)
             return import_usage("--idempotency-key is for one upload; --from-url draws a key per "
                                 "scrape (and reuses it when it retries)");
+        static char dcgm[32];
+        snprintf(dcgm, sizeof dcgm, "format=%s", TELEMETRY_FORMAT_NAMES[TELEMETRY_DCGM - 1]);
         int has_format = 0;
         for (size_t k = 0; k < a->n_params; k++) {
             if (strncmp(a->params[k], "at=", 3) == 0)
                 return import_usage("--from-url sets at= itself (each scrape's time)");
             if (strncmp(a->params[k], "format=", 7) == 0) {
-                if (strcmp(a->params[k], "format=dcgm") != 0)
+                if (strcmp(a->params[k], dcgm) != 0)
                     return import_usage("--from-url reads DCGM exporter text: format=dcgm");
                 has_format = 1;
             }
         }
         if (!has_format)
-            a->params[a->n_params++] = "format=dcgm";
+            a->params[a->n_params++] = dcgm;
         if (!a->every_ms) {
             a->every_ms = 15000;
             a->every_text = "15s";

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/cursor.h"
+#include "core/formats/formats.h"
 #include "core/formats/timefmt.h"
 #include "core/validate.h"
 #include "store/benchmarks.h"
@@ -54,15 +55,9 @@ const char *ev_query(struct req *r, const char *name, enum ev_query_kind kind,
         for (const char *const *v = values; *v && !ok; v++)
             ok = strcmp(*v, raw) == 0;
         if (!ok) {
-            char list[256] = "";
-            for (const char *const *v = values; *v; v++) {
-                if (strlen(list) + strlen(*v) + 3 >= sizeof list)
-                    break;
-                if (list[0])
-                    strcat(list, ", ");
-                strcat(list, *v);
-            }
-            problems_add(p, ptr, "query parameter %s must be one of %s", name, list);
+            char list[256];
+            problems_add(p, ptr, "query parameter %s must be one of %s", name,
+                         format_join(values, list, sizeof list));
             return NULL;
         }
         break;

@@ -6,7 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* The client fields, in one list for the UPDATE's two sides (must match h_workloads.c). */
+/* The client fields, in one list for the UPDATE's two sides: those of WORKLOAD_FIELDS
+ * (h_workloads.c), in its order (tests/integration/field_tables.test.mjs ties them). */
 #define WORKLOAD_CLIENT_COLUMNS                                                                    \
     "team, name, kind, class, description, model_parameters, precision, memory_required_gb, "      \
     "sequence_length, image_width_px, image_height_px, global_batch_size, batch_behaviour, "       \

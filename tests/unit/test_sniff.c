@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "core/formats/formats.h"
 #include "core/formats/sniff.h"
 #include "sample_text.h"
 
@@ -136,10 +137,37 @@ static void unknown_and_hostile_input_is_not_guessed(void **state)
     assert_int_equal(strlen(small), sizeof small - 1);
 }
 
+/* The names the sniffer gives are ?format= values of the formats table (core/formats/formats.h),
+ * each of its own upload kind. */
+static void sniffed_formats_are_the_tables(void **state)
+{
+    (void)state;
+    static const char *const KINDS[] = {[SNIFF_RUNS] = "runs",
+                                        [SNIFF_TELEMETRY] = "telemetry",
+                                        [SNIFF_LOADTEST] = "loadtest",
+                                        [SNIFF_OFFERS] = "offers"};
+    int seen[SNIFF_OFFERS + 1] = {0};
+    for (size_t i = 0; i < sizeof SAMPLES / sizeof SAMPLES[0]; i++) {
+        size_t len;
+        char *text = sample_load(SAMPLES[i].file, &len);
+        struct sniff s = sniff_content(text, len < SNIFF_DETECT_BYTES ? len : SNIFF_DETECT_BYTES);
+        free(text);
+        assert_true(s.upload > SNIFF_NONE && s.upload <= SNIFF_OFFERS);
+        const char *const *names = format_names_of(KINDS[s.upload]);
+        assert_non_null(names);
+        if (format_find(names, s.format) == 0)
+            fail_msg("%s: %s is not a %s format", SAMPLES[i].file, s.format, KINDS[s.upload]);
+        seen[s.upload] = 1;
+    }
+    for (int u = SNIFF_RUNS; u <= SNIFF_OFFERS; u++)
+        assert_true(seen[u]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_sample_is_recognised),
+        cmocka_unit_test(sniffed_formats_are_the_tables),
         cmocka_unit_test(sacct_sent_as_telemetry_names_job_accounting),
         cmocka_unit_test(mlperf_sent_as_vllm_names_the_tool),
         cmocka_unit_test(telemetry_sent_as_runs_and_offers),

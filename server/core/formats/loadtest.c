@@ -30,15 +30,7 @@ struct lt_doc {
 
 enum loadtest_format loadtest_format_from_name(const char *name)
 {
-    if (!name)
-        return LOADTEST_UNKNOWN;
-    if (strcmp(name, "vllm") == 0)
-        return LOADTEST_VLLM;
-    if (strcmp(name, "genai-perf") == 0)
-        return LOADTEST_GENAI_PERF;
-    if (strcmp(name, "mlperf") == 0)
-        return LOADTEST_MLPERF;
-    return LOADTEST_UNKNOWN;
+    return (enum loadtest_format)format_find(LOADTEST_FORMAT_NAMES, name);
 }
 
 static bool lt_doc_init(struct lt_doc *d, const char *tool)

@@ -35,16 +35,13 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "core/formats/formats.h"
 #include "core/problems.h"
 
 #define LOADTEST_MAX_POINTS 1000 /* docs/cost-model.md's limit per option */
 
-enum loadtest_format {
-    LOADTEST_UNKNOWN = 0,
-    LOADTEST_VLLM,
-    LOADTEST_GENAI_PERF,
-    LOADTEST_MLPERF,
-};
+/* LOADTEST_VLLM, LOADTEST_GENAI_PERF, LOADTEST_MLPERF: the list in core/formats/formats.h. */
+enum loadtest_format { LOADTEST_UNKNOWN = 0, FORMATS_LOADTEST(FORMAT_ENUM) LOADTEST_FORMAT_END };
 
 struct loadtest_options {
     /* vLLM sweeps mixing configurations (the --metadata keys, e.g. deployment=kvcache): keep
@@ -53,7 +50,7 @@ struct loadtest_options {
     const char *where_value;
 };
 
-/* "vllm", "genai-perf", "mlperf" → format; anything else → LOADTEST_UNKNOWN. */
+/* A name of LOADTEST_FORMAT_NAMES → its format; anything else → LOADTEST_UNKNOWN. */
 enum loadtest_format loadtest_format_from_name(const char *name);
 
 /* Parses buf[0..len). Returns the document described above, or NULL when problems were added

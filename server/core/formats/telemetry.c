@@ -126,24 +126,15 @@ static bool sample_text_ok(const char *s, size_t len, const char *what, long lin
     return false;
 }
 
-static const char *const telemetry_format_names[] = {
-    [TELEMETRY_UNKNOWN] = "unknown",
-    [TELEMETRY_NVIDIA_SMI] = "nvidia-smi",
-    [TELEMETRY_DMON] = "dmon",
-    [TELEMETRY_DCGM] = "dcgm",
-};
-
 enum telemetry_format telemetry_format_from_name(const char *name)
 {
-    for (int f = TELEMETRY_NVIDIA_SMI; f <= TELEMETRY_DCGM; f++)
-        if (name && strcmp(name, telemetry_format_names[f]) == 0)
-            return (enum telemetry_format)f;
-    return TELEMETRY_UNKNOWN;
+    return (enum telemetry_format)format_find(TELEMETRY_FORMAT_NAMES, name);
 }
 
 const char *telemetry_format_name(enum telemetry_format f)
 {
-    return (unsigned)f <= TELEMETRY_DCGM ? telemetry_format_names[f] : "unknown";
+    return f > TELEMETRY_UNKNOWN && f < TELEMETRY_FORMAT_END ? TELEMETRY_FORMAT_NAMES[f - 1]
+                                                             : "unknown";
 }
 
 static bool telemetry_starts_with(const char *s, size_t len, const char *prefix)

@@ -31,6 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/formats/formats.h"
 #include "core/formats/pgcopy.h"
 #include "core/problems.h"
 #include "core/formats/timefmt.h"
@@ -51,11 +52,11 @@
 #define TELEMETRY_SERIES_MAX_STRETCHES 200
 #define TELEMETRY_DUTY_BINS 1001 /* summary histogram: duty cycle in steps of 0.001 */
 
+/* TELEMETRY_NVIDIA_SMI (--query-gpu --format=csv), TELEMETRY_DMON, TELEMETRY_DCGM: the list in
+ * core/formats/formats.h. */
 enum telemetry_format {
     TELEMETRY_UNKNOWN = 0,
-    TELEMETRY_NVIDIA_SMI, /* --query-gpu --format=csv */
-    TELEMETRY_DMON,
-    TELEMETRY_DCGM,
+    FORMATS_TELEMETRY(FORMAT_ENUM) TELEMETRY_FORMAT_END
 };
 
 enum telemetry_duty_source {
@@ -119,7 +120,7 @@ struct telemetry_reader {
     long rejected;     /* lines with problems */
 };
 
-/* "nvidia-smi", "dmon", "dcgm" → format; anything else → TELEMETRY_UNKNOWN. */
+/* A name of TELEMETRY_FORMAT_NAMES → its format; anything else → TELEMETRY_UNKNOWN. */
 enum telemetry_format telemetry_format_from_name(const char *name);
 const char *telemetry_format_name(enum telemetry_format f);
 /* Guesses the format from the first bytes of an upload (a few hundred are plenty). */

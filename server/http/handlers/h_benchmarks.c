@@ -27,7 +27,6 @@
 
 static const char *const OUTCOMES[] = {"succeeded", "failed", NULL};
 static const char *const DATA_ACCESS[] = {"remote", "staged", NULL}; /* cost engine 2 */
-static const char *const IMPORT_FORMATS[] = {"vllm", "genai-perf", "mlperf", NULL};
 
 #define FRACTION(name)                                                                             \
     {                                                                                              \
@@ -329,11 +328,11 @@ static int import_params(struct upload *u)
     struct req *r = u->r;
     /* Each required parameter: absent → "is required"; present but bad → ev_query's problem. */
     size_t before = p->total;
-    b->fmt = ev_query(r, "format", EVQ_ENUM, IMPORT_FORMATS, b->format, sizeof b->format, p);
+    b->fmt = ev_query(r, "format", EVQ_ENUM, LOADTEST_FORMAT_NAMES, b->format, sizeof b->format, p);
+    char names[128];
     if (!b->fmt && p->total == before)
-        problems_add(p, "?format",
-                     "query parameter format is required (vllm, genai-perf, "
-                     "mlperf)");
+        problems_add(p, "?format", "query parameter format is required (%s)",
+                     format_join(LOADTEST_FORMAT_NAMES, names, sizeof names));
     before = p->total;
     b->wid = ev_query(r, "workload_id", EVQ_UUID, NULL, b->workload_id, sizeof b->workload_id, p);
     if (!b->wid && p->total == before)

@@ -10,6 +10,7 @@
 
 #include "core/validate.h"
 #include "core/formats/evfield.h"
+#include "core/formats/formats.h"
 #include "core/formats/skypilot.h"
 #include "http/evidence.h"
 #include "http/idempotency.h"
@@ -292,8 +293,6 @@ static void offer_create(struct req *r)
     upload_run(r, &OFFERS_UPLOAD);
 }
 
-static const char *const CATALOG_FORMATS[] = {"skypilot", NULL};
-
 /* What a catalog read gave, for the reply and the upload record's summary. */
 static json_t *catalog_counts(const struct skypilot_reader *sky, const char *provider)
 {
@@ -336,7 +335,7 @@ static int catalog_params(struct upload *u)
     skypilot_reader_init(&c->sky);
     csv_row_init(&c->row);
     const char *format =
-        ev_query(r, "format", EVQ_ENUM, CATALOG_FORMATS, c->fbuf, sizeof c->fbuf, p);
+        ev_query(r, "format", EVQ_ENUM, OFFERS_FORMAT_NAMES, c->fbuf, sizeof c->fbuf, p);
     c->provider = ev_query(r, "provider", EVQ_TEXT, NULL, c->pbuf, sizeof c->pbuf, p);
     c->currency = ev_query(r, "currency", EVQ_TEXT, NULL, c->cbuf, sizeof c->cbuf, p);
     if (!format && !p->total)

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/formats/formats.h"
 #include "core/formats/pgcopy.h"
 #include "core/formats/run.h"
 #include "core/formats/openb.h"
@@ -33,7 +34,6 @@ static const char *const STATES[] = {"COMPLETED", "FAILED",    "CANCELLED",     
                                      "PREEMPTED", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL",
                                      "DEADLINE",  NULL};
 static const char *const TRUE_FALSE[] = {"true", "false", NULL};
-static const char *const TEXT_FORMATS[] = {"sacct", "openb", NULL};
 
 /* One upload in progress: where rows go and what came of the lines. */
 struct runs_ingest {
@@ -288,6 +288,7 @@ struct runs_params {
     const char *cluster_p, *team_p, *class_p, *format_p, *trace_start_p;
     int64_t trace_start_s;
     int steps_on;
+    enum runs_format fmt; /* ?format= (RUNS_UNKNOWN: not given) */
     struct upload_params up;
 };
 
@@ -304,7 +305,10 @@ static int read_params(struct req *r, struct runs_params *q, struct problems *p)
     const char *label_fault = q->class_p ? class_label_fault(q->klass, strlen(q->klass)) : NULL;
     if (label_fault)
         problems_add(p, "?class", "query parameter class (a workload class label) %s", label_fault);
-    q->format_p = ev_query(r, "format", EVQ_ENUM, TEXT_FORMATS, q->format, sizeof q->format, p);
+    q->format_p =
+        ev_query(r, "format", EVQ_ENUM, RUNS_FORMAT_NAMES, q->format, sizeof q->format, p);
+    q->fmt =
+        q->format_p ? (enum runs_format)format_find(RUNS_FORMAT_NAMES, q->format) : RUNS_UNKNOWN;
     q->trace_start_p =
         ev_query(r, "trace_start", EVQ_TIME, NULL, q->trace_start, sizeof q->trace_start, p);
     struct timefmt_fields tf;
@@ -312,7 +316,7 @@ static int read_params(struct req *r, struct runs_params *q, struct problems *p)
     if (q->trace_start_p && timefmt_parse(q->trace_start, strlen(q->trace_start), &tf) &&
         timefmt_resolve_ms(&tf, NULL, NULL, &ms) == 0)
         q->trace_start_s = ms / 1000;
-    int openb = q->format_p && strcmp(q->format, "openb") == 0;
+    int openb = q->fmt == RUNS_OPENB;
     if (openb && !q->trace_start_p && !p->total)
         problems_add(p, "?trace_start",
                      "query parameter trace_start (RFC 3339: the time the trace's second 0 "
@@ -391,7 +395,7 @@ static int runs_read(struct upload *u)
         ingest_ndjson(&s->in, u->stream);
         return s->in.answered ? -1 : 0;
     }
-    if (q->format_p && strcmp(q->format, "openb") == 0) {
+    if (q->fmt == RUNS_OPENB) {
         struct openb_options opt = {.trace_start_s = q->trace_start_s, .team = q->team_p};
         u->fatal = ingest_openb(&s->in, u->stream, &opt) != 0;
         return 0;

@@ -32,8 +32,6 @@
 #define TELEMETRY_COPY_BATCH_BYTES ((size_t)256 << 10)
 #define TELEMETRY_DETECT_BYTES 4096
 
-static const char *const FORMATS[] = {"nvidia-smi", "dmon", "dcgm", NULL};
-
 struct tele_ingest {
     struct upload_tx *up;
     struct pgcopy_buf copy;
@@ -87,7 +85,8 @@ struct tele_params {
 /* Returns 0, or -1 when the database could not be asked about ?tz= (503). */
 static int read_params(struct req *r, struct tele_params *q, struct problems *p)
 {
-    q->format_p = ev_query(r, "format", EVQ_ENUM, FORMATS, q->format, sizeof q->format, p);
+    q->format_p =
+        ev_query(r, "format", EVQ_ENUM, TELEMETRY_FORMAT_NAMES, q->format, sizeof q->format, p);
     q->force_on = ev_query(r, "force", EVQ_BOOL, NULL, q->force, sizeof q->force, p) &&
                   strcmp(q->force, "true") == 0;
     q->at_p = ev_query(r, "at", EVQ_TIME, NULL, q->at, sizeof q->at, p);
@@ -95,7 +94,7 @@ static int read_params(struct req *r, struct tele_params *q, struct problems *p)
     if (q->at_p && (!timefmt_parse(q->at_p, strlen(q->at_p), &at) ||
                     timefmt_resolve_ms(&at, NULL, NULL, &q->at_ms) != 0))
         q->at_p = NULL; /* cannot happen: ev_query normalised it */
-    if (q->at_p && q->format_p && strcmp(q->format_p, "dcgm") != 0)
+    if (q->at_p && q->format_p && telemetry_format_from_name(q->format_p) != TELEMETRY_DCGM)
         problems_add(p, "?at",
                      "query parameter at (the scrape time) applies to format=dcgm only: "
                      "nvidia-smi and dmon print their own timestamps");

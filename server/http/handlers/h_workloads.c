@@ -57,7 +57,8 @@ static const struct evfield RUNS_MATCH[] = {
         name, EVF_STRING, 0, 0, 0, max, NULL, NULL                                                 \
     }
 
-/* The order of client fields matches WORKLOAD_CLIENT_COLUMNS in store/workloads.c. */
+/* The client fields are WORKLOAD_CLIENT_COLUMNS of store/workloads.c, in its order
+ * (tests/integration/field_tables.test.mjs ties them). */
 static const struct evfield WORKLOAD_FIELDS[] = {
     {"team", EVF_STRING, EVF_REQUIRED, 0, 0, 64, NULL, NULL},
     {"name", EVF_STRING, EVF_REQUIRED, 0, 0, 200, NULL, NULL},
