@@ -227,57 +227,41 @@ static void created_fault(struct req *r, enum store_status st)
         resp_store_error(r, st, "benchmark");
 }
 
-/* The end of a create: 201 with row (stolen) through the Idempotency-Key record, or the store's
- * fault. */
-static void reply_created(struct req *r, struct idem *idem, enum store_status st, json_t *row)
+/* POST /benchmarks (idem_create): the new benchmark, or NULL having answered or filled p. */
+static json_t *benchmark_create_make(struct req *r, struct problems *p)
 {
-    if (st == STORE_OK) {
-        idem_reply(r, idem, 201, row);
-        return;
-    }
-    json_decref(row);
-    created_fault(r, st);
-}
-
-static void benchmark_create(struct req *r)
-{
-    struct idem idem;
-    struct problems p;
-    problems_init(&p);
-    json_t *doc = NULL, *out = NULL;
+    evfield_check(r->body, BENCHMARK_FIELDS, "", 0, NULL, p);
+    if (p->total)
+        return NULL;
     struct bench_refs refs = {"", ""};
-    if (idem_begin(r, &idem) == IDEM_ANSWERED)
-        goto out;
-    evfield_check(r->body, BENCHMARK_FIELDS, "", 0, NULL, &p);
-    if (p.total) {
-        resp_invalid(r, &p, NULL);
-        goto out;
-    }
     const char *supersedes = json_string_value(json_object_get(r->body, "supersedes"));
     int rc =
         check_refs(r, json_string_value(json_object_get(r->body, "workload_id")),
-                   json_string_value(json_object_get(r->body, "offer_id")), supersedes, &refs, &p);
+                   json_string_value(json_object_get(r->body, "offer_id")), supersedes, &refs, p);
     if (rc < 0)
-        goto out;
-    check_consistency(r->body, &refs, &p);
-    if (p.total) {
-        resp_invalid(r, &p, NULL);
-        goto out;
-    }
-    doc = json_deep_copy(r->body);
+        return NULL;
+    check_consistency(r->body, &refs, p);
+    if (p->total)
+        return NULL;
+    json_t *doc = json_deep_copy(r->body), *out = NULL;
     json_object_del(doc, "team");
     if (!json_object_get(doc, "ran_by"))
         json_object_set_new(doc, "ran_by", json_string(r->who.username));
     struct audit_actor who;
     enum store_status st =
         store_benchmark_create(r->app->store, req_actor(r, &who), doc, refs.team, &out);
-    reply_created(r, &idem, st, out);
-    out = NULL;
-out:
-    idem_end(r, &idem);
     json_decref(doc);
-    json_decref(out);
-    problems_free(&p);
+    if (st != STORE_OK) {
+        json_decref(out);
+        created_fault(r, st);
+        return NULL;
+    }
+    return out;
+}
+
+static void benchmark_create(struct req *r)
+{
+    idem_create(r, benchmark_create_make);
 }
 
 /* The import's benchmark columns from the tool's parsed result and the query parameters. */

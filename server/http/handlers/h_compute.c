@@ -162,6 +162,8 @@ out:
     return result;
 }
 
+/* Not idem_create: a comparison is computed, not created (200, nothing stored), but its reply
+ * is still kept for a retry with the same Idempotency-Key. */
 static void compare_with(struct req *r, engine_fn engine)
 {
     struct idem idem;
@@ -373,6 +375,7 @@ static void scenario_get(struct req *r)
         resp_json(r, 200, scenario);
 }
 
+/* Not idem_create: the same result stored before is answered 200 (201 only when new). */
 static void comparison_create(struct req *r)
 {
     json_t *scenario = NULL, *resolved = NULL, *result = NULL, *stored = NULL;

@@ -126,6 +126,8 @@ static json_t *same_decision_stored(struct req *r, const json_t *record, const c
     return row;
 }
 
+/* Not idem_create: ?dry_run=true takes no key, and a retry of its own committed append is
+ * recognised (idem_begin_own_retries). */
 static void decision_create(struct req *r)
 {
     static const char *const true_false[] = {"true", "false", NULL};

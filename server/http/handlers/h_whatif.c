@@ -164,6 +164,8 @@ static int take_row(void *ctx, int ncols, const char *const *v)
     return rc != 0; /* a fault (beyond 2,000,000 jobs, say) stops the stream */
 }
 
+/* Not idem_create: 200 for a replay stored before (201 only when new), a 422 of its own words,
+ * and the engine slot held across the work. */
 static void whatif_create(struct req *r)
 {
     struct idem idem;

@@ -123,36 +123,31 @@ static void reply_store_fault(struct req *r, enum store_status st, const json_t 
         resp_store_error(r, st, "workload");
 }
 
-static void workload_create(struct req *r)
+/* POST /workloads (idem_create): the new workload, or NULL having answered or filled p. */
+static json_t *workload_create_make(struct req *r, struct problems *p)
 {
-    struct idem idem;
-    struct problems p;
-    problems_init(&p);
-    json_t *out = NULL;
-    if (idem_begin(r, &idem) == IDEM_ANSWERED)
-        goto out;
-    workload_check(r->body, &p);
-    if (p.total) {
-        resp_invalid(r, &p, NULL);
-        goto out;
-    }
+    workload_check(r->body, p);
+    if (p->total)
+        return NULL;
     const char *team = json_string_value(json_object_get(r->body, "team"));
     if (!principal_can_write_team(&r->who, team)) {
         ev_forbidden_team(r, team);
-        goto out;
+        return NULL;
     }
     struct audit_actor who;
+    json_t *out = NULL;
     enum store_status st = store_workload_create(r->app->store, req_actor(r, &who), r->body, &out);
     if (st != STORE_OK) {
+        json_decref(out);
         reply_store_fault(r, st, r->body);
-        goto out;
+        return NULL;
     }
-    idem_reply(r, &idem, 201, out);
-    out = NULL;
-out:
-    idem_end(r, &idem);
-    json_decref(out);
-    problems_free(&p);
+    return out;
+}
+
+static void workload_create(struct req *r)
+{
+    idem_create(r, workload_create_make);
 }
 
 /* The workload if it exists and the caller may read it; else answers 404 and returns NULL. */
