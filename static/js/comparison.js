@@ -264,7 +264,7 @@ function flagsSection(comparison, scenario, currency, inference) {
   if (overhead.length) {
     out.push(h('section', { class: 'flag flag-overhead', 'data-flag': 'overhead_dominates' },
       h('h3', null, 'Overhead dominates'),
-      h('p', null, `Useful compute is under half the cost of ${overhead.join(', ')}: idle time, stalls, failures, reservation or people cost more than the work itself.`)));
+      h('p', null, 'Useful compute is under half the cost of ', overhead.map((n, i) => [i ? ', ' : '', h('strong', null, n)]), ': idle time, stalls, failures, reservation or people cost more than the work itself.')));
   }
   if (flags.demand_sensitive) {
     const winners = comparison.winner_by_demand_scenario || {};

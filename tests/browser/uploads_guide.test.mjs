@@ -59,7 +59,7 @@ test('a sacct file in the telemetry form names Job accounting; an MLPerf log sen
   await refused.waitFor();
   assert.match(await refused.innerText(), /^This looks like Slurm sacct output: upload it under Job accounting \(Slurm sacct\)\./);
   assert.doesNotMatch(await refused.innerText(), /Columns/);
-  assert.equal(await refused.getByRole('link', { name: 'Go to Job accounting' }).getAttribute('href'), '#upload-runs');
+  assert.equal(await refused.getByRole('link', { name: 'Go to Job accounting' }).getAttribute('href'), '#/evidence/upload');
 
   const lt = uploadForm('loadtest');
   await lt.getByLabel('Tool').selectOption('vllm');

@@ -244,7 +244,7 @@ async function countLines(file, onDone) {
 // A refused upload in the words of this page: the file that looks like another upload's input
 // names that form (the server's looks_like, the same guess API users get), the telemetry that
 // does not fit its offer names the check box (not ?force=true).
-function refusalView(e, { kind, force }) {
+function refusalView(e, { kind, force, file }) {
   const like = e.problem.looks_like;
   const rest = problemList(e.errors);
   if (like && like.upload) {
@@ -253,7 +253,7 @@ function refusalView(e, { kind, force }) {
       : `This looks like ${like.what}: upload it under ${UPLOAD_FORMS[like.upload] || like.upload}${like.upload === 'runs' ? ' (Slurm sacct)' : ''}.`;
     return h('div', { class: 'alert error', role: 'alert', 'data-testid': 'upload-refused', 'data-looks-like': like.upload },
       h('p', null, h('strong', null, sentence)),
-      like.upload !== kind ? h('p', null, h('a', { href: `#upload-${like.upload}` }, `Go to ${UPLOAD_FORMS[like.upload] || 'that form'}`)) : null,
+      like.upload !== kind ? h('p', null, goToForm(like.upload, file)) : null,
       h('details', null, h('summary', null, 'What the reader found'), h('ul', null, rest.map((x) => h('li', null, x)))));
   }
   if (e.problem.overridable === 'force' && force) {
@@ -263,6 +263,23 @@ function refusalView(e, { kind, force }) {
       h('p', null, `If it is right all the same, tick “${force.wrap.querySelector('label').textContent}” above and upload it again; the override is recorded with the upload.`));
   }
   return alertBox(`Upload refused (HTTP ${e.status}): ${e.problem.detail || e.problem.title || ''}`, rest);
+}
+
+// "Go to <form>": the upload form that reads the file, on this page, with the file already chosen
+// there and its first field focused. The address stays this page's (the hash is the router's: an
+// in-page anchor would leave a URL that reloads to another page).
+function goToForm(upload, from) {
+  const link = h('a', { href: '#/evidence/upload' }, `Go to ${UPLOAD_FORMS[upload] || 'that form'}`);
+  link.addEventListener('click', (ev) => {
+    const form = document.getElementById(`upload-${upload}`);
+    if (!form) return;
+    ev.preventDefault();
+    const input = form.querySelector('input[type=file]');
+    if (input && from && from.files.length) input.files = from.files;
+    form.scrollIntoView({ block: 'start' });
+    (form.querySelector('input, select, textarea') || form).focus();
+  });
+  return link;
 }
 
 function uploadForm({ kind, title, description, fields, fileLabel, accept, send, force = null }) {
@@ -307,7 +324,7 @@ function uploadForm({ kind, title, description, fields, fileLabel, accept, send,
       } catch (e) {
         said.textContent = 'Not stored.';
         out.append(e instanceof ApiError && (e.errors.length || e.problem.looks_like)
-          ? refusalView(e, { kind, force })
+          ? refusalView(e, { kind, force, file: file.control })
           : alertBox(`Upload failed: ${e.message}`));
       }
     });

@@ -37,7 +37,7 @@ export async function diffChooser(review, sha) {
     }
   });
   return h('details', { class: 'fold', 'data-testid': 'diff-chooser' },
-    h('summary', null, h('h3', { class: 'fold-title' }, 'Compare with another stored comparison')),
+    h('summary', null, h('span', { class: 'fold-title' }, 'Compare with another stored comparison')),
     h('div', { class: 'field' }, h('label', { for: select.id }, 'The other comparison'), select), out);
 }
 
