@@ -121,3 +121,13 @@ test('the review\'s "Compare with another stored comparison" fold has its title 
   assert.ok(Math.abs(h1 - h2) < 4, `the chooser's summary is ${h1} px high, the other folds' ${h2} px`);
   await context.close();
 });
+
+test('a what-if replay at 400 px: its stored hash wraps, the page does not scroll sideways', async () => {
+  const { context, page, problems } = await member(400);
+  await openRoute(page, demo.srv, 'whatif');
+  await page.getByRole('button', { name: 'Replay', exact: true }).click();
+  await page.locator('main code').filter({ hasText: /^[0-9a-f]{64}$/ }).first().waitFor();
+  assert.equal(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth), 0);
+  assert.deepEqual(problems, []);
+  await context.close();
+});

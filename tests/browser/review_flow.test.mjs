@@ -214,8 +214,8 @@ test('the review page is the cockpit: comparison chosen by name, its checklist e
   assert.ok(await cockpit.locator('.break-even').count() === 1);
   // Charts of that comparison, each with its words: the Monte Carlo distribution (expected and
   // p90 marked, and why p90 can sit below the mean) and the break-even tornado.
-  assert.match(await drawnChart(page, 'cost-distribution'), new RegExp(`${ev.result.winner} expected \\$[0-9,.]+, p90 \\$`));
-  assert.match(await cockpit.getByTestId('p90-why').innerText(), /expected cost is a mean/);
+  assert.match(await drawnChart(page, 'cost-distribution'), new RegExp(`${ev.result.winner} expected \\$[0-9,.]+, worst-10% mean \\$`));
+  assert.match(await cockpit.getByTestId('p90-why').innerText(), /the reliable figure is the mean cost of the worst 10% of those months/);
   if ((ev.result.break_even || []).length) assert.match(await drawnChart(page, 'tornado'), /before the winner changes, nearest first: /);
   // The decision form cites it.
   const cited = page.locator('form.decision-form fieldset[data-picker=comparisons]');

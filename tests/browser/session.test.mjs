@@ -25,8 +25,8 @@ after(async () => {
 });
 
 const MENU = {
-  owner: ['Compare', 'Evidence', 'Reviews', 'Alerts', 'Audit', 'Account'],
-  team: ['Compare', 'Evidence', 'Reviews', 'Account'],
+  owner: ['Compare', 'What-if', 'Evidence', 'Reviews', 'Alerts', 'Audit', 'Account'],
+  team: ['Compare', 'What-if', 'Evidence', 'Reviews', 'Account'],
   auditor: ['Compare', 'Evidence', 'Reviews', 'Audit', 'Account'],
   admin: ['Compare', 'Audit', 'Admin', 'Account'],
 };
