@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/ledger/drift.h"
 #include "core/ledger/outcome.h"
 #include "store/ledger.h"
 
@@ -60,23 +61,6 @@ static const char *SQL_REALISED =
     "'[]') FROM "
     "(SELECT DISTINCT upload_id AS u FROM x ORDER BY 1 LIMIT 20) t)) FROM x";
 
-/* The option the decision stands on: the chosen one, else the comparison's winner. */
-static const json_t *decision_option(const json_t *d, const json_t *facts)
-{
-    const char *name = json_string_value(json_object_get(d, "chosen_option"));
-    if (!name)
-        name = json_string_value(json_object_get(facts, "winner"));
-    size_t i;
-    const json_t *o;
-    json_array_foreach(json_object_get(facts, "options"), i, o)
-    {
-        const char *n = json_string_value(json_object_get(o, "name"));
-        if (name && n && strcmp(n, name) == 0)
-            return o;
-    }
-    return NULL;
-}
-
 enum store_status store_decision_outcome(struct store *s, const char *decision_id,
                                          const struct team_scope *scope, char *fault,
                                          size_t fault_size, json_t **out)
@@ -108,7 +92,11 @@ enum store_status store_decision_outcome(struct store *s, const char *decision_i
         goto done;
     const json_t *thr = json_object_get(facts, "threshold");
     struct outcome_facts f = {
-        .option = stop && strcmp(stop, "stop") == 0 ? NULL : decision_option(d, facts),
+        .option = stop && strcmp(stop, "stop") == 0
+                      ? NULL
+                      : decision_option(json_string_value(json_object_get(d, "chosen_option")),
+                                        json_string_value(json_object_get(facts, "winner")),
+                                        json_object_get(facts, "options"), NULL),
         .currency = json_string_value(json_object_get(facts, "currency")),
         .realised = real,
         .threshold = json_is_number(thr) ? json_number_value(thr) : OUTCOME_DEFAULT_THRESHOLD,

@@ -11,10 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/cost/cost.h"
 #include "core/ledger/checklist.h"
 #include "core/ledger/contradiction.h"
-#include "core/ledger/gate.h"
 
 #define TODAY "((now() AT TIME ZONE 'UTC')::date)"
 #define PHASES                                                                                     \
@@ -415,21 +413,8 @@ static const char *SQL_FACTS_EVIDENCE =
                                               "json_array_elements($3::json) WITH ORDINALITY AS "
                                               "e(value, i)))";
 
-/* The winner of a scenario recomputed (cost_compare), or NULL (new reference). */
-static json_t *recomputed_winner(const json_t *scenario)
-{
-    struct problems p;
-    problems_init(&p);
-    json_t *result = scenario ? cost_compare(scenario, &p) : NULL;
-    const char *w = result ? gate_winner(result) : NULL;
-    json_t *out = w ? json_string(w) : json_null();
-    json_decref(result);
-    problems_free(&p);
-    return out;
-}
-
-/* Typed against evidence for the first cited comparison (NULL when it is not stored): each
- * candidate recomputed with its evidence value, decided in core. */
+/* Typed against evidence for the first cited comparison (NULL when it is not stored): the
+ * evidence figures read here, recomputed and decided in core (contradiction_evaluate). */
 static enum store_status typed_vs_evidence(struct store_conn *c, const char *review_id,
                                            const char *scope, const json_t *compared,
                                            const json_t *options, json_t **out)
@@ -460,25 +445,8 @@ static enum store_status typed_vs_evidence(struct store_conn *c, const char *rev
     free(pairs_text);
     if (st != STORE_OK)
         return st;
-    json_t *cands = contradiction_candidates(resolved, options, evidence);
+    *out = contradiction_evaluate(resolved, options, evidence);
     json_decref(evidence);
-    if (!cands)
-        return STORE_ERROR;
-    json_t *after = json_array(), *before = NULL;
-    if (json_array_size(cands)) {
-        before = recomputed_winner(resolved);
-        json_t *cand;
-        json_array_foreach(cands, i, cand)
-        {
-            json_t *sc = contradiction_scenario(resolved, cand);
-            json_array_append_new(after, recomputed_winner(sc));
-            json_decref(sc);
-        }
-    }
-    *out = contradiction_decide(cands, json_string_value(before), after);
-    json_decref(cands);
-    json_decref(after);
-    json_decref(before);
     return *out ? STORE_OK : STORE_ERROR;
 }
 

@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/cost/cost.h"
+#include "core/ledger/gate.h"
+
 static const char ITEM_FAILURE[] = "failure and rerun rate";
 static const char ITEM_QUEUE[] = "queue and provisioning delay";
 
@@ -120,5 +123,43 @@ json_t *contradiction_decide(const json_t *candidates, const char *winner,
         json_object_set_new(c, "changes_winner", json_boolean(changes));
         json_object_set_new(c, "contradicted", json_boolean(changes));
     }
+    return out;
+}
+
+/* The winner of a scenario recomputed, or null (new reference). */
+static json_t *recomputed_winner(const json_t *scenario)
+{
+    struct problems p;
+    problems_init(&p);
+    json_t *result = scenario ? cost_compare(scenario, &p) : NULL;
+    const char *w = result ? gate_winner(result) : NULL;
+    json_t *out = w ? json_string(w) : json_null();
+    json_decref(result);
+    problems_free(&p);
+    return out;
+}
+
+json_t *contradiction_evaluate(const json_t *resolved, const json_t *options,
+                               const json_t *evidence)
+{
+    json_t *cands = contradiction_candidates(resolved, options, evidence);
+    if (!cands)
+        return NULL;
+    json_t *after = json_array(), *before = NULL;
+    if (json_array_size(cands)) {
+        before = recomputed_winner(resolved);
+        size_t i;
+        json_t *cand;
+        json_array_foreach(cands, i, cand)
+        {
+            json_t *sc = contradiction_scenario(resolved, cand);
+            json_array_append_new(after, recomputed_winner(sc));
+            json_decref(sc);
+        }
+    }
+    json_t *out = contradiction_decide(cands, json_string_value(before), after);
+    json_decref(cands);
+    json_decref(after);
+    json_decref(before);
     return out;
 }

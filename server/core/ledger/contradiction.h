@@ -1,8 +1,8 @@
 /* Typed against evidence, before anyone signs (docs/reviews.md "Typed against evidence"): the
  * assumptions a comparison's scenario types by hand that the stored evidence also gives, side
  * by side, with the gap and whether the evidence value changes the winner. Pure: the store
- * gathers the evidence figures and recomputes the comparison with each (cost_compare); these
- * functions say what to recompute and decide. tests/unit/test_contradiction.c.
+ * gathers the evidence figures; contradiction_evaluate recomputes the comparison with each
+ * (cost_compare) and decides. tests/unit/test_contradiction.c.
  *
  * Checked: the scenario's assumptions.failure_probability (and an option's inline benchmark
  * failure_probability), against the failed share of the attempts among the GPU runs of the
@@ -39,5 +39,11 @@ json_t *contradiction_scenario(const json_t *resolved, const json_t *candidate);
  * computes). Returns the list (new reference). */
 json_t *contradiction_decide(const json_t *candidates, const char *winner,
                              const json_t *winners_after);
+
+/* The whole verdict from the facts: the candidates, the stored scenario and each candidate's
+ * scenario recomputed with cost_compare (only when there is a candidate), decided as above.
+ * Returns the decided list (new reference), NULL when out of memory. */
+json_t *contradiction_evaluate(const json_t *resolved, const json_t *options,
+                               const json_t *evidence);
 
 #endif

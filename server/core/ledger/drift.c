@@ -11,22 +11,29 @@ static double number_or(const json_t *obj, const char *key, double fallback)
     return json_is_number(v) ? json_number_value(v) : fallback;
 }
 
-const json_t *drift_option(const json_t *decided, size_t *index)
+const json_t *decision_option(const char *chosen, const char *winner, const json_t *options,
+                              size_t *index)
 {
-    const char *name = json_string_value(json_object_get(decided, "chosen_option"));
-    if (!name)
-        name = json_string_value(json_object_get(decided, "winner"));
+    const char *name = chosen ? chosen : winner;
     size_t i;
     json_t *opt;
-    json_array_foreach(json_object_get(json_object_get(decided, "resolved"), "options"), i, opt)
+    json_array_foreach(options, i, opt)
     {
         const char *n = json_string_value(json_object_get(opt, "name"));
         if (name && n && strcmp(n, name) == 0) {
-            *index = i;
+            if (index)
+                *index = i;
             return opt;
         }
     }
     return NULL;
+}
+
+const json_t *drift_option(const json_t *decided, size_t *index)
+{
+    return decision_option(json_string_value(json_object_get(decided, "chosen_option")),
+                           json_string_value(json_object_get(decided, "winner")),
+                           json_object_get(json_object_get(decided, "resolved"), "options"), index);
 }
 
 void drift_metrics(const json_t *decided, const json_t *opt, const json_t *seen,

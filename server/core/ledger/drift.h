@@ -39,9 +39,12 @@ struct drift_metric {
     double threshold;         /* 0: the review's threshold */
 };
 
-/* The option a decision stands on: the chosen one (decided.chosen_option), else the
- * comparison's winner (decided.winner), among decided.resolved.options; its index in *index.
- * NULL when neither names an option of the scenario. */
+/* The option a decision stands on: the one named `chosen`, else the one named `winner`, among
+ * options (an array of {name, ...}); its index in *index (may be NULL). NULL when neither
+ * names one of them. */
+const json_t *decision_option(const char *chosen, const char *winner, const json_t *options,
+                              size_t *index);
+/* decision_option of decided.chosen_option, decided.winner and decided.resolved.options. */
 const json_t *drift_option(const json_t *decided, size_t *index);
 
 /* The four metrics of the option opt (of decided.resolved) against the observations since the
