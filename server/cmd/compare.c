@@ -132,18 +132,9 @@ int cmd_compare(int argc, char **argv)
     if (!path)
         return compare_usage();
 
-    size_t len;
-    char *text = files_read_all(path, COMPARE_MAX_INPUT_BYTES, &len);
-    if (!text)
+    json_t *scenario = files_read_json(path, COMPARE_MAX_INPUT_BYTES);
+    if (!scenario)
         return 1;
-    json_error_t error;
-    /* NaN, Infinity and numbers beyond a double are not JSON: jansson refuses them here. */
-    json_t *scenario = json_load_bounded(text, len, JSON_REJECT_DUPLICATES, &error);
-    free(text);
-    if (!scenario) {
-        fprintf(stderr, "capledger: %s:%d:%d: %s\n", path, error.line, error.column, error.text);
-        return 1;
-    }
     struct problems errs;
     problems_init(&errs);
     if (json_is_object(scenario) && cost_stored_references(scenario, &errs) > 0) {

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/jsonlimit.h"
 #include "core/ledger/codec.h"
 
 char *files_read_all(const char *path, size_t max_bytes, size_t *len)
@@ -78,6 +79,21 @@ static int write_new_file(const char *path, const char *text, mode_t mode)
         return -1;
     }
     return 0;
+}
+
+json_t *files_read_json(const char *path, size_t max_bytes)
+{
+    size_t len;
+    char *text = files_read_all(path, max_bytes, &len);
+    if (!text)
+        return NULL;
+    json_error_t error;
+    /* NaN, Infinity and numbers beyond a double are not JSON: jansson refuses them here. */
+    json_t *doc = json_load_bounded(text, len, JSON_REJECT_DUPLICATES, &error);
+    free(text);
+    if (!doc)
+        fprintf(stderr, "capledger: %s:%d:%d: %s\n", path, error.line, error.column, error.text);
+    return doc;
 }
 
 int files_key_create(const char *path, uint8_t pk[crypto_sign_PUBLICKEYBYTES])

@@ -5,6 +5,7 @@
 #ifndef CAPLEDGER_CMD_FILES_H
 #define CAPLEDGER_CMD_FILES_H
 
+#include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -14,6 +15,11 @@
  * max_bytes. Returns NULL after printing "capledger: PATH: reason" on stderr. */
 char *files_read_all(const char *path, size_t max_bytes, size_t *len)
     __attribute__((warn_unused_result));
+
+/* files_read_all, then parsed as one JSON document (duplicate keys refused, nesting bounded:
+ * core/jsonlimit.h). Returns a new reference, or NULL after printing "capledger: PATH: reason"
+ * or "capledger: PATH:LINE:COLUMN: what" on stderr. */
+json_t *files_read_json(const char *path, size_t max_bytes) __attribute__((warn_unused_result));
 
 /* Creates path (refusing to overwrite it) with the hex seed of a fresh key pair, mode 0600,
  * and path.pub with the base64 public key. On success fills pk and returns 0; else prints why

@@ -36,17 +36,9 @@ int cmd_whatif(int argc, char **argv)
     }
     if (!path)
         return whatif_usage();
-    size_t len;
-    char *text = files_read_all(path, WHATIF_MAX_INPUT_BYTES, &len);
-    if (!text)
+    json_t *doc = files_read_json(path, WHATIF_MAX_INPUT_BYTES);
+    if (!doc)
         return 1;
-    json_error_t error;
-    json_t *doc = json_load_bounded(text, len, JSON_REJECT_DUPLICATES, &error);
-    free(text);
-    if (!doc) {
-        fprintf(stderr, "capledger: %s:%d:%d: %s\n", path, error.line, error.column, error.text);
-        return 1;
-    }
     struct problems errs;
     problems_init(&errs);
     json_t *selection = json_object_get(doc, "jobs");
