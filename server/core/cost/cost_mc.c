@@ -355,6 +355,38 @@ static void summarise(double *values, size_t n, double reliable_p, struct cost_q
     }
 }
 
+/* What both engines' trials start from: out cleared, room for n costs and times, and the
+ * generator of option opt_index (the seed's, advanced by opt_index jumps). -1 when memory runs
+ * out (nothing held). */
+static int mc_begin(const struct cost_scenario *sc, size_t opt_index, struct cost_mc_result *out,
+                    double **costs, double **times, struct cost_rng *rng)
+{
+    size_t n = sc->trials;
+    memset(out, 0, sizeof *out);
+    *costs = malloc(n * sizeof **costs);
+    *times = malloc(n * sizeof **times);
+    if (!*costs || !*times) {
+        free(*costs);
+        free(*times);
+        return -1;
+    }
+    cost_rng_seed(rng, sc->seed);
+    for (size_t i = 0; i < opt_index; i++)
+        cost_rng_jump(rng);
+    return 0;
+}
+
+/* The whole distribution, for a chart of it: sorted once, the percentiles are read off by the
+ * same nearest rank as the quantiles (which then select on a sorted array). */
+static void mc_percentiles(double *costs, size_t n, struct cost_mc_result *out)
+{
+    qsort(costs, n, sizeof *costs, compare_doubles);
+    for (size_t k = 1; k <= COST_PERCENTILES; k++) {
+        double v = costs[nearest_rank_index(n, (double)k / 100)];
+        out->cost_percentile[k - 1] = isfinite(v) ? v : NAN;
+    }
+}
+
 int cost_mc_run(const struct cost_scenario *sc, size_t opt_index,
                 const struct cost_batch_result *cf, bool percentiles, struct cost_mc_result *out)
 {
@@ -362,18 +394,10 @@ int cost_mc_run(const struct cost_scenario *sc, size_t opt_index,
     const struct cost_benchmark *b = &opt->bench;
     const struct cost_assumptions *as = &sc->assumptions;
     size_t n = sc->trials;
-    memset(out, 0, sizeof *out);
-    double *costs = malloc(n * sizeof *costs);
-    double *times = malloc(n * sizeof *times);
-    if (!costs || !times) {
-        free(costs);
-        free(times);
-        return -1;
-    }
+    double *costs, *times;
     struct cost_rng rng;
-    cost_rng_seed(&rng, sc->seed);
-    for (size_t i = 0; i < opt_index; i++)
-        cost_rng_jump(&rng);
+    if (mc_begin(sc, opt_index, out, &costs, &times, &rng) != 0)
+        return -1;
 
     double lambda = cf->interruption_rate_per_s;
     double q = cf->failure_probability, f = as->failure_progress_fraction;
@@ -434,15 +458,8 @@ int cost_mc_run(const struct cost_scenario *sc, size_t opt_index,
         costs[t] = cost;
         times[t] = wait_s;
     }
-    /* The whole distribution, for a chart of it: sorted once, the percentiles are read off by
-     * the same nearest rank as the quantiles (which then select on a sorted array). */
-    if (percentiles) {
-        qsort(costs, n, sizeof *costs, compare_doubles);
-        for (size_t k = 1; k <= COST_PERCENTILES; k++) {
-            double v = costs[nearest_rank_index(n, (double)k / 100)];
-            out->cost_percentile[k - 1] = isfinite(v) ? v : NAN;
-        }
-    }
+    if (percentiles)
+        mc_percentiles(costs, n, out);
     summarise(costs, n, as->reliable_quantile, &out->cost);
     summarise(times, n, as->reliable_quantile, &out->time);
     free(costs);
@@ -606,18 +623,10 @@ int cost_mc_run2(const struct cost_scenario *sc, size_t opt_index,
     const struct cost_benchmark *b = &opt->bench;
     const struct cost_assumptions *as = &sc->assumptions;
     size_t n = sc->trials;
-    memset(out, 0, sizeof *out);
-    double *costs = malloc(n * sizeof *costs);
-    double *times = malloc(n * sizeof *times);
-    if (!costs || !times) {
-        free(costs);
-        free(times);
-        return -1;
-    }
+    double *costs, *times;
     struct cost_rng rng;
-    cost_rng_seed(&rng, sc->seed);
-    for (size_t i = 0; i < opt_index; i++)
-        cost_rng_jump(&rng);
+    if (mc_begin(sc, opt_index, out, &costs, &times, &rng) != 0)
+        return -1;
 
     double lambda = cf->interruption_rate_per_s, f = as->failure_progress_fraction;
     double V = as->planned_outcomes, a = cf->acceptance;
@@ -692,13 +701,8 @@ int cost_mc_run2(const struct cost_scenario *sc, size_t opt_index,
         costs[t] = cost;
         times[t] = first_time;
     }
-    if (percentiles) {
-        qsort(costs, n, sizeof *costs, compare_doubles);
-        for (size_t k = 1; k <= COST_PERCENTILES; k++) {
-            double v = costs[nearest_rank_index(n, (double)k / 100)];
-            out->cost_percentile[k - 1] = isfinite(v) ? v : NAN;
-        }
-    }
+    if (percentiles)
+        mc_percentiles(costs, n, out);
     summarise(costs, n, as->reliable_quantile, &out->cost);
     out->cost.cvar = cvar_of(costs, n, as->reliable_quantile);
     summarise(times, n, as->reliable_quantile, &out->time);
