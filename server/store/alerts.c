@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/ledger/drift.h"
+#include "core/ledger/outcome.h"
 #include "core/validate.h"
 #include "store/alert_row.h"
 #include "store/ledger.h"
@@ -120,7 +121,8 @@ static enum store_status raise_alert(struct store *s, const struct audit_actor *
                                      const json_t *evidence, int *raised)
 {
     char assumed[40], observed[40], relative[40], threshold[40], samples[24], message[600];
-    double thr = m->threshold > 0 ? m->threshold : number_or(cand, "threshold", 0.25);
+    double thr =
+        m->threshold > 0 ? m->threshold : number_or(cand, "threshold", DRIFT_DEFAULT_THRESHOLD);
     snprintf(assumed, sizeof assumed, "%.17g", m->assumed);
     snprintf(observed, sizeof observed, "%.17g", m->observed);
     snprintf(relative, sizeof relative, "%.17g", rel);
@@ -202,7 +204,7 @@ static enum store_status sweep_outcome(struct store *s, const struct audit_actor
             .samples = (long long)number_or(real, "runs", 0),
             .basis = "runs of the review's workloads since the decision",
             .evidence_key = "run_uploads",
-            .threshold = number_or(o, "threshold", 0.2),
+            .threshold = number_or(o, "threshold", OUTCOME_DEFAULT_THRESHOLD),
         };
         st = raise_alert(s, who, cand, &m, number_or(o, "error", 0),
                          json_object_get(o, "run_uploads"), raised);
@@ -235,7 +237,7 @@ static enum store_status sweep_one(struct store *s, const struct audit_actor *wh
         return st;
     struct drift_metric m[DRIFT_METRICS];
     drift_metrics(cand, opt, seen, m);
-    double threshold = number_or(cand, "threshold", 0.25);
+    double threshold = number_or(cand, "threshold", DRIFT_DEFAULT_THRESHOLD);
     for (size_t i = 0; i < DRIFT_METRICS && st == STORE_OK; i++) {
         double rel;
         if (drift_departs(&m[i], threshold, &rel))

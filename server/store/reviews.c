@@ -13,6 +13,8 @@
 
 #include "core/ledger/checklist.h"
 #include "core/ledger/contradiction.h"
+#include "core/ledger/drift.h"
+#include "core/ledger/outcome.h"
 
 #define TODAY "((now() AT TIME ZONE 'UTC')::date)"
 #define PHASES                                                                                     \
@@ -60,11 +62,18 @@ static const char *SQL_REFS =
     "FROM json_array_elements_text($2::json) WITH ORDINALITY AS e(id, i) "
     "WHERE NOT EXISTS (SELECT 1 FROM workload w WHERE w.id = e.id::uuid)), '[]'))";
 
+/* The thresholds' defaults, the numbers of core/ledger/drift.h and outcome.h as SQL text. */
+#define NUMBER_SQL_(x) #x
+#define NUMBER_SQL(x) NUMBER_SQL_(x)
+#define DRIFT_DEFAULT_SQL NUMBER_SQL(DRIFT_DEFAULT_THRESHOLD)
+#define OUTCOME_DEFAULT_SQL NUMBER_SQL(OUTCOME_DEFAULT_THRESHOLD)
+
 static const char *SQL_CREATE =
     "INSERT INTO review AS r (title, question, workload_ids, owner, started_on, drift_threshold,"
     " created_by, outcome_threshold) SELECT $1, $2, ARRAY(SELECT "
-    "json_array_elements_text($3::json))::uuid[], $4, $5::date, coalesce($6::float8, 0.25), $7, "
-    "coalesce($8::float8, 0.2) RETURNING " REVIEW_JSON;
+    "json_array_elements_text($3::json))::uuid[], $4, $5::date, "
+    "coalesce($6::float8, " DRIFT_DEFAULT_SQL "), $7, "
+    "coalesce($8::float8, " OUTCOME_DEFAULT_SQL ") RETURNING " REVIEW_JSON;
 
 static const char *SQL_GET =
     "SELECT " REVIEW_JSON " FROM review r WHERE r.id = $1::uuid AND " REVIEW_VISIBLE("$2");
@@ -79,8 +88,9 @@ static const char *SQL_LIST =
 static const char *SQL_UPDATE =
     "UPDATE review AS r SET title = $2, question = $3, "
     "workload_ids = ARRAY(SELECT json_array_elements_text($4::json))::uuid[], owner = $5, "
-    "started_on = $6::date, drift_threshold = coalesce($7::float8, 0.25), "
-    "outcome_threshold = coalesce($9::float8, 0.2), version = r.version + 1, updated_at = now() "
+    "started_on = $6::date, drift_threshold = coalesce($7::float8, " DRIFT_DEFAULT_SQL "), "
+    "outcome_threshold = coalesce($9::float8, " OUTCOME_DEFAULT_SQL
+    "), version = r.version + 1, updated_at = now() "
     "WHERE r.id = $1::uuid AND r.version = $8::integer RETURNING " REVIEW_JSON;
 
 #define ARTIFACT_JSON                                                                              \

@@ -25,6 +25,8 @@
  * delay (the same bar as the checklist's). */
 #define DRIFT_MIN_RUNS 20
 #define DRIFT_METRICS 4
+/* A review's drift_threshold when none is given (db/migrations/0030's column default). */
+#define DRIFT_DEFAULT_THRESHOLD 0.25
 
 struct drift_metric {
     const char *name;  /* alert.metric */
