@@ -15,6 +15,7 @@
 #include "core/ledger/contradiction.h"
 #include "core/ledger/drift.h"
 #include "core/ledger/outcome.h"
+#include "store/store_private.h"
 
 #define TODAY "((now() AT TIME ZONE 'UTC')::date)"
 #define PHASES                                                                                     \
@@ -63,10 +64,8 @@ static const char *SQL_REFS =
     "WHERE NOT EXISTS (SELECT 1 FROM workload w WHERE w.id = e.id::uuid)), '[]'))";
 
 /* The thresholds' defaults, the numbers of core/ledger/drift.h and outcome.h as SQL text. */
-#define NUMBER_SQL_(x) #x
-#define NUMBER_SQL(x) NUMBER_SQL_(x)
-#define DRIFT_DEFAULT_SQL NUMBER_SQL(DRIFT_DEFAULT_THRESHOLD)
-#define OUTCOME_DEFAULT_SQL NUMBER_SQL(OUTCOME_DEFAULT_THRESHOLD)
+#define DRIFT_DEFAULT_SQL STORE_SQL_NUMBER(DRIFT_DEFAULT_THRESHOLD)
+#define OUTCOME_DEFAULT_SQL STORE_SQL_NUMBER(OUTCOME_DEFAULT_THRESHOLD)
 
 static const char *SQL_CREATE =
     "INSERT INTO review AS r (title, question, workload_ids, owner, started_on, drift_threshold,"

@@ -4,6 +4,11 @@
 
 #include "store/store.h"
 
+/* A numeric constant of C as SQL text, so a query and the code share one declaration:
+ * "LIMIT " STORE_SQL_NUMBER(PAGE) with #define PAGE 5000 is "LIMIT 5000". */
+#define STORE_SQL_NUMBER_(x) #x
+#define STORE_SQL_NUMBER(x) STORE_SQL_NUMBER_(x)
+
 #include <stdint.h>
 
 #include <libpq-fe.h>

@@ -10,8 +10,6 @@ static const char *SQL_HEAD_EVIDENCE =
     "$2::bigint))";
 /* Leaves read per page at start: the number, and the same number as SQL text. */
 #define LEAF_PAGE 5000
-#define LEAF_PAGE_SQL_(n) #n
-#define LEAF_PAGE_SQL(n) LEAF_PAGE_SQL_(n)
 /* A page of leaves as one JSON string "<index>:<hex leaf>:<hex hash>,...", in index order: an order
  * of magnitude cheaper to make and read than an array of objects. */
 static const char *SQL_LEAF_PAGE =
@@ -19,7 +17,7 @@ static const char *SQL_LEAF_PAGE =
     "'text', coalesce(string_agg(leaf_index || ':' || encode(leaf, 'hex') || ':' || "
     "encode(leaf_hash, 'hex'), ',' "
     "ORDER BY leaf_index), '')) FROM log_leaf WHERE leaf_index >= $1::bigint AND leaf_index < "
-    "least($1::bigint + " LEAF_PAGE_SQL(LEAF_PAGE) ", $2::bigint)";
+    "least($1::bigint + " STORE_SQL_NUMBER(LEAF_PAGE) ", $2::bigint)";
 static const char *SQL_CHECKPOINT_AT =
     "SELECT json_build_object('tree_size', tree_size, 'root', encode(root, 'hex')) "
     "FROM log_checkpoint WHERE tree_size = $1::bigint";
