@@ -11,7 +11,10 @@
 #include <time.h>
 
 #include "core/cost/cost.h"
-#include "core/cost/cost_private.h"
+#include "core/cost/cost_batch.h"
+#include "core/cost/cost_inference.h"
+#include "core/cost/cost_mc.h"
+#include "core/cost/cost_scenario.h"
 
 /* CPU time of this process: the machine is shared, and wall time would measure the others. */
 static double now_s(void)

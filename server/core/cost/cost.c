@@ -7,7 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/cost/cost_private.h"
+#include "core/cost/cost_batch.h"
+#include "core/cost/cost_findings.h"
+#include "core/cost/cost_inference.h"
+#include "core/cost/cost_mc.h"
+#include "core/cost/cost_scenario.h"
 #include "core/jcs.h"
 
 #define NO_WINNER (-1)

@@ -2,7 +2,7 @@
  * cost of one completed result, item by item, exactly as docs/cost-model.md "Batch kinds" states.
  * Checkpointing and interruptions follow Daly (2006): an interrupted segment is lost and
  * redone after a restart that can itself be interrupted. */
-#include "core/cost/cost_private.h"
+#include "core/cost/cost_batch.h"
 
 #include <math.h>
 #include <string.h>

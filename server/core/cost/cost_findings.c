@@ -1,7 +1,7 @@
 /* Findings: short sentences that say, for one option, where its cost goes and what would
  * lower it, with the numbers that justify it. They are derived from the breakdown only (no
  * judgement the figures do not support), for the UI and for decision records. */
-#include "core/cost/cost_private.h"
+#include "core/cost/cost_findings.h"
 
 #include <math.h>
 #include <stdarg.h>

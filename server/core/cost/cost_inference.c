@@ -1,7 +1,7 @@
 /* Closed form for inference: capacity per replica from the load points against the SLO, then
  * replica-hours hour by hour over the demand profile for each arrangement, then the cost of an
  * accepted request (docs/cost-model.md "Inference, per option"). */
-#include "core/cost/cost_private.h"
+#include "core/cost/cost_inference.h"
 
 #include <math.h>
 #include <string.h>

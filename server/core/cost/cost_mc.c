@@ -11,7 +11,7 @@
  * e^{λR}(e^{λL} − 1)/λ and whose variance is
  * Var G_L + E K·Var G_R + Var K·(E G_R)² + 2·E G_R·Cov(G_L, K), Cov(G_L, K) = (E G_L − L)·e^{λL}.
  */
-#include "core/cost/cost_private.h"
+#include "core/cost/cost_mc.h"
 
 #include "core/cost/cost.h"
 

@@ -3,7 +3,7 @@
  * declarative tables (name, type, which kinds they apply to, bounds, default, where they go);
  * a key that no table names is an unknown field, because users write these files by hand and a
  * misspelt `queue_wait` silently taking its default would change a decision. */
-#include "core/cost/cost_private.h"
+#include "core/cost/cost_scenario.h"
 
 #include "core/cost/cost.h"
 

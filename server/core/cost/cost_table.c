@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/cost/cost_private.h"
+#include "core/cost/cost_findings.h"
 
 struct strbuf {
     char *data;
