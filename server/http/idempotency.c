@@ -8,7 +8,7 @@
 
 #include "core/auth/secret.h"
 #include "core/jcs.h"
-#include "http/evidence.h"
+#include "http/resource.h"
 
 #include "store/idempotency.h"
 

@@ -9,7 +9,7 @@
 #include <time.h>
 
 #include "core/jcs.h"
-#include "http/evidence.h"
+#include "http/resource.h"
 #include "http/internal.h"
 #include "core/rowcache.h"
 #include "store/changes.h"
@@ -310,7 +310,7 @@ static void row_answer(struct req *r, const char *what, const char *text, size_t
     const char *nl = strchr(meta, '\n');
     const char *team = nl && nl[1] == '=' ? nl + 2 : NULL;
     if (!nl || !principal_can_read_team(&r->who, team)) {
-        ev_not_found(r, what);
+        res_not_found(r, what);
         return;
     }
     char extra[ETAG_MAX + 16];
@@ -360,7 +360,7 @@ void resp_cached_row(struct req *r, int kind, const char *id,
         json_decref(row);
         if (rc) /* gone (its notice may still be on its way) */
             rowcache_drop(rc, kind, key);
-        ev_not_found(r, what);
+        res_not_found(r, what);
         return;
     }
     if (!(row = req_stored(r, st, row, what)))
@@ -372,7 +372,7 @@ void resp_cached_row(struct req *r, int kind, const char *id,
             resp_read_versioned(r, row);
         else {
             json_decref(row);
-            ev_not_found(r, what);
+            res_not_found(r, what);
         }
         return;
     }

@@ -17,7 +17,7 @@
 #include "core/httpframe.h"
 #include "core/jcs.h"
 #include "http/conns.h"
-#include "http/evidence.h"
+#include "http/resource.h"
 #include "http/internal.h"
 #include "core/rowcache.h"
 #include "http/reads.h"

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http/evidence.h"
+#include "http/resource.h"
 #include "http/gate.h"
 #include "http/idempotency.h"
 #include "store/uploads.h"
@@ -218,7 +218,7 @@ int upload_params_read(struct req *r, struct upload_params *up, const char *fiel
 {
     static const char *const true_false[] = {"true", "false", NULL};
     memset(up, 0, offsetof(struct upload_params, tz));
-    up->atomic_on = ev_query(r, "atomic", EVQ_ENUM, true_false, up->atomic, sizeof up->atomic, p) &&
+    up->atomic_on = res_query(r, "atomic", RQ_ENUM, true_false, up->atomic, sizeof up->atomic, p) &&
                     strcmp(up->atomic, "true") == 0;
     if (req_query_checked(r, "fields", up->fields, sizeof up->fields, p)) {
         if (!up->fields[0])
@@ -227,7 +227,7 @@ int upload_params_read(struct req *r, struct upload_params *up, const char *fiel
         else
             up->fields_p = up->fields;
     }
-    if (!ev_query(r, "tz", EVQ_TEXT, NULL, up->tz_name, sizeof up->tz_name, p))
+    if (!res_query(r, "tz", RQ_TEXT, NULL, up->tz_name, sizeof up->tz_name, p))
         return 0;
     int rc = upload_tz_init(&up->tz, r->app->store, up->tz_name);
     if (rc == -2)
@@ -411,7 +411,7 @@ void upload_run(struct req *r, const struct upload_kind *kind)
         goto out;
     if ((kind->settle && kind->settle(&up) != 0) || verdict(&up) != 0)
         goto out;
-    rec = ev_upload_record(r, up.id, kind->kind, up.team, up.format, up.bytes, up.sha);
+    rec = res_upload_record(r, up.id, kind->kind, up.team, up.format, up.bytes, up.sha);
     if (!rec) {
         resp_problem(r, 503, "unavailable", "Service unavailable", "out of memory");
         goto out;

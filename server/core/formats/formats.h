@@ -32,7 +32,7 @@
 enum runs_format { RUNS_UNKNOWN = 0, FORMATS_RUNS(FORMAT_ENUM) RUNS_FORMAT_END };
 enum offers_format { OFFERS_UNKNOWN = 0, FORMATS_OFFERS(FORMAT_ENUM) OFFERS_FORMAT_END };
 
-/* Each list's names, NULL-ended, in enum order (names[id - 1]): what ev_query's EVQ_ENUM
+/* Each list's names, NULL-ended, in enum order (names[id - 1]): what res_query's RQ_ENUM
  * takes. */
 extern const char *const RUNS_FORMAT_NAMES[];
 extern const char *const TELEMETRY_FORMAT_NAMES[];

@@ -13,7 +13,7 @@
 
 #include "core/formats/evfield.h"
 #include "core/validate.h"
-#include "http/evidence.h"
+#include "http/resource.h"
 #include "store/alerts.h"
 
 static const char *const ALERT_STATUSES[] = {"open", "acknowledged", "resolved", NULL};
@@ -40,9 +40,9 @@ static void alert_list(struct req *r)
     if (page_begin(r, &pg, PAGE_AT_ID, &p) != 0)
         goto out;
     struct alert_query q = {
-        .status = ev_query(r, "status", EVQ_ENUM, ALERT_STATUSES, status, sizeof status, &p),
-        .owner = ev_query(r, "owner", EVQ_TEXT, NULL, owner, sizeof owner, &p),
-        .review_id = ev_query(r, "review", EVQ_UUID, NULL, review, sizeof review, &p),
+        .status = res_query(r, "status", RQ_ENUM, ALERT_STATUSES, status, sizeof status, &p),
+        .owner = res_query(r, "owner", RQ_TEXT, NULL, owner, sizeof owner, &p),
+        .review_id = res_query(r, "review", RQ_UUID, NULL, review, sizeof review, &p),
         .after_at = pg.after_at,
         .after_id = pg.after_id,
         .limit = pg.fetch,

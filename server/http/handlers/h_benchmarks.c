@@ -14,7 +14,7 @@
 #include "core/jsonlimit.h"
 #include "core/validate.h"
 #include "core/formats/evfield.h"
-#include "http/evidence.h"
+#include "http/resource.h"
 #include "http/idempotency.h"
 #include "http/upload_sniff.h"
 #include "http/upload.h"
@@ -128,7 +128,7 @@ static int check_refs(struct req *r, const char *workload_id, const char *offer_
         rc = -1;
         goto out;
     } else if (!principal_can_write_team(&r->who, team)) {
-        ev_forbidden_team(r, team);
+        res_forbidden_team(r, team);
         rc = -1;
         goto out;
     } else {
@@ -310,25 +310,25 @@ static int import_params(struct upload *u)
     struct bench_import *b = u->state;
     struct problems *p = &u->errs;
     struct req *r = u->r;
-    /* Each required parameter: absent → "is required"; present but bad → ev_query's problem. */
+    /* Each required parameter: absent → "is required"; present but bad → res_query's problem. */
     size_t before = p->total;
-    b->fmt = ev_query(r, "format", EVQ_ENUM, LOADTEST_FORMAT_NAMES, b->format, sizeof b->format, p);
+    b->fmt = res_query(r, "format", RQ_ENUM, LOADTEST_FORMAT_NAMES, b->format, sizeof b->format, p);
     char names[128];
     if (!b->fmt && p->total == before)
         problems_add(p, "?format", "query parameter format is required (%s)",
                      format_join(LOADTEST_FORMAT_NAMES, names, sizeof names));
     before = p->total;
-    b->wid = ev_query(r, "workload_id", EVQ_UUID, NULL, b->workload_id, sizeof b->workload_id, p);
+    b->wid = res_query(r, "workload_id", RQ_UUID, NULL, b->workload_id, sizeof b->workload_id, p);
     if (!b->wid && p->total == before)
         problems_add(p, "?workload_id", "query parameter workload_id is required");
     before = p->total;
-    b->oid = ev_query(r, "offer_id", EVQ_UUID, NULL, b->offer_id, sizeof b->offer_id, p);
+    b->oid = res_query(r, "offer_id", RQ_UUID, NULL, b->offer_id, sizeof b->offer_id, p);
     if (!b->oid && p->total == before)
         problems_add(p, "?offer_id", "query parameter offer_id is required");
-    b->at = ev_query(r, "measured_at", EVQ_TIME, NULL, b->measured_at, sizeof b->measured_at, p);
-    b->by = ev_query(r, "ran_by", EVQ_TEXT, NULL, b->ran_by, sizeof b->ran_by, p);
-    b->sup = ev_query(r, "supersedes", EVQ_UUID, NULL, b->supersedes, sizeof b->supersedes, p);
-    const char *wh = ev_query(r, "where", EVQ_TEXT, NULL, b->where, sizeof b->where, p);
+    b->at = res_query(r, "measured_at", RQ_TIME, NULL, b->measured_at, sizeof b->measured_at, p);
+    b->by = res_query(r, "ran_by", RQ_TEXT, NULL, b->ran_by, sizeof b->ran_by, p);
+    b->sup = res_query(r, "supersedes", RQ_UUID, NULL, b->supersedes, sizeof b->supersedes, p);
+    const char *wh = res_query(r, "where", RQ_TEXT, NULL, b->where, sizeof b->where, p);
     if (wh) {
         char *eq = strchr(b->where, '=');
         if (!eq || eq == b->where || !eq[1])
@@ -483,26 +483,26 @@ static void benchmark_import(struct req *r)
 
 static void benchmark_get(struct req *r)
 {
-    json_t *b = ev_readable_benchmark(r, r->params[0]);
+    json_t *b = res_readable_benchmark(r, r->params[0]);
     if (b)
         resp_json(r, 200, b);
 }
 
-/* from/to (read by ev_list) apply to measured_at here. */
-static void benchmark_filters(struct req *r, struct evlist_query *q, struct ev_filters *f,
+/* from/to (read by res_list) apply to measured_at here. */
+static void benchmark_filters(struct req *r, struct evlist_query *q, struct res_filters *f,
                               struct problems *p)
 {
-    q->team = ev_query(r, "team", EVQ_TEXT, NULL, f->team, sizeof f->team, p);
-    q->workload_id = ev_query(r, "workload", EVQ_UUID, NULL, f->workload, sizeof f->workload, p);
-    q->offer_id = ev_query(r, "offer", EVQ_UUID, NULL, f->offer, sizeof f->offer, p);
-    q->state = ev_query(r, "outcome", EVQ_ENUM, OUTCOMES, f->state, sizeof f->state, p);
-    q->q = ev_query(r, "q", EVQ_TEXT, NULL, f->q, sizeof f->q, p);
+    q->team = res_query(r, "team", RQ_TEXT, NULL, f->team, sizeof f->team, p);
+    q->workload_id = res_query(r, "workload", RQ_UUID, NULL, f->workload, sizeof f->workload, p);
+    q->offer_id = res_query(r, "offer", RQ_UUID, NULL, f->offer, sizeof f->offer, p);
+    q->state = res_query(r, "outcome", RQ_ENUM, OUTCOMES, f->state, sizeof f->state, p);
+    q->q = res_query(r, "q", RQ_TEXT, NULL, f->q, sizeof f->q, p);
 }
 
 static void benchmark_list(struct req *r)
 {
     struct evlist_query q = {0};
-    ev_list(r, &q, "benchmarks", benchmark_filters, store_benchmark_list);
+    res_list(r, &q, "benchmarks", benchmark_filters, store_benchmark_list);
 }
 
 const struct route benchmark_routes[] = {

@@ -15,7 +15,7 @@
 #include "http/engine.h"
 #include "http/gate.h"
 #include "http/evfrom.h"
-#include "http/evidence.h"
+#include "http/resource.h"
 #include "http/idempotency.h"
 #include "http/internal.h"
 #include "store/compute.h"
@@ -341,8 +341,8 @@ static void scenario_list(struct req *r)
     struct problems p;
     problems_init(&p);
     char prefix[128], team[128];
-    const char *q = ev_query(r, "q", EVQ_TEXT, NULL, prefix, sizeof prefix, &p);
-    const char *t = ev_query(r, "team", EVQ_TEXT, NULL, team, sizeof team, &p);
+    const char *q = res_query(r, "q", RQ_TEXT, NULL, prefix, sizeof prefix, &p);
+    const char *t = res_query(r, "team", RQ_TEXT, NULL, team, sizeof team, &p);
     if (p.total) {
         resp_invalid(r, &p, NULL);
         problems_free(&p);

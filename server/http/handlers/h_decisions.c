@@ -12,7 +12,7 @@
 #include "core/formats/evfield.h"
 #include "core/ledger/decision.h"
 #include "core/validate.h"
-#include "http/evidence.h"
+#include "http/resource.h"
 #include "http/idempotency.h"
 #include "store/ledger.h"
 #include "store/outcome.h"
@@ -137,7 +137,7 @@ static void decision_create(struct req *r)
     json_t *out = NULL;
     char dry[40] = "false";
     int dry_run = 0;
-    if (!ev_query(r, "dry_run", EVQ_ENUM, true_false, dry, sizeof dry, &p) && p.total)
+    if (!res_query(r, "dry_run", RQ_ENUM, true_false, dry, sizeof dry, &p) && p.total)
         goto invalid;
     dry_run = strcmp(dry, "true") == 0;
     if (!dry_run && idem_begin_own_retries(r, &idem) == IDEM_ANSWERED)

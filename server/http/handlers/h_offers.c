@@ -12,7 +12,7 @@
 #include "core/formats/evfield.h"
 #include "core/formats/formats.h"
 #include "core/formats/skypilot.h"
-#include "http/evidence.h"
+#include "http/resource.h"
 #include "http/idempotency.h"
 #include "http/upload.h"
 #include "store/offers.h"
@@ -335,9 +335,9 @@ static int catalog_params(struct upload *u)
     skypilot_reader_init(&c->sky);
     csv_row_init(&c->row);
     const char *format =
-        ev_query(r, "format", EVQ_ENUM, OFFERS_FORMAT_NAMES, c->fbuf, sizeof c->fbuf, p);
-    c->provider = ev_query(r, "provider", EVQ_TEXT, NULL, c->pbuf, sizeof c->pbuf, p);
-    c->currency = ev_query(r, "currency", EVQ_TEXT, NULL, c->cbuf, sizeof c->cbuf, p);
+        res_query(r, "format", RQ_ENUM, OFFERS_FORMAT_NAMES, c->fbuf, sizeof c->fbuf, p);
+    c->provider = res_query(r, "provider", RQ_TEXT, NULL, c->pbuf, sizeof c->pbuf, p);
+    c->currency = res_query(r, "currency", RQ_TEXT, NULL, c->cbuf, sizeof c->cbuf, p);
     if (!format && !p->total)
         problems_add(p, "?format", "is required: format=skypilot (a SkyPilot catalog vms.csv)");
     if (!c->provider && !p->total)
@@ -449,27 +449,27 @@ static void offer_get(struct req *r)
 {
     json_t *o = NULL;
     if (!uuid_valid(r->params[0])) {
-        ev_not_found(r, "offer");
+        res_not_found(r, "offer");
         return;
     }
     enum store_status st = store_offer_get(r->app->store, r->params[0], &o);
     resp_stored(r, st, o, "offer");
 }
 
-static void offer_filters(struct req *r, struct evlist_query *q, struct ev_filters *f,
+static void offer_filters(struct req *r, struct evlist_query *q, struct res_filters *f,
                           struct problems *p)
 {
-    q->provider = ev_query(r, "provider", EVQ_TEXT, NULL, f->provider, sizeof f->provider, p);
-    q->gpu_model = ev_query(r, "gpu_model", EVQ_TEXT, NULL, f->gpu_model, sizeof f->gpu_model, p);
-    q->purchase_option = ev_query(r, "purchase_option", EVQ_ENUM, PURCHASE_OPTIONS,
-                                  f->purchase_option, sizeof f->purchase_option, p);
-    q->q = ev_query(r, "q", EVQ_TEXT, NULL, f->q, sizeof f->q, p);
+    q->provider = res_query(r, "provider", RQ_TEXT, NULL, f->provider, sizeof f->provider, p);
+    q->gpu_model = res_query(r, "gpu_model", RQ_TEXT, NULL, f->gpu_model, sizeof f->gpu_model, p);
+    q->purchase_option = res_query(r, "purchase_option", RQ_ENUM, PURCHASE_OPTIONS,
+                                   f->purchase_option, sizeof f->purchase_option, p);
+    q->q = res_query(r, "q", RQ_TEXT, NULL, f->q, sizeof f->q, p);
 }
 
 static void offer_list(struct req *r)
 {
     struct evlist_query q = {0};
-    ev_list(r, &q, "offers", offer_filters, store_offer_list);
+    res_list(r, &q, "offers", offer_filters, store_offer_list);
 }
 
 const struct route offer_routes[] = {

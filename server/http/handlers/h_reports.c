@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "core/validate.h"
-#include "http/evidence.h"
+#include "http/resource.h"
 #include "http/runsof.h"
 #include "store/offers.h"
 #include "store/outcome.h"
@@ -65,7 +65,7 @@ static json_t *parse_pricing(struct req *r, struct usage_query *q, char *offer_i
                              struct problems *p)
 {
     json_t *map = NULL;
-    q->default_offer_id = ev_query(r, "offer_id", EVQ_UUID, NULL, offer_id, offer_id_size, p);
+    q->default_offer_id = res_query(r, "offer_id", RQ_UUID, NULL, offer_id, offer_id_size, p);
     if (q->default_offer_id)
         check_price_offer(r, offer_id, "?offer_id", currency, unavailable, p);
     char raw[4096];
@@ -98,12 +98,12 @@ static void usage_report(struct req *r)
     char *map_text = NULL, *of_text = NULL, workload[40];
     json_t *out = NULL, *of = NULL;
     int unavailable = 0;
-    q.from = ev_query(r, "from", EVQ_TIME, NULL, from, sizeof from, &p);
-    q.to = ev_query(r, "to", EVQ_TIME, NULL, to, sizeof to, &p);
-    q.team = ev_query(r, "team", EVQ_TEXT, NULL, team, sizeof team, &p);
+    q.from = res_query(r, "from", RQ_TIME, NULL, from, sizeof from, &p);
+    q.to = res_query(r, "to", RQ_TIME, NULL, to, sizeof to, &p);
+    q.team = res_query(r, "team", RQ_TEXT, NULL, team, sizeof team, &p);
     parse_group_by(r, &q, &p);
     json_t *map = parse_pricing(r, &q, offer_id, sizeof offer_id, currency, &unavailable, &p);
-    if (!unavailable && ev_query(r, "workload", EVQ_UUID, NULL, workload, sizeof workload, &p) &&
+    if (!unavailable && res_query(r, "workload", RQ_UUID, NULL, workload, sizeof workload, &p) &&
         (of = runsof_workload(r, workload, "?workload", &p, &unavailable)) != NULL)
         q.workload_json = of_text = json_dumps(of, JSON_COMPACT);
     if (unavailable) {
@@ -144,9 +144,9 @@ static void idle_report(struct req *r)
     problems_init(&p);
     char team[128], from[40], to[40];
     json_t *out = NULL;
-    const char *team_p = ev_query(r, "team", EVQ_TEXT, NULL, team, sizeof team, &p);
-    const char *from_p = ev_query(r, "from", EVQ_TIME, NULL, from, sizeof from, &p);
-    const char *to_p = ev_query(r, "to", EVQ_TIME, NULL, to, sizeof to, &p);
+    const char *team_p = res_query(r, "team", RQ_TEXT, NULL, team, sizeof team, &p);
+    const char *from_p = res_query(r, "from", RQ_TIME, NULL, from, sizeof from, &p);
+    const char *to_p = res_query(r, "to", RQ_TIME, NULL, to, sizeof to, &p);
     if (p.total) {
         resp_invalid(r, &p, NULL);
         goto out;

@@ -11,7 +11,7 @@
 
 #include "core/validate.h"
 #include "core/formats/evfield.h"
-#include "http/evidence.h"
+#include "http/resource.h"
 #include "http/idempotency.h"
 #include "store/alerts.h"
 #include "store/compute.h"
@@ -219,18 +219,18 @@ static void review_create(struct req *r)
     idem_create(r, review_create_make);
 }
 
-/* The route declares no from/to, so ev_list's are never given here. */
-static void review_filters(struct req *r, struct evlist_query *q, struct ev_filters *f,
+/* The route declares no from/to, so res_list's are never given here. */
+static void review_filters(struct req *r, struct evlist_query *q, struct res_filters *f,
                            struct problems *p)
 {
-    q->state = ev_query(r, "status", EVQ_ENUM, REVIEW_STATUSES, f->state, sizeof f->state, p);
-    q->team = ev_query(r, "owner", EVQ_TEXT, NULL, f->owner, sizeof f->owner, p);
+    q->state = res_query(r, "status", RQ_ENUM, REVIEW_STATUSES, f->state, sizeof f->state, p);
+    q->team = res_query(r, "owner", RQ_TEXT, NULL, f->owner, sizeof f->owner, p);
 }
 
 static void review_list(struct req *r)
 {
     struct evlist_query q = {0};
-    ev_list(r, &q, "reviews", review_filters, store_review_list);
+    res_list(r, &q, "reviews", review_filters, store_review_list);
 }
 
 static void review_get(struct req *r)

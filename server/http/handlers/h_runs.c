@@ -20,7 +20,7 @@
 #include "core/formats/textnum.h"
 #include "core/jsonlimit.h"
 #include "core/validate.h"
-#include "http/evidence.h"
+#include "http/resource.h"
 #include "http/idempotency.h"
 #include "http/runsof.h"
 #include "http/upload.h"
@@ -295,22 +295,22 @@ struct runs_params {
 /* Returns 0, or -1 when the database could not be asked about ?tz= (503). */
 static int read_params(struct req *r, struct runs_params *q, struct problems *p)
 {
-    q->cluster_p = ev_query(r, "cluster", EVQ_TEXT, NULL, q->cluster, sizeof q->cluster, p);
-    q->team_p = ev_query(r, "team", EVQ_TEXT, NULL, q->team, sizeof q->team, p);
-    q->steps_on = ev_query(r, "steps", EVQ_ENUM, TRUE_FALSE, q->steps, sizeof q->steps, p) &&
+    q->cluster_p = res_query(r, "cluster", RQ_TEXT, NULL, q->cluster, sizeof q->cluster, p);
+    q->team_p = res_query(r, "team", RQ_TEXT, NULL, q->team, sizeof q->team, p);
+    q->steps_on = res_query(r, "steps", RQ_ENUM, TRUE_FALSE, q->steps, sizeof q->steps, p) &&
                   strcmp(q->steps, "true") == 0;
     if (q->team_p && !team_name_valid(q->team))
         problems_add(p, "?team", "query parameter team is not a team name");
-    q->class_p = ev_query(r, "class", EVQ_TEXT, NULL, q->klass, sizeof q->klass, p);
+    q->class_p = res_query(r, "class", RQ_TEXT, NULL, q->klass, sizeof q->klass, p);
     const char *label_fault = q->class_p ? class_label_fault(q->klass, strlen(q->klass)) : NULL;
     if (label_fault)
         problems_add(p, "?class", "query parameter class (a workload class label) %s", label_fault);
     q->format_p =
-        ev_query(r, "format", EVQ_ENUM, RUNS_FORMAT_NAMES, q->format, sizeof q->format, p);
+        res_query(r, "format", RQ_ENUM, RUNS_FORMAT_NAMES, q->format, sizeof q->format, p);
     q->fmt =
         q->format_p ? (enum runs_format)format_find(RUNS_FORMAT_NAMES, q->format) : RUNS_UNKNOWN;
     q->trace_start_p =
-        ev_query(r, "trace_start", EVQ_TIME, NULL, q->trace_start, sizeof q->trace_start, p);
+        res_query(r, "trace_start", RQ_TIME, NULL, q->trace_start, sizeof q->trace_start, p);
     struct timefmt_fields tf;
     int64_t ms = 0;
     if (q->trace_start_p && timefmt_parse(q->trace_start, strlen(q->trace_start), &tf) &&
@@ -368,7 +368,7 @@ static int runs_params(struct upload *u)
     if (u->errs.total)
         return 0;
     if (q->team_p && !principal_can_write_team(&r->who, q->team)) {
-        ev_forbidden_team(r, q->team);
+        res_forbidden_team(r, q->team);
         return -1;
     }
     s->in.cluster = q->cluster_p;
@@ -473,7 +473,7 @@ static json_t *runs_finish(struct upload *u, json_t *rec, int *status)
                      "inserted", (json_int_t)inserted, "duplicates", (json_int_t)duplicates,
                      "classes", classes, "warnings", json_incref(json_object_get(rec, "warnings")),
                      "skipped", (json_int_t)in->skipped, "steps_skipped", (json_int_t)in->steps,
-                     "rejected", ev_rejected_json(&u->errs), "rejected_total",
+                     "rejected", res_rejected_json(&u->errs), "rejected_total",
                      (json_int_t)u->errs.total, "rejected_lines", (json_int_t)in->rejected_lines,
                      "lines", (json_int_t)in->lines);
 }
@@ -533,15 +533,15 @@ static void runs_list(struct req *r)
     if (page_begin(r, &pg, PAGE_SERIAL, &p) != 0)
         goto out;
     q.limit = pg.fetch;
-    q.team = ev_query(r, "team", EVQ_TEXT, NULL, team, sizeof team, &p);
-    q.workload_class = ev_query(r, "class", EVQ_TEXT, NULL, klass, sizeof klass, &p);
-    q.state = ev_query(r, "state", EVQ_ENUM, STATES, state, sizeof state, &p);
-    q.cluster = ev_query(r, "cluster", EVQ_TEXT, NULL, cluster, sizeof cluster, &p);
-    q.upload_id = ev_query(r, "upload", EVQ_UUID, NULL, upload, sizeof upload, &p);
-    q.from = ev_query(r, "from", EVQ_TIME, NULL, from, sizeof from, &p);
-    q.to = ev_query(r, "to", EVQ_TIME, NULL, to, sizeof to, &p);
+    q.team = res_query(r, "team", RQ_TEXT, NULL, team, sizeof team, &p);
+    q.workload_class = res_query(r, "class", RQ_TEXT, NULL, klass, sizeof klass, &p);
+    q.state = res_query(r, "state", RQ_ENUM, STATES, state, sizeof state, &p);
+    q.cluster = res_query(r, "cluster", RQ_TEXT, NULL, cluster, sizeof cluster, &p);
+    q.upload_id = res_query(r, "upload", RQ_UUID, NULL, upload, sizeof upload, &p);
+    q.from = res_query(r, "from", RQ_TIME, NULL, from, sizeof from, &p);
+    q.to = res_query(r, "to", RQ_TIME, NULL, to, sizeof to, &p);
     int unavailable = 0;
-    if (ev_query(r, "workload", EVQ_UUID, NULL, workload, sizeof workload, &p)) {
+    if (res_query(r, "workload", RQ_UUID, NULL, workload, sizeof workload, &p)) {
         of = runsof_workload(r, workload, "?workload", &p, &unavailable);
         q.workload_id = of ? workload : NULL;
     }

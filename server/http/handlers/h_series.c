@@ -12,7 +12,7 @@
 #include "http/runsof.h"
 #include "core/formats/telemetry.h"
 #include "core/formats/textnum.h"
-#include "http/evidence.h"
+#include "http/resource.h"
 #include "store/series.h"
 
 /* ?name= as a number in [lo, hi] (default def); its text form goes to out. */
@@ -41,7 +41,7 @@ static void telemetry_series(struct req *r)
     problems_init(&p);
     char points[24], idle_below[32], idle_min[32], stretches[24];
     json_t *out = NULL;
-    json_t *bench = ev_readable_benchmark(r, r->params[0]);
+    json_t *bench = res_readable_benchmark(r, r->params[0]);
     if (!bench)
         goto done;
     number_param(r, "points", TELEMETRY_SERIES_DEFAULT_POINTS, 2, TELEMETRY_SERIES_MAX_POINTS, 1,
@@ -79,13 +79,13 @@ static void usage_series(struct req *r)
     int unavailable = 0;
     struct usage_series_query q;
     memset(&q, 0, sizeof q);
-    q.bucket = ev_query(r, "bucket", EVQ_ENUM, BUCKETS, bucket, sizeof bucket, &p);
+    q.bucket = res_query(r, "bucket", RQ_ENUM, BUCKETS, bucket, sizeof bucket, &p);
     if (!q.bucket && !req_query_checked(r, "bucket", bucket, sizeof bucket, &p))
         q.bucket = "week";
-    q.team = ev_query(r, "team", EVQ_TEXT, NULL, team, sizeof team, &p);
-    q.from = ev_query(r, "from", EVQ_TIME, NULL, from, sizeof from, &p);
-    q.to = ev_query(r, "to", EVQ_TIME, NULL, to, sizeof to, &p);
-    if (ev_query(r, "workload", EVQ_UUID, NULL, workload, sizeof workload, &p) &&
+    q.team = res_query(r, "team", RQ_TEXT, NULL, team, sizeof team, &p);
+    q.from = res_query(r, "from", RQ_TIME, NULL, from, sizeof from, &p);
+    q.to = res_query(r, "to", RQ_TIME, NULL, to, sizeof to, &p);
+    if (res_query(r, "workload", RQ_UUID, NULL, workload, sizeof workload, &p) &&
         (of = runsof_workload(r, workload, "?workload", &p, &unavailable)) != NULL)
         q.workload_json = of_text = json_dumps(of, JSON_COMPACT);
     if (unavailable) {

@@ -20,7 +20,7 @@
 #include "core/formats/telemetry.h"
 #include "core/formats/textnum.h"
 #include "core/validate.h"
-#include "http/evidence.h"
+#include "http/resource.h"
 #include "http/idempotency.h"
 #include "http/upload.h"
 #include "http/upload_sniff.h"
@@ -86,20 +86,20 @@ struct tele_params {
 static int read_params(struct req *r, struct tele_params *q, struct problems *p)
 {
     q->format_p =
-        ev_query(r, "format", EVQ_ENUM, TELEMETRY_FORMAT_NAMES, q->format, sizeof q->format, p);
-    q->force_on = ev_query(r, "force", EVQ_BOOL, NULL, q->force, sizeof q->force, p) &&
+        res_query(r, "format", RQ_ENUM, TELEMETRY_FORMAT_NAMES, q->format, sizeof q->format, p);
+    q->force_on = res_query(r, "force", RQ_BOOL, NULL, q->force, sizeof q->force, p) &&
                   strcmp(q->force, "true") == 0;
-    q->at_p = ev_query(r, "at", EVQ_TIME, NULL, q->at, sizeof q->at, p);
+    q->at_p = res_query(r, "at", RQ_TIME, NULL, q->at, sizeof q->at, p);
     struct timefmt_fields at;
     if (q->at_p && (!timefmt_parse(q->at_p, strlen(q->at_p), &at) ||
                     timefmt_resolve_ms(&at, NULL, NULL, &q->at_ms) != 0))
-        q->at_p = NULL; /* cannot happen: ev_query normalised it */
+        q->at_p = NULL; /* cannot happen: res_query normalised it */
     if (q->at_p && q->format_p && telemetry_format_from_name(q->format_p) != TELEMETRY_DCGM)
         problems_add(p, "?at",
                      "query parameter at (the scrape time) applies to format=dcgm only: "
                      "nvidia-smi and dmon print their own timestamps");
     q->idle_below = TELEMETRY_DEFAULT_IDLE_BELOW;
-    if (ev_query(r, "idle_below", EVQ_TEXT, NULL, q->idle, sizeof q->idle, p) &&
+    if (res_query(r, "idle_below", RQ_TEXT, NULL, q->idle, sizeof q->idle, p) &&
         (!textnum_parse_double(q->idle, strlen(q->idle), &q->idle_below) ||
          !(q->idle_below > 0 && q->idle_below <= 1)))
         problems_add(p, "?idle_below", "query parameter idle_below is a duty cycle in (0, 1]");
@@ -150,12 +150,12 @@ static int tele_params(struct upload *u)
     struct tele_upload *t = u->state;
     struct req *r = u->r;
     pgcopy_init(&t->in.copy);
-    t->bench = ev_readable_benchmark(r, r->params[0]);
+    t->bench = res_readable_benchmark(r, r->params[0]);
     if (!t->bench)
         return -1;
     u->team = json_string_value(json_object_get(t->bench, "team"));
     if (!principal_can_write_team(&r->who, u->team)) {
-        ev_forbidden_team(r, u->team);
+        res_forbidden_team(r, u->team);
         return -1;
     }
     if (read_params(r, &t->q, &u->errs) != 0) {
@@ -319,7 +319,7 @@ static json_t *tele_finish(struct upload *u, json_t *rec, int *status)
                      (json_int_t)t->in.samples, "inserted", json_object_get(rec, "inserted"),
                      "duplicates", json_object_get(rec, "duplicates"), "warnings", t->warnings,
                      "summary", t->summary, "derived", t->derived, "rejected",
-                     ev_rejected_json(&u->errs), "rejected_total", (json_int_t)u->errs.total);
+                     res_rejected_json(&u->errs), "rejected_total", (json_int_t)u->errs.total);
 }
 
 static void tele_abort(struct upload *u)
@@ -370,11 +370,11 @@ static void telemetry_upload(struct req *r)
 
 static void telemetry_list(struct req *r)
 {
-    json_t *bench = ev_readable_benchmark(r, r->params[0]);
+    json_t *bench = res_readable_benchmark(r, r->params[0]);
     if (!bench)
         return;
     struct evlist_query q = {.benchmark_id = r->params[0]};
-    ev_list(r, &q, "telemetry", NULL, store_telemetry_list);
+    res_list(r, &q, "telemetry", NULL, store_telemetry_list);
     json_decref(bench);
 }
 

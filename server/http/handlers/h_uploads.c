@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "core/validate.h"
-#include "http/evidence.h"
+#include "http/resource.h"
 #include "store/uploads.h"
 
 static const char *const KINDS[] = {"runs", "telemetry", "offers", "benchmark_import", NULL};
@@ -34,17 +34,17 @@ static void upload_get(struct req *r)
     resp_stored(r, st, u, "upload");
 }
 
-static void upload_filters(struct req *r, struct evlist_query *q, struct ev_filters *f,
+static void upload_filters(struct req *r, struct evlist_query *q, struct res_filters *f,
                            struct problems *p)
 {
-    q->team = ev_query(r, "team", EVQ_TEXT, NULL, f->team, sizeof f->team, p);
-    q->kind = ev_query(r, "kind", EVQ_ENUM, KINDS, f->kind, sizeof f->kind, p);
+    q->team = res_query(r, "team", RQ_TEXT, NULL, f->team, sizeof f->team, p);
+    q->kind = res_query(r, "kind", RQ_ENUM, KINDS, f->kind, sizeof f->kind, p);
 }
 
 static void upload_list(struct req *r)
 {
     struct evlist_query q = {0};
-    ev_list(r, &q, "uploads", upload_filters, store_upload_list);
+    res_list(r, &q, "uploads", upload_filters, store_upload_list);
 }
 
 const struct route upload_routes[] = {

@@ -16,7 +16,7 @@
 #include "core/validate.h"
 #include "core/formats/evfield.h"
 #include "core/notify/webhook.h"
-#include "http/evidence.h"
+#include "http/resource.h"
 #include "store/webhooks.h"
 
 /* The caller's own webhooks, or every webhook for admins. */

@@ -8,7 +8,7 @@
 
 #include "core/validate.h"
 #include "core/formats/evfield.h"
-#include "http/evidence.h"
+#include "http/resource.h"
 #include "http/idempotency.h"
 #include "http/internal.h"
 #include "http/reads.h"
@@ -131,7 +131,7 @@ static json_t *workload_create_make(struct req *r, struct problems *p)
         return NULL;
     const char *team = json_string_value(json_object_get(r->body, "team"));
     if (!principal_can_write_team(&r->who, team)) {
-        ev_forbidden_team(r, team);
+        res_forbidden_team(r, team);
         return NULL;
     }
     struct audit_actor who;
@@ -155,7 +155,7 @@ static json_t *readable_workload(struct req *r, const char *id)
 {
     json_t *w = NULL;
     if (!uuid_valid(id)) {
-        ev_not_found(r, "workload");
+        res_not_found(r, "workload");
         return NULL;
     }
     enum store_status st = store_workload_get(r->app->store, id, &w);
@@ -163,7 +163,7 @@ static json_t *readable_workload(struct req *r, const char *id)
         (st == STORE_OK &&
          !principal_can_read_team(&r->who, json_string_value(json_object_get(w, "team"))))) {
         json_decref(w);
-        ev_not_found(r, "workload");
+        res_not_found(r, "workload");
         return NULL;
     }
     return req_stored(r, st, w, "workload");
@@ -172,7 +172,7 @@ static json_t *readable_workload(struct req *r, const char *id)
 static void workload_get(struct req *r)
 {
     if (!uuid_valid(r->params[0]))
-        ev_not_found(r, "workload");
+        res_not_found(r, "workload");
     else
         resp_cached_row(r, ROW_WORKLOAD, r->params[0], store_workload_get, "workload");
 }
@@ -191,7 +191,7 @@ static void workload_patch(struct req *r)
         goto out;
     const char *old_team = json_string_value(json_object_get(current, "team"));
     if (!principal_can_write_team(&r->who, old_team)) {
-        ev_forbidden_team(r, old_team);
+        res_forbidden_team(r, old_team);
         goto out;
     }
     if (etag_check(r, current, "workload") != 0)
@@ -226,7 +226,7 @@ static void workload_patch(struct req *r)
     }
     const char *new_team = json_string_value(json_object_get(clean, "team"));
     if (strcmp(new_team, old_team) != 0 && !principal_can_write_team(&r->who, new_team)) {
-        ev_forbidden_team(r, new_team); /* before the decref: new_team lives in clean */
+        res_forbidden_team(r, new_team); /* before the decref: new_team lives in clean */
         json_decref(clean);
         goto out;
     }
@@ -251,19 +251,19 @@ out:
     problems_free(&p);
 }
 
-static void workload_filters(struct req *r, struct evlist_query *q, struct ev_filters *f,
+static void workload_filters(struct req *r, struct evlist_query *q, struct res_filters *f,
                              struct problems *p)
 {
-    q->team = ev_query(r, "team", EVQ_TEXT, NULL, f->team, sizeof f->team, p);
-    q->kind = ev_query(r, "kind", EVQ_ENUM, KINDS, f->kind, sizeof f->kind, p);
-    q->class_ = ev_query(r, "class", EVQ_ENUM, CLASSES, f->klass, sizeof f->klass, p);
-    q->q = ev_query(r, "q", EVQ_TEXT, NULL, f->q, sizeof f->q, p);
+    q->team = res_query(r, "team", RQ_TEXT, NULL, f->team, sizeof f->team, p);
+    q->kind = res_query(r, "kind", RQ_ENUM, KINDS, f->kind, sizeof f->kind, p);
+    q->class_ = res_query(r, "class", RQ_ENUM, CLASSES, f->klass, sizeof f->klass, p);
+    q->q = res_query(r, "q", RQ_TEXT, NULL, f->q, sizeof f->q, p);
 }
 
 static void workload_list(struct req *r)
 {
     struct evlist_query q = {0};
-    ev_list(r, &q, "workloads", workload_filters, store_workload_list);
+    res_list(r, &q, "workloads", workload_filters, store_workload_list);
 }
 
 const struct route workload_routes[] = {

@@ -1,5 +1,5 @@
-/* Shared helpers of the evidence handlers; see evidence.h. */
-#include "http/evidence.h"
+/* The resource toolkit shared by every handler; see resource.h. */
+#include "http/resource.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,8 +11,8 @@
 #include "core/validate.h"
 #include "store/benchmarks.h"
 
-const char *ev_query(struct req *r, const char *name, enum ev_query_kind kind,
-                     const char *const *values, char *buf, size_t size, struct problems *p)
+const char *res_query(struct req *r, const char *name, enum res_query_kind kind,
+                      const char *const *values, char *buf, size_t size, struct problems *p)
 {
     char raw[256];
     char ptr[160];
@@ -26,19 +26,19 @@ const char *ev_query(struct req *r, const char *name, enum ev_query_kind kind,
         return NULL;
     size_t len = strlen(raw);
     switch (kind) {
-    case EVQ_TEXT:
+    case RQ_TEXT:
         if (len < 1 || len > 127 || len >= size) {
             problems_add(p, ptr, "query parameter %s must be 1-127 bytes", name);
             return NULL;
         }
         break;
-    case EVQ_UUID:
+    case RQ_UUID:
         if (!uuid_valid(raw)) {
             problems_add(p, ptr, "query parameter %s must be an id (a UUID)", name);
             return NULL;
         }
         break;
-    case EVQ_TIME: {
+    case RQ_TIME: {
         struct timefmt_fields t;
         int64_t ms;
         if (!timefmt_parse(raw, len, &t) || !t.has_offset ||
@@ -50,7 +50,7 @@ const char *ev_query(struct req *r, const char *name, enum ev_query_kind kind,
         timefmt_format_utc_ms(ms, buf);
         return buf;
     }
-    case EVQ_ENUM: {
+    case RQ_ENUM: {
         int ok = 0;
         for (const char *const *v = values; *v && !ok; v++)
             ok = strcmp(*v, raw) == 0;
@@ -62,7 +62,7 @@ const char *ev_query(struct req *r, const char *name, enum ev_query_kind kind,
         }
         break;
     }
-    case EVQ_BOOL:
+    case RQ_BOOL:
         if (strcmp(raw, "true") != 0 && strcmp(raw, "false") != 0) {
             problems_add(p, ptr, "query parameter %s must be true or false", name);
             return NULL;
@@ -77,12 +77,12 @@ const char *ev_query(struct req *r, const char *name, enum ev_query_kind kind,
     return buf;
 }
 
-void ev_not_found(struct req *r, const char *what)
+void res_not_found(struct req *r, const char *what)
 {
     resp_problem(r, 404, "not-found", "Not found", "%s not found", what);
 }
 
-void ev_forbidden_team(struct req *r, const char *team)
+void res_forbidden_team(struct req *r, const char *team)
 {
     if (r->who.role & (ROLE_ADMIN | ROLE_AUDITOR))
         resp_problem(r, 403, "forbidden", "Forbidden",
@@ -92,8 +92,8 @@ void ev_forbidden_team(struct req *r, const char *team)
                      team ? team : "(none)");
 }
 
-json_t *ev_upload_record(struct req *r, const char *id, const char *kind, const char *team,
-                         const char *format, size_t bytes, const char *sha_hex)
+json_t *res_upload_record(struct req *r, const char *id, const char *kind, const char *team,
+                          const char *format, size_t bytes, const char *sha_hex)
 {
     char ct[96];
     req_content_type(r, ct, sizeof ct);
@@ -112,11 +112,11 @@ json_t *ev_upload_record(struct req *r, const char *id, const char *kind, const 
     return rec;
 }
 
-void ev_list(struct req *r, struct evlist_query *q, const char *what, ev_filter_fn filters,
-             ev_fetch_fn fetch)
+void res_list(struct req *r, struct evlist_query *q, const char *what, res_filter_fn filters,
+              res_fetch_fn fetch)
 {
     struct page pg;
-    struct ev_filters f;
+    struct res_filters f;
     struct problems p;
     problems_init(&p);
     json_t *items = NULL;
@@ -127,8 +127,8 @@ void ev_list(struct req *r, struct evlist_query *q, const char *what, ev_filter_
     q->after_id = pg.after_id;
     q->scope = &r->scope;
     q->user_id = r->who.user_id[0] ? r->who.user_id : NULL;
-    q->from = ev_query(r, "from", EVQ_TIME, NULL, f.from, sizeof f.from, &p);
-    q->to = ev_query(r, "to", EVQ_TIME, NULL, f.to, sizeof f.to, &p);
+    q->from = res_query(r, "from", RQ_TIME, NULL, f.from, sizeof f.from, &p);
+    q->to = res_query(r, "to", RQ_TIME, NULL, f.to, sizeof f.to, &p);
     if (filters)
         filters(r, q, &f, &p);
     if (p.total) {
@@ -143,7 +143,7 @@ out:
     problems_free(&p);
 }
 
-json_t *ev_rejected_json(const struct problems *p)
+json_t *res_rejected_json(const struct problems *p)
 {
     json_t *a = json_array();
     for (size_t i = 0; i < p->count; i++) {
@@ -156,7 +156,7 @@ json_t *ev_rejected_json(const struct problems *p)
     return a;
 }
 
-json_t *ev_readable_benchmark(struct req *r, const char *id)
+json_t *res_readable_benchmark(struct req *r, const char *id)
 {
     json_t *b = NULL;
     enum store_status st = STORE_NOT_FOUND;
