@@ -29,7 +29,8 @@
 #include <jansson.h>
 #include <sodium.h>
 
-#include "cmd/import.h"
+#include "cmd/import_client.h"
+#include "cmd/import_live.h"
 #include "cmd/termtext.h"
 #include "core/formats/timefmt.h"
 #include "core/jsonlimit.h"
