@@ -216,15 +216,7 @@ void resp_log_inconsistent(struct req *r);
 
 /* ----- request helpers ----- */
 const char *req_header(struct req *r, const char *name);
-/* Copies the decoded query parameter into buf; returns 1 when present, 0 when absent, and -1
- * after answering 422 when it is longer than buf holds (never read as "absent"). */
-int req_query(struct req *r, const char *name, char *buf, size_t size);
-/* The same, adding the too-long problem to p instead of answering: returns 1 when present and
- * whole, else 0. */
-int req_query_checked(struct req *r, const char *name, char *buf, size_t size, struct problems *p);
-/* Parses ?name= as a non-negative integer (at most 2^53 - 1) into *out. Returns 1 when present
- * and valid, 0 when absent; -1 after appending a problem naming the parameter. */
-int req_query_index(struct req *r, const char *name, long long *out, struct problems *p);
+/* Query parameters: res_query (http/resource.h), the one typed reader. */
 /* Reads up to size bytes of the body; returns bytes read, 0 at the end, -1 on error. */
 long req_read(struct req *r, char *buf, size_t size);
 /* Reads and discards the rest of the body (at most the upload limit in all), handing each

@@ -7,6 +7,7 @@
 
 #include "core/cursor.h"
 #include "core/validate.h"
+#include "http/resource.h"
 
 static void answer_one(struct req *r, const char *pointer, const char *message)
 {
@@ -17,11 +18,26 @@ static void answer_one(struct req *r, const char *pointer, const char *message)
     problems_free(&p);
 }
 
+/* ?name= as text (the page checks its shape): 1 when present, 0 when absent, -1 after answering
+ * 422 (too long for buf). */
+static int page_param(struct req *r, const char *name, char *buf, size_t size)
+{
+    struct problems p;
+    problems_init(&p);
+    int given = res_query(r, name, RQ_RAW, NULL, buf, size, &p) != NULL;
+    if (p.total) {
+        resp_invalid(r, &p, NULL);
+        given = -1;
+    }
+    problems_free(&p);
+    return given;
+}
+
 static int read_limit(struct req *r, int *limit)
 {
     char buf[32];
     *limit = PAGE_DEFAULT_LIMIT;
-    int given = req_query(r, "limit", buf, sizeof buf);
+    int given = page_param(r, "limit", buf, sizeof buf);
     if (given <= 0)
         return given; /* -1: answered (too long) */
     char *end = NULL;
@@ -74,7 +90,7 @@ int page_begin(struct req *r, struct page *pg, enum page_cursor kind, struct pro
     }
     pg->fetch = pg->limit + 1;
     char raw[512];
-    int given = req_query(r, "cursor", raw, sizeof raw);
+    int given = page_param(r, "cursor", raw, sizeof raw);
     if (given < 0)
         return -1;
     if (!given || !raw[0])

@@ -526,30 +526,6 @@ const char *req_header(struct req *r, const char *name)
     return mg_get_header(r->conn, name);
 }
 
-int req_query_checked(struct req *r, const char *name, char *buf, size_t size, struct problems *p)
-{
-    int n = r->query ? mg_get_var(r->query, strlen(r->query), name, buf, size) : -1;
-    if (n == -2) { /* present, but longer than any value the route takes: never "absent" */
-        char ptr[140];
-        snprintf(ptr, sizeof ptr, "?%s", name);
-        problems_add(p, ptr, "is too long: at most %zu bytes", size - 1);
-    }
-    return n >= 0;
-}
-
-int req_query(struct req *r, const char *name, char *buf, size_t size)
-{
-    struct problems p;
-    problems_init(&p);
-    int given = req_query_checked(r, name, buf, size, &p);
-    if (p.total) {
-        resp_invalid(r, &p, NULL);
-        given = -1;
-    }
-    problems_free(&p);
-    return given;
-}
-
 long req_read(struct req *r, char *buf, size_t size)
 {
     /* RFC 9110 §10.1.1: a client that sent Expect: 100-continue waits for an interim 100
@@ -643,21 +619,4 @@ void resp_create(struct req *r, create_fn make)
     else if (!r->status)
         resp_invalid(r, &p, NULL);
     problems_free(&p);
-}
-
-int req_query_index(struct req *r, const char *name, long long *out, struct problems *p)
-{
-    char buf[32];
-    if (!req_query(r, name, buf, sizeof buf))
-        return 0;
-    char *end = NULL;
-    long long v = strtoll(buf, &end, 10);
-    if (!buf[0] || *end || buf[0] == '-' || buf[0] == '+' || v < 0 || v > 9007199254740991LL) {
-        char ptr[64];
-        snprintf(ptr, sizeof ptr, "?%s", name);
-        problems_add(p, ptr, "must be a non-negative integer");
-        return -1;
-    }
-    *out = v;
-    return 1;
 }

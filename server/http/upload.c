@@ -216,11 +216,10 @@ int upload_tz_local_to_utc(const struct tm *local, void *ctx, int64_t *epoch_s)
 int upload_params_read(struct req *r, struct upload_params *up, const char *fields_hint,
                        struct problems *p)
 {
-    static const char *const true_false[] = {"true", "false", NULL};
     memset(up, 0, offsetof(struct upload_params, tz));
-    up->atomic_on = res_query(r, "atomic", RQ_ENUM, true_false, up->atomic, sizeof up->atomic, p) &&
+    up->atomic_on = res_query(r, "atomic", RQ_BOOL, NULL, up->atomic, sizeof up->atomic, p) &&
                     strcmp(up->atomic, "true") == 0;
-    if (req_query_checked(r, "fields", up->fields, sizeof up->fields, p)) {
+    if (res_query(r, "fields", RQ_RAW, NULL, up->fields, sizeof up->fields, p)) {
         if (!up->fields[0])
             problems_add(p, "?fields", "query parameter fields lists %s (" PROBLEMS_FIELDS_HINT ")",
                          fields_hint);

@@ -106,6 +106,28 @@ test('every route refuses a query parameter it does not take, naming it', async 
   }
 });
 
+test('a refused query value names its parameter, in the pointer and in the message, whatever its kind', async () => {
+  const b = await benchmark();
+  const rv = await as('owner1', 'POST', '/reviews', { body: { title: 'kinds', workload_ids: [train.id], started_on: '2026-01-05' } });
+  assert.equal(rv.status, 201, rv.text);
+  const body = 'JobID|State\n1|COMPLETED\n';
+  for (const [who, method, path, pointer, message] of [
+    ['owner1', 'GET', '/log/entries?start=x', '?start', 'query parameter start must be an integer from 0 to 9007199254740991'],
+    ['owner1', 'GET', '/log/entries?start=0&end=-1', '?end', 'query parameter end must be an integer from 0 to 9007199254740991'],
+    ['owner1', 'GET', '/log/proof/inclusion?index=%2B1', '?index', 'query parameter index must be an integer from 0 to 9007199254740991'],
+    ['owner1', 'GET', '/decisions?review=nope', '?review', 'query parameter review must be an id (a UUID)'],
+    ['owner1', 'GET', `/reviews/${rv.json.id}/checklist?comparison=${'A'.repeat(64)}`, '?comparison', 'query parameter comparison must be a SHA-256 (64 lower-case hex)'],
+    ['owner1', 'GET', `/reports/usage?group_by=${'team,'.repeat(60)}`, '?group_by', 'query parameter group_by is too long: at most 255 bytes'],
+    ['ana', 'GET', `/benchmarks/${b.id}/telemetry/series?points=1e2`, '?points', 'query parameter points must be an integer from 2 to 2000'],
+    ['ana', 'GET', `/benchmarks/${b.id}/telemetry/series?idle_below=2`, '?idle_below', 'query parameter idle_below must be a number from 0.001 to 1'],
+    ['ana', 'POST', '/runs?cluster=c7&team=vision&atomic=yes', '?atomic', 'query parameter atomic must be true or false'],
+  ]) {
+    const r = await as(who, method, path, method === 'POST' ? text(body) : undefined);
+    assert.equal(r.status, 422, `${path}: ${r.text}`);
+    assert.deepEqual(r.json.errors.map((e) => [e.pointer, e.message]), [[pointer, message]], path);
+  }
+});
+
 test('a misspelt filter no longer widens a report; a refused upload stores nothing', async () => {
   const usage = await as('owner1', 'GET', '/reports/usage?teams=vision');
   assert.equal(usage.status, 422, usage.text);

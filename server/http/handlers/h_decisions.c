@@ -130,14 +130,13 @@ static json_t *same_decision_stored(struct req *r, const json_t *record, const c
  * recognised (idem_begin_own_retries). */
 static void decision_create(struct req *r)
 {
-    static const char *const true_false[] = {"true", "false", NULL};
     struct idem idem = {0};
     struct problems p;
     problems_init(&p);
     json_t *out = NULL;
     char dry[40] = "false";
     int dry_run = 0;
-    if (!res_query(r, "dry_run", RQ_ENUM, true_false, dry, sizeof dry, &p) && p.total)
+    if (!res_query(r, "dry_run", RQ_BOOL, NULL, dry, sizeof dry, &p) && p.total)
         goto invalid;
     dry_run = strcmp(dry, "true") == 0;
     if (!dry_run && idem_begin_own_retries(r, &idem) == IDEM_ANSWERED)
@@ -321,15 +320,11 @@ static void decision_list(struct req *r)
 {
     struct problems p;
     problems_init(&p);
-    char review[80];
+    char review[40];
     struct page pg;
     if (page_begin(r, &pg, PAGE_SERIAL, &p) != 0)
         goto out;
-    int has_review = req_query(r, "review", review, sizeof review);
-    if (has_review < 0)
-        goto out;
-    if (has_review && !uuid_valid(review))
-        problems_add(&p, "?review", "must be a review id");
+    const char *of_review = res_query(r, "review", RQ_UUID, NULL, review, sizeof review, &p);
     if (p.total) {
         resp_invalid(r, &p, NULL);
         goto out;
@@ -338,9 +333,8 @@ static void decision_list(struct req *r)
     char fault[512] = "";
     if (log_faulted(r))
         goto out;
-    enum store_status st =
-        store_decision_list(r->app->store, has_review ? review : NULL, &r->scope, pg.after_index,
-                            pg.fetch, fault, sizeof fault, &items);
+    enum store_status st = store_decision_list(r->app->store, of_review, &r->scope, pg.after_index,
+                                               pg.fetch, fault, sizeof fault, &items);
     if (st != STORE_OK) {
         resp_store_error(r, st, "decisions");
         goto out;

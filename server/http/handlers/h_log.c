@@ -15,8 +15,22 @@
 
 #include "core/gzip.h"
 #include "core/ledger/tile.h"
-#include "http/internal.h"
+#include "http/resource.h"
 #include "store/ledger.h"
+
+/* ?name= as a leaf index (at most 2^53 - 1, the largest integer JSON readers keep exact):
+ * 1 when given, 0 when absent, -1 when refused (a problem names the parameter). */
+static int leaf_index(struct req *r, const char *name, long long *out, struct problems *p)
+{
+    static const struct res_range LEAF = {0, 9007199254740991.0};
+    char buf[32];
+    size_t before = p->total;
+    if (res_query(r, name, RQ_INTEGER, &LEAF, buf, sizeof buf, p)) {
+        *out = strtoll(buf, NULL, 10);
+        return 1;
+    }
+    return p->total > before ? -1 : 0;
+}
 
 /* The latest head, or NULL after answering. */
 static json_t *head_or_answer(struct req *r)
@@ -76,8 +90,8 @@ static void log_entries(struct req *r)
     problems_init(&p);
     json_t *head = NULL;
     long long start = 0, end = -1;
-    int has_start = req_query_index(r, "start", &start, &p);
-    int has_end = req_query_index(r, "end", &end, &p);
+    int has_start = leaf_index(r, "start", &start, &p);
+    int has_end = leaf_index(r, "end", &end, &p);
     if (has_start == 0)
         problems_add(&p, "?start", "is required: the first leaf index");
     if (!p.total && !(head = head_or_answer(r)))
@@ -106,8 +120,8 @@ static void log_proof(struct req *r, const char *a_name, const char *b_name, int
     problems_init(&p);
     json_t *head = NULL;
     long long a = 0, b = 0;
-    int has_a = req_query_index(r, a_name, &a, &p);
-    int has_b = req_query_index(r, b_name, &b, &p);
+    int has_a = leaf_index(r, a_name, &a, &p);
+    int has_b = leaf_index(r, b_name, &b, &p);
     char ptr[64];
     snprintf(ptr, sizeof ptr, "?%s", a_name);
     if (has_a == 0)

@@ -19,7 +19,7 @@
 static void parse_group_by(struct req *r, struct usage_query *q, struct problems *p)
 {
     char raw[256];
-    if (!req_query_checked(r, "group_by", raw, sizeof raw, p))
+    if (!res_query(r, "group_by", RQ_RAW, NULL, raw, sizeof raw, p))
         return;
     char *save = NULL;
     for (char *tok = strtok_r(raw, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -69,7 +69,7 @@ static json_t *parse_pricing(struct req *r, struct usage_query *q, char *offer_i
     if (q->default_offer_id)
         check_price_offer(r, offer_id, "?offer_id", currency, unavailable, p);
     char raw[4096];
-    if (!req_query_checked(r, "cluster_offers", raw, sizeof raw, p))
+    if (!res_query(r, "cluster_offers", RQ_RAW, NULL, raw, sizeof raw, p))
         return NULL;
     map = json_object();
     char *save = NULL;

@@ -277,20 +277,15 @@ static void review_checklist(struct req *r)
     if (!review)
         return;
     char sha[80];
-    int asked = req_query(r, "comparison", sha, sizeof sha);
-    if (asked < 0)
+    struct problems p;
+    problems_init(&p);
+    int asked = res_query(r, "comparison", RQ_SHA256, NULL, sha, sizeof sha, &p) != NULL;
+    if (p.total)
+        resp_invalid(r, &p, NULL);
+    problems_free(&p);
+    if (r->status)
         goto out;
     if (asked) {
-        struct problems p;
-        problems_init(&p);
-        if (!lower_hex_valid(sha, 64))
-            problems_add(&p, "?comparison", "must be a comparison's SHA-256 (64 lower-case hex)");
-        if (p.total) {
-            resp_invalid(r, &p, NULL);
-            problems_free(&p);
-            goto out;
-        }
-        problems_free(&p);
         /* The caller must be able to see the comparison (team scoping): a hash the caller
          * cannot read answers as one that is not stored. */
         json_t *visible = NULL;

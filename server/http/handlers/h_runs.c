@@ -33,7 +33,6 @@
 static const char *const STATES[] = {"COMPLETED", "FAILED",    "CANCELLED",     "TIMEOUT",
                                      "PREEMPTED", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL",
                                      "DEADLINE",  NULL};
-static const char *const TRUE_FALSE[] = {"true", "false", NULL};
 
 /* One upload in progress: where rows go and what came of the lines. */
 struct runs_ingest {
@@ -297,7 +296,7 @@ static int read_params(struct req *r, struct runs_params *q, struct problems *p)
 {
     q->cluster_p = res_query(r, "cluster", RQ_TEXT, NULL, q->cluster, sizeof q->cluster, p);
     q->team_p = res_query(r, "team", RQ_TEXT, NULL, q->team, sizeof q->team, p);
-    q->steps_on = res_query(r, "steps", RQ_ENUM, TRUE_FALSE, q->steps, sizeof q->steps, p) &&
+    q->steps_on = res_query(r, "steps", RQ_BOOL, NULL, q->steps, sizeof q->steps, p) &&
                   strcmp(q->steps, "true") == 0;
     if (q->team_p && !team_name_valid(q->team))
         problems_add(p, "?team", "query parameter team is not a team name");

@@ -11,45 +11,34 @@
 
 #include "http/runsof.h"
 #include "core/formats/telemetry.h"
-#include "core/formats/textnum.h"
 #include "http/resource.h"
 #include "store/series.h"
 
-/* ?name= as a number in [lo, hi] (default def); its text form goes to out. */
-static void number_param(struct req *r, const char *name, double def, double lo, double hi,
-                         int integer, char *out, size_t size, struct problems *p)
+/* ?name= of kind RQ_INTEGER or RQ_NUMBER in range, as text in out (size >= 32); def when
+ * absent or refused (then a problem names it). */
+static void number_param(struct req *r, const char *name, enum res_query_kind kind,
+                         struct res_range range, double def, char *out, size_t size,
+                         struct problems *p)
 {
-    char raw[40], pointer[48];
-    double v = def;
-    if (req_query_checked(r, name, raw, sizeof raw, p) &&
-        (!textnum_parse_double(raw, strlen(raw), &v) || !(v >= lo && v <= hi) ||
-         (integer && v != (double)(long)v))) {
-        snprintf(pointer, sizeof pointer, "?%s", name);
-        problems_add(p, pointer, "query parameter %s is %s from %g to %g", name,
-                     integer ? "a whole number" : "a number", lo, hi);
-        v = def;
-    }
-    if (integer)
-        snprintf(out, size, "%ld", (long)v);
-    else
-        snprintf(out, size, "%.17g", v);
+    if (!res_query(r, name, kind, &range, out, size, p))
+        snprintf(out, size, "%.17g", def);
 }
 
 static void telemetry_series(struct req *r)
 {
     struct problems p;
     problems_init(&p);
-    char points[24], idle_below[32], idle_min[32], stretches[24];
+    char points[32], idle_below[32], idle_min[32], stretches[24];
     json_t *out = NULL;
     json_t *bench = res_readable_benchmark(r, r->params[0]);
     if (!bench)
         goto done;
-    number_param(r, "points", TELEMETRY_SERIES_DEFAULT_POINTS, 2, TELEMETRY_SERIES_MAX_POINTS, 1,
-                 points, sizeof points, &p);
-    number_param(r, "idle_below", TELEMETRY_DEFAULT_IDLE_BELOW, 0.001, 1, 0, idle_below,
-                 sizeof idle_below, &p);
-    number_param(r, "idle_min_s", TELEMETRY_SERIES_DEFAULT_IDLE_MIN_S, 0, 86400.0 * 30, 0, idle_min,
-                 sizeof idle_min, &p);
+    number_param(r, "points", RQ_INTEGER, (struct res_range){2, TELEMETRY_SERIES_MAX_POINTS},
+                 TELEMETRY_SERIES_DEFAULT_POINTS, points, sizeof points, &p);
+    number_param(r, "idle_below", RQ_NUMBER, (struct res_range){0.001, 1},
+                 TELEMETRY_DEFAULT_IDLE_BELOW, idle_below, sizeof idle_below, &p);
+    number_param(r, "idle_min_s", RQ_NUMBER, (struct res_range){0, 86400.0 * 30},
+                 TELEMETRY_SERIES_DEFAULT_IDLE_MIN_S, idle_min, sizeof idle_min, &p);
     if (p.total) {
         resp_invalid(r, &p, NULL);
         goto done;
@@ -80,7 +69,7 @@ static void usage_series(struct req *r)
     struct usage_series_query q;
     memset(&q, 0, sizeof q);
     q.bucket = res_query(r, "bucket", RQ_ENUM, BUCKETS, bucket, sizeof bucket, &p);
-    if (!q.bucket && !req_query_checked(r, "bucket", bucket, sizeof bucket, &p))
+    if (!q.bucket) /* absent (a refused one answers 422) */
         q.bucket = "week";
     q.team = res_query(r, "team", RQ_TEXT, NULL, team, sizeof team, &p);
     q.from = res_query(r, "from", RQ_TIME, NULL, from, sizeof from, &p);
