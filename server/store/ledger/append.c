@@ -1,11 +1,7 @@
-/* The signed decision log: appending a decision (checks, the leaf, the signed checkpoint). */
+/* The signed decision log: appending a decision (its checks, then its leaf through head.c). */
 #include "store/ledger/ledger_private.h"
 
-static const char *SQL_INSERT_CHECKPOINT =
-    "INSERT INTO log_checkpoint (tree_size, root, note) VALUES ($1::bigint, decode($2, 'hex'), $3) "
-    "ON CONFLICT (tree_size) DO NOTHING";
-/* What the stored checkpoints and leaves say about a head of size $1, and the stored root of
- * size $2 (the checkpoint this server remembers signing or observing; all index look-ups). */
+/* The signer's key and its owner, the key row locked against a concurrent revocation. */
 static const char *SQL_SIGNER =
     "SELECT json_build_object('user_id', k.user_id, 'username', u.username, 'role', u.role, "
     "'disabled', u.disabled_at IS NOT NULL, 'revoked', k.revoked_at IS NOT NULL, "
@@ -27,68 +23,16 @@ static const char *SQL_FACTS =
     "  LEFT JOIN comparison c ON c.sha256 = e.h), "
     "'received_at', " UTC_MICROS("now()") ")";
 
-static const char *SQL_INSERT_LEAF = "INSERT INTO log_leaf (leaf_index, leaf, leaf_hash) "
-                                     "VALUES ($1::bigint, decode($2, 'base64'), decode($3, 'hex'))";
 static const char *SQL_INSERT_DECISION =
     "INSERT INTO decision (id, review_id, decision, chosen_option, comparison_sha256, record, "
     "signature, signer_key_id, signer, supersedes, leaf_index, received_at) "
     "VALUES ($1::uuid, $2::uuid, $3, $4, ARRAY(SELECT json_array_elements_text($5::json)), "
     "$6::jsonb, $7, $8, $9, $10::uuid, $11::bigint, $12::timestamptz)";
-static const char *SQL_UPDATE_HEAD =
-    "UPDATE log_head SET size = $1::bigint, root = decode($2, 'hex'), "
-    "frontier = decode($3, 'hex'), updated_at = now()";
 static const char *SQL_REVIEW_DECIDED =
     "UPDATE review SET status = 'decided', version = version + 1, updated_at = now() "
     "WHERE id = $1::uuid";
 
-/* A decision row as the API serves it, with its leaf, its signer's enrolment leaf and its
- * successor's leaf (formatted by hand: clang-format splits these strings a character a line). */
-// clang-format off
-
-json_t *ledger__hex_array(const uint8_t (*hashes)[MERKLE_HASH_BYTES], size_t n, int reversed)
-{
-    json_t *a = json_array();
-    for (size_t i = 0; i < n; i++) {
-        char hex[2 * MERKLE_HASH_BYTES + 1];
-        codec_hex_encode(hashes[reversed ? n - 1 - i : i], MERKLE_HASH_BYTES, hex);
-        json_array_append_new(a, json_string(hex));
-    }
-    return a;
-}
-
-/* Signs the checkpoint of (size, root) and stores it. The primary key on tree_size makes a
- * second, different root for a size impossible; the same checkpoint again is a no-op. */
-enum store_status ledger__sign_checkpoint(struct store_conn *c, const char *origin, uint64_t size,
-                                         const uint8_t root[MERKLE_HASH_BYTES],
-                                         const unsigned char *sk, char **note_out)
-{
-    char *body = note_checkpoint_body(origin, size, root);
-    if (!body)
-        return STORE_ERROR;
-    size_t len = 0;
-    int status = 0;
-    char *note = note_sign(body, strlen(body), origin, sk, &len, &status);
-    free(body);
-    if (!note)
-        return STORE_ERROR;
-    char size_text[24], root_hex[2 * MERKLE_HASH_BYTES + 1];
-    snprintf(size_text, sizeof size_text, "%llu", (unsigned long long)size);
-    codec_hex_encode(root, MERKLE_HASH_BYTES, root_hex);
-    const char *p[] = {size_text, root_hex, note};
-    long inserted = 0;
-    enum store_status st = store_exec_tx(c, SQL_INSERT_CHECKPOINT, STORE_ARGS(p), &inserted);
-    if (st == STORE_OK && inserted == 0 && note_out)
-        st = STORE_CONFLICT; /* an append never meets a checkpoint of its new size */
-    if (st == STORE_OK && note_out)
-        *note_out = note;
-    else
-        free(note);
-    return st;
-}
-
-
 /* ---- appending ---- */
-
 
 /* The signer's key: registered, not revoked (in the table and in the log), an enabled owner's,
  * and the caller's. */
@@ -126,7 +70,8 @@ static enum store_status check_signer(struct store_conn *c, const struct ledger_
         *outcome = LEDGER_INVALID;
     } else {
         size_t before = p->total;
-        st = ledger__check_signer_in_log(c, key_id, text_of(key, "public_key"), p, fault, fault_size);
+        st = ledger__check_signer_in_log(c, key_id, text_of(key, "public_key"), p, fault,
+                                         fault_size);
         if (fault[0])
             *outcome = LEDGER_INCONSISTENT;
         else if (p->total > before)
@@ -149,81 +94,6 @@ static void check_gate(const json_t *record, const json_t *facts, const json_t *
     gate_check(&g, p);
 }
 
-/* Appends leaf[0..len) as leaf number `size` under the locked head: checks the head against the
- * stored checkpoints and leaves first (a fault fills `fault` and appends nothing), inserts the
- * leaf, moves the head and signs and stores the checkpoint of the new size. On success
- * *appended = {index, tree_size, checkpoint (note), inclusion proof hashes}. */
-enum store_status ledger__append_leaf_locked(struct store_conn *c, const json_t *head,
-                                            const char *leaf, size_t leaf_len,
-                                            const unsigned char *server_sk, char *fault,
-                                            size_t fault_size, json_t **appended)
-{
-    *appended = NULL;
-    uint64_t size = (uint64_t)json_integer_value(json_object_get(head, "size"));
-    const char *origin = text_of(head, "origin");
-    struct merkle_frontier f;
-    if (!origin || merkle_frontier_parse(text_of(head, "frontier") ? text_of(head, "frontier") : "",
-                                         size, &f) != 0) {
-        snprintf(fault, fault_size, "the log head's compact range does not fit its size %llu",
-                 (unsigned long long)size);
-        return STORE_OK;
-    }
-    enum store_status st = ledger__head_consistent(c, head, &f, fault, fault_size);
-    if (st != STORE_OK || fault[0])
-        return st;
-    json_t *proof = ledger__hex_array((const uint8_t(*)[MERKLE_HASH_BYTES])f.hash, f.count, 1);
-    char *leaf_b64 = codec_b64_encode_new((const uint8_t *)leaf, leaf_len);
-    char *frontier_text = NULL, *note = NULL;
-    st = STORE_ERROR;
-    if (!leaf_b64 || !proof)
-        goto out;
-    uint8_t leaf_hash[MERKLE_HASH_BYTES], root[MERKLE_HASH_BYTES];
-    merkle_leaf_hash((const uint8_t *)leaf, leaf_len, leaf_hash);
-    struct tile_hash stored[TILE_LEVELS];
-    size_t stored_count = tile_append(&f, size, leaf_hash, stored);
-    merkle_frontier_root(&f, root);
-    frontier_text = merkle_frontier_hex(&f);
-    if (!frontier_text)
-        goto out;
-    char index_text[24], size_text[24], leaf_hex[65], root_hex[65];
-    snprintf(index_text, sizeof index_text, "%llu", (unsigned long long)size);
-    snprintf(size_text, sizeof size_text, "%llu", (unsigned long long)size + 1);
-    codec_hex_encode(leaf_hash, sizeof leaf_hash, leaf_hex);
-    codec_hex_encode(root, sizeof root, root_hex);
-    const char *pl[] = {index_text, leaf_b64, leaf_hex};
-    st = store_exec_tx(c, SQL_INSERT_LEAF, STORE_ARGS(pl), NULL);
-    /* The tiles grow in the same transaction, under the same lock. */
-    if (st == STORE_OK)
-        st = store__tiles_write(c, stored, stored_count, fault, fault_size);
-    if (st != STORE_OK || fault[0])
-        goto out;
-    const char *ph[] = {size_text, root_hex, frontier_text};
-    if (st == STORE_OK)
-        st = store_exec_tx(c, SQL_UPDATE_HEAD, STORE_ARGS(ph), NULL);
-    if (st == STORE_OK)
-        st = ledger__sign_checkpoint(c, origin, size + 1, root, server_sk, &note);
-    if (st == STORE_OK) /* remembered outside the database once the transaction commits */
-        store__log_seen_pending(c, origin, size + 1, root);
-    if (st == STORE_CONFLICT) {
-        snprintf(fault, fault_size, "a checkpoint of size %llu was already stored",
-                 (unsigned long long)size + 1);
-        st = STORE_OK;
-        goto out;
-    }
-    if (st != STORE_OK)
-        goto out;
-    *appended = json_pack("{s:I, s:I, s:s, s:O}", "leaf_index", (json_int_t)size, "tree_size",
-                          (json_int_t)(size + 1), "checkpoint", note, "hashes", proof);
-    if (!*appended)
-        st = STORE_ERROR;
-out:
-    json_decref(proof);
-    free(leaf_b64);
-    free(frontier_text);
-    free(note);
-    return st;
-}
-
 /* Inserts the leaf and the decision, moves the head, signs the checkpoint. Called with the
  * head row locked. */
 static enum store_status append_locked(struct store_conn *c, const struct ledger_append *in,
@@ -241,7 +111,8 @@ static enum store_status append_locked(struct store_conn *c, const struct ledger
     enum store_status st = STORE_ERROR;
     if (!leaf || !record_text || !cited_text)
         goto out;
-    st = ledger__append_leaf_locked(c, head, leaf, leaf_len, in->server_sk, fault, fault_size, &appended);
+    st = ledger__append_leaf_locked(c, head, leaf, leaf_len, in->server_sk, fault, fault_size,
+                                    &appended);
     if (st != STORE_OK || fault[0]) {
         if (fault[0])
             *outcome = LEDGER_INCONSISTENT;
@@ -311,7 +182,7 @@ static const char *SQL_REVIEW_LEAVES =
  * *current = the id of the one no other supersedes (new reference; NULL for a review without
  * decisions). Fills fault on any contradiction (a log-integrity fault). */
 enum store_status ledger__review_line(struct store_conn *c, const char *review_id, json_t **current,
-                                     char *fault, size_t size)
+                                      char *fault, size_t size)
 {
     *current = NULL;
     const char *pr[] = {review_id};
@@ -338,7 +209,8 @@ enum store_status ledger__review_line(struct store_conn *c, const char *review_i
             break;
         long long index = (long long)json_integer_value(json_object_get(one, "i"));
         char why[400] = "";
-        st = ledger__leaf_authenticate_b64(c, &cp, (uint64_t)index, text_of(one, "leaf"), why, sizeof why);
+        st = ledger__leaf_authenticate_b64(c, &cp, (uint64_t)index, text_of(one, "leaf"), why,
+                                           sizeof why);
         if (st != STORE_OK)
             break;
         json_t *view = why[0] ? NULL : decision_view_b64(text_of(one, "leaf"));
@@ -384,7 +256,8 @@ static enum store_status check_current(struct store_conn *c, const json_t *recor
                                        size_t fault_size)
 {
     json_t *id = NULL;
-    enum store_status st = ledger__review_line(c, text_of(record, "review_id"), &id, fault, fault_size);
+    enum store_status st =
+        ledger__review_line(c, text_of(record, "review_id"), &id, fault, fault_size);
     if (st != STORE_OK)
         return st;
     if (fault[0]) {
@@ -450,7 +323,6 @@ static enum store_status check_record(struct store_conn *c, const json_t *record
         json_decref(items);
     return STORE_OK;
 }
-
 
 enum store_status store_decision_append(struct store *s, const struct audit_actor *who,
                                         const struct ledger_append *in,

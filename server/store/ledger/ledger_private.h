@@ -5,9 +5,11 @@
  *   integrity.c  authenticated leaf reads; the log contradicting itself (core/ledger/recompute.h
  *                decides, this reads the facts)
  *   start.c      start-up: recomputation, tiles, keys not yet logged
- *   append.c     appending a decision: references and gate (core/ledger/decision_rules.h,
- *                gate.h), the leaf, the head, the signed checkpoint
- *   keys.c       key events (enrolments, revocations) as leaves
+ *   head.c       the one way the tree grows: a leaf under the locked head, the head moved, the
+ *                checkpoint signed (decisions and key events both append through it)
+ *   append.c     appending a decision: signer, references and gate
+ *                (core/ledger/decision_rules.h, gate.h), then its leaf
+ *   keys.c       key events (enrolments, revocations) as leaves; a signer's standing in them
  *   reads.c      decisions served bound to their leaves; head, entries, proofs
  *   bundle.c     the audit bundle, streamed
  *   witnesses.c  witnesses' cosignatures
@@ -77,13 +79,13 @@ static inline const char *text_of(const json_t *obj, const char *key)
 
 /* ---- shared between the files (defined where named) ---- */
 
-/* append.c: a JSON array of the hashes' hex, in order or reversed. */
+/* head.c: a JSON array of the hashes' hex, in order or reversed. */
 json_t *ledger__hex_array(const uint8_t (*hashes)[MERKLE_HASH_BYTES], size_t n, int reversed);
-/* append.c: signs and stores the checkpoint of (origin, size, root); its note in *note. */
+/* head.c: signs and stores the checkpoint of (origin, size, root); its note in *note. */
 enum store_status ledger__sign_checkpoint(struct store_conn *c, const char *origin, uint64_t size,
                                           const uint8_t root[MERKLE_HASH_BYTES],
                                           const unsigned char *server_sk, char **note);
-/* append.c: appends leaf[0..len) under the locked head (see there). */
+/* head.c: appends leaf[0..len) under the locked head (see there). */
 enum store_status ledger__append_leaf_locked(struct store_conn *c, const json_t *head,
                                              const char *leaf, size_t leaf_len,
                                              const unsigned char *server_sk, char *fault,
