@@ -80,8 +80,10 @@ export function notice(message, kind = 'info') {
   return h('div', { class: `alert ${kind}`, role: 'status' }, message);
 }
 
-// Every table is drawn by the one table helper (sort, filter, date range, CSV): listing.js.
-export { table } from './listing.js';
+// A <select> of [value, label] options, `value` selected. (Tables: listing.js.)
+export function select(options, value = '') {
+  return h('select', null, options.map(([v, label]) => h('option', { value: v, selected: v === value }, label)));
+}
 
 // Disables a button while an async action runs; returns the action's result.
 export async function busy(button, fn) {

@@ -180,7 +180,3 @@ export function listing({ path, title, filters = [], columns, empty, baseQuery =
   const el = h('section', { class: 'listing', 'data-list': path }, filters.length ? form : null, results, more);
   return { el, load: () => load(true) };
 }
-
-export function select(options, value = '') {
-  return h('select', null, options.map(([v, label]) => h('option', { value: v, selected: v === value }, label)));
-}

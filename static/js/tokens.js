@@ -1,5 +1,6 @@
 // API tokens (for pipelines and the CLI): list, create (the token is shown this once), revoke.
-import { h, field, alertBox, busy, table } from './dom.js';
+import { h, field, alertBox, busy } from './dom.js';
+import { table } from './listing.js';
 import { request, listAll } from './api.js';
 import { dateTime } from './format.js';
 import { problemList } from './problems.js';

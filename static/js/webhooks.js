@@ -1,7 +1,8 @@
 // Webhooks (owners, on the Alerts page): where alerts are posted, each one's delivery state
 // (delivered / failing, attempts, the last error), a test message, and the signing secret shown
 // once when a webhook is created.
-import { h, field, alertBox, busy, table } from './dom.js';
+import { h, field, alertBox, busy } from './dom.js';
+import { table } from './listing.js';
 import { request, listAll } from './api.js';
 import { dateTime } from './format.js';
 import { problemList } from './problems.js';

@@ -1,5 +1,6 @@
 // Account: who you are, your signing keys (owners), and your API tokens.
-import { h, alertBox, busy, table } from '../dom.js';
+import { h, alertBox, busy } from '../dom.js';
+import { table } from '../listing.js';
 import { request, get } from '../api.js';
 import { dateTime } from '../format.js';
 import { loadKey, forgetKey } from '../signing.js';

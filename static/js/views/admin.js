@@ -1,10 +1,10 @@
 // Admin: users (with role and teams; disable, enable, set a password, their signing keys),
 // teams, and API tokens for anyone.
-import { h, field, alertBox, notice, busy, table } from '../dom.js';
+import { h, field, alertBox, notice, busy, select } from '../dom.js';
 import { request, listAll, ApiError } from '../api.js';
 import { dateTime } from '../format.js';
 import { problemList, placeFieldErrors } from '../problems.js';
-import { select } from '../listing.js';
+import { table } from '../listing.js';
 import { tokensSection } from '../tokens.js';
 
 function usersSection() {

@@ -1,6 +1,7 @@
 // Alerts for the owner: assumption drift after a decision and trap warnings. Acknowledging one
 // is a PATCH with the alert's ETag.
-import { h, alertBox, busy, table } from '../dom.js';
+import { h, alertBox, busy } from '../dom.js';
+import { table } from '../listing.js';
 import { request, listAll } from '../api.js';
 import { dateTime, number } from '../format.js';
 import { webhooksSection } from '../webhooks.js';

@@ -1,7 +1,8 @@
 // The auditor's view of the signed log: the latest checkpoint and the server's verifier key,
 // the decisions as logged (decoded from the leaves themselves), the audit bundle, and an
 // in-browser check of any one leaf. The authoritative check is offline `capledger verify`.
-import { h, field, alertBox, notice, busy, table, copyButton, idButton } from '../dom.js';
+import { h, field, alertBox, notice, busy, copyButton, idButton } from '../dom.js';
+import { table } from '../listing.js';
 import { request, get, listAll } from '../api.js';
 import { fromBase64 } from '../bytes.js';
 import { fetchVerifierKey, checkLeaf } from '../inclusion.js';

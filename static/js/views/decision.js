@@ -1,9 +1,8 @@
 // The decision form: the fields of docs/ledger-format.md's record, signed in this browser with the owner's
 // non-extractable Ed25519 key and sent as {record, signature}. The server applies the gate;
 // its 422 errors (JSON Pointers into the record) are shown next to the fields they name.
-import { h, field, alertBox, notice, busy, showFieldError, uid, idButton } from '../dom.js';
+import { h, field, alertBox, notice, busy, showFieldError, uid, idButton, select } from '../dom.js';
 import { request, get, ApiError } from '../api.js';
-import { select } from '../listing.js';
 import { evidencePicker, comparisonsPicker } from '../pickers.js';
 import { problemList, placeFieldErrors } from '../problems.js';
 import { JcsError } from '../jcs.js';

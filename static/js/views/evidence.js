@@ -2,9 +2,9 @@
 // a team makes from its own tools (sacct, nvidia-smi, DCGM, vLLM and other load tests, price
 // sheets), sent with the Content-Type the API expects, answering what was inserted, what was a
 // duplicate, and which lines were rejected and why.
-import { h, field, alertBox, notice, busy, table, idButton } from '../dom.js';
+import { h, field, alertBox, notice, busy, idButton, select } from '../dom.js';
 import { request, get, listAll, ApiError } from '../api.js';
-import { listing, select } from '../listing.js';
+import { listing, table } from '../listing.js';
 import { money, number, percent, dateTime, shortId, duration } from '../format.js';
 import { problemList, fieldName, plainMessage } from '../problems.js';
 import { may } from '../roles.js';

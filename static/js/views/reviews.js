@@ -1,11 +1,11 @@
 // 90-day reviews: the list, a new review, and one review's phases, artifacts, the 7-item
 // checklist (covered, or exactly what is missing), its decisions, and the signed decision form.
 import { scorecard, trackRecord } from './scorecard.js';
-import { h, field, alertBox, notice, busy, table, idButton } from '../dom.js';
+import { h, field, alertBox, notice, busy, idButton, select } from '../dom.js';
 import { request, get, listAll, ApiError } from '../api.js';
 import { dateTime, shortId } from '../format.js';
 import { problemList, placeFieldErrors } from '../problems.js';
-import { select } from '../listing.js';
+import { table } from '../listing.js';
 import { decisionForm } from './decision.js';
 import { comparisonPicker, gateVerdict } from './cockpit.js';
 import { diffChooser, storyPanel, gateStory, fold, foldBoxes, foldInPlace, evidenceLinks } from './review_story.js';

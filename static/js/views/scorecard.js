@@ -1,7 +1,8 @@
 // Realised against predicted (docs/reviews.md): a decision's scorecard — the realised compute
 // cost per completed run of its review's workloads since it, beside what its comparison
 // predicted for the chosen option — and the track record of every decision, per owner and team.
-import { h, alertBox, notice, table } from '../dom.js';
+import { h, alertBox, notice } from '../dom.js';
+import { table } from '../listing.js';
 import { get } from '../api.js';
 import { money, number, percent, dateTime } from '../format.js';
 

@@ -5,7 +5,8 @@
 // job against p90 wait, one point per pool size, the recommendation marked), the backtest
 // (observed against replayed waits) when the cluster records its capacity, the table, and what a
 // replay cannot know. The stored replay's hash is what a review or a decision cites.
-import { h, field, alertBox, busy, copyButton, table } from '../dom.js';
+import { h, field, alertBox, busy, copyButton } from '../dom.js';
+import { table } from '../listing.js';
 import { request, listAll, ApiError } from '../api.js';
 import { problemList } from '../problems.js';
 import { money, percent, duration, number } from '../format.js';
