@@ -14,6 +14,7 @@
 #include "core/formats/linebuf.h"
 #include "core/formats/sacct.h"
 #include "core/formats/telemetry.h"
+#include "oracle/linebuf_stream.h"
 
 #define LINES 1000000
 #define CHUNK 65536

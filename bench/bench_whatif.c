@@ -19,6 +19,7 @@
 #include "core/formats/linebuf.h"
 #include "core/formats/openb.h"
 #include "core/whatif/whatif.h"
+#include "oracle/linebuf_stream.h"
 
 static double now_s(void)
 {

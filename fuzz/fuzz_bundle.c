@@ -15,6 +15,7 @@
 #include "core/ledger/bundle.h"
 #include "core/ledger/bundle_reader.h"
 #include "core/jcs.h"
+#include "oracle/bundle_verify.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

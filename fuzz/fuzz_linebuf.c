@@ -10,6 +10,7 @@
 #include <sodium.h>
 
 #include "core/formats/linebuf.h"
+#include "oracle/linebuf_stream.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

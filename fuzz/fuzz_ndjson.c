@@ -12,6 +12,7 @@
 #include "core/formats/pgcopy.h"
 #include "core/formats/run.h"
 #include "oracle/run_text.h"
+#include "oracle/linebuf_stream.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -11,6 +11,7 @@
 #include "core/formats/openb.h"
 #include "core/formats/sacct.h"
 #include "oracle/run_text.h"
+#include "oracle/linebuf_stream.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -7,6 +7,7 @@
 
 #include "core/formats/linebuf.h"
 #include "core/formats/telemetry.h"
+#include "oracle/linebuf_stream.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

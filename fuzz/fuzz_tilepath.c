@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/ledger/tile.h"
+#include "oracle/tile_path.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -9,6 +9,7 @@
 #include "core/formats/linebuf.h"
 #include "core/problems.h"
 #include "testutil.h"
+#include "oracle/linebuf_stream.h"
 
 /* Reads CAPLEDGER_DATA_DIR/<rel> (tests/data/<rel>) whole; aborts the test run when it cannot. */
 static inline char *sample_load(const char *rel, size_t *len)

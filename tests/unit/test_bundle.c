@@ -19,6 +19,7 @@
 #include "core/ledger/keylog.h"
 #include "core/ledger/merkle.h"
 #include "core/ledger/note.h"
+#include "oracle/bundle_verify.h"
 
 #define ORIGIN "localhost/capledger"
 #define LEAVES 5

@@ -11,6 +11,7 @@
 #include "core/formats/formats.h"
 #include "core/formats/loadtest.h"
 #include "core/formats/telemetry.h"
+#include "oracle/format_names.h"
 
 static void names_map_to_their_readers(void **state)
 {

@@ -20,6 +20,7 @@
 #include "core/formats/openb.h"
 #include "oracle/run_text.h"
 #include "sample_text.h"
+#include "oracle/linebuf_stream.h"
 
 #define POD_LIST "traces/alibaba-gpu-v2023/openb_pod_list_default.csv"
 #define TRACE_START 1672531200 /* 2023-01-01T00:00:00Z, a stand-in: the trace hides its date */

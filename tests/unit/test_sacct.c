@@ -21,6 +21,7 @@
 #include "core/formats/sacct.h"
 #include "oracle/run_text.h"
 #include "sample_text.h"
+#include "oracle/linebuf_stream.h"
 
 /* SACCT_FIELDS of NordicHPC/sonar src/slurmjobs.rs: the -o list of both sonar samples */
 #define SONAR_FIELDS                                                                               \

@@ -14,6 +14,7 @@
 #include "core/formats/formats.h"
 #include "core/formats/sniff.h"
 #include "sample_text.h"
+#include "oracle/format_names.h"
 
 struct expect {
     const char *file;

@@ -19,6 +19,7 @@
 
 #include "core/formats/telemetry.h"
 #include "sample_text.h"
+#include "oracle/linebuf_stream.h"
 
 #define SMI "samples/nvidia-smi/"
 #define DMON "samples/nvidia-smi-dmon/"

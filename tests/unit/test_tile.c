@@ -22,6 +22,7 @@
 #include "oracle/merkle_proofs.h"
 #include "core/ledger/tile.h"
 #include "testutil.h"
+#include "oracle/tile_path.h"
 
 #define VECTORS CAPLEDGER_DATA_DIR "/vectors/merkle"
 

@@ -21,6 +21,7 @@
 #include "core/jcs.h"
 #include "core/whatif/whatif.h"
 #include "sample_text.h"
+#include "oracle/linebuf_stream.h"
 
 /* cmocka 1.1 has no assert_double_equal */
 #define assert_double_equal(a, b, eps) assert_true(fabs((double)(a) - (double)(b)) <= (eps))

@@ -44,11 +44,3 @@ const char *format_join(const char *const *names, char *buf, size_t size)
     }
     return buf;
 }
-
-const char *const *format_names_of(const char *kind)
-{
-    for (const struct format_kind *k = FORMAT_KINDS; k->kind; k++)
-        if (kind && strcmp(k->kind, kind) == 0)
-            return k->names;
-    return NULL;
-}

@@ -51,7 +51,5 @@ extern const struct format_kind FORMAT_KINDS[];
 int format_find(const char *const *names, const char *name);
 /* names joined by ", " into buf (whole names only, as many as fit); returns buf. */
 const char *format_join(const char *const *names, char *buf, size_t size);
-/* The ?format= values of an upload kind, or NULL for a kind without any. */
-const char *const *format_names_of(const char *kind);
 
 #endif

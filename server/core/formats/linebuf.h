@@ -68,17 +68,6 @@ enum linebuf_status linebuf_pop(struct linebuf *lb, struct linebuf_line *out)
 void linebuf_report(const struct linebuf *lb, enum linebuf_status status,
                     const struct linebuf_line *line, struct problems *errs);
 
-/* Called for each valid line by linebuf_stream; a non-zero return stops the stream. */
-typedef int (*linebuf_line_fn)(const struct linebuf_line *line, void *ctx, struct problems *errs);
-
-/* Splits a whole buffer as if it arrived in pieces of `chunk` bytes (0: in one piece), calling
- * fn for every valid line and reporting the splitter's faults into errs — what the HTTP layer
- * does with a streamed body, for bodies already in memory (tests, fuzzers, small uploads).
- * Returns fn's non-zero value when it stopped the stream, -1 when memory ran out, else 0. */
-int linebuf_stream(const char *text, size_t len, size_t chunk, size_t max_line_bytes,
-                   linebuf_line_fn fn, void *ctx, struct problems *errs)
-    __attribute__((warn_unused_result));
-
 /* Index of the first byte of s[0..len) that is NUL or not valid UTF-8, or len when all are. */
 size_t linebuf_utf8_check(const unsigned char *s, size_t len);
 

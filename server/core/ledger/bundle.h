@@ -4,8 +4,8 @@
  *    signer_keys: {key_id: {public_key, owner, revoked_at}},
  *    comparisons: {sha256: {scenario, result}}}
  *
- * Shared by `capledger verify` and the server-side tests, so it is pure: the caller reads the
- * files. Callers have run sodium_init(). */
+ * Pure, for `capledger verify` and the tests: the caller reads the files. Callers have run
+ * sodium_init(). */
 #ifndef CAPLEDGER_CORE_BUNDLE_H
 #define CAPLEDGER_CORE_BUNDLE_H
 
@@ -30,7 +30,7 @@ struct bundle_trust {
     size_t witness_count, quorum;
 };
 
-/* Checks, stopping at the first fault:
+/* The checks, stopping at the first fault:
  *  1. trust->verifier_key parses; the bundle's verifier_key is that same key and names the
  *     bundle's origin;
  *  2. the checkpoint is signed by it, for that origin, and covers exactly the bundle's leaves;
@@ -51,24 +51,22 @@ struct bundle_trust {
  *     result's input_sha256 (when present) that of its scenario;
  *  6. with trust->previous_checkpoint: it is signed by the same key for the same origin, and a
  *     consistency proof built from the leaves shows its tree is a prefix of the bundle's.
- * Returns 0 when everything verifies; else 1 with the first bad item named in why, e.g.
+ * The verdict is 0 when everything verifies; else 1 with the first bad item named in why, e.g.
  * "leaf 17: approver signature does not verify". On success, report (a JSON object, or NULL)
  * receives "approvers": {key_id: {owner (or null), public_key, pinned, enrolled (leaf index or
  * null), leaves: [index…]}} for every key enrolled, signing or pinned, and "legacy_decisions":
  * the number of legacy decision leaves, and "witnesses": {name: cosignature time (POSIX
- * seconds) or null} for the witness keys given. Borrows bundle. */
-int bundle_verify(const json_t *bundle, const struct bundle_trust *trust, json_t *report, char *why,
-                  size_t why_size) __attribute__((warn_unused_result));
-
-/* The same checks one leaf at a time, for bundles too large to hold (core/ledger/
- * bundle_reader.h reads them; `capledger verify` uses this): begin with the bundle's members
- * other than "leaves" (borrowed until the end) and the number of leaves (-1: no "leaves"
- * array), then each leaf's base64 text in order (NULL for one that is not a string), then end.
- * The faults, their order and their messages are bundle_verify's. Memory: the walk's state —
- * per signing key and per decision what the checks must remember (key events, the review line
- * of each decision id, the report's approvers) — and the Merkle frontier (O(log n) hashes);
- * nothing per leaf otherwise. begin returns NULL with why; leaf and end return 0 or 1 with
- * why. A check that failed may not go on: free it. */
+ * seconds) or null} for the witness keys given.
+ *
+ * They run one leaf at a time, so a bundle of any size is checked in bounded memory
+ * (core/ledger/bundle_reader.h reads it; `capledger verify` calls these): begin with the
+ * bundle's members other than "leaves" (borrowed until the end) and the number of leaves (-1:
+ * no "leaves" array), then each leaf's base64 text in order (NULL for one that is not a
+ * string), then end. Memory: the walk's state — per signing key and per decision what the
+ * checks must remember (key events, the review line of each decision id, the report's
+ * approvers) — and the Merkle frontier (O(log n) hashes); nothing per leaf otherwise. begin
+ * returns NULL with why; leaf and end return 0 or 1 with why. A check that failed may not go
+ * on: free it. (Tests check a bundle held whole with tests/oracle/bundle_verify.h.) */
 struct bundle_check;
 struct bundle_check *bundle_check_begin(const json_t *members, long long leaf_count,
                                         const struct bundle_trust *trust, char *why,
@@ -86,7 +84,7 @@ typedef void (*bundle_notice_fn)(void *ctx, const char *message);
  * compares every figure with the stored result to relative rel_tol (docs/ledger-format.md: 1e-9). A
  * stored result from another engine_version is compared all the same and reported through notice
  * (may be NULL). Returns 0 when all agree; else 1 with the comparison and the JSON Pointer of
- * the first difference in why. Call it after bundle_verify, which checks the hashes. */
+ * the first difference in why. Call it after the checks above, which check the hashes. */
 int bundle_recompute(const json_t *bundle, double rel_tol, bundle_notice_fn notice, void *ctx,
                      char *why, size_t why_size) __attribute__((warn_unused_result));
 

@@ -10,7 +10,7 @@
  *
  * `capledger verify` reads a bundle twice with it: first collecting the members and counting
  * the leaves (leaf callback NULL), then streaming the leaves through the checks (members not
- * collected), so that its checks run in the order bundle_verify documents. Pure. */
+ * collected), so that its checks run in the order core/ledger/bundle.h documents. Pure. */
 #ifndef CAPLEDGER_CORE_LEDGER_BUNDLE_READER_H
 #define CAPLEDGER_CORE_LEDGER_BUNDLE_READER_H
 

@@ -92,20 +92,8 @@ size_t tile_append(struct merkle_frontier *f, uint64_t size,
 /* The number of level-L stored hashes a tree of n leaves has (n / 256^L). */
 uint64_t tile_level_hashes(uint64_t n, unsigned level);
 
-/* C2SP tlog-tiles path of tile (level, index) of width w ("tile/0/x001/234.p/7"; the ".p/<w>"
- * suffix only when w < 256), into out (size bytes; 64 is enough). Entry bundles use
- * level_name "entries" ("tile/entries/..."): pass level = TILE_ENTRIES. Returns the length, or
- * -1 when it does not fit. */
+/* Level TILE_ENTRIES names the entry bundles ("tile/entries/..."). */
 #define TILE_ENTRIES 0xffffffffu
-int tile_path(unsigned level, uint64_t index, size_t width, char *out, size_t size)
-    __attribute__((warn_unused_result));
-
-/* Parses the part of a tlog-tiles path after "tile/": "<L>/<N>" or "<L>/<N>.p/<W>", L a level
- * 0..TILE_LEVELS-1 or "entries", N in the spec's x-prefixed groups of three digits (every
- * group but the last written "xNNN"), W 1..255. Returns 0, or -1 for anything else (a
- * non-canonical encoding included: leading zeros, an empty group, a width of 256). */
-int tile_path_parse(const char *text, unsigned *level, uint64_t *index, size_t *width)
-    __attribute__((warn_unused_result));
 
 /* The part of a tile path a reader refuses (tile_path_read). */
 enum tile_path_part {
@@ -117,10 +105,13 @@ enum tile_path_part {
 /* The spec's largest level ("a decimal ASCII integer between 0 and 63"). */
 #define TILE_LEVEL_MAX 63
 
-/* As tile_path_parse, but says which part is malformed, and accepts every level the spec
- * allows (0..63): levels TILE_LEVELS..63 are well formed yet name no tile of a tree of at
- * most 2^64 leaves, so a server answers them "not found" (tile_in_tree is false), not "bad
- * request". *level, *index, *width are set only on TILE_PATH_OK. */
+/* Parses the part of a C2SP tlog-tiles path after "tile/": "<L>/<N>" or "<L>/<N>.p/<W>", L a
+ * level 0..63 or "entries" (TILE_ENTRIES), N in the spec's x-prefixed groups of three digits
+ * (every group but the last written "xNNN"), W 1..255; says which part is malformed (a
+ * non-canonical encoding included: leading zeros, an empty group, a width of 256). Levels
+ * TILE_LEVELS..63 are well formed yet name no tile of a tree of at most 2^64 leaves, so a
+ * server answers them "not found" (tile_in_tree is false), not "bad request". *level, *index,
+ * *width are set only on TILE_PATH_OK. */
 enum tile_path_part tile_path_read(const char *text, unsigned *level, uint64_t *index,
                                    size_t *width) __attribute__((warn_unused_result));
 /* "level", "index", "width" ("" for TILE_PATH_OK). */
