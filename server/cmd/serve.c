@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <civetweb.h>
@@ -95,23 +96,58 @@ out:
     return rc;
 }
 
+/* The stop of the background threads below: a flag and the condition they wait on (on the
+ * monotonic clock), so a stop wakes them at once. */
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cond;
+    int stop;
+} stopping = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static void stopping_init(void)
+{
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&stopping.cond, &attr);
+    pthread_condattr_destroy(&attr);
+}
+
+static void stopping_begin(void)
+{
+    pthread_mutex_lock(&stopping.mu);
+    stopping.stop = 1;
+    pthread_cond_broadcast(&stopping.cond);
+    pthread_mutex_unlock(&stopping.mu);
+}
+
+/* Waits `seconds`, or less when the server stops; returns 1 when it stops. */
+static int wait_or_stop(int seconds)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += seconds;
+    pthread_mutex_lock(&stopping.mu);
+    while (!stopping.stop &&
+           pthread_cond_timedwait(&stopping.cond, &stopping.mu, &until) != ETIMEDOUT) {
+    }
+    int stop = stopping.stop;
+    pthread_mutex_unlock(&stopping.mu);
+    return stop;
+}
+
 /* The background drift check: every interval_s, compare what happened since each decision with
- * its assumptions (store_alert_sweep). Stops within a second of `stop` being set. */
+ * its assumptions (store_alert_sweep). */
 struct sweeper {
     pthread_t thread;
     struct store *store;
     int interval_s;
-    volatile sig_atomic_t stop;
 };
 
 static void *sweeper_run(void *arg)
 {
     struct sweeper *sw = arg;
-    for (int waited = 0; !sw->stop; waited++) {
-        sleep(1);
-        if (waited + 1 < sw->interval_s)
-            continue;
-        waited = -1;
+    while (!wait_or_stop(sw->interval_s)) {
         struct audit_actor who = {.name = "system", .request_id = "drift-sweep"};
         int raised = 0;
         enum store_status st = store_alert_sweep(sw->store, &who, &raised);
@@ -134,7 +170,6 @@ struct maintainer {
     struct store *store;
     int ahead;
     int retention_months;
-    volatile sig_atomic_t stop;
 };
 
 static void partitions_maintain(struct maintainer *m)
@@ -170,13 +205,8 @@ static void partitions_maintain(struct maintainer *m)
 static void *maintainer_run(void *arg)
 {
     struct maintainer *m = arg;
-    for (int waited = 0; !m->stop; waited++) {
-        sleep(1);
-        if (waited + 1 < 3600)
-            continue;
-        waited = -1;
+    while (!wait_or_stop(3600))
         partitions_maintain(m);
-    }
     return NULL;
 }
 
@@ -310,6 +340,7 @@ int cmd_serve(int argc, char **argv)
             "{\"level\":\"info\",\"msg\":\"listening\",\"listen\":\"%s\",\"version\":\"%s\","
             "\"threads\":%d,\"worker_stack_bytes\":%zu}\n",
             cfg.listen, CAPLEDGER_VERSION, cfg.threads, http_worker_stack_bytes());
+    stopping_init();
     int maintaining = pthread_create(&mt.thread, NULL, maintainer_run, &mt) == 0;
     struct sweeper sw = {.store = store, .interval_s = cfg.drift_sweep_s};
     int sweeping = sw.interval_s > 0 && pthread_create(&sw.thread, NULL, sweeper_run, &sw) == 0;
@@ -336,14 +367,11 @@ int cmd_serve(int argc, char **argv)
     sigwait(&stop, &sig);
     cosign_stop(cosigner);
     deliver_stop(deliverer);
-    if (maintaining) {
-        mt.stop = 1;
+    stopping_begin();
+    if (maintaining)
         pthread_join(mt.thread, NULL);
-    }
-    if (sweeping) {
-        sw.stop = 1;
+    if (sweeping)
         pthread_join(sw.thread, NULL);
-    }
     fprintf(stderr, "{\"level\":\"info\",\"msg\":\"stopping\",\"signal\":%d}\n", sig);
     http_stop(srv); /* stop accepting, finish in-flight requests */
     store_close(replica);
