@@ -4,12 +4,11 @@
 // signs a decision on the demo review without typing or pasting a single id or hash.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { projectDir, startServer, withDatabase } from '../integration/lib/harness.mjs';
-import { bin } from '../integration/lib/cli.mjs';
+import { startServer } from '../integration/lib/harness.mjs';
+import { runDemo } from '../integration/lib/cli.mjs';
 import { launch, watchedPage, signIn, openRoute, drawnChart, createUser, apiOk } from './lib/browser.mjs';
 
 let srv;
@@ -21,23 +20,8 @@ const shots = path.join('build', 'screenshots');
 before(async () => {
   srv = await startServer({ env: { CAPLEDGER_DRIFT_SWEEP_S: '0' } });
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'capledger-demo-browser-'));
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('CAPLEDGER_')));
-  const r = spawnSync(path.join(projectDir, 'scripts', 'demo'), [], {
-    cwd: projectDir,
-    encoding: 'utf8',
-    timeout: 240_000,
-    env: {
-      ...env,
-      CAPLEDGER_URL: srv.url,
-      CAPLEDGER_DATABASE_URL: withDatabase(process.env.CAPLEDGER_TEST_DATABASE_URL, srv.db),
-      CAPLEDGER_VAR_DIR: path.join(dir, 'no-var'),
-      CAPLEDGER_DEMO_DIR: path.join(dir, 'state'),
-      CAPLEDGER_BIN: bin,
-    },
-  });
-  if (r.error) throw r.error;
-  assert.equal(r.status, 0, `scripts/demo failed:\n${r.stdout}\n${r.stderr}`);
-  passwords = Object.fromEntries([...r.stdout.matchAll(/^\s+(demo-\w+)\s+\(\w+\)\s+password (\S+)$/gm)].map((m) => [m[1], m[2]]));
+  const stdout = runDemo(srv, dir);
+  passwords = Object.fromEntries([...stdout.matchAll(/^\s+(demo-\w+)\s+\(\w+\)\s+password (\S+)$/gm)].map((m) => [m[1], m[2]]));
   assert.deepEqual(Object.keys(passwords).sort(), ['demo-auditor', 'demo-member', 'demo-owner']);
   browser = await launch();
   fs.mkdirSync(shots, { recursive: true });

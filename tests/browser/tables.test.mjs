@@ -96,7 +96,7 @@ test('a run links to its upload, the upload to its benchmark\'s telemetry and ba
   await openRoute(page, demo.srv, 'evidence/benchmarks');
   await page.locator('.list-results tbody tr').filter({ hasText: 'a100-streamed' }).first().getByRole('link').first().click();
   await page.getByTestId('benchmark-view').locator('tbody a').first().click();
-  await view.waitFor();
+  await view.locator('h3').waitFor(); // the view is there at once, empty until the upload is read
   assert.match(await view.innerText(), /GPU telemetry/);
   await view.getByRole('link', { name: 'the benchmark it belongs to' }).click();
   await page.getByTestId('benchmark-view').waitFor();

@@ -7,32 +7,12 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { api, projectDir, psql, startServer, withDatabase } from './lib/harness.mjs';
-import { bin, mintToken } from './lib/cli.mjs';
+import { api, psql, startServer } from './lib/harness.mjs';
+import { bin, mintToken, runDemo } from './lib/cli.mjs';
 
 let srv;
 let dir;
 let admin;
-
-function runDemo() {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('CAPLEDGER_')));
-  const r = spawnSync(path.join(projectDir, 'scripts', 'demo'), [], {
-    cwd: projectDir,
-    encoding: 'utf8',
-    timeout: 240_000,
-    env: {
-      ...env,
-      CAPLEDGER_URL: srv.url,
-      CAPLEDGER_DATABASE_URL: withDatabase(process.env.CAPLEDGER_TEST_DATABASE_URL, srv.db),
-      CAPLEDGER_VAR_DIR: path.join(dir, 'no-var'),
-      CAPLEDGER_DEMO_DIR: path.join(dir, 'state'),
-      CAPLEDGER_BIN: bin,
-    },
-  });
-  if (r.error) throw r.error;
-  assert.equal(r.status, 0, `scripts/demo failed:\n${r.stdout}\n${r.stderr}`);
-  return r.stdout;
-}
 
 // Rows in every table of the database (what "adds nothing" means).
 function rowCounts() {
@@ -53,7 +33,7 @@ after(async () => {
 });
 
 test('the demo fills every main list, tells the design\'s story, and a second run adds nothing', async () => {
-  const out = runDemo();
+  const out = runDemo(srv, dir);
   const passwords = Object.fromEntries([...out.matchAll(/^\s+(demo-\w+)\s+\(\w+\)\s+password (\S+)$/gm)].map((m) => [m[1], m[2]]));
   assert.deepEqual(Object.keys(passwords).sort(), ['demo-auditor', 'demo-member', 'demo-owner']);
   for (const [username, password] of Object.entries(passwords)) {
@@ -155,7 +135,7 @@ test('the demo fills every main list, tells the design\'s story, and a second ru
 
   // Again: nothing new anywhere, and the same passwords printed.
   const before = rowCounts();
-  const again = runDemo();
+  const again = runDemo(srv, dir);
   assert.match(again, /— 0 new records this run/);
   for (const [name, pw] of Object.entries(passwords)) assert.ok(again.includes(pw), name);
   const afterCounts = rowCounts();

@@ -1,4 +1,6 @@
-// Runs the capledger CLI against a test server's database (minting tokens, adding users).
+// Runs the capledger CLI against a test server's database (minting tokens, adding users), and
+// scripts/demo against a test server.
+import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { projectDir, withDatabase } from './harness.mjs';
@@ -26,4 +28,26 @@ export function mintToken(srv, username, label = 'test') {
   const r = cli(srv, ['token', 'create', username, '--label', label]);
   if (r.status !== 0) throw new Error(`token create ${username} failed: ${r.stderr}`);
   return r.stdout.trim();
+}
+
+// Runs scripts/demo against a test server as a reader of the README would (none of the test's
+// CAPLEDGER_ variables, its state in DIR/state, no var/ of the checkout); returns its output.
+export function runDemo(srv, dir) {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('CAPLEDGER_')));
+  const r = spawnSync(path.join(projectDir, 'scripts', 'demo'), [], {
+    cwd: projectDir,
+    encoding: 'utf8',
+    timeout: 240_000,
+    env: {
+      ...env,
+      CAPLEDGER_URL: srv.url,
+      CAPLEDGER_DATABASE_URL: withDatabase(process.env.CAPLEDGER_TEST_DATABASE_URL, srv.db),
+      CAPLEDGER_VAR_DIR: path.join(dir, 'no-var'),
+      CAPLEDGER_DEMO_DIR: path.join(dir, 'state'),
+      CAPLEDGER_BIN: bin,
+    },
+  });
+  if (r.error) throw r.error;
+  assert.equal(r.status, 0, `scripts/demo failed:\n${r.stdout}\n${r.stderr}`);
+  return r.stdout;
 }

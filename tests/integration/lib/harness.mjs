@@ -95,6 +95,16 @@ process.on('exit', () => {
   }
 });
 
+// A hash fed with the names and contents of db/migrations (the caller may add more and digests it).
+export function migrationsDigest() {
+  const dir = path.join(projectDir, 'db', 'migrations');
+  const hash = createHash('sha256');
+  for (const f of fs.readdirSync(dir).filter((n) => /^\d{4}_.*\.sql$/.test(n)).sort()) {
+    hash.update(f).update('\0').update(fs.readFileSync(path.join(dir, f))).update('\0');
+  }
+  return hash;
+}
+
 // The name of a database holding every migration of db/migrations and nothing else, made
 // once per set of migration files (its name is a digest of their names and contents) and kept
 // in the throwaway cluster, so a server start clones it instead of replaying every migration.
@@ -104,12 +114,7 @@ process.on('exit', () => {
 let templateName = null;
 export function migratedTemplate(bin) {
   if (templateName) return templateName;
-  const dir = path.join(projectDir, 'db', 'migrations');
-  const hash = createHash('sha256');
-  for (const f of fs.readdirSync(dir).filter((n) => /^\d{4}_.*\.sql$/.test(n)).sort()) {
-    hash.update(f).update('\0').update(fs.readFileSync(path.join(dir, f))).update('\0');
-  }
-  const name = `tpl_${hash.digest('hex').slice(0, 16)}`;
+  const name = `tpl_${migrationsDigest().digest('hex').slice(0, 16)}`;
   if (psql(`SELECT count(*) FROM pg_database WHERE datname = '${name}'`) === '0') {
     const building = randomName(`${name}_b`);
     psql(`CREATE DATABASE ${building}`);
@@ -137,22 +142,26 @@ export function migratedTemplate(bin) {
 // answers 200. `env` adds to or overrides the server's environment (a value of undefined
 // removes a variable). Returns { url, port, pid, adminPassword, db, keyFile, stop(), stderrLines(),
 // exited }. stop() sends SIGTERM, waits for the exit (SIGKILL after 10 s), drops the database
-// and resolves to { code, signal }.
-export async function startServer({ env = {}, args = [] } = {}) {
+// and resolves to { code, signal }. For a caller that keeps a loaded database as a template
+// (tests/browser/lib/demo.mjs): `template` is the database to clone instead of the migrated
+// one, `keepDatabase` leaves the database in place at stop(), `keyFile` is the server's key
+// (its .state file beside it) instead of a new one in the scratch directory, and
+// `adminPassword` the password of the first start instead of a random one.
+export async function startServer({ env = {}, args = [], template: from, keepDatabase = false, keyFile: key, adminPassword: password } = {}) {
   const baseConninfo = requireEnv('CAPLEDGER_TEST_DATABASE_URL');
   const bin = process.env.CAPLEDGER_BIN || path.join(projectDir, 'build', 'capledger');
   if (!fs.existsSync(bin)) throw new Error(`server binary ${bin} does not exist: build first`);
 
   const db = randomName('t_');
   // A database cloned from one migrated once per set of migration files (see
-  // migratedTemplate), unless this server is given migrations of its own.
-  const template = 'CAPLEDGER_MIGRATIONS_DIR' in env ? null : migratedTemplate(bin);
+  // migratedTemplate), unless this server is given migrations of its own or a template.
+  const template = from ?? ('CAPLEDGER_MIGRATIONS_DIR' in env ? null : migratedTemplate(bin));
   psql(template ? `CREATE DATABASE ${db} TEMPLATE ${template}` : `CREATE DATABASE ${db}`);
   const port = await freePort();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'capledger-it-'));
   const logFile = path.join(dir, 'server.log');
-  const keyFile = path.join(dir, 'server.key');
-  const adminPassword = randomBytes(18).toString('base64url');
+  const keyFile = key ?? path.join(dir, 'server.key');
+  const adminPassword = password ?? randomBytes(18).toString('base64url');
   const url = `http://127.0.0.1:${port}`;
 
   const childEnv = {
@@ -199,7 +208,7 @@ export async function startServer({ env = {}, args = [] } = {}) {
         clearTimeout(timer);
       }
       try {
-        psql(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`);
+        if (!keepDatabase) psql(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`);
       } catch {
         // PostgreSQL may be down (a test stopped it); the throwaway cluster goes away anyway.
       }
