@@ -33,6 +33,7 @@
 #include "core/ledger/codec.h"
 #include "core/ledger/witness.h"
 #include "http/conns.h"
+#include "http/http.h"
 
 #define WITNESS_MAX_LOGS 16
 #define WITNESS_MAX_BODY (64u << 10)
@@ -374,7 +375,7 @@ int cmd_witness(int argc, char **argv)
     free(text);
     int sig = 0;
     sigwait(&stop, &sig);
-    mg_stop(ctx);
+    http_stop_civetweb(ctx);
     conns_stop(conns);
     pthread_mutex_destroy(&w.lock);
     sodium_memzero(w.sk, sizeof w.sk);

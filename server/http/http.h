@@ -46,6 +46,10 @@ struct http_server *http_start(const struct http_config *cfg, struct store *stor
                                size_t why_size) __attribute__((warn_unused_result));
 /* Stops accepting, waits for in-flight requests, frees the server. */
 void http_stop(struct http_server *srv);
+struct mg_context;
+/* mg_stop without Civetweb's wait of up to two seconds for its listener to look at the stop
+ * flag: returns once in-flight requests are answered and the context is freed. */
+void http_stop_civetweb(struct mg_context *ctx);
 /* Call once at start, before threads: glibc's malloc keeps at most a few arenas (not 8 per
  * core), and allocations of 1 MiB and more are mappings of their own, returned when freed. The
  * router returns what a large request freed (malloc_trim) after it. */

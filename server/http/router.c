@@ -724,22 +724,27 @@ static void wake_listeners(void)
     closedir(fds);
 }
 
-void http_stop(struct http_server *srv)
+void http_stop_civetweb(struct mg_context *ctx)
 {
-    if (!srv)
-        return;
     /* mg_stop sets the stop flag at once, then waits for the master thread: on a thread of its
      * own, so that this one can wake the master thread after the flag is set. Without the
      * thread, the old wait (up to two seconds) is all that is lost. */
     pthread_t stopper;
-    if (pthread_create(&stopper, NULL, stop_run, srv->ctx) == 0) {
+    if (pthread_create(&stopper, NULL, stop_run, ctx) == 0) {
         struct timespec pause = {0, 5 * 1000 * 1000};
         nanosleep(&pause, NULL);
         wake_listeners();
         pthread_join(stopper, NULL);
     } else {
-        mg_stop(srv->ctx);
+        mg_stop(ctx);
     }
+}
+
+void http_stop(struct http_server *srv)
+{
+    if (!srv)
+        return;
+    http_stop_civetweb(srv->ctx);
     conns_stop(srv->app.conns);
     changes_stop(srv->app.changes);
     rowcache_free(srv->app.rows);
