@@ -384,7 +384,7 @@ test('more than 2,000,000 selected runs → 422 at /jobs, without replaying', as
         SELECT 'huge', 'j' || g, 'nlp', timestamptz '2024-01-01' + g * interval '1 second',
                timestamptz '2024-01-01' + g * interval '1 second', timestamptz '2024-01-01' + (g + 60) * interval '1 second',
                1, 'COMPLETED', '00000000-0000-4000-8000-000000000001'
-        FROM generate_series(1, 2000001) g`, { database: srv.db });
+        FROM generate_series(1, 2000001) g`, { database: srv.db, timeoutMs: 240_000 });
   const r = await as('bob', 'POST', '/whatif', { body: { jobs: { team: 'nlp', cluster: 'huge' }, arrangements: [{ name: 'p', pool_gpus: 10, pool_offer: pool.id }] }, timeoutMs: 120_000 });
   assert.equal(r.status, 422, r.text);
   assert.equal(r.json.errors[0].pointer, '/jobs');

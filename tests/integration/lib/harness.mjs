@@ -55,12 +55,14 @@ export function withDatabase(conninfo, dbname) {
 }
 
 // Runs SQL with psql on the throwaway cluster (database `capledger` unless `database` is
-// given) and returns psql's unaligned, tuples-only output. Throws with psql's stderr on error.
-export function psql(sql, { database } = {}) {
+// given) and returns psql's unaligned, tuples-only output. Throws with psql's stderr on error,
+// or after timeoutMs (30 s unless given: a statement that writes millions of rows wants more
+// when the machine is busy).
+export function psql(sql, { database, timeoutMs = 30_000 } = {}) {
   const base = requireEnv('CAPLEDGER_TEST_DATABASE_URL');
   const conninfo = database ? withDatabase(base, database) : base;
   const r = spawnSync(pgBin('psql'), ['-X', '-q', '-t', '-A', '-v', 'ON_ERROR_STOP=1', '-d', conninfo, '-c', sql],
-                      { encoding: 'utf8', timeout: 30_000 });
+                      { encoding: 'utf8', timeout: timeoutMs });
   if (r.error) throw r.error;
   if (r.status !== 0) throw new Error(`psql failed (${r.status}): ${r.stderr.trim()}\nSQL: ${sql}`);
   return r.stdout.trim();
