@@ -201,7 +201,7 @@ static void track_send(struct sock *s, double now)
         s->out_since = 0;
         return;
     }
-    if (!s->out_since) {
+    if (s->out_since == 0) {
         s->out_since = s->acked_moved = now;
         s->acked_at_out = s->acked = acked;
         return;
@@ -216,7 +216,7 @@ static void track_send(struct sock *s, double now)
  * timeout, or less than the floor on average once the queue has been full that long. */
 static int send_too_slow(const struct conns *g, const struct sock *s, double now)
 {
-    if (!s->out_since || g->cfg.send_timeout_ms <= 0)
+    if (s->out_since == 0 || g->cfg.send_timeout_ms <= 0)
         return 0;
     double timeout = g->cfg.send_timeout_ms / 1000.0, took = now - s->out_since;
     if (now - s->acked_moved > timeout)
@@ -435,7 +435,7 @@ static void enforce(struct conns *g, double now)
             shed_reader(g, s);
             continue;
         }
-        if (!s->shut && s->out_since && now - s->acked_moved >= CONNS_PRESSURE_STALL_S)
+        if (!s->shut && s->out_since != 0 && now - s->acked_moved >= CONNS_PRESSURE_STALL_S)
             stalled[nstalled++] = s;
         s->body_rate = -1;
         if (s->busy && !s->shut && g->cfg.body_min_bytes_per_s > 0) {

@@ -158,8 +158,8 @@ static void test_parse_cost_tracks_jansson(void **state)
         "{}",
         "[]",
         "\"a string of some length, as names are\"",
-        "{\"external_id\":\"j1\",\"submitted_at\":\"2025-03-01T10:00:00Z\",\"gpus\":8,"
-        "\"state\":\"COMPLETED\",\"team\":\"vision\",\"gpu_utilization\":0.73}",
+        ("{\"external_id\":\"j1\",\"submitted_at\":\"2025-03-01T10:00:00Z\",\"gpus\":8,"
+         "\"state\":\"COMPLETED\",\"team\":\"vision\",\"gpu_utilization\":0.73}"), /* one run */
         "[1,2,3,[4,5,{\"k\":[true,false,null]}]]",
         "true",
     };
