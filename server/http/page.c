@@ -33,19 +33,20 @@ static int page_param(struct req *r, const char *name, char *buf, size_t size)
     return given;
 }
 
+/* ?limit= into *limit (the default when absent): 0, or -1 after answering 422. */
 static int read_limit(struct req *r, int *limit)
 {
+    static const struct res_range range = {1, PAGE_MAX_LIMIT};
+    struct problems p;
     char buf[32];
-    *limit = PAGE_DEFAULT_LIMIT;
-    int given = page_param(r, "limit", buf, sizeof buf);
-    if (given <= 0)
-        return given; /* -1: answered (too long) */
-    char *end = NULL;
-    long v = strtol(buf, &end, 10);
-    if (!*buf || *end || v < 1 || v > PAGE_MAX_LIMIT)
-        return -1;
-    *limit = (int)v;
-    return 0;
+    problems_init(&p);
+    const char *v = res_query(r, "limit", RQ_INTEGER, &range, buf, sizeof buf, &p);
+    *limit = v ? atoi(v) : PAGE_DEFAULT_LIMIT;
+    int rc = p.total ? -1 : 0;
+    if (rc)
+        resp_invalid(r, &p, NULL);
+    problems_free(&p);
+    return rc;
 }
 
 /* 1 when the decoded key has the shape of kind (and pg holds its parts). */
@@ -84,10 +85,8 @@ int page_begin(struct req *r, struct page *pg, enum page_cursor kind, struct pro
     memset(pg, 0, sizeof *pg);
     pg->kind = kind;
     pg->after_index = -1;
-    if (read_limit(r, &pg->limit) != 0) {
-        answer_one(r, "", "query parameter limit must be an integer from 1 to 500");
+    if (read_limit(r, &pg->limit) != 0)
         return -1;
-    }
     pg->fetch = pg->limit + 1;
     char raw[512];
     int given = page_param(r, "cursor", raw, sizeof raw);
@@ -96,7 +95,7 @@ int page_begin(struct req *r, struct page *pg, enum page_cursor kind, struct pro
     if (!given || !raw[0])
         return 0;
     if (cursor_decode(raw, pg->key, sizeof pg->key) != 0) {
-        answer_one(r, "", "query parameter cursor is not a cursor this server issued");
+        answer_one(r, "?cursor", "query parameter cursor is not a cursor this server issued");
         return -1;
     }
     pg->after = pg->key;

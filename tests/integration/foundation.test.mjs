@@ -87,10 +87,16 @@ test('teams paginate with an opaque cursor', async () => {
   assert.deepEqual(seen, [...seen].sort());
   assert.equal(new Set(seen).size, seen.length, 'no team twice');
   for (const n of ['p-a', 'p-b', 'p-c', 'p-d', 'p-e']) assert.ok(seen.includes(n));
-  const bad = await api(srv.url, 'GET', '/api/v1/teams?cursor=!!!', { token: admin });
-  isProblem(bad, 422);
-  isProblem(await api(srv.url, 'GET', '/api/v1/teams?limit=0', { token: admin }), 422);
-  isProblem(await api(srv.url, 'GET', '/api/v1/teams?limit=501', { token: admin }), 422);
+  // A refused page parameter is named like any query parameter (the pointer was "" before).
+  const named = async (query, pointer, message) => {
+    const r = await api(srv.url, 'GET', `/api/v1/teams?${query}`, { token: admin });
+    isProblem(r, 422);
+    assert.deepEqual(r.json.errors.map((e) => [e.pointer, e.message]), [[pointer, message]], query);
+  };
+  await named('cursor=!!!', '?cursor', 'query parameter cursor is not a cursor this server issued');
+  for (const limit of ['0', '501', 'x', '3.0', '-1']) {
+    await named(`limit=${limit}`, '?limit', 'query parameter limit must be an integer from 1 to 500');
+  }
 });
 
 test('bad input: 400 malformed, 415 wrong type, 413 too large, 422 with JSON Pointers', async () => {
