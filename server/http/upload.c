@@ -268,11 +268,11 @@ static int read_whole(struct upload *u)
 {
     struct req *r = u->r;
     size_t max = u->kind->whole_max;
+    const char *what = u->kind->whole_what ? u->kind->whole_what : "JSON";
     long long declared = r->ri->content_length;
     if (declared > (long long)max) {
         resp_problem(r, 413, "too-large", "Body too large",
-                     "the body is %lld bytes; the limit for %s is %zu", declared,
-                     u->kind->whole_what, max);
+                     "the body is %lld bytes; the limit for %s is %zu", declared, what, max);
         return -1;
     }
     /* Grown as the body arrives (a declared length is taken at its word only up to the limit). */
@@ -309,8 +309,8 @@ static int read_whole(struct upload *u)
         return -1;
     }
     if (len > max) {
-        resp_problem(r, 413, "too-large", "Body too large", "the limit for %s is %zu bytes",
-                     u->kind->whole_what, max);
+        resp_problem(r, 413, "too-large", "Body too large", "the limit for %s is %zu bytes", what,
+                     max);
         return -1;
     }
     buf[len] = '\0';
@@ -334,7 +334,8 @@ static const struct upload_type *media_type(struct req *r, const struct upload_k
 {
     char ct[96];
     req_content_type(r, ct, sizeof ct);
-    for (const struct upload_type *t = kind->types; t->media; t++)
+    for (const struct upload_type *t = kind->types; t < kind->types + UPLOAD_TYPES_MAX && t->media;
+         t++)
         if (strcmp(t->media, ct) == 0)
             return t;
     resp_problem(r, 415, "unsupported-media-type", "Unsupported media type", "%s, not '%s'",
@@ -348,12 +349,13 @@ static int verdict(struct upload *u)
     const struct upload_kind *k = u->kind;
     const struct upload_guess *none = u->accepted == 0 ? &u->guess : NULL;
     if (u->fatal)
-        upload_refuse(u->r, &u->errs, k->unreadable, &u->guess);
+        upload_refuse(u->r, &u->errs, k->says.unreadable, &u->guess);
     else if (u->errs.total && (u->atomic || k->all_or_nothing))
-        upload_refuse(u->r, &u->errs, k->faulty, none);
+        upload_refuse(u->r, &u->errs, k->says.faulty, none);
     else if (u->accepted == 0 && u->errs.total)
-        upload_refuse(u->r, &u->errs, k->none_valid, &u->guess);
-    else if (u->accepted == 0 && k->empty && k->empty(u))
+        upload_refuse(u->r, &u->errs, k->says.none_valid ? k->says.none_valid : k->says.faulty,
+                      &u->guess);
+    else if (u->accepted == 0 && k->body.empty && k->body.empty(u))
         upload_refuse(u->r, &u->errs, NULL, &u->guess);
     else
         return 0;
@@ -397,18 +399,18 @@ void upload_run(struct req *r, const struct upload_kind *kind)
         0)
         goto out;
     store_new_uuid(up.id);
-    enum store_status st = kind->begin ? kind->begin(&up) : STORE_OK;
+    enum store_status st = kind->store.begin ? kind->store.begin(&up) : STORE_OK;
     if (st != STORE_OK) {
-        resp_store_error(r, st, kind->what);
+        resp_store_error(r, st, kind->kind);
         goto out;
     }
     if (up.type->body == UPLOAD_WHOLE && read_whole(&up) != 0)
         goto out;
-    if (kind->read(&up) != 0)
+    if (kind->body.read(&up) != 0)
         goto out;
     if (up.stream && upload_body_end(&up) != 0)
         goto out;
-    if ((kind->settle && kind->settle(&up) != 0) || verdict(&up) != 0)
+    if ((kind->body.settle && kind->body.settle(&up) != 0) || verdict(&up) != 0)
         goto out;
     rec = res_upload_record(r, up.id, kind->kind, up.team, up.format, up.bytes, up.sha);
     if (!rec) {
@@ -416,12 +418,12 @@ void upload_run(struct req *r, const struct upload_kind *kind)
         goto out;
     }
     int status = 201;
-    json_t *reply = kind->finish(&up, rec, &status);
+    json_t *reply = kind->store.finish(&up, rec, &status);
     if (reply)
         idem_reply(r, &idem, status, reply);
 out:
-    if (kind->abort && (up.state || !kind->state_size))
-        kind->abort(&up);
+    if (kind->store.abort && (up.state || !kind->state_size))
+        kind->store.abort(&up);
     free(up.state);
     free(up.body);
     upload_stream_free(up.stream);

@@ -121,21 +121,24 @@ void upload_params_json(const struct upload_params *up, json_t *params);
  *   1. Idempotency-Key claim (idem_begin_stream); a refused request's unread body is read and
  *      dropped before its reply (unless the client still waits for 100 Continue: then the
  *      connection closes), and the upload slot is back before any reply is written;
- *   2. the media type against the kind's table (415), which also says how the body is read;
+ *   2. the media type against the kind's types (415), which also say how the body is read;
  *   3. the kind's query parameters and references (kind->params: problems → 422);
  *   4. a stream of lines (kind->open may peek at the first bytes: format, sniffing);
  *   5. an upload slot (UPLOAD_PER_USER per user, a quarter of the pool: 429 / 503);
- *   6. the kind's store transaction (kind->begin);
- *   7. the body: lines through kind->read, or the whole body (bounded by whole_max: 413) for
- *      kind->read to parse; then the rest is drained and the transport faults answered (400
+ *   6. the kind's store transaction (kind->store.begin);
+ *   7. the body: lines through kind->body.read, or the whole body (bounded by whole_max: 413)
+ *      for body.read to parse; then the rest is drained and the transport faults answered (400
  *      body ended early, 413, 503 out of memory);
- *   8. kind->settle (the store's or the reader's own fault, answered after the body);
- *   9. the verdict on faulty lines: the reader gave up (unreadable), faults under ?atomic=true
- *      or in an all-or-nothing kind (faulty), no record but faults (none_valid), nothing at all
- *      (kind->empty) — refused whole with upload_refuse, naming what the file looks like;
- *  10. the upload record (id, kind, team, format, bytes, SHA-256) and kind->finish, which
- *      stores it with the records and builds the reply, answered through the Idempotency-Key;
- *  11. kind->abort (always: rolls back what finish did not commit, frees the kind's state).
+ *   8. kind->body.settle (the store's or the reader's own fault, answered after the body);
+ *   9. the verdict on faulty lines, in kind->says' words: the reader gave up (unreadable),
+ *      faults under ?atomic=true or in an all-or-nothing kind (faulty), no record but faults
+ *      (none_valid), nothing at all (kind->body.empty) — refused whole with upload_refuse,
+ *      naming what the file looks like;
+ *  10. the upload record (id, kind, team, format, bytes, SHA-256) and kind->store.finish,
+ *      which stores it with the records and builds the reply, answered through the
+ *      Idempotency-Key;
+ *  11. kind->store.abort (always: rolls back what finish did not commit, frees the kind's
+ *      state).
  * A kind's step answers itself (403, 404, 503, 400) only by the usual resp_* helpers and then
  * returns -1. */
 enum upload_slot_rule {
@@ -158,29 +161,53 @@ struct upload_type {
 
 struct upload;
 
-struct upload_kind {
-    const char *kind;                /* the upload record's kind: "telemetry", "runs", … */
-    const char *what;                /* names the resource in store faults */
-    const struct upload_type *types; /* ended by {NULL} */
-    const char *types_hint;          /* the 415 detail, before ", not '<the type sent>'" */
-    enum upload_slot_rule slot;
-    size_t whole_max;       /* UPLOAD_WHOLE: the most bytes */
-    const char *whole_what; /* names such a body in its 413: "JSON", "a load-test output" */
-    size_t state_size;      /* the kind's own state (u->state), zeroed */
-    int all_or_nothing;     /* any faulty line refuses the whole upload */
-    const char *unreadable; /* the 422 detail when the reader gave up (u->fatal) */
-    const char *faulty;     /* … when faulty lines refuse it (atomic or all_or_nothing) */
-    const char *none_valid; /* … when no record was read and lines had faults */
-    /* Steps: 0 to go on, -1 after answering. Only read is required. */
-    int (*params)(struct upload *u);
-    int (*open)(struct upload *u);
-    enum store_status (*begin)(struct upload *u);
+/* The most media types a kind takes. */
+#define UPLOAD_TYPES_MAX 6
+
+/* A kind's steps over the body (7–9 above): read turns it into records (u->accepted,
+ * u->fatal, faults into u->errs; required), settle answers the store's or the reader's own
+ * fault found after it (optional), empty adds the problem of an upload without a record and
+ * returns 1 to refuse it (optional). read and settle return 0 to go on, -1 after answering. */
+struct upload_body_steps {
     int (*read)(struct upload *u);
     int (*settle)(struct upload *u);
-    int (*empty)(
-        struct upload *u); /* adds the problem of an empty upload; 0 when it is not refused */
-    json_t *(*finish)(struct upload *u, json_t *rec, int *status); /* the reply, or NULL answered */
+    int (*empty)(struct upload *u);
+};
+
+/* The kind's store trio: a transaction opened before the body (begin, optional), committed
+ * with the upload record (finish: the reply and its status, or NULL after answering), rolled
+ * back otherwise (abort: always called; it also frees the kind's state). */
+struct upload_store {
+    enum store_status (*begin)(struct upload *u);
+    json_t *(*finish)(struct upload *u, json_t *rec, int *status);
     void (*abort)(struct upload *u);
+};
+
+/* The sentences that refuse a whole upload (step 9), each the 422's detail. */
+struct upload_says {
+    const char *unreadable; /* the reader gave up (u->fatal) */
+    const char *faulty;     /* faulty lines refuse it (?atomic=true, or all_or_nothing) */
+    const char *none_valid; /* no record was read and lines had faults (NULL: faulty) */
+};
+
+/* One upload kind, each fact stated once; a kind leaves out what it does not use and what is
+ * the default: slot UPLOAD_SLOT_ALWAYS, whole_what "JSON". */
+struct upload_kind {
+    const char *kind; /* the upload record's kind: "telemetry", "runs", …; it also names the
+                         resource in a store fault */
+    struct upload_type types[UPLOAD_TYPES_MAX]; /* the media types it takes (the rest zero) */
+    const char *types_hint; /* the 415 detail, before ", not '<the type sent>'" */
+    enum upload_slot_rule slot;
+    size_t whole_max;       /* UPLOAD_WHOLE: the most bytes */
+    const char *whole_what; /* names such a body in its 413: "a load-test output" */
+    size_t state_size;      /* the kind's own state (u->state), zeroed */
+    int all_or_nothing;     /* any faulty line refuses the whole upload */
+    /* Steps before the body (3 and 4 above), optional: 0 to go on, -1 after answering. */
+    int (*params)(struct upload *u);
+    int (*open)(struct upload *u);
+    struct upload_body_steps body;
+    struct upload_store store;
+    struct upload_says says;
 };
 
 struct upload {
@@ -207,7 +234,7 @@ void upload_run(struct req *r, const struct upload_kind *kind);
 
 /* For a step that refuses the upload once it has seen the first bytes (kind->open): the rest
  * of the body is drained and a transport fault answered (returns -1, answered), else the
- * digest and size are set (0). The driver calls it after kind->read. */
+ * digest and size are set (0). The driver calls it after kind->body.read. */
 int upload_body_end(struct upload *u) __attribute__((warn_unused_result));
 
 #endif

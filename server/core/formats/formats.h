@@ -8,8 +8,8 @@
  * A list is X(ID, "name"), in the order of the reader's enum (which starts at 1 after its
  * UNKNOWN): the enum is built from the list, so the two cannot drift. A new format of an
  * existing kind is one line here plus its reader (docs/ARCHITECTURE.md, "A new input format").
- * The media types a kind takes (JSON runs, a price sheet as CSV) are the handlers' media-type
- * tables (struct upload_type), not ?format= values. */
+ * The media types a kind takes (JSON runs, a price sheet as CSV) are its upload kind's types
+ * (struct upload_kind in its handler), not ?format= values. */
 #ifndef CAPLEDGER_CORE_FORMATS_FORMATS_H
 #define CAPLEDGER_CORE_FORMATS_FORMATS_H
 

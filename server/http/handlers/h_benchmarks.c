@@ -447,33 +447,25 @@ static void import_abort(struct upload *u)
     json_decref(b->doc);
 }
 
-/* The tool's output file as it is. */
-static const struct upload_type IMPORT_TYPES[] = {
-    {"application/json", UPLOAD_WHOLE, NULL},
-    {"text/plain", UPLOAD_WHOLE, NULL},
-    {"text/csv", UPLOAD_WHOLE, NULL},
-    {"application/x-ndjson", UPLOAD_WHOLE, NULL},
-    {"application/octet-stream", UPLOAD_WHOLE, NULL},
-    {NULL, 0, NULL},
-};
-
-/* A body of up to 16 MiB, and the tree of a JSON one: one of the bounded upload slots. */
+/* The tool's output file as it is: a body of up to 16 MiB, and the tree of a JSON one, so
+ * every import takes one of the bounded upload slots (the default rule). */
 static const struct upload_kind IMPORT_UPLOAD = {
     .kind = "benchmark_import",
-    .what = "benchmark",
-    .types = IMPORT_TYPES,
+    .types = {{"application/json", UPLOAD_WHOLE, NULL},
+              {"text/plain", UPLOAD_WHOLE, NULL},
+              {"text/csv", UPLOAD_WHOLE, NULL},
+              {"application/x-ndjson", UPLOAD_WHOLE, NULL},
+              {"application/octet-stream", UPLOAD_WHOLE, NULL}},
     .types_hint = "send the tool's output file as is (application/json, text/plain or text/csv)",
-    .slot = UPLOAD_SLOT_ALWAYS,
     .whole_max = IMPORT_MAX_BYTES,
     .whole_what = "a load-test output",
     .state_size = sizeof(struct bench_import),
     .all_or_nothing = 1,
-    .unreadable = "The load-test output could not be read: see errors.",
-    .faulty = "The load points cannot form one benchmark: see errors.",
     .params = import_params,
-    .read = import_read,
-    .finish = import_finish,
-    .abort = import_abort,
+    .body = {.read = import_read},
+    .store = {.finish = import_finish, .abort = import_abort},
+    .says = {.unreadable = "The load-test output could not be read: see errors.",
+             .faulty = "The load points cannot form one benchmark: see errors."},
 };
 
 static void benchmark_import(struct req *r)

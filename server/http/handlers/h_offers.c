@@ -265,27 +265,18 @@ static void offers_abort(struct upload *u)
     csv_row_free(&o->row);
 }
 
-static const struct upload_type OFFERS_TYPES[] = {
-    {"application/json", UPLOAD_WHOLE, "json"},
-    {"text/csv", UPLOAD_LINES, "csv"},
-    {NULL, 0, NULL},
-};
-
 /* Mostly small bodies: a slot only for a large or chunked one. */
 static const struct upload_kind OFFERS_UPLOAD = {
     .kind = "offers",
-    .what = "offer",
-    .types = OFFERS_TYPES,
+    .types = {{"application/json", UPLOAD_WHOLE, "json"}, {"text/csv", UPLOAD_LINES, "csv"}},
     .types_hint = "send an offer as application/json or a price sheet as text/csv",
     .slot = UPLOAD_SLOT_IF_LARGE,
     .whole_max = OFFER_JSON_MAX_BYTES,
-    .whole_what = "JSON",
     .state_size = sizeof(struct offers_state),
     .all_or_nothing = 1,
-    .faulty = "The price sheet has faults (nothing was stored): see errors.",
-    .read = offers_read,
-    .finish = offers_finish,
-    .abort = offers_abort,
+    .body = {.read = offers_read},
+    .store = {.finish = offers_finish, .abort = offers_abort},
+    .says = {.faulty = "The price sheet has faults (nothing was stored): see errors."},
 };
 
 static void offer_create(struct req *r)
@@ -419,25 +410,16 @@ static void catalog_abort(struct upload *u)
     skypilot_reader_free(&c->sky);
 }
 
-static const struct upload_type CATALOG_TYPES[] = {
-    {"text/csv", UPLOAD_LINES, "skypilot"},
-    {NULL, 0, NULL},
-};
-
 static const struct upload_kind CATALOG_UPLOAD = {
     .kind = "offers",
-    .what = "offer",
-    .types = CATALOG_TYPES,
+    .types = {{"text/csv", UPLOAD_LINES, "skypilot"}},
     .types_hint = "send the catalog as text/csv",
-    .slot = UPLOAD_SLOT_ALWAYS,
     .state_size = sizeof(struct catalog_import),
     .all_or_nothing = 1,
-    .faulty = "The catalog has faults (nothing was stored): see errors.",
     .params = catalog_params,
-    .read = catalog_read,
-    .settle = catalog_settle,
-    .finish = catalog_finish,
-    .abort = catalog_abort,
+    .body = {.read = catalog_read, .settle = catalog_settle},
+    .store = {.finish = catalog_finish, .abort = catalog_abort},
+    .says = {.faulty = "The catalog has faults (nothing was stored): see errors."},
 };
 
 static void offer_import(struct req *r)

@@ -483,36 +483,24 @@ static void runs_abort(struct upload *u)
     store_runs_abort(s->in.up);
 }
 
-/* The media types a runs upload takes; a text body is sacct unless ?format= names another. */
-static const struct upload_type RUNS_TYPES[] = {
-    {"text/csv", UPLOAD_LINES, "sacct"},
-    {"text/plain", UPLOAD_LINES, "sacct"},
-    {"application/x-ndjson", UPLOAD_LINES, "ndjson"},
-    {"application/jsonl", UPLOAD_LINES, "ndjson"},
-    {"application/json", UPLOAD_WHOLE, "json"},
-    {NULL, 0, NULL},
-};
-
+/* Runs: a text body is sacct unless ?format= names another. */
 static const struct upload_kind RUNS_UPLOAD = {
     .kind = "runs",
-    .what = "runs",
-    .types = RUNS_TYPES,
+    .types = {{"text/csv", UPLOAD_LINES, "sacct"},
+              {"text/plain", UPLOAD_LINES, "sacct"},
+              {"application/x-ndjson", UPLOAD_LINES, "ndjson"},
+              {"application/jsonl", UPLOAD_LINES, "ndjson"},
+              {"application/json", UPLOAD_WHOLE, "json"}},
     .types_hint = "send sacct --parsable2 output as text/csv, runs as application/json (an "
                   "array) or application/x-ndjson",
-    .slot = UPLOAD_SLOT_ALWAYS,
     .whole_max = RUNS_JSON_MAX_BYTES,
-    .whole_what = "JSON",
     .state_size = sizeof(struct runs_state),
-    .unreadable = "The columns of this output cannot be read: see errors.",
-    .faulty = "atomic=true and some lines have faults: nothing was stored.",
-    .none_valid = "No line of the upload holds a valid run: nothing was stored.",
     .params = runs_params,
-    .begin = runs_begin,
-    .read = runs_read,
-    .settle = runs_settle,
-    .empty = runs_empty,
-    .finish = runs_finish,
-    .abort = runs_abort,
+    .body = {.read = runs_read, .settle = runs_settle, .empty = runs_empty},
+    .store = {.begin = runs_begin, .finish = runs_finish, .abort = runs_abort},
+    .says = {.unreadable = "The columns of this output cannot be read: see errors.",
+             .faulty = "atomic=true and some lines have faults: nothing was stored.",
+             .none_valid = "No line of the upload holds a valid run: nothing was stored."},
 };
 
 static void runs_upload(struct req *r)

@@ -337,30 +337,17 @@ static void tele_abort(struct upload *u)
     pgcopy_free(&t->in.copy);
 }
 
-static const struct upload_type TELEMETRY_TYPES[] = {
-    {"text/csv", UPLOAD_LINES, NULL},
-    {"text/plain", UPLOAD_LINES, NULL},
-    {NULL, 0, NULL},
-};
-
 static const struct upload_kind TELEMETRY_UPLOAD = {
     .kind = "telemetry",
-    .what = "telemetry",
-    .types = TELEMETRY_TYPES,
+    .types = {{"text/csv", UPLOAD_LINES, NULL}, {"text/plain", UPLOAD_LINES, NULL}},
     .types_hint = "send telemetry as text/csv or text/plain (the tool's own output)",
-    .slot = UPLOAD_SLOT_ALWAYS,
     .state_size = sizeof(struct tele_upload),
-    .unreadable = "The telemetry cannot be read: see errors.",
-    .faulty = "Lines of the telemetry have faults; nothing was stored.",
-    .none_valid = "Lines of the telemetry have faults; nothing was stored.",
     .params = tele_params,
     .open = tele_open,
-    .begin = tele_begin,
-    .read = tele_read,
-    .settle = tele_settle,
-    .empty = tele_empty,
-    .finish = tele_finish,
-    .abort = tele_abort,
+    .body = {.read = tele_read, .settle = tele_settle, .empty = tele_empty},
+    .store = {.begin = tele_begin, .finish = tele_finish, .abort = tele_abort},
+    .says = {.unreadable = "The telemetry cannot be read: see errors.",
+             .faulty = "Lines of the telemetry have faults; nothing was stored."},
 };
 
 static void telemetry_upload(struct req *r)
