@@ -127,6 +127,13 @@ const char *res_query(struct req *r, const char *name, enum res_query_kind kind,
     return buf;
 }
 
+bool res_query_bool(struct req *r, const char *name, struct problems *p)
+{
+    char buf[8];
+    const char *v = res_query(r, name, RQ_BOOL, NULL, buf, sizeof buf, p);
+    return v && strcmp(v, "true") == 0;
+}
+
 void res_not_found(struct req *r, const char *what)
 {
     resp_problem(r, 404, "not-found", "Not found", "%s not found", what);

@@ -35,6 +35,8 @@ struct res_range {
  * rule: the names of RQ_ENUM, the range of RQ_INTEGER and RQ_NUMBER, else NULL. */
 const char *res_query(struct req *r, const char *name, enum res_query_kind kind, const void *rule,
                       char *buf, size_t size, struct problems *p);
+/* ?name=true|false: true only for true; false when absent or refused (with the problem). */
+bool res_query_bool(struct req *r, const char *name, struct problems *p);
 
 /* Query-string filters of a list, with the storage their values point into. */
 struct res_filters {

@@ -217,8 +217,7 @@ int upload_params_read(struct req *r, struct upload_params *up, const char *fiel
                        struct problems *p)
 {
     memset(up, 0, offsetof(struct upload_params, tz));
-    up->atomic_on = res_query(r, "atomic", RQ_BOOL, NULL, up->atomic, sizeof up->atomic, p) &&
-                    strcmp(up->atomic, "true") == 0;
+    up->atomic_on = res_query_bool(r, "atomic", p);
     if (res_query(r, "fields", RQ_RAW, NULL, up->fields, sizeof up->fields, p)) {
         if (!up->fields[0])
             problems_add(p, "?fields", "query parameter fields lists %s (" PROBLEMS_FIELDS_HINT ")",

@@ -102,7 +102,7 @@ int upload_tz_local_to_utc(const struct tm *local, void *ctx, int64_t *epoch_s);
  * output has no header line), ?tz= (the zone of times printed without an offset) and
  * ?atomic=true (nothing kept if any line fails). */
 struct upload_params {
-    char fields[4096], tz_name[64], atomic[8];
+    char fields[4096], tz_name[64];
     const char *fields_p; /* NULL when not given */
     int has_tz, atomic_on;
     struct upload_tz tz;

@@ -134,11 +134,9 @@ static void decision_create(struct req *r)
     struct problems p;
     problems_init(&p);
     json_t *out = NULL;
-    char dry[40] = "false";
-    int dry_run = 0;
-    if (!res_query(r, "dry_run", RQ_BOOL, NULL, dry, sizeof dry, &p) && p.total)
+    int dry_run = res_query_bool(r, "dry_run", &p);
+    if (p.total)
         goto invalid;
-    dry_run = strcmp(dry, "true") == 0;
     if (!dry_run && idem_begin_own_retries(r, &idem) == IDEM_ANSWERED)
         goto out;
     if (!json_is_object(r->body)) {

@@ -283,7 +283,7 @@ static int ingest_json_array(struct runs_ingest *in, const char *buf, size_t len
 
 /* The upload's own query parameters, checked (plus upload_params: fields, tz, atomic). */
 struct runs_params {
-    char cluster[128], team[128], steps[8], klass[CLASS_LABEL_MAX + 1], format[8], trace_start[40];
+    char cluster[128], team[128], klass[CLASS_LABEL_MAX + 1], format[8], trace_start[40];
     const char *cluster_p, *team_p, *class_p, *format_p, *trace_start_p;
     int64_t trace_start_s;
     int steps_on;
@@ -296,8 +296,7 @@ static int read_params(struct req *r, struct runs_params *q, struct problems *p)
 {
     q->cluster_p = res_query(r, "cluster", RQ_TEXT, NULL, q->cluster, sizeof q->cluster, p);
     q->team_p = res_query(r, "team", RQ_TEXT, NULL, q->team, sizeof q->team, p);
-    q->steps_on = res_query(r, "steps", RQ_BOOL, NULL, q->steps, sizeof q->steps, p) &&
-                  strcmp(q->steps, "true") == 0;
+    q->steps_on = res_query_bool(r, "steps", p);
     if (q->team_p && !team_name_valid(q->team))
         problems_add(p, "?team", "query parameter team is not a team name");
     q->class_p = res_query(r, "class", RQ_TEXT, NULL, q->klass, sizeof q->klass, p);

@@ -74,7 +74,7 @@ static int on_sample(const struct telemetry_sample *s, void *ctx)
 }
 
 struct tele_params {
-    char format[16], idle[32], force[8], at[TIMEFMT_UTC_LEN];
+    char format[16], idle[32], at[TIMEFMT_UTC_LEN];
     const char *format_p, *at_p;
     int force_on;
     int64_t at_ms;
@@ -87,8 +87,7 @@ static int read_params(struct req *r, struct tele_params *q, struct problems *p)
 {
     q->format_p =
         res_query(r, "format", RQ_ENUM, TELEMETRY_FORMAT_NAMES, q->format, sizeof q->format, p);
-    q->force_on = res_query(r, "force", RQ_BOOL, NULL, q->force, sizeof q->force, p) &&
-                  strcmp(q->force, "true") == 0;
+    q->force_on = res_query_bool(r, "force", p);
     q->at_p = res_query(r, "at", RQ_TIME, NULL, q->at, sizeof q->at, p);
     struct timefmt_fields at;
     if (q->at_p && (!timefmt_parse(q->at_p, strlen(q->at_p), &at) ||
