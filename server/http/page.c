@@ -7,7 +7,7 @@
 
 #include "core/cursor.h"
 #include "core/validate.h"
-#include "http/resource.h"
+#include "http/query.h"
 
 static void answer_one(struct req *r, const char *pointer, const char *message)
 {
