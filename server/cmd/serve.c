@@ -331,7 +331,7 @@ int cmd_serve(int argc, char **argv)
     char why[256] = "";
     struct http_server *srv = http_start(&hc, store, why, sizeof why);
     if (!srv) {
-        fprintf(stderr, "capledger: cannot listen on %s: %s\n", cfg.listen, why);
+        fprintf(stderr, "capledger: cannot serve on %s: %s\n", cfg.listen, why);
         store_close(replica);
         store_close(store);
         return 1;

@@ -86,6 +86,9 @@ struct route {
      * filter never silently widens or narrows an answer; api/openapi.yaml declares the same
      * (tests/integration/openapi.test.mjs compares them with `capledger routes --query`). */
     const char *query;
+    /* What a generic handler serves: a list route's `const struct res_list_kind *` for
+     * res_list_route (http/resource.h); NULL otherwise. */
+    const void *data;
 };
 
 #define MAX_PATH_PARAMS 4

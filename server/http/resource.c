@@ -43,11 +43,10 @@ json_t *res_upload_record(struct req *r, const char *id, const char *kind, const
     return rec;
 }
 
-void res_list(struct req *r, struct evlist_query *q, const char *what, res_filter_fn filters,
-              res_fetch_fn fetch)
+void res_list(struct req *r, struct evlist_query *q, const struct res_list_kind *k)
 {
     struct page pg;
-    struct res_filters f;
+    char from[40], to[40], values[RES_FILTERS_MAX][128]; /* what the query's fields point into */
     struct problems p;
     problems_init(&p);
     json_t *items = NULL;
@@ -58,20 +57,49 @@ void res_list(struct req *r, struct evlist_query *q, const char *what, res_filte
     q->after_id = pg.after_id;
     q->scope = &r->scope;
     q->user_id = r->who.user_id[0] ? r->who.user_id : NULL;
-    q->from = res_query(r, "from", RQ_TIME, NULL, f.from, sizeof f.from, &p);
-    q->to = res_query(r, "to", RQ_TIME, NULL, f.to, sizeof f.to, &p);
-    if (filters)
-        filters(r, q, &f, &p);
+    q->from = res_query(r, "from", RQ_TIME, NULL, from, sizeof from, &p);
+    q->to = res_query(r, "to", RQ_TIME, NULL, to, sizeof to, &p);
+    for (size_t i = 0; i < RES_FILTERS_MAX && k->filters[i].name; i++) {
+        const struct res_filter *f = &k->filters[i];
+        const char **field = (const char **)(void *)((char *)q + f->field);
+        *field = res_query(r, f->name, f->kind, f->rule, values[i], sizeof values[i], &p);
+    }
     if (p.total) {
         resp_invalid(r, &p, NULL);
         goto out;
     }
-    enum store_status st = fetch(r->app->store, q, &items);
-    page_reply_fetched(r, &pg, st, items, "created_at", what);
+    enum store_status st = k->fetch(r->app->store, q, &items);
+    page_reply_fetched(r, &pg, st, items, "created_at", k->what);
     items = NULL;
 out:
     json_decref(items);
     problems_free(&p);
+}
+
+void res_list_route(struct req *r)
+{
+    struct evlist_query q = {0};
+    res_list(r, &q, r->route->data);
+}
+
+int res_list_route_check(const struct route *route, char *why, size_t why_size)
+{
+    const struct res_list_kind *k = route->data;
+    for (size_t i = 0; i < RES_FILTERS_MAX && k->filters[i].name; i++) {
+        const char *name = k->filters[i].name, *at = route->query;
+        size_t n = strlen(name);
+        while (at && (at = strstr(at, name)) != NULL) {
+            if ((at == route->query || at[-1] == ' ') && (at[n] == ' ' || !at[n]))
+                break;
+            at += n;
+        }
+        if (!at) {
+            snprintf(why, why_size, "%s %s: filter %s is not among the route's query parameters",
+                     route->method, route->pattern, name);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 json_t *res_rejected_json(const struct problems *p)

@@ -9,22 +9,37 @@
 #include "http/query.h"
 #include "store/evlist.h"
 
-/* Query-string filters of a list, with the storage their values point into. */
-struct res_filters {
-    char team[128], kind[32], klass[32], workload[40], offer[40], state[32], provider[128],
-        gpu_model[128], purchase_option[32], from[40], to[40], q[128], owner[80];
+#include <stddef.h>
+
+/* One filter of a list: ?name read by res_query as kind (rule as res_query takes it) into the
+ * query's field at offset `field` (RES_FIELD(name of a const char * of struct evlist_query)). */
+struct res_filter {
+    const char *name;
+    enum res_query_kind kind;
+    const void *rule;
+    size_t field;
 };
-/* Reads a list's own filters into q (values kept in f); adds a problem per bad one. */
-typedef void (*res_filter_fn)(struct req *r, struct evlist_query *q, struct res_filters *f,
-                              struct problems *p);
+#define RES_FIELD(member) offsetof(struct evlist_query, member)
+#define RES_FILTERS_MAX 8
 typedef enum store_status (*res_fetch_fn)(struct store *s, const struct evlist_query *q,
                                           json_t **out);
+/* A list, declared once: what names it in replies and errors, the store call, and its own
+ * filters (at most RES_FILTERS_MAX, ended by one without a name) beside ?from and ?to. */
+struct res_list_kind {
+    const char *what;
+    res_fetch_fn fetch;
+    struct res_filter filters[RES_FILTERS_MAX + 1];
+};
 /* A whole list request: page position and team scope, ?from=&to= (created_at unless the
- * store says otherwise), the list's own filters (filters may be NULL), the store call and the
- * {items, next_cursor} reply keyed on (created_at, id). q may carry fixed filters (a
- * benchmark id); what names the resource in errors. */
-void res_list(struct req *r, struct evlist_query *q, const char *what, res_filter_fn filters,
-              res_fetch_fn fetch);
+ * store says otherwise), the kind's filters (a problem naming each bad one), the store call and
+ * the {items, next_cursor} reply keyed on (created_at, id). q may carry fixed filters (a
+ * benchmark id). */
+void res_list(struct req *r, struct evlist_query *q, const struct res_list_kind *k);
+/* The handler of a list route whose data is its res_list_kind (no fixed filter). */
+void res_list_route(struct req *r);
+/* 0 when every filter of a list route is among the query parameters the route declares (and
+ * so reaches the handler); else -1 with the route and the filter in why. */
+int res_list_route_check(const struct route *route, char *why, size_t why_size);
 
 /* The rejected list of an upload's reply: [{line, pointer, message[, column]}], the first
  * PROBLEMS_MAX_KEPT problems (new reference). */

@@ -621,6 +621,13 @@ int http_server_handle(struct http_server *srv, struct mg_connection *conn)
 struct http_server *http_start(const struct http_config *cfg, struct store *store, char *why,
                                size_t why_size)
 {
+    /* A list's filters are declared in its res_list_kind and its query parameters in its
+     * route; the router refuses undeclared ones before the handler runs, so they must agree. */
+    for (size_t i = 0; i < router_route_count(); i++) {
+        const struct route *rt = router_route_at(i);
+        if (rt->handler == res_list_route && res_list_route_check(rt, why, why_size) != 0)
+            return NULL;
+    }
     struct http_server *srv = http_server_detached(cfg, store);
     if (!srv) {
         snprintf(why, why_size, "out of memory");

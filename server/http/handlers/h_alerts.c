@@ -146,10 +146,12 @@ out:
 
 const struct route alert_routes[] = {
     {"GET", "/api/v1/alerts", alert_list, ROLE_OWNER | ROLE_AUDITOR | ROLE_ADMIN, 0,
-     "limit cursor status owner review"},
+     "limit cursor status owner review", NULL},
     {"POST", "/api/v1/alerts/sweep", alert_sweep, ROLE_OWNER | ROLE_ADMIN,
-     ROUTE_JSON_BODY | ROUTE_OPTIONAL_BODY, NULL},
-    {"GET", "/api/v1/alerts/{id}", alert_get, ROLE_OWNER | ROLE_AUDITOR | ROLE_ADMIN, 0, NULL},
-    {"PATCH", "/api/v1/alerts/{id}", alert_patch, ROLE_OWNER | ROLE_ADMIN, ROUTE_JSON_BODY, NULL},
-    {NULL, NULL, NULL, 0, 0, NULL},
+     ROUTE_JSON_BODY | ROUTE_OPTIONAL_BODY, NULL, NULL},
+    {"GET", "/api/v1/alerts/{id}", alert_get, ROLE_OWNER | ROLE_AUDITOR | ROLE_ADMIN, 0, NULL,
+     NULL},
+    {"PATCH", "/api/v1/alerts/{id}", alert_patch, ROLE_OWNER | ROLE_ADMIN, ROUTE_JSON_BODY, NULL,
+     NULL},
+    {NULL, NULL, NULL, 0, 0, NULL, NULL},
 };

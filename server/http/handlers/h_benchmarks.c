@@ -481,28 +481,23 @@ static void benchmark_get(struct req *r)
 }
 
 /* from/to (read by res_list) apply to measured_at here. */
-static void benchmark_filters(struct req *r, struct evlist_query *q, struct res_filters *f,
-                              struct problems *p)
-{
-    q->team = res_query(r, "team", RQ_TEXT, NULL, f->team, sizeof f->team, p);
-    q->workload_id = res_query(r, "workload", RQ_UUID, NULL, f->workload, sizeof f->workload, p);
-    q->offer_id = res_query(r, "offer", RQ_UUID, NULL, f->offer, sizeof f->offer, p);
-    q->state = res_query(r, "outcome", RQ_ENUM, OUTCOMES, f->state, sizeof f->state, p);
-    q->q = res_query(r, "q", RQ_TEXT, NULL, f->q, sizeof f->q, p);
-}
-
-static void benchmark_list(struct req *r)
-{
-    struct evlist_query q = {0};
-    res_list(r, &q, "benchmarks", benchmark_filters, store_benchmark_list);
-}
+static const struct res_list_kind BENCHMARKS = {
+    "benchmarks",
+    store_benchmark_list,
+    {{"team", RQ_TEXT, NULL, RES_FIELD(team)},
+     {"workload", RQ_UUID, NULL, RES_FIELD(workload_id)},
+     {"offer", RQ_UUID, NULL, RES_FIELD(offer_id)},
+     {"outcome", RQ_ENUM, OUTCOMES, RES_FIELD(state)},
+     {"q", RQ_TEXT, NULL, RES_FIELD(q)}},
+};
 
 const struct route benchmark_routes[] = {
-    {"GET", "/api/v1/benchmarks", benchmark_list, ROLES_USERS, ROUTE_STANDBY,
-     "limit cursor from to team workload offer outcome q"},
-    {"POST", "/api/v1/benchmarks", benchmark_create, ROLE_OWNER | ROLE_TEAM, ROUTE_JSON_BODY, NULL},
+    {"GET", "/api/v1/benchmarks", res_list_route, ROLES_USERS, ROUTE_STANDBY,
+     "limit cursor from to team workload offer outcome q", &BENCHMARKS},
+    {"POST", "/api/v1/benchmarks", benchmark_create, ROLE_OWNER | ROLE_TEAM, ROUTE_JSON_BODY, NULL,
+     NULL},
     {"POST", "/api/v1/benchmarks/import", benchmark_import, ROLE_OWNER | ROLE_TEAM,
-     ROUTE_STREAM_BODY, "format workload_id offer_id measured_at ran_by supersedes where"},
-    {"GET", "/api/v1/benchmarks/{id}", benchmark_get, ROLES_USERS, ROUTE_STANDBY, NULL},
-    {NULL, NULL, NULL, 0, 0, NULL},
+     ROUTE_STREAM_BODY, "format workload_id offer_id measured_at ran_by supersedes where", NULL},
+    {"GET", "/api/v1/benchmarks/{id}", benchmark_get, ROLES_USERS, ROUTE_STANDBY, NULL, NULL},
+    {NULL, NULL, NULL, 0, 0, NULL, NULL},
 };

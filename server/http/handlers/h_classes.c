@@ -57,7 +57,7 @@ out:
 }
 
 const struct route class_routes[] = {
-    {"GET", "/api/v1/workload-classes", classes_list, ROLES_USERS, 0, NULL},
-    {"PUT", "/api/v1/workload-classes/{label}", class_put, ROLE_OWNER, ROUTE_JSON_BODY, NULL},
-    {NULL, NULL, NULL, 0, 0, NULL},
+    {"GET", "/api/v1/workload-classes", classes_list, ROLES_USERS, 0, NULL, NULL},
+    {"PUT", "/api/v1/workload-classes/{label}", class_put, ROLE_OWNER, ROUTE_JSON_BODY, NULL, NULL},
+    {NULL, NULL, NULL, 0, 0, NULL, NULL},
 };

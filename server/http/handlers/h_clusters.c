@@ -118,8 +118,8 @@ static void cluster_list(struct req *r)
 }
 
 const struct route cluster_routes[] = {
-    {"GET", "/api/v1/clusters", cluster_list, ROLES_USERS, ROUTE_STANDBY, "limit cursor"},
-    {"GET", "/api/v1/clusters/{name}", cluster_get, ROLES_USERS, ROUTE_STANDBY, NULL},
-    {"PUT", "/api/v1/clusters/{name}", cluster_put, ROLE_OWNER, ROUTE_JSON_BODY, NULL},
-    {NULL, NULL, NULL, 0, 0, NULL},
+    {"GET", "/api/v1/clusters", cluster_list, ROLES_USERS, ROUTE_STANDBY, "limit cursor", NULL},
+    {"GET", "/api/v1/clusters/{name}", cluster_get, ROLES_USERS, ROUTE_STANDBY, NULL, NULL},
+    {"PUT", "/api/v1/clusters/{name}", cluster_put, ROLE_OWNER, ROUTE_JSON_BODY, NULL, NULL},
+    {NULL, NULL, NULL, 0, 0, NULL, NULL},
 };

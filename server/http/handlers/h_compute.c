@@ -489,15 +489,17 @@ static void comparison_list(struct req *r)
 #define WRITERS (ROLE_OWNER | ROLE_TEAM)
 
 const struct route compute_routes[] = {
-    {"POST", "/api/v1/compare", compare_stateless, READERS, ROUTE_JSON_BODY, NULL},
-    {"POST", "/api/v1/compare/charts", compare_charts, READERS, ROUTE_JSON_BODY, NULL},
-    {"GET", "/api/v1/scenarios", scenario_list, READERS, ROUTE_STANDBY, "limit cursor q team"},
-    {"POST", "/api/v1/scenarios", scenario_create, WRITERS, ROUTE_JSON_BODY, NULL},
-    {"GET", "/api/v1/scenarios/{id}", scenario_get, READERS, ROUTE_STANDBY, NULL},
+    {"POST", "/api/v1/compare", compare_stateless, READERS, ROUTE_JSON_BODY, NULL, NULL},
+    {"POST", "/api/v1/compare/charts", compare_charts, READERS, ROUTE_JSON_BODY, NULL, NULL},
+    {"GET", "/api/v1/scenarios", scenario_list, READERS, ROUTE_STANDBY, "limit cursor q team",
+     NULL},
+    {"POST", "/api/v1/scenarios", scenario_create, WRITERS, ROUTE_JSON_BODY, NULL, NULL},
+    {"GET", "/api/v1/scenarios/{id}", scenario_get, READERS, ROUTE_STANDBY, NULL, NULL},
     {"GET", "/api/v1/scenarios/{id}/comparisons", comparison_list, READERS, ROUTE_STANDBY,
-     "limit cursor"},
-    {"POST", "/api/v1/scenarios/{id}/comparisons", comparison_create, WRITERS, 0, NULL},
-    {"GET", "/api/v1/comparisons/{sha256}", comparison_get, READERS, ROUTE_STANDBY, NULL},
-    {"GET", "/api/v1/comparisons/{sha256}/charts", comparison_charts, READERS, ROUTE_STANDBY, NULL},
-    {NULL, NULL, NULL, 0, 0, NULL},
+     "limit cursor", NULL},
+    {"POST", "/api/v1/scenarios/{id}/comparisons", comparison_create, WRITERS, 0, NULL, NULL},
+    {"GET", "/api/v1/comparisons/{sha256}", comparison_get, READERS, ROUTE_STANDBY, NULL, NULL},
+    {"GET", "/api/v1/comparisons/{sha256}/charts", comparison_charts, READERS, ROUTE_STANDBY, NULL,
+     NULL},
+    {NULL, NULL, NULL, 0, 0, NULL, NULL},
 };

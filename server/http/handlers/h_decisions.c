@@ -352,9 +352,10 @@ out:
 }
 
 const struct route decision_routes[] = {
-    {"GET", "/api/v1/decisions", decision_list, ROLES_USERS, ROUTE_STANDBY, "limit cursor review"},
-    {"POST", "/api/v1/decisions", decision_create, ROLE_OWNER, ROUTE_JSON_BODY, "dry_run"},
-    {"GET", "/api/v1/decisions/{id}", decision_get, ROLES_USERS, ROUTE_STANDBY, NULL},
-    {"GET", "/api/v1/decisions/{id}/outcome", decision_outcome, ROLES_USERS, 0, NULL},
-    {NULL, NULL, NULL, 0, 0, NULL},
+    {"GET", "/api/v1/decisions", decision_list, ROLES_USERS, ROUTE_STANDBY, "limit cursor review",
+     NULL},
+    {"POST", "/api/v1/decisions", decision_create, ROLE_OWNER, ROUTE_JSON_BODY, "dry_run", NULL},
+    {"GET", "/api/v1/decisions/{id}", decision_get, ROLES_USERS, ROUTE_STANDBY, NULL, NULL},
+    {"GET", "/api/v1/decisions/{id}/outcome", decision_outcome, ROLES_USERS, 0, NULL, NULL},
+    {NULL, NULL, NULL, 0, 0, NULL, NULL},
 };

@@ -301,17 +301,17 @@ static void audit_bundle(struct req *r)
 }
 
 const struct route log_routes[] = {
-    {"GET", "/api/v1/log/checkpoint", log_checkpoint, ROLES_ALL, ROUTE_LOG_PUBLIC, NULL},
-    {"GET", "/api/v1/log/key", log_key, ROLES_ALL, ROUTE_LOG_PUBLIC, NULL},
-    {"GET", "/api/v1/log/entries", log_entries, ROLES_LOG_READERS, 0, "start end"},
-    {"GET", "/api/v1/log/proof/inclusion", log_inclusion, ROLES_ALL, ROUTE_LOG_PUBLIC,
-     "index size"},
+    {"GET", "/api/v1/log/checkpoint", log_checkpoint, ROLES_ALL, ROUTE_LOG_PUBLIC, NULL, NULL},
+    {"GET", "/api/v1/log/key", log_key, ROLES_ALL, ROUTE_LOG_PUBLIC, NULL, NULL},
+    {"GET", "/api/v1/log/entries", log_entries, ROLES_LOG_READERS, 0, "start end", NULL},
+    {"GET", "/api/v1/log/proof/inclusion", log_inclusion, ROLES_ALL, ROUTE_LOG_PUBLIC, "index size",
+     NULL},
     {"GET", "/api/v1/log/proof/consistency", log_consistency, ROLES_ALL, ROUTE_LOG_PUBLIC,
-     "first second"},
+     "first second", NULL},
     {"GET", "/api/v1/log/tile/entries/{index}", log_entry_bundle, ROLES_LOG_READERS,
-     ROUTE_PATH_TAIL, NULL},
+     ROUTE_PATH_TAIL, NULL, NULL},
     {"GET", "/api/v1/log/tile/{level}/{index}", log_tile, ROLES_ALL,
-     ROUTE_PATH_TAIL | ROUTE_LOG_PUBLIC, NULL},
-    {"GET", "/api/v1/audit/bundle", audit_bundle, ROLES_LOG_READERS, 0, NULL},
-    {NULL, NULL, NULL, 0, 0, NULL},
+     ROUTE_PATH_TAIL | ROUTE_LOG_PUBLIC, NULL, NULL},
+    {"GET", "/api/v1/audit/bundle", audit_bundle, ROLES_LOG_READERS, 0, NULL, NULL},
+    {NULL, NULL, NULL, 0, 0, NULL, NULL},
 };

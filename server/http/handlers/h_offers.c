@@ -438,28 +438,22 @@ static void offer_get(struct req *r)
     resp_stored(r, st, o, "offer");
 }
 
-static void offer_filters(struct req *r, struct evlist_query *q, struct res_filters *f,
-                          struct problems *p)
-{
-    q->provider = res_query(r, "provider", RQ_TEXT, NULL, f->provider, sizeof f->provider, p);
-    q->gpu_model = res_query(r, "gpu_model", RQ_TEXT, NULL, f->gpu_model, sizeof f->gpu_model, p);
-    q->purchase_option = res_query(r, "purchase_option", RQ_ENUM, PURCHASE_OPTIONS,
-                                   f->purchase_option, sizeof f->purchase_option, p);
-    q->q = res_query(r, "q", RQ_TEXT, NULL, f->q, sizeof f->q, p);
-}
-
-static void offer_list(struct req *r)
-{
-    struct evlist_query q = {0};
-    res_list(r, &q, "offers", offer_filters, store_offer_list);
-}
+static const struct res_list_kind OFFERS = {
+    "offers",
+    store_offer_list,
+    {{"provider", RQ_TEXT, NULL, RES_FIELD(provider)},
+     {"gpu_model", RQ_TEXT, NULL, RES_FIELD(gpu_model)},
+     {"purchase_option", RQ_ENUM, PURCHASE_OPTIONS, RES_FIELD(purchase_option)},
+     {"q", RQ_TEXT, NULL, RES_FIELD(q)}},
+};
 
 const struct route offer_routes[] = {
-    {"GET", "/api/v1/offers", offer_list, ROLES_USERS, ROUTE_STANDBY,
-     "limit cursor from to provider gpu_model purchase_option q"},
-    {"POST", "/api/v1/offers", offer_create, ROLE_OWNER | ROLE_ADMIN, ROUTE_STREAM_BODY, NULL},
+    {"GET", "/api/v1/offers", res_list_route, ROLES_USERS, ROUTE_STANDBY,
+     "limit cursor from to provider gpu_model purchase_option q", &OFFERS},
+    {"POST", "/api/v1/offers", offer_create, ROLE_OWNER | ROLE_ADMIN, ROUTE_STREAM_BODY, NULL,
+     NULL},
     {"POST", "/api/v1/offers/import", offer_import, ROLE_OWNER | ROLE_ADMIN, ROUTE_STREAM_BODY,
-     "format provider currency"},
-    {"GET", "/api/v1/offers/{id}", offer_get, ROLES_USERS, ROUTE_STANDBY, NULL},
-    {NULL, NULL, NULL, 0, 0, NULL},
+     "format provider currency", NULL},
+    {"GET", "/api/v1/offers/{id}", offer_get, ROLES_USERS, ROUTE_STANDBY, NULL, NULL},
+    {NULL, NULL, NULL, 0, 0, NULL, NULL},
 };

@@ -76,9 +76,9 @@ static void openapi(struct req *r)
 }
 
 const struct route ops_routes[] = {
-    {"GET", "/healthz", healthz, ROLES_ALL, 0, NULL},
-    {"GET", "/readyz", readyz, ROLES_ALL, 0, NULL},
-    {"GET", "/metrics", metrics, ROLES_ALL, 0, NULL},
-    {"GET", "/api/v1/openapi.yaml", openapi, ROLES_ALL, 0, NULL},
-    {NULL, NULL, NULL, 0, 0, NULL},
+    {"GET", "/healthz", healthz, ROLES_ALL, 0, NULL, NULL},
+    {"GET", "/readyz", readyz, ROLES_ALL, 0, NULL, NULL},
+    {"GET", "/metrics", metrics, ROLES_ALL, 0, NULL, NULL},
+    {"GET", "/api/v1/openapi.yaml", openapi, ROLES_ALL, 0, NULL, NULL},
+    {NULL, NULL, NULL, 0, 0, NULL, NULL},
 };

@@ -179,8 +179,8 @@ static void decisions_report(struct req *r)
 
 const struct route report_routes[] = {
     {"GET", "/api/v1/reports/usage", usage_report, ROLES_USERS, ROUTE_STANDBY,
-     "group_by team from to offer_id cluster_offers workload"},
-    {"GET", "/api/v1/reports/idle", idle_report, ROLES_USERS, ROUTE_STANDBY, "team from to"},
-    {"GET", "/api/v1/reports/decisions", decisions_report, ROLES_USERS, 0, NULL},
-    {NULL, NULL, NULL, 0, 0, NULL},
+     "group_by team from to offer_id cluster_offers workload", NULL},
+    {"GET", "/api/v1/reports/idle", idle_report, ROLES_USERS, ROUTE_STANDBY, "team from to", NULL},
+    {"GET", "/api/v1/reports/decisions", decisions_report, ROLES_USERS, 0, NULL, NULL},
+    {NULL, NULL, NULL, 0, 0, NULL, NULL},
 };

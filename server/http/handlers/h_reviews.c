@@ -220,18 +220,12 @@ static void review_create(struct req *r)
 }
 
 /* The route declares no from/to, so res_list's are never given here. */
-static void review_filters(struct req *r, struct evlist_query *q, struct res_filters *f,
-                           struct problems *p)
-{
-    q->state = res_query(r, "status", RQ_ENUM, REVIEW_STATUSES, f->state, sizeof f->state, p);
-    q->team = res_query(r, "owner", RQ_TEXT, NULL, f->owner, sizeof f->owner, p);
-}
-
-static void review_list(struct req *r)
-{
-    struct evlist_query q = {0};
-    res_list(r, &q, "reviews", review_filters, store_review_list);
-}
+static const struct res_list_kind REVIEWS = {
+    "reviews",
+    store_review_list,
+    {{"status", RQ_ENUM, REVIEW_STATUSES, RES_FIELD(state)},
+     {"owner", RQ_TEXT, NULL, RES_FIELD(team)}},
+};
 
 static void review_get(struct req *r)
 {
@@ -468,16 +462,18 @@ out:
 }
 
 const struct route review_routes[] = {
-    {"GET", "/api/v1/reviews", review_list, ROLES_USERS, 0, "limit cursor status owner"},
-    {"POST", "/api/v1/reviews", review_create, ROLE_OWNER, ROUTE_JSON_BODY, NULL},
-    {"GET", "/api/v1/reviews/{id}", review_get, ROLES_USERS, 0, NULL},
-    {"PATCH", "/api/v1/reviews/{id}", review_patch, ROLE_OWNER, ROUTE_JSON_BODY, NULL},
-    {"GET", "/api/v1/reviews/{id}/checklist", review_checklist, ROLES_USERS, 0, "comparison"},
-    {"GET", "/api/v1/reviews/{id}/comparisons", review_comparisons, ROLES_USERS, 0, "limit cursor"},
-    {"GET", "/api/v1/reviews/{id}/artifacts", artifact_list, ROLES_USERS, 0, NULL},
+    {"GET", "/api/v1/reviews", res_list_route, ROLES_USERS, 0, "limit cursor status owner",
+     &REVIEWS},
+    {"POST", "/api/v1/reviews", review_create, ROLE_OWNER, ROUTE_JSON_BODY, NULL, NULL},
+    {"GET", "/api/v1/reviews/{id}", review_get, ROLES_USERS, 0, NULL, NULL},
+    {"PATCH", "/api/v1/reviews/{id}", review_patch, ROLE_OWNER, ROUTE_JSON_BODY, NULL, NULL},
+    {"GET", "/api/v1/reviews/{id}/checklist", review_checklist, ROLES_USERS, 0, "comparison", NULL},
+    {"GET", "/api/v1/reviews/{id}/comparisons", review_comparisons, ROLES_USERS, 0, "limit cursor",
+     NULL},
+    {"GET", "/api/v1/reviews/{id}/artifacts", artifact_list, ROLES_USERS, 0, NULL, NULL},
     {"POST", "/api/v1/reviews/{id}/artifacts", artifact_create, ROLE_OWNER | ROLE_TEAM,
-     ROUTE_JSON_BODY, NULL},
+     ROUTE_JSON_BODY, NULL, NULL},
     {"PATCH", "/api/v1/reviews/{id}/artifacts/{aid}", artifact_patch, ROLE_OWNER | ROLE_TEAM,
-     ROUTE_JSON_BODY, NULL},
-    {NULL, NULL, NULL, 0, 0, NULL},
+     ROUTE_JSON_BODY, NULL, NULL},
+    {NULL, NULL, NULL, 0, 0, NULL, NULL},
 };

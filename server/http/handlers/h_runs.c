@@ -552,8 +552,8 @@ out:
 
 const struct route run_routes[] = {
     {"GET", "/api/v1/runs", runs_list, ROLES_USERS, ROUTE_STANDBY,
-     "limit cursor team class state cluster upload from to workload"},
+     "limit cursor team class state cluster upload from to workload", NULL},
     {"POST", "/api/v1/runs", runs_upload, ROLE_OWNER | ROLE_TEAM, ROUTE_STREAM_BODY,
-     "cluster team class format trace_start steps fields tz atomic"},
-    {NULL, NULL, NULL, 0, 0, NULL},
+     "cluster team class format trace_start steps fields tz atomic", NULL},
+    {NULL, NULL, NULL, 0, 0, NULL, NULL},
 };

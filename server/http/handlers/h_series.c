@@ -100,8 +100,8 @@ done:
 
 const struct route series_routes[] = {
     {"GET", "/api/v1/benchmarks/{id}/telemetry/series", telemetry_series, ROLES_USERS, 0,
-     "points idle_below idle_min_s"},
+     "points idle_below idle_min_s", NULL},
     {"GET", "/api/v1/reports/usage/series", usage_series, ROLES_USERS, 0,
-     "bucket team from to workload"},
-    {NULL, NULL, NULL, 0, 0, NULL},
+     "bucket team from to workload", NULL},
+    {NULL, NULL, NULL, 0, 0, NULL, NULL},
 };

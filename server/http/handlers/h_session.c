@@ -473,15 +473,15 @@ static void user_signing_key_list(struct req *r)
 }
 
 const struct route session_routes[] = {
-    {"POST", "/api/v1/session", session_create, ROLES_ALL, ROUTE_JSON_BODY | ROUTE_NO_SESSION,
+    {"POST", "/api/v1/session", session_create, ROLES_ALL, ROUTE_JSON_BODY | ROUTE_NO_SESSION, NULL,
      NULL},
-    {"DELETE", "/api/v1/session", session_delete, ROLES_USERS, 0, NULL},
-    {"GET", "/api/v1/me", me_get, ROLES_USERS, 0, NULL},
-    {"PUT", "/api/v1/me/signing-key", signing_key_put, ROLE_OWNER, ROUTE_JSON_BODY, NULL},
-    {"GET", "/api/v1/me/signing-keys", signing_key_list, ROLES_USERS, 0, NULL},
-    {"DELETE", "/api/v1/me/signing-keys/{key_id}", signing_key_delete, ROLE_OWNER, 0, NULL},
-    {"GET", "/api/v1/users/{name}/signing-keys", user_signing_key_list, ROLE_ADMIN, 0, NULL},
+    {"DELETE", "/api/v1/session", session_delete, ROLES_USERS, 0, NULL, NULL},
+    {"GET", "/api/v1/me", me_get, ROLES_USERS, 0, NULL, NULL},
+    {"PUT", "/api/v1/me/signing-key", signing_key_put, ROLE_OWNER, ROUTE_JSON_BODY, NULL, NULL},
+    {"GET", "/api/v1/me/signing-keys", signing_key_list, ROLES_USERS, 0, NULL, NULL},
+    {"DELETE", "/api/v1/me/signing-keys/{key_id}", signing_key_delete, ROLE_OWNER, 0, NULL, NULL},
+    {"GET", "/api/v1/users/{name}/signing-keys", user_signing_key_list, ROLE_ADMIN, 0, NULL, NULL},
     {"DELETE", "/api/v1/users/{name}/signing-keys/{key_id}", user_signing_key_delete, ROLE_ADMIN, 0,
-     NULL},
-    {NULL, NULL, NULL, 0, 0, NULL},
+     NULL, NULL},
+    {NULL, NULL, NULL, 0, 0, NULL, NULL},
 };

@@ -51,8 +51,8 @@ static void team_get(struct req *r)
 }
 
 const struct route team_routes[] = {
-    {"GET", "/api/v1/teams", team_list, ROLES_USERS, ROUTE_STANDBY, "limit cursor"},
-    {"POST", "/api/v1/teams", team_create, ROLE_ADMIN, ROUTE_JSON_BODY, NULL},
-    {"GET", "/api/v1/teams/{id}", team_get, ROLES_USERS, ROUTE_STANDBY, NULL},
-    {NULL, NULL, NULL, 0, 0, NULL},
+    {"GET", "/api/v1/teams", team_list, ROLES_USERS, ROUTE_STANDBY, "limit cursor", NULL},
+    {"POST", "/api/v1/teams", team_create, ROLE_ADMIN, ROUTE_JSON_BODY, NULL, NULL},
+    {"GET", "/api/v1/teams/{id}", team_get, ROLES_USERS, ROUTE_STANDBY, NULL, NULL},
+    {NULL, NULL, NULL, 0, 0, NULL, NULL},
 };

@@ -360,14 +360,15 @@ static void telemetry_list(struct req *r)
     if (!bench)
         return;
     struct evlist_query q = {.benchmark_id = r->params[0]};
-    res_list(r, &q, "telemetry", NULL, store_telemetry_list);
+    static const struct res_list_kind TELEMETRY = {"telemetry", store_telemetry_list, {{0}}};
+    res_list(r, &q, &TELEMETRY);
     json_decref(bench);
 }
 
 const struct route telemetry_routes[] = {
     {"GET", "/api/v1/benchmarks/{id}/telemetry", telemetry_list, ROLES_USERS, ROUTE_STANDBY,
-     "limit cursor from to"},
+     "limit cursor from to", NULL},
     {"POST", "/api/v1/benchmarks/{id}/telemetry", telemetry_upload, ROLE_OWNER | ROLE_TEAM,
-     ROUTE_STREAM_BODY, "format idle_below fields tz atomic force at"},
-    {NULL, NULL, NULL, 0, 0, NULL},
+     ROUTE_STREAM_BODY, "format idle_below fields tz atomic force at", NULL},
+    {NULL, NULL, NULL, 0, 0, NULL, NULL},
 };

@@ -34,22 +34,15 @@ static void upload_get(struct req *r)
     resp_stored(r, st, u, "upload");
 }
 
-static void upload_filters(struct req *r, struct evlist_query *q, struct res_filters *f,
-                           struct problems *p)
-{
-    q->team = res_query(r, "team", RQ_TEXT, NULL, f->team, sizeof f->team, p);
-    q->kind = res_query(r, "kind", RQ_ENUM, KINDS, f->kind, sizeof f->kind, p);
-}
-
-static void upload_list(struct req *r)
-{
-    struct evlist_query q = {0};
-    res_list(r, &q, "uploads", upload_filters, store_upload_list);
-}
+static const struct res_list_kind UPLOADS = {
+    "uploads",
+    store_upload_list,
+    {{"team", RQ_TEXT, NULL, RES_FIELD(team)}, {"kind", RQ_ENUM, KINDS, RES_FIELD(kind)}},
+};
 
 const struct route upload_routes[] = {
-    {"GET", "/api/v1/uploads", upload_list, ROLES_USERS, ROUTE_STANDBY,
-     "limit cursor from to team kind"},
-    {"GET", "/api/v1/uploads/{id}", upload_get, ROLES_USERS, ROUTE_STANDBY, NULL},
-    {NULL, NULL, NULL, 0, 0, NULL},
+    {"GET", "/api/v1/uploads", res_list_route, ROLES_USERS, ROUTE_STANDBY,
+     "limit cursor from to team kind", &UPLOADS},
+    {"GET", "/api/v1/uploads/{id}", upload_get, ROLES_USERS, ROUTE_STANDBY, NULL, NULL},
+    {NULL, NULL, NULL, 0, 0, NULL, NULL},
 };

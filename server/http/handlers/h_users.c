@@ -309,19 +309,20 @@ static void audit_list(struct req *r)
 }
 
 const struct route user_routes[] = {
-    {"GET", "/api/v1/users", user_list, ROLE_ADMIN, 0, "limit cursor"},
-    {"POST", "/api/v1/users", user_create, ROLE_ADMIN, ROUTE_JSON_BODY, NULL},
-    {"POST", "/api/v1/users/{name}/disable", user_disable, ROLE_ADMIN, 0, NULL},
-    {"POST", "/api/v1/users/{name}/enable", user_enable, ROLE_ADMIN, 0, NULL},
-    {"POST", "/api/v1/users/{name}/password", user_password, ROLE_ADMIN, ROUTE_JSON_BODY, NULL},
-    {"GET", "/api/v1/tokens", token_list, ROLES_USERS, 0, "limit cursor"},
-    {"POST", "/api/v1/tokens", token_create, ROLES_USERS, ROUTE_JSON_BODY | ROUTE_OPTIONAL_BODY,
+    {"GET", "/api/v1/users", user_list, ROLE_ADMIN, 0, "limit cursor", NULL},
+    {"POST", "/api/v1/users", user_create, ROLE_ADMIN, ROUTE_JSON_BODY, NULL, NULL},
+    {"POST", "/api/v1/users/{name}/disable", user_disable, ROLE_ADMIN, 0, NULL, NULL},
+    {"POST", "/api/v1/users/{name}/enable", user_enable, ROLE_ADMIN, 0, NULL, NULL},
+    {"POST", "/api/v1/users/{name}/password", user_password, ROLE_ADMIN, ROUTE_JSON_BODY, NULL,
      NULL},
-    {"DELETE", "/api/v1/tokens/{id}", token_revoke, ROLES_USERS, 0, NULL},
-    {NULL, NULL, NULL, 0, 0, NULL},
+    {"GET", "/api/v1/tokens", token_list, ROLES_USERS, 0, "limit cursor", NULL},
+    {"POST", "/api/v1/tokens", token_create, ROLES_USERS, ROUTE_JSON_BODY | ROUTE_OPTIONAL_BODY,
+     NULL, NULL},
+    {"DELETE", "/api/v1/tokens/{id}", token_revoke, ROLES_USERS, 0, NULL, NULL},
+    {NULL, NULL, NULL, 0, 0, NULL, NULL},
 };
 
 const struct route audit_routes[] = {
-    {"GET", "/api/v1/audit/events", audit_list, ROLE_AUDITOR | ROLE_ADMIN, 0, "limit cursor"},
-    {NULL, NULL, NULL, 0, 0, NULL},
+    {"GET", "/api/v1/audit/events", audit_list, ROLE_AUDITOR | ROLE_ADMIN, 0, "limit cursor", NULL},
+    {NULL, NULL, NULL, 0, 0, NULL, NULL},
 };

@@ -219,13 +219,14 @@ out:
 }
 
 const struct route webhook_routes[] = {
-    {"GET", "/api/v1/webhooks", webhook_list, ROLE_OWNER | ROLE_ADMIN, 0, "limit cursor"},
-    {"POST", "/api/v1/webhooks", webhook_create, ROLE_OWNER | ROLE_ADMIN, ROUTE_JSON_BODY, NULL},
-    {"GET", "/api/v1/webhooks/{id}", webhook_get, ROLE_OWNER | ROLE_ADMIN, 0, NULL},
-    {"DELETE", "/api/v1/webhooks/{id}", webhook_delete, ROLE_OWNER | ROLE_ADMIN, 0, NULL},
+    {"GET", "/api/v1/webhooks", webhook_list, ROLE_OWNER | ROLE_ADMIN, 0, "limit cursor", NULL},
+    {"POST", "/api/v1/webhooks", webhook_create, ROLE_OWNER | ROLE_ADMIN, ROUTE_JSON_BODY, NULL,
+     NULL},
+    {"GET", "/api/v1/webhooks/{id}", webhook_get, ROLE_OWNER | ROLE_ADMIN, 0, NULL, NULL},
+    {"DELETE", "/api/v1/webhooks/{id}", webhook_delete, ROLE_OWNER | ROLE_ADMIN, 0, NULL, NULL},
     {"GET", "/api/v1/webhooks/{id}/deliveries", webhook_deliveries, ROLE_OWNER | ROLE_ADMIN, 0,
-     "limit cursor"},
+     "limit cursor", NULL},
     {"POST", "/api/v1/webhooks/{id}/ping", webhook_ping, ROLE_OWNER | ROLE_ADMIN,
-     ROUTE_JSON_BODY | ROUTE_OPTIONAL_BODY, NULL},
-    {NULL, NULL, NULL, 0, 0, NULL},
+     ROUTE_JSON_BODY | ROUTE_OPTIONAL_BODY, NULL, NULL},
+    {NULL, NULL, NULL, 0, 0, NULL, NULL},
 };

@@ -321,10 +321,10 @@ static void whatif_input(struct req *r)
 }
 
 const struct route whatif_routes[] = {
-    {"POST", "/api/v1/whatif", whatif_create, ROLE_OWNER | ROLE_TEAM, ROUTE_JSON_BODY, NULL},
-    {"GET", "/api/v1/whatif/{sha256}", whatif_get, ROLES_USERS, 0, NULL},
-    {"GET", "/api/v1/whatif/{sha256}/input", whatif_input, ROLES_USERS, 0, NULL},
-    {NULL, NULL, NULL, 0, 0, NULL},
+    {"POST", "/api/v1/whatif", whatif_create, ROLE_OWNER | ROLE_TEAM, ROUTE_JSON_BODY, NULL, NULL},
+    {"GET", "/api/v1/whatif/{sha256}", whatif_get, ROLES_USERS, 0, NULL, NULL},
+    {"GET", "/api/v1/whatif/{sha256}/input", whatif_input, ROLES_USERS, 0, NULL, NULL},
+    {NULL, NULL, NULL, 0, 0, NULL, NULL},
 };
 
 /* ---- a replay feeding the cost engine ---- */

@@ -251,28 +251,23 @@ out:
     problems_free(&p);
 }
 
-static void workload_filters(struct req *r, struct evlist_query *q, struct res_filters *f,
-                             struct problems *p)
-{
-    q->team = res_query(r, "team", RQ_TEXT, NULL, f->team, sizeof f->team, p);
-    q->kind = res_query(r, "kind", RQ_ENUM, KINDS, f->kind, sizeof f->kind, p);
-    q->class_ = res_query(r, "class", RQ_ENUM, CLASSES, f->klass, sizeof f->klass, p);
-    q->q = res_query(r, "q", RQ_TEXT, NULL, f->q, sizeof f->q, p);
-}
-
-static void workload_list(struct req *r)
-{
-    struct evlist_query q = {0};
-    res_list(r, &q, "workloads", workload_filters, store_workload_list);
-}
+static const struct res_list_kind WORKLOADS = {
+    "workloads",
+    store_workload_list,
+    {{"team", RQ_TEXT, NULL, RES_FIELD(team)},
+     {"kind", RQ_ENUM, KINDS, RES_FIELD(kind)},
+     {"class", RQ_ENUM, CLASSES, RES_FIELD(class_)},
+     {"q", RQ_TEXT, NULL, RES_FIELD(q)}},
+};
 
 const struct route workload_routes[] = {
-    {"GET", "/api/v1/workloads", workload_list, ROLES_USERS, ROUTE_STANDBY,
-     "limit cursor from to team kind class q"},
-    {"POST", "/api/v1/workloads", workload_create, ROLE_OWNER | ROLE_TEAM, ROUTE_JSON_BODY, NULL},
+    {"GET", "/api/v1/workloads", res_list_route, ROLES_USERS, ROUTE_STANDBY,
+     "limit cursor from to team kind class q", &WORKLOADS},
+    {"POST", "/api/v1/workloads", workload_create, ROLE_OWNER | ROLE_TEAM, ROUTE_JSON_BODY, NULL,
+     NULL},
     {"GET", "/api/v1/workloads/{id}", workload_get, ROLES_USERS, ROUTE_ROW_CACHE | ROUTE_STANDBY,
-     NULL},
+     NULL, NULL},
     {"PATCH", "/api/v1/workloads/{id}", workload_patch, ROLE_OWNER | ROLE_TEAM, ROUTE_JSON_BODY,
-     NULL},
-    {NULL, NULL, NULL, 0, 0, NULL},
+     NULL, NULL},
+    {NULL, NULL, NULL, 0, 0, NULL, NULL},
 };
