@@ -155,8 +155,8 @@ void page_reply_fetched(struct req *r, const struct page *pg, enum store_status 
         return;
     }
     json_decref(items);
-    if (st == STORE_INVALID && pg->after)
-        resp_problem(r, 422, "invalid", "Invalid input", "the cursor is not valid");
+    if (st == STORE_INVALID && pg->after) /* a key of the right shape the database refused */
+        answer_one(r, "?cursor", "query parameter cursor is not a cursor of this list");
     else
         resp_store_error(r, st, what);
 }

@@ -361,7 +361,10 @@ static int query_named_before(const char *query, const char *at, const char *nam
 }
 
 /* Refuses query parameters the route does not declare: 422 naming each (pointer "?name"),
- * and any given twice or without a name (the first would silently win).
+ * and any given twice or without a name (the first would silently win). A declared name must
+ * be written as is and have a value: the reader (http/query.c, Civetweb's mg_get_var) matches
+ * names as written and needs "name=", so "?at%6Fmic=true" or a bare "?atomic" would pass here
+ * and then be read as absent.
  * A streamed body is read and dropped first, so the client is not cut off mid-upload. Returns
  * 0 when every name is declared. */
 static int check_query_names(struct req *r)
@@ -384,6 +387,15 @@ static int check_query_names(struct req *r)
             problems_add(&p, ptr,
                          "is given more than once: give each parameter once (a list is "
                          "comma-separated where the route takes one)");
+        } else if (nlen && n >= 0 && name_listed(r->route->query, name, (size_t)n) &&
+                   (memchr(s, '%', nlen) || memchr(s, '+', nlen))) {
+            char ptr[140];
+            snprintf(ptr, sizeof ptr, "?%s", name);
+            problems_add(&p, ptr, "the parameter's name must be written as is, not encoded");
+        } else if (nlen && n >= 0 && name_listed(r->route->query, name, (size_t)n) && nlen == seg) {
+            char ptr[140];
+            snprintf(ptr, sizeof ptr, "?%s", name);
+            problems_add(&p, ptr, "has no value: write %s=VALUE", name);
         } else if (nlen && (n < 0 || !name_listed(r->route->query, name, (size_t)n))) {
             char ptr[140];
             snprintf(ptr, sizeof ptr, "?%s", n < 0 ? "(too long)" : name);

@@ -145,6 +145,32 @@ test('a misspelt filter no longer widens a report; a refused upload stores nothi
   assert.equal(ok.status, 201, ok.text);
 });
 
+test('a parameter name percent-encoded or without a value is refused, never read as absent', async () => {
+  // The name check decoded names while the reader matched them as written: ?at%6Fmic=true
+  // passed the check and was then read as "no atomic", so a faulty upload was half stored, and
+  // ?dry%5Frun=true turned a dry run into a real append (attack pass of 2026-12-05).
+  const body = 'JobID|State|Submit|Start|End|AllocTRES\n' +
+    '8001|COMPLETED|2025-01-01T00:00:00|2025-01-01T00:01:00|2025-01-01T01:00:00|gres/gpu=1\n' +
+    '8002|COMPLETED|not a time|2025-01-01T00:01:00|2025-01-01T01:00:00|gres/gpu=1\n';
+  for (const [query, pointer, message] of [
+    ['cluster=e1&team=vision&at%6Fmic=true', '?atomic', /written as is/],
+    ['cluster=e1&team=vision&atomic', '?atomic', /has no value/],
+    ['cluster=e1&te%61m=vision&atomic=true', '?team', /written as is/],
+  ]) {
+    const up = await as('ana', 'POST', `/runs?${query}`, text(body));
+    assert.equal(up.status, 422, `${query}: ${up.text}`);
+    assert.ok(up.json.errors.some((e) => e.pointer === pointer && message.test(e.message)), `${query}: ${up.text}`);
+  }
+  const list = await as('ana', 'GET', '/runs?cluster=e1');
+  assert.equal(list.json.items.length, 0, 'nothing stored');
+  const teams = await as('owner1', 'GET', '/teams?l%69mit=abc');
+  assert.equal(teams.status, 422, teams.text);
+  assert.equal(teams.json.errors[0].pointer, '?limit');
+  const dry = await as('owner1', 'POST', '/decisions?dry%5Frun=true', { body: { record: {} } });
+  assert.equal(dry.status, 422, dry.text);
+  assert.ok(dry.json.errors.some((e) => e.pointer === '?dry_run'), dry.text);
+});
+
 let routeQueries = null;
 function spawnQuery(method, pattern) {
   routeQueries ??= Object.fromEntries(spawnSync(bin, ['routes', '--query'], { encoding: 'utf8' }).stdout.trim().split('\n')

@@ -94,6 +94,8 @@ test('teams paginate with an opaque cursor', async () => {
     assert.deepEqual(r.json.errors.map((e) => [e.pointer, e.message]), [[pointer, message]], query);
   };
   await named('cursor=!!!', '?cursor', 'query parameter cursor is not a cursor this server issued');
+  // A cursor that decodes but that the database cannot compare (the attack pass's zzzz) too.
+  await named('cursor=zzzz', '?cursor', 'query parameter cursor is not a cursor of this list');
   for (const limit of ['0', '501', 'x', '3.0', '-1']) {
     await named(`limit=${limit}`, '?limit', 'query parameter limit must be an integer from 1 to 500');
   }
