@@ -15,8 +15,11 @@
 static void digest_start(struct req *r, struct idem *ctx)
 {
     crypto_hash_sha256_init(&ctx->sha);
-    char head[1024];
-    int n = snprintf(head, sizeof head, "%s %s?%s\n", r->method, r->path, r->query ? r->query : "");
+    /* The media type too: it decides how the same bytes are read. */
+    char head[1024], type[96];
+    req_content_type(r, type, sizeof type);
+    int n = snprintf(head, sizeof head, "%s %s\n%s?%s\n", r->method, r->path, type,
+                     r->query ? r->query : "");
     size_t len = n < 0 ? 0 : (size_t)n < sizeof head ? (size_t)n : sizeof head - 1;
     crypto_hash_sha256_update(&ctx->sha, (const unsigned char *)head, len);
     if (n >= (int)sizeof head && r->query) /* long queries: hash the rest too */

@@ -249,6 +249,10 @@ describe('Idempotency-Key', () => {
     assert.equal(second.json.inserted, 1, 'the first reply, not a duplicate count');
     const other = await as('ana', 'POST', '/runs', text(runs.replace('idem-1', 'idem-2'), 'application/json', k));
     assert.equal(other.status, 409);
+    // The media type decides how the same bytes are read: another one is another request (it
+    // replayed the stored 201 before; sent fresh as text/csv these bytes are a 422).
+    const csv = await as('ana', 'POST', '/runs', text(runs, 'text/csv', k));
+    assert.equal(csv.status, 409, csv.text);
     const sheet = 'provider,region,instance_type,gpu_model,gpus_per_instance,gpu_memory_gb,purchase_option,price_per_hour,currency\nidem,r,i,g,8,80,spot,1,USD\n';
     const s1 = await as('owner1', 'POST', '/offers', text(sheet, 'text/csv', { 'Idempotency-Key': 'sheet-1' }));
     const s2 = await as('owner1', 'POST', '/offers', text(sheet, 'text/csv', { 'Idempotency-Key': 'sheet-1' }));
