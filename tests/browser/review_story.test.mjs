@@ -150,8 +150,9 @@ test('after a signed advance: the alerts are still open under it until resolved,
   assert.doesNotMatch(await page.locator('main').innerText(), /Gate: an advance would be refused/);
   assert.match(await gate.innerText(), new RegExp(`^The current decision, ${kind} h100-nvme-cache · signed .* by olga, passed the gate when it was signed\\. What follows is about the next one\\.\\n+Gate: a new advance superseding the current decision would (pass|be refused)`));
   // Resolving one from the story records which decision answered it.
-  await stale.first().getByRole('button', { name: 'Resolve: the current decision answers it' }).click();
+  // Counted before the click: the story may redraw before a count taken after it.
   const staleBefore = await stale.count();
+  await stale.first().getByRole('button', { name: 'Resolve: the current decision answers it' }).click();
   await page.waitForFunction((n) => document.querySelectorAll('[data-testid=story-reasons] li.stale-alert').length === n, staleBefore - 1);
   const alerts = await apiOk(demo.srv, 'GET', '/api/v1/alerts', { token: demo.tokens['demo-owner'] });
   const resolved = alerts.items.filter((a) => a.status === 'resolved' && a.review_id === review.id && /^answered by/.test(a.note || ''));
