@@ -20,6 +20,16 @@ struct res_filter {
     size_t field;
 };
 #define RES_FIELD(member) offsetof(struct evlist_query, member)
+/* The filters several lists share, each declared once: ?team= (a team's rows) and ?q= (a name
+ * prefix, any case). */
+#define RES_FILTER_TEAM                                                                            \
+    {                                                                                              \
+        "team", RQ_TEXT, NULL, RES_FIELD(team)                                                     \
+    }
+#define RES_FILTER_Q                                                                               \
+    {                                                                                              \
+        "q", RQ_TEXT, NULL, RES_FIELD(q)                                                           \
+    }
 #define RES_FILTERS_MAX 8
 typedef enum store_status (*res_fetch_fn)(struct store *s, const struct evlist_query *q,
                                           json_t **out);

@@ -484,11 +484,11 @@ static void benchmark_get(struct req *r)
 static const struct res_list_kind BENCHMARKS = {
     "benchmarks",
     store_benchmark_list,
-    {{"team", RQ_TEXT, NULL, RES_FIELD(team)},
+    {RES_FILTER_TEAM,
      {"workload", RQ_UUID, NULL, RES_FIELD(workload_id)},
      {"offer", RQ_UUID, NULL, RES_FIELD(offer_id)},
      {"outcome", RQ_ENUM, OUTCOMES, RES_FIELD(state)},
-     {"q", RQ_TEXT, NULL, RES_FIELD(q)}},
+     RES_FILTER_Q},
 };
 
 const struct route benchmark_routes[] = {

@@ -444,7 +444,7 @@ static const struct res_list_kind OFFERS = {
     {{"provider", RQ_TEXT, NULL, RES_FIELD(provider)},
      {"gpu_model", RQ_TEXT, NULL, RES_FIELD(gpu_model)},
      {"purchase_option", RQ_ENUM, PURCHASE_OPTIONS, RES_FIELD(purchase_option)},
-     {"q", RQ_TEXT, NULL, RES_FIELD(q)}},
+     RES_FILTER_Q},
 };
 
 const struct route offer_routes[] = {

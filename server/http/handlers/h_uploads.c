@@ -37,7 +37,7 @@ static void upload_get(struct req *r)
 static const struct res_list_kind UPLOADS = {
     "uploads",
     store_upload_list,
-    {{"team", RQ_TEXT, NULL, RES_FIELD(team)}, {"kind", RQ_ENUM, KINDS, RES_FIELD(kind)}},
+    {RES_FILTER_TEAM, {"kind", RQ_ENUM, KINDS, RES_FIELD(kind)}},
 };
 
 const struct route upload_routes[] = {

@@ -254,10 +254,10 @@ out:
 static const struct res_list_kind WORKLOADS = {
     "workloads",
     store_workload_list,
-    {{"team", RQ_TEXT, NULL, RES_FIELD(team)},
+    {RES_FILTER_TEAM,
      {"kind", RQ_ENUM, KINDS, RES_FIELD(kind)},
      {"class", RQ_ENUM, CLASSES, RES_FIELD(class_)},
-     {"q", RQ_TEXT, NULL, RES_FIELD(q)}},
+     RES_FILTER_Q},
 };
 
 const struct route workload_routes[] = {
