@@ -43,7 +43,12 @@ struct http_server {
     struct mg_context *ctx;
     struct app app;
     struct http_config cfg;
+    int in_flight; /* requests inside handle() (atomic) */
+    int stopping;  /* set by http_stop: new requests get 503 while the others finish (atomic) */
 };
+
+/* How long a stop waits for the requests in flight before it cuts them. */
+#define STOP_DRAIN_MS 10000
 
 static struct conns *server_conns(const struct mg_connection *conn)
 {
@@ -548,9 +553,17 @@ static int handle(struct mg_connection *conn, void *cbdata)
     set_request_id(&r);
     struct conns *guard = __atomic_load_n(&srv->app.conns, __ATOMIC_ACQUIRE);
     conns_request_begins(guard, r.ri->remote_addr, r.ri->remote_port);
-    size_t route_index = 0;
-    dispatch(&r, &route_index);
+    size_t route_index = router_route_count(); /* "no route" unless dispatched */
+    __atomic_add_fetch(&srv->in_flight, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&srv->stopping, __ATOMIC_SEQ_CST)) {
+        r.close = 1; /* its body, if any, is not read */
+        resp_problem(&r, 503, "unavailable", "Service unavailable",
+                     "the server is stopping: retry (another instance, or this one restarted)");
+    } else {
+        dispatch(&r, &route_index);
+    }
     access_log(&r, route_index);
+    __atomic_sub_fetch(&srv->in_flight, 1, __ATOMIC_SEQ_CST);
     conns_request_ends(guard, r.ri->remote_addr, r.ri->remote_port);
     for (int i = 0; i < r.nparams; i++)
         free(r.params[i]);
@@ -763,6 +776,16 @@ void http_stop(struct http_server *srv)
 {
     if (!srv)
         return;
+    /* Requests in flight finish (a body half sent is still read) while new ones are answered
+     * 503 with Retry-After and Connection: close, for at most STOP_DRAIN_MS; then Civetweb
+     * stops, which cuts any request still running. */
+    __atomic_store_n(&srv->stopping, 1, __ATOMIC_SEQ_CST);
+    for (int waited = 0;
+         waited < STOP_DRAIN_MS && __atomic_load_n(&srv->in_flight, __ATOMIC_SEQ_CST) > 0;
+         waited += 5) {
+        struct timespec pause = {0, 5 * 1000 * 1000};
+        nanosleep(&pause, NULL);
+    }
     http_stop_civetweb(srv->ctx);
     conns_stop(srv->app.conns);
     changes_stop(srv->app.changes);

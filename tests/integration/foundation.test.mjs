@@ -258,6 +258,33 @@ test('SIGTERM stops the server cleanly, and at once', async () => {
   assert.ok(took < 1000, `the stop took ${took} ms`);
 });
 
+test('SIGTERM lets a request in flight finish, and answers new ones 503 while it does', async () => {
+  // The attack pass: stopping at once dropped the replies of requests in flight (logged as 200,
+  // never received), and a body half sent when the signal came was cut short.
+  const other = await startServer();
+  const token = mintToken(other, 'admin');
+  const net = await import('node:net');
+  const body = JSON.stringify({ name: 'drained-team' });
+  const sock = net.connect(other.port, '127.0.0.1');
+  await new Promise((resolve) => sock.once('connect', resolve));
+  let reply = '';
+  sock.on('data', (d) => { reply += d; });
+  const ended = new Promise((resolve) => sock.once('close', resolve));
+  sock.write(`POST /api/v1/teams HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\n` +
+             `Content-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n` +
+             body.slice(0, 5));
+  await new Promise((resolve) => setTimeout(resolve, 300)); // the handler is reading the body
+  process.kill(other.pid, 'SIGTERM');
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const late = await api(other.url, 'GET', '/healthz').catch((e) => ({ status: 0, error: e.message }));
+  sock.write(body.slice(5));
+  await ended;
+  assert.match(reply, /^HTTP\/1\.1 201 /, `the request in flight was answered: ${JSON.stringify(reply.slice(0, 200))}`);
+  assert.equal(late.status, 503, 'a request that came after the signal is refused, with a reply');
+  assert.equal(late.headers?.['retry-after'], '1');
+  assert.deepEqual(await other.stop(), { code: 0, signal: null });
+});
+
 test('the CLI has --version and --help', () => {
   const v = cli(srv, ['--version']);
   assert.equal(v.status, 0);
