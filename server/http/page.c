@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/cursor.h"
+#include "core/formats/timefmt.h"
 #include "core/validate.h"
 #include "http/query.h"
 
@@ -67,7 +68,11 @@ static int take_key(struct page *pg)
     case PAGE_AT_ID: {
         const char *bar = strchr(k, '|');
         size_t at_len = bar ? (size_t)(bar - k) : 0;
-        if (!bar || at_len == 0 || at_len >= sizeof pg->at || strlen(bar + 1) >= sizeof pg->id)
+        struct timefmt_fields t;
+        /* The time as the server wrote it (RFC 3339 with an offset), never a word PostgreSQL
+         * would read as a time of its own ("now", "infinity", "epoch", "J2451187"). */
+        if (!bar || at_len == 0 || at_len >= sizeof pg->at || strlen(bar + 1) >= sizeof pg->id ||
+            !timefmt_parse(k, at_len, &t) || !t.has_offset || !bar[1])
             return 0;
         memcpy(pg->at, k, at_len);
         pg->at[at_len] = '\0';
@@ -92,7 +97,7 @@ int page_begin(struct req *r, struct page *pg, enum page_cursor kind, struct pro
     int given = page_param(r, "cursor", raw, sizeof raw);
     if (given < 0)
         return -1;
-    if (!given || !raw[0])
+    if (!given || !raw[0]) /* an empty cursor is the first page: a shell loop's first turn */
         return 0;
     if (cursor_decode(raw, pg->key, sizeof pg->key) != 0) {
         answer_one(r, "?cursor", "query parameter cursor is not a cursor this server issued");

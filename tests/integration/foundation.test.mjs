@@ -96,6 +96,17 @@ test('teams paginate with an opaque cursor', async () => {
   await named('cursor=!!!', '?cursor', 'query parameter cursor is not a cursor this server issued');
   // A cursor that decodes but that the database cannot compare (the attack pass's zzzz) too.
   await named('cursor=zzzz', '?cursor', 'query parameter cursor is not a cursor of this list');
+  // A (created_at, id) list takes the time only as the server writes it: "now" or "infinity"
+  // would be read by PostgreSQL as times of its own (the second attack pass: 200 with a page).
+  const u = '00000000-0000-4000-8000-000000000000';
+  for (const at of ['now', 'infinity', '-infinity', 'epoch', 'yesterday', 'J2451187', '2020-01-01', '2020-01-01 PST']) {
+    const cursor = Buffer.from(`${at}|${u}`).toString('base64url');
+    const r = await api(srv.url, 'GET', `/api/v1/workloads?cursor=${cursor}`, { token: admin });
+    isProblem(r, 422);
+    assert.deepEqual(r.json.errors.map((e) => e.pointer), ['?cursor'], at);
+  }
+  const fine = Buffer.from(`2020-01-01T00:00:00.123456+00:00|${u}`).toString('base64url');
+  assert.equal((await api(srv.url, 'GET', `/api/v1/workloads?cursor=${fine}`, { token: admin })).status, 200);
   for (const limit of ['0', '501', 'x', '3.0', '-1']) {
     await named(`limit=${limit}`, '?limit', 'query parameter limit must be an integer from 1 to 500');
   }
