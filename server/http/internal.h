@@ -227,7 +227,9 @@ long req_read(struct req *r, char *buf, size_t size);
  * driver calls it before a fault reply (http/upload.h), so that every early answer is sent to
  * a client that has finished sending (not cut off mid-body). */
 void req_drain(struct req *r, void (*sink)(void *ctx, const char *data, size_t len), void *ctx);
-/* The content type without parameters, lower-cased into buf ("" when absent). */
+/* The content type without parameters, lower-cased into buf ("" when absent); the whole header
+ * when its charset is not UTF-8 (or US-ASCII) or it holds more than one type, so no route takes it.
+ */
 const char *req_content_type(struct req *r, char *buf, size_t size);
 
 /* ----- ETag and If-Match (etag.c) -----

@@ -569,6 +569,35 @@ void req_drain(struct req *r, void (*sink)(void *ctx, const char *data, size_t l
     free(buf);
 }
 
+/* 1 when what follows the media type is nothing, or parameters whose charset (if any) is UTF-8
+ * or its subset US-ASCII: the only text the readers decode. */
+static int type_params_read_as_utf8(const char *p)
+{
+    while (isspace((unsigned char)*p))
+        p++;
+    while (*p == ';') {
+        p++;
+        while (isspace((unsigned char)*p))
+            p++;
+        size_t name = strcspn(p, "=;");
+        const char *value = p[name] == '=' ? p + name + 1 : p + name;
+        size_t vlen = strcspn(value, ";");
+        while (vlen && isspace((unsigned char)value[vlen - 1]))
+            vlen--;
+        if (vlen >= 2 && value[0] == '"' && value[vlen - 1] == '"') {
+            value++;
+            vlen -= 2;
+        }
+        if (name == 7 && strncasecmp(p, "charset", 7) == 0 &&
+            !((vlen == 5 && strncasecmp(value, "utf-8", 5) == 0) ||
+              (vlen == 4 && strncasecmp(value, "utf8", 4) == 0) ||
+              (vlen == 8 && strncasecmp(value, "us-ascii", 8) == 0)))
+            return 0;
+        p = value + strcspn(value, ";");
+    }
+    return *p == '\0';
+}
+
 const char *req_content_type(struct req *r, char *buf, size_t size)
 {
     const char *ct = req_header(r, "Content-Type");
@@ -577,6 +606,13 @@ const char *req_content_type(struct req *r, char *buf, size_t size)
         for (; ct[i] && ct[i] != ';' && !isspace((unsigned char)ct[i]) && i + 1 < size; i++)
             buf[i] = (char)tolower((unsigned char)ct[i]);
     buf[i] = '\0';
+    /* Another charset, or more than one type ("text/plain , text/csv"): the whole header, which
+     * no route takes, so its refusal (415) quotes what was sent. */
+    if (ct && !type_params_read_as_utf8(ct + i)) {
+        for (i = 0; ct[i] && i + 1 < size; i++)
+            buf[i] = (char)tolower((unsigned char)ct[i]);
+        buf[i] = '\0';
+    }
     return buf;
 }
 

@@ -171,6 +171,24 @@ test('a parameter name percent-encoded or without a value is refused, never read
   assert.ok(dry.json.errors.some((e) => e.pointer === '?dry_run'), dry.text);
 });
 
+test('a body in another charset than UTF-8 is refused (415), never read as UTF-8', async () => {
+  // The second attack pass: text/plain; charset=utf-16 was stored as if it were UTF-8.
+  const body = 'JobID|State|Submit|Start|End|AllocTRES\n' +
+    '9001|COMPLETED|2025-01-01T00:00:00|2025-01-01T00:01:00|2025-01-01T01:00:00|gres/gpu=1\n';
+  for (const type of ['text/plain; charset=utf-16', 'text/plain;charset=ISO-8859-1', 'text/plain , text/csv']) {
+    const r = await as('ana', 'POST', '/runs?cluster=cs1&team=vision', text(body, type));
+    assert.equal(r.status, 415, `${type}: ${r.text}`);
+    assert.ok(r.json.detail.includes(type.toLowerCase()), r.text);
+  }
+  const json = await as('ana', 'POST', '/workloads', { body: { team: 'vision', name: 'cs', kind: 'training', class: 'exploratory' }, headers: { 'Content-Type': 'application/json; charset=latin1' } });
+  assert.equal(json.status, 415, json.text);
+  assert.equal((await as('ana', 'GET', '/runs?cluster=cs1')).json.items.length, 0, 'nothing stored');
+  for (const type of ['text/plain; charset="UTF-8"', 'text/plain;charset=us-ascii', 'TEXT/PLAIN']) {
+    const r = await as('ana', 'POST', '/runs?cluster=cs1&team=vision', text(body, type));
+    assert.equal(r.status, 201, `${type}: ${r.text}`);
+  }
+});
+
 let routeQueries = null;
 function spawnQuery(method, pattern) {
   routeQueries ??= Object.fromEntries(spawnSync(bin, ['routes', '--query'], { encoding: 'utf8' }).stdout.trim().split('\n')
