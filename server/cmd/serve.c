@@ -212,6 +212,13 @@ static void *maintainer_run(void *arg)
 
 int cmd_serve(int argc, char **argv)
 {
+    /* Block the stop signals first, before any thread starts (so only sigwait below sees them)
+     * and before the start-up work (a stop during it ends the start cleanly, exit 0). */
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop, NULL);
     struct config cfg;
     if (config_load(&cfg) != 0)
         return 2;
@@ -251,12 +258,6 @@ int cmd_serve(int argc, char **argv)
     threadstack_set_min((size_t)cfg.thread_stack_kb << 10);
     if (cfg.conn_reserve > cfg.threads / 2)
         cfg.conn_reserve = cfg.threads / 2;
-    /* Block the stop signals before any thread starts, so only sigwait below sees them. */
-    sigset_t stop;
-    sigemptyset(&stop);
-    sigaddset(&stop, SIGINT);
-    sigaddset(&stop, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &stop, NULL);
     signal(SIGPIPE, SIG_IGN);
 
     static unsigned char sk[crypto_sign_SECRETKEYBYTES];

@@ -8,7 +8,7 @@
 const char *httpframe_refusal(const char *version, const struct httpframe_header *headers,
                               size_t count)
 {
-    const char *length = NULL, *encoding = NULL;
+    const char *length = NULL, *encoding = NULL, *type = NULL;
     for (size_t i = 0; i < count; i++) {
         const char *name = headers[i].name ? headers[i].name : "";
         const char *value = headers[i].value ? headers[i].value : "";
@@ -20,6 +20,10 @@ const char *httpframe_refusal(const char *version, const struct httpframe_header
             if (encoding)
                 return "Transfer-Encoding is given more than once";
             encoding = value;
+        } else if (strcasecmp(name, "Content-Type") == 0) {
+            if (type) /* the body's reader and the checks must read the same one */
+                return "Content-Type is given more than once";
+            type = value;
         }
     }
     if (encoding && version && strcmp(version, "1.1") != 0)

@@ -16,7 +16,8 @@ struct httpframe_header {
  * Transfer-Encoding, Content-Length repeated (even with equal values) or not 1–18 decimal
  * digits, Transfer-Encoding repeated or other than "chunked", and Transfer-Encoding in a
  * request of any version but 1.1 (RFC 9112 §6.1: an HTTP/1.0 request carrying it must be
- * treated as faulty framing — a 1.0 intermediary may not have understood it). */
+ * treated as faulty framing — a 1.0 intermediary may not have understood it), and
+ * Content-Type repeated (the body's reader and the checks must read the same one). */
 const char *httpframe_refusal(const char *version, const struct httpframe_header *headers,
                               size_t count);
 

@@ -69,6 +69,8 @@ struct app {
     struct token_cache *tokens; /* resolved API tokens, fresh for token_cache_ms (core/auth) */
     struct rowcache *rows;      /* rows read by id (core/rowcache.h); NULL: none */
     struct changes *changes;    /* keeps rows true to the primary (store/changes.h) */
+    int stopping; /* set by http_stop (atomic): new requests get 503, replies say Connection: close
+                   */
 };
 
 struct reads;

@@ -72,7 +72,8 @@ static int take_key(struct page *pg)
         /* The time as the server wrote it (RFC 3339 with an offset), never a word PostgreSQL
          * would read as a time of its own ("now", "infinity", "epoch", "J2451187"). */
         if (!bar || at_len == 0 || at_len >= sizeof pg->at || strlen(bar + 1) >= sizeof pg->id ||
-            !timefmt_parse(k, at_len, &t) || !t.has_offset || !bar[1])
+            !timefmt_parse(k, at_len, &t) || !t.has_offset || !bar[1] || t.offset_s <= -16 * 3600 ||
+            t.offset_s >= 16 * 3600) /* PostgreSQL's offsets */
             return 0;
         memcpy(pg->at, k, at_len);
         pg->at[at_len] = '\0';

@@ -112,7 +112,8 @@ static FILE *reply_head(struct req *r, int status, const char *content_type, lon
     const char *origin = req_header(r, "Origin");
     if (origin && req_cors_allowed(r, origin)) /* only configured origins, exactly */
         fprintf(out, "Access-Control-Allow-Origin: %s\r\nVary: Origin\r\n", origin);
-    if (r->close) { /* what follows cannot be trusted to be the next request */
+    if (r->close || __atomic_load_n(&r->app->stopping, __ATOMIC_SEQ_CST)) {
+        /* what follows cannot be trusted to be the next request, or the server is stopping */
         fputs("Connection: close\r\n", out);
         mg_disable_connection_keep_alive(r->conn);
     } else if (status == 413) {
@@ -569,33 +570,54 @@ void req_drain(struct req *r, void (*sink)(void *ctx, const char *data, size_t l
     free(buf);
 }
 
-/* 1 when what follows the media type is nothing, or parameters whose charset (if any) is UTF-8
- * or its subset US-ASCII: the only text the readers decode. */
+/* 1 when what follows the media type is nothing, or well-formed parameters (name=token or
+ * name="quoted") whose charset, if any (charset*, RFC 2231, counts), is UTF-8 or its subset
+ * US-ASCII: the only text the readers decode. Anything else (a second type, a comment, a bare
+ * name) is 0. */
 static int type_params_read_as_utf8(const char *p)
 {
-    while (isspace((unsigned char)*p))
-        p++;
-    while (*p == ';') {
+    for (;;) {
+        while (isspace((unsigned char)*p))
+            p++;
+        if (!*p)
+            return 1;
+        if (*p != ';')
+            return 0;
         p++;
         while (isspace((unsigned char)*p))
             p++;
-        size_t name = strcspn(p, "=;");
-        const char *value = p[name] == '=' ? p + name + 1 : p + name;
-        size_t vlen = strcspn(value, ";");
-        while (vlen && isspace((unsigned char)value[vlen - 1]))
-            vlen--;
-        if (vlen >= 2 && value[0] == '"' && value[vlen - 1] == '"') {
-            value++;
-            vlen -= 2;
+        if (!*p)
+            return 1;
+        const char *name = p;
+        p += strcspn(p, "=; \t,\"");
+        size_t nlen = (size_t)(p - name);
+        while (isspace((unsigned char)*p))
+            p++;
+        if (*p != '=' || nlen == 0)
+            return 0;
+        p++;
+        while (isspace((unsigned char)*p))
+            p++;
+        const char *value = p;
+        size_t vlen;
+        if (*p == '"') {
+            const char *end = strchr(++value, '"');
+            if (!end)
+                return 0;
+            vlen = (size_t)(end - value);
+            p = end + 1;
+        } else {
+            vlen = strcspn(p, "; \t,\"");
+            p += vlen;
+            if (vlen == 0)
+                return 0;
         }
-        if (name == 7 && strncasecmp(p, "charset", 7) == 0 &&
+        if (nlen >= 7 && strncasecmp(name, "charset", 7) == 0 &&
             !((vlen == 5 && strncasecmp(value, "utf-8", 5) == 0) ||
               (vlen == 4 && strncasecmp(value, "utf8", 4) == 0) ||
               (vlen == 8 && strncasecmp(value, "us-ascii", 8) == 0)))
             return 0;
-        p = value + strcspn(value, ";");
     }
-    return *p == '\0';
 }
 
 const char *req_content_type(struct req *r, char *buf, size_t size)

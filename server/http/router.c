@@ -44,11 +44,12 @@ struct http_server {
     struct app app;
     struct http_config cfg;
     int in_flight; /* requests inside handle() (atomic) */
-    int stopping;  /* set by http_stop: new requests get 503 while the others finish (atomic) */
 };
 
-/* How long a stop waits for the requests in flight before it cuts them. */
+/* How long a stop waits for the requests in flight before it cancels their statements, and
+ * then for them to answer. */
 #define STOP_DRAIN_MS 10000
+#define STOP_CANCEL_MS 2000
 
 static struct conns *server_conns(const struct mg_connection *conn)
 {
@@ -555,7 +556,7 @@ static int handle(struct mg_connection *conn, void *cbdata)
     conns_request_begins(guard, r.ri->remote_addr, r.ri->remote_port);
     size_t route_index = router_route_count(); /* "no route" unless dispatched */
     __atomic_add_fetch(&srv->in_flight, 1, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&srv->stopping, __ATOMIC_SEQ_CST)) {
+    if (__atomic_load_n(&srv->app.stopping, __ATOMIC_SEQ_CST)) {
         r.close = 1; /* its body, if any, is not read */
         resp_problem(&r, 503, "unavailable", "Service unavailable",
                      "the server is stopping: retry (another instance, or this one restarted)");
@@ -772,6 +773,19 @@ void http_stop_civetweb(struct mg_context *ctx)
     }
 }
 
+/* Waits up to ms for the requests in flight to end; returns how many are left. */
+static int wait_in_flight(struct http_server *srv, int ms)
+{
+    int left;
+    for (int waited = 0;
+         (left = __atomic_load_n(&srv->in_flight, __ATOMIC_SEQ_CST)) > 0 && waited < ms;
+         waited += 5) {
+        struct timespec pause = {0, 5 * 1000 * 1000};
+        nanosleep(&pause, NULL);
+    }
+    return left;
+}
+
 void http_stop(struct http_server *srv)
 {
     if (!srv)
@@ -779,12 +793,19 @@ void http_stop(struct http_server *srv)
     /* Requests in flight finish (a body half sent is still read) while new ones are answered
      * 503 with Retry-After and Connection: close, for at most STOP_DRAIN_MS; then Civetweb
      * stops, which cuts any request still running. */
-    __atomic_store_n(&srv->stopping, 1, __ATOMIC_SEQ_CST);
-    for (int waited = 0;
-         waited < STOP_DRAIN_MS && __atomic_load_n(&srv->in_flight, __ATOMIC_SEQ_CST) > 0;
-         waited += 5) {
-        struct timespec pause = {0, 5 * 1000 * 1000};
-        nanosleep(&pause, NULL);
+    __atomic_store_n(&srv->app.stopping, 1, __ATOMIC_SEQ_CST);
+    int left = wait_in_flight(srv, STOP_DRAIN_MS);
+    if (left > 0) {
+        /* A handler waiting on the database (a lock, a long query) would hold mg_stop for as
+         * long: its statement is cancelled, so its transaction rolls back and it answers. */
+        int asked = store_cancel_running(srv->app.store);
+        if (srv->app.read_store != srv->app.store)
+            asked += store_cancel_running(srv->app.read_store);
+        fprintf(stderr,
+                "{\"level\":\"warn\",\"msg\":\"stopping with requests still running\","
+                "\"requests\":%d,\"statements_cancelled\":%d}\n",
+                left, asked);
+        wait_in_flight(srv, STOP_CANCEL_MS);
     }
     http_stop_civetweb(srv->ctx);
     conns_stop(srv->app.conns);

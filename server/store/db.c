@@ -48,6 +48,7 @@ struct seen_pending {
 struct store_conn {
     struct store *owner;
     PGconn *pg;
+    PGcancel *cancel; /* pg's cancel request, set and freed under the pool's lock */
     int in_use;
     struct seen_pending pending;
     struct prepared prepared[PREPARED_MAX];
@@ -92,6 +93,23 @@ struct store {
     int seen_set;
     struct note_checkpoint seen;
 };
+
+/* Closes c's connection (its owner, or the pool at close). The cancel request goes first, under
+ * the pool's lock, so store_cancel_running never uses a freed one. */
+static void drop_connection(struct store *s, struct store_conn *c, int locked)
+{
+    if (!locked)
+        pthread_mutex_lock(&s->lock);
+    PGcancel *cancel = c->cancel;
+    c->cancel = NULL;
+    if (!locked)
+        pthread_mutex_unlock(&s->lock);
+    if (cancel)
+        PQfreeCancel(cancel);
+    if (c->pg)
+        PQfinish(c->pg);
+    c->pg = NULL;
+}
 
 static int64_t now_ms(void)
 {
@@ -150,9 +168,7 @@ void store_close(struct store *s)
         return;
     pthread_mutex_lock(&s->lock);
     for (int i = 0; i < s->size; i++) {
-        if (s->slots[i].pg)
-            PQfinish(s->slots[i].pg);
-        s->slots[i].pg = NULL;
+        drop_connection(s, &s->slots[i], 1);
         forget_prepared(&s->slots[i]);
     }
     pthread_mutex_unlock(&s->lock);
@@ -475,14 +491,15 @@ struct store_conn *store_acquire(struct store *s, int timeout_ms)
     pthread_mutex_unlock(&s->lock);
 
     if (need_connect) {
-        if (c->pg) {
-            PQfinish(c->pg);
-            c->pg = NULL;
-        }
+        drop_connection(s, c, 0);
         forget_prepared(c);
         if (!backing_off) {
             c->pg = connect_db(s->conninfo);
             atomic_fetch_add(&s->reconnects, 1);
+            PGcancel *cancel = c->pg ? PQgetCancel(c->pg) : NULL;
+            pthread_mutex_lock(&s->lock);
+            c->cancel = cancel;
+            pthread_mutex_unlock(&s->lock);
         }
         if (!c->pg) {
             atomic_fetch_add(&s->db_errors, backing_off ? 0 : 1);
@@ -516,8 +533,7 @@ void store_release(struct store *s, struct store_conn *c)
             PQclear(r);
         if (c->large || PQstatus(c->pg) != CONNECTION_OK ||
             PQtransactionStatus(c->pg) != PQTRANS_IDLE) {
-            PQfinish(c->pg);
-            c->pg = NULL;
+            drop_connection(s, c, 0);
             forget_prepared(c);
         }
     }
@@ -525,6 +541,22 @@ void store_release(struct store *s, struct store_conn *c)
     pthread_mutex_lock(&s->lock);
     hand_back_locked(s, c);
     pthread_mutex_unlock(&s->lock);
+}
+
+int store_cancel_running(struct store *s)
+{
+    int asked = 0;
+    if (!s)
+        return 0;
+    pthread_mutex_lock(&s->lock);
+    for (int i = 0; i < s->size; i++) {
+        char why[128];
+        if (s->slots[i].in_use && s->slots[i].cancel &&
+            PQcancel(s->slots[i].cancel, why, sizeof why))
+            asked++;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return asked;
 }
 
 /* Classifies a finished result; copies what is needed before the caller clears it. */

@@ -56,6 +56,9 @@ struct store_stats {
 /* conninfo: a libpq conninfo string or URL. pool_size: maximum connections. */
 struct store *store_open(const char *conninfo, int pool_size) STORE_MUSTCHECK;
 void store_close(struct store *s);
+/* Asks PostgreSQL to cancel the statement running on every connection in use (a stop whose
+ * requests outlived their time); returns how many it asked. Their callers see an error. */
+int store_cancel_running(struct store *s);
 void store_stats(struct store *s, struct store_stats *out);
 
 /* Connects once to conninfo: STORE_OK, or STORE_UNAVAILABLE with libpq's reason in why. */

@@ -175,7 +175,8 @@ test('a body in another charset than UTF-8 is refused (415), never read as UTF-8
   // The second attack pass: text/plain; charset=utf-16 was stored as if it were UTF-8.
   const body = 'JobID|State|Submit|Start|End|AllocTRES\n' +
     '9001|COMPLETED|2025-01-01T00:00:00|2025-01-01T00:01:00|2025-01-01T01:00:00|gres/gpu=1\n';
-  for (const type of ['text/plain; charset=utf-16', 'text/plain;charset=ISO-8859-1', 'text/plain , text/csv']) {
+  for (const type of ['text/plain; charset=utf-16', 'text/plain;charset=ISO-8859-1', 'text/plain , text/csv',
+    'text/plain; charset = iso-8859-1', "text/plain; charset*=utf-16''", 'text/plain; x=1, text/csv', 'text/plain; charset']) {
     const r = await as('ana', 'POST', '/runs?cluster=cs1&team=vision', text(body, type));
     assert.equal(r.status, 415, `${type}: ${r.text}`);
     assert.ok(r.json.detail.includes(type.toLowerCase()), r.text);
@@ -183,7 +184,19 @@ test('a body in another charset than UTF-8 is refused (415), never read as UTF-8
   const json = await as('ana', 'POST', '/workloads', { body: { team: 'vision', name: 'cs', kind: 'training', class: 'exploratory' }, headers: { 'Content-Type': 'application/json; charset=latin1' } });
   assert.equal(json.status, 415, json.text);
   assert.equal((await as('ana', 'GET', '/runs?cluster=cs1')).json.items.length, 0, 'nothing stored');
-  for (const type of ['text/plain; charset="UTF-8"', 'text/plain;charset=us-ascii', 'TEXT/PLAIN']) {
+  // Two Content-Type headers: the first was read, a charset in the second unseen (third pass).
+  const net = await import('node:net');
+  const sock = net.connect(srv.port, '127.0.0.1');
+  let raw = '';
+  sock.on('data', (d) => { raw += d; });
+  const closed = new Promise((resolve) => sock.once('close', resolve));
+  sock.end(`POST /api/v1/runs?cluster=cs1&team=vision HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${tokens.ana}\r\n` +
+           `Content-Type: text/plain\r\nContent-Type: text/plain; charset=utf-16\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+           `Connection: close\r\n\r\n${body}`);
+  await closed;
+  assert.match(raw, /^HTTP\/1\.1 400 /, raw.slice(0, 300));
+  assert.match(raw, /Content-Type is given more than once/);
+  for (const type of ['text/plain; charset="UTF-8"', 'text/plain;charset=us-ascii', 'TEXT/PLAIN', 'text/plain ; format=flowed']) {
     const r = await as('ana', 'POST', '/runs?cluster=cs1&team=vision', text(body, type));
     assert.equal(r.status, 201, `${type}: ${r.text}`);
   }

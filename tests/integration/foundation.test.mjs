@@ -99,7 +99,8 @@ test('teams paginate with an opaque cursor', async () => {
   // A (created_at, id) list takes the time only as the server writes it: "now" or "infinity"
   // would be read by PostgreSQL as times of its own (the second attack pass: 200 with a page).
   const u = '00000000-0000-4000-8000-000000000000';
-  for (const at of ['now', 'infinity', '-infinity', 'epoch', 'yesterday', 'J2451187', '2020-01-01', '2020-01-01 PST']) {
+  for (const at of ['now', 'infinity', '-infinity', 'epoch', 'yesterday', 'J2451187', '2020-01-01', '2020-01-01 PST',
+    '2026-12-05T07:39:03+16:00', '2026-12-05T07:39:03-23:59']) { // offsets PostgreSQL refuses (was a 500)
     const cursor = Buffer.from(`${at}|${u}`).toString('base64url');
     const r = await api(srv.url, 'GET', `/api/v1/workloads?cursor=${cursor}`, { token: admin });
     isProblem(r, 422);
@@ -294,6 +295,35 @@ test('SIGTERM lets a request in flight finish, and answers new ones 503 while it
   assert.equal(late.status, 503, 'a request that came after the signal is refused, with a reply');
   assert.equal(late.headers?.['retry-after'], '1');
   assert.deepEqual(await other.stop(), { code: 0, signal: null });
+});
+
+test('a stop bounds a request stuck on the database: its statement is cancelled, nothing stored', async () => {
+  // Third attack pass: a POST /teams waiting on a lock held 25 s kept the stop going until the
+  // lock went (24 s), then committed its team with no reply to its client.
+  const other = await startServer();
+  const token = mintToken(other, 'admin');
+  const conninfo = withDatabase(process.env.CAPLEDGER_TEST_DATABASE_URL, other.db);
+  const holder = spawn(path.join(process.env.CAPLEDGER_TEST_PGBIN, 'psql'), ['-X', '-q', '-d', conninfo, '-c',
+    'BEGIN; LOCK TABLE team IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(30); COMMIT;'], { stdio: 'ignore' });
+  try {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const stuck = api(other.url, 'POST', '/api/v1/teams', { token, body: { name: 'stuck-team' }, timeoutMs: 30_000 })
+      .catch((e) => ({ status: 0, error: e.message }));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const began = Date.now();
+    process.kill(other.pid, 'SIGTERM');
+    const reply = await stuck;
+    assert.ok(reply.status >= 500, `the stuck request was answered: ${JSON.stringify(reply).slice(0, 300)}`);
+    psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(30)%' AND pid <> pg_backend_pid()", { database: other.db });
+    assert.equal(psql("SELECT count(*) FROM team WHERE name = 'stuck-team'", { database: other.db }), '0', 'nothing stored');
+    const status = await other.stop();
+    const took = Date.now() - began;
+    assert.deepEqual(status, { code: 0, signal: null });
+    assert.ok(took < 14_000, `the stop took ${took} ms (10 s of waiting, then the statement cancelled)`);
+  } finally {
+    holder.kill();
+  }
+  await new Promise((resolve) => setTimeout(resolve, 300));
 });
 
 test('the CLI has --version and --help', () => {

@@ -53,6 +53,19 @@ static void test_content_length_repeated(void **state)
                         "Content-Length is given more than once");
 }
 
+/* The body's media type decides how it is read: two would let the reader and the checks
+ * disagree (the attack pass: the first one was read, a charset in the second went unseen). */
+static void test_content_type_repeated(void **state)
+{
+    (void)state;
+    struct httpframe_header once[] = {H("Content-Type", "application/json"), H("Host", "x")};
+    struct httpframe_header twice[] = {H("Content-Type", "application/json"),
+                                       H("content-type", "application/json; charset=utf-16")};
+    assert_null(httpframe_refusal("1.1", once, COUNT(once)));
+    assert_string_equal(httpframe_refusal("1.1", twice, COUNT(twice)),
+                        "Content-Type is given more than once");
+}
+
 static void test_transfer_encoding(void **state)
 {
     (void)state;
@@ -111,6 +124,7 @@ int main(void)
         cmocka_unit_test(test_no_body_headers),
         cmocka_unit_test(test_content_length),
         cmocka_unit_test(test_content_length_repeated),
+        cmocka_unit_test(test_content_type_repeated),
         cmocka_unit_test(test_transfer_encoding),
         cmocka_unit_test(test_both),
         cmocka_unit_test(test_transfer_encoding_http10),
