@@ -246,8 +246,13 @@ describe('sign-in bursts', () => {
   test('30 wrong passwords at once count as 30: 5 are checked, the rest and a right one after them get 429', async () => {
     const u = cli(srv, ['user', 'add', 'burst', '--role', 'auditor'], { input: 'burst has a long password 1\n' });
     assert.equal(u.status, 0, u.stderr);
-    const wrong = Array.from({ length: 30 }, (_, i) => login('burst', `not the password ${i}`, '127.0.0.60'));
-    await new Promise((resolve) => setTimeout(resolve, 100)); // the burst is in flight
+    let settled = 0;
+    const wrong = Array.from({ length: 30 }, (_, i) => login('burst', `not the password ${i}`, '127.0.0.60')
+      .finally(() => { settled++; }));
+    // The right password goes once the burst has been counted: the 25 refusals are back (the 5
+    // checked may still be hashing). A fixed 100 ms was not enough on a loaded machine: the right
+    // one reached the counter before the last of the burst and took one of the 5 places.
+    while (settled < 25) await new Promise((resolve) => setTimeout(resolve, 10));
     const right = await login('burst', 'burst has a long password 1', '127.0.0.61');
     const answers = await Promise.all(wrong);
     const count = (s) => answers.filter((a) => a.status === s).length;
