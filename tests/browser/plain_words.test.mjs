@@ -24,6 +24,8 @@ export function rawBits(text) {
   if (pointer) found.push(`JSON Pointer ${pointer[0].trim()}`);
   const apiPath = text.match(/\b(GET|PUT|POST|PATCH|DELETE) \/api\/v1\S*|\/api\/v1\/\S+/);
   if (apiPath) found.push(`API path ${apiPath[0]}`);
+  const query = text.match(/\?[a-z_]+=/);
+  if (query) found.push(`query parameter ${query[0]}`);
   for (const word of ['null', 'undefined', 'NaN', '[object Object]']) {
     if (new RegExp(`(^|[^A-Za-z])${word.replace(/[[\]]/g, '\\$&')}([^A-Za-z]|$)`).test(text)) found.push(word);
   }
@@ -134,6 +136,7 @@ test('every main page of every role reads without ids, pointers, API paths or nu
     const routes = ['compare', 'evidence/workloads', 'evidence/offers', 'evidence/benchmarks', 'evidence/runs', 'evidence/uploads', 'reviews', 'account'];
     if (who === 'demo-owner') routes.push('alerts', 'audit');
     if (who === 'demo-auditor') routes.push('audit');
+    if (who !== 'demo-auditor') routes.push('whatif'); // its form's hints too
     for (const route of routes) {
       await openRoute(page, demo.srv, route);
       assert.deepEqual(rawBits(await mainText(page)), [], `${who} ${route}`);

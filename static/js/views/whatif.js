@@ -153,7 +153,7 @@ export async function renderWhatif(root, ctx) {
   const input = (attrs) => h('input', attrs);
   const f = {
     team: field('Team', teams.length ? h('select', null, teams.map((t) => h('option', { value: t }, t))) : input({ type: 'text', maxlength: 64 }), { name: 'team' }),
-    cluster: field('Cluster', input({ type: 'text', maxlength: 127 }), { name: 'cluster', hint: 'As the runs were uploaded (?cluster=).' }),
+    cluster: field('Cluster', input({ type: 'text', maxlength: 127 }), { name: 'cluster', hint: 'The cluster name given when its runs were uploaded.' }),
     partition: field('Partition', input({ type: 'text', maxlength: 127 }), { name: 'partition' }),
     workload_class: field('Workload class', input({ type: 'text', maxlength: 127 }), { name: 'workload_class' }),
     from: field('Submitted from', input({ type: 'date' }), { name: 'from' }),
