@@ -114,15 +114,13 @@ static void stored_refs(const json_t *cand, size_t index, const char **offer_id,
     *benchmark_id = bench && uuid_valid(bench) ? bench : NULL;
 }
 
-/* Inserts the alert and marks the review, in one transaction. *raised is incremented when the
- * alert is new. */
+/* Inserts the alert (the metric m departed by rel beyond thr) and marks the review, in one
+ * transaction. *raised is incremented when the alert is new. */
 static enum store_status raise_alert(struct store *s, const struct audit_actor *who,
                                      const json_t *cand, const struct drift_metric *m, double rel,
-                                     const json_t *evidence, int *raised)
+                                     double thr, const json_t *evidence, int *raised)
 {
     char assumed[40], observed[40], relative[40], threshold[40], samples[24], message[600];
-    double thr =
-        m->threshold > 0 ? m->threshold : number_or(cand, "threshold", DRIFT_DEFAULT_THRESHOLD);
     snprintf(assumed, sizeof assumed, "%.17g", m->assumed);
     snprintf(observed, sizeof observed, "%.17g", m->observed);
     snprintf(relative, sizeof relative, "%.17g", rel);
@@ -179,7 +177,7 @@ out:
  * per completed run of the review's workloads since the decision against the prediction for its
  * option, over the review's outcome_threshold, decided in core. */
 static enum store_status sweep_outcome(struct store *s, const struct audit_actor *who,
-                                       const json_t *cand, int *raised)
+                                       const json_t *cand, double review_threshold, int *raised)
 {
     char fault[512] = "";
     json_t *o = NULL;
@@ -189,26 +187,11 @@ static enum store_status sweep_outcome(struct store *s, const struct audit_actor
         json_decref(o);
         return STORE_OK;
     }
-    const char *verdict = json_string_value(json_object_get(o, "verdict"));
-    if (st == STORE_OK && verdict && strcmp(verdict, "drift") == 0) {
-        const json_t *real = json_object_get(o, "realised");
-        const json_t *pred = json_object_get(o, "predicted");
-        struct drift_metric m = {
-            .name = "cost_per_outcome",
-            .label = "realised compute cost per completed run",
-            .unit = "",
-            .floor = 1e-9,
-            .known = 1,
-            .assumed = number_or(pred, "compute_cost_per_outcome", 0),
-            .observed = number_or(real, "cost_per_completed", 0),
-            .samples = (long long)number_or(real, "runs", 0),
-            .basis = "runs of the review's workloads since the decision",
-            .evidence_key = "run_uploads",
-            .threshold = number_or(o, "threshold", OUTCOME_DEFAULT_THRESHOLD),
-        };
-        st = raise_alert(s, who, cand, &m, number_or(o, "error", 0),
+    struct drift_metric m;
+    double rel;
+    if (st == STORE_OK && outcome_drift_metric(o, &m, &rel) == 0)
+        st = raise_alert(s, who, cand, &m, rel, drift_threshold(&m, review_threshold),
                          json_object_get(o, "run_uploads"), raised);
-    }
     json_decref(o);
     return st;
 }
@@ -216,7 +199,8 @@ static enum store_status sweep_outcome(struct store *s, const struct audit_actor
 static enum store_status sweep_one(struct store *s, const struct audit_actor *who,
                                    const json_t *cand, int *raised)
 {
-    enum store_status so = sweep_outcome(s, who, cand, raised);
+    double threshold = number_or(cand, "threshold", DRIFT_DEFAULT_THRESHOLD);
+    enum store_status so = sweep_outcome(s, who, cand, threshold, raised);
     if (so != STORE_OK)
         return so;
     size_t index = 0;
@@ -237,12 +221,11 @@ static enum store_status sweep_one(struct store *s, const struct audit_actor *wh
         return st;
     struct drift_metric m[DRIFT_METRICS];
     drift_metrics(cand, opt, seen, m);
-    double threshold = number_or(cand, "threshold", DRIFT_DEFAULT_THRESHOLD);
     for (size_t i = 0; i < DRIFT_METRICS && st == STORE_OK; i++) {
         double rel;
         if (drift_departs(&m[i], threshold, &rel))
-            st = raise_alert(s, who, cand, &m[i], rel, json_object_get(seen, m[i].evidence_key),
-                             raised);
+            st = raise_alert(s, who, cand, &m[i], rel, drift_threshold(&m[i], threshold),
+                             json_object_get(seen, m[i].evidence_key), raised);
     }
     json_decref(seen);
     return st;

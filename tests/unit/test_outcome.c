@@ -11,6 +11,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/ledger/drift.h"
 #include "core/ledger/outcome.h"
 
 /* compute = 100 + 10 + 5 + 2 + 3 + 4 + 0 = 124; the rest (orchestration, engineer_wait) 76 */
@@ -92,11 +93,23 @@ static void test_within_and_drift(void **state)
     json_t *p = json_object_get(v, "predicted");
     assert_true(fabs(json_real_value(json_object_get(p, "expected_cost_per_outcome")) - 200) <
                 1e-12);
+    struct drift_metric dm;
+    double rel = 0;
+    assert_int_equal(outcome_drift_metric(v, &dm, &rel), -1); /* within: no alert */
     json_decref(v);
     /* 35 % more per completed run: 167.4 × 25 = 4185 → error 0.35 > 0.2 */
     v = decide(o, "USD", realised(30, 25, 124 * 1.35 * 25, "USD"));
     assert_string_equal(verdict(v), "drift");
     assert_true(fabs(json_real_value(json_object_get(v, "error")) - 0.35) < 1e-12);
+    /* the alert it raises: 124 assumed, 167.4 observed over 30 runs, beyond its own 0.2 */
+    assert_int_equal(outcome_drift_metric(v, &dm, &rel), 0);
+    assert_string_equal(dm.name, "cost_per_outcome");
+    assert_true(fabs(dm.assumed - 124) < 1e-9 && fabs(dm.observed - 167.4) < 1e-9);
+    assert_int_equal(dm.samples, 30);
+    assert_true(fabs(dm.threshold - 0.2) < 1e-12 && fabs(rel - 0.35) < 1e-12);
+    double departs_rel;
+    assert_true(drift_departs(&dm, DRIFT_DEFAULT_THRESHOLD, &departs_rel));
+    assert_true(fabs(departs_rel - 0.35) < 1e-9);
     json_decref(v);
     /* exactly at the threshold is within; cheaper than predicted is within */
     v = decide(o, "USD", realised(30, 25, 124 * 1.2 * 25, "USD"));

@@ -94,11 +94,15 @@ void drift_metrics(const json_t *decided, const json_t *opt, const json_t *seen,
     m[3].evidence_key = "benchmarks";
 }
 
+double drift_threshold(const struct drift_metric *m, double review_threshold)
+{
+    return m->threshold > 0 ? m->threshold : review_threshold;
+}
+
 int drift_departs(const struct drift_metric *m, double review_threshold, double *rel)
 {
     *rel = (m->observed - m->assumed) / fmax(fabs(m->assumed), m->floor);
-    double threshold = m->threshold > 0 ? m->threshold : review_threshold;
-    return m->known && fabs(*rel) > threshold;
+    return m->known && fabs(*rel) > drift_threshold(m, review_threshold);
 }
 
 void drift_message(const struct drift_metric *m, double rel, double threshold, char *out,

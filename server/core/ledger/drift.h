@@ -55,8 +55,11 @@ const json_t *drift_option(const json_t *decided, size_t *index);
 void drift_metrics(const json_t *decided, const json_t *opt, const json_t *observed,
                    struct drift_metric m[DRIFT_METRICS]);
 
-/* Whether a known metric departs beyond its own threshold, else review_threshold; the signed
- * relative change in *rel either way. */
+/* The threshold that applies to m: its own, else the review's. */
+double drift_threshold(const struct drift_metric *m, double review_threshold);
+
+/* Whether a known metric departs beyond drift_threshold; the signed relative change in *rel
+ * either way. */
 int drift_departs(const struct drift_metric *m, double review_threshold, double *rel);
 
 /* The alert's sentence for a departing metric. */

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/ledger/drift.h"
+
 /* The breakdown items billed as GPU time (cost-model.md; engine 2's "compute items"). */
 static const char *const COMPUTE_ITEMS[] = {
     "useful",          "input_stall",        "other_idle", "setup", "checkpoint_and_interruption",
@@ -219,6 +221,30 @@ static json_t *tallies_json(struct tally *t, size_t n, const char *key)
                             "median_error", real_or_null(median)));
     }
     return list;
+}
+
+int outcome_drift_metric(const json_t *outcome, struct drift_metric *m, double *rel)
+{
+    const char *verdict = json_string_value(json_object_get(outcome, "verdict"));
+    if (!verdict || strcmp(verdict, "drift") != 0)
+        return -1;
+    const json_t *real = json_object_get(outcome, "realised");
+    const json_t *pred = json_object_get(outcome, "predicted");
+    *m = (struct drift_metric){
+        .name = "cost_per_outcome",
+        .label = "realised compute cost per completed run",
+        .unit = "",
+        .floor = 1e-9,
+        .known = 1,
+        .assumed = num(pred, "compute_cost_per_outcome"),
+        .observed = num(real, "cost_per_completed"),
+        .samples = (long long)num(real, "runs"),
+        .basis = "runs of the review's workloads since the decision",
+        .evidence_key = "run_uploads",
+        .threshold = num(outcome, "threshold"),
+    };
+    *rel = num(outcome, "error");
+    return 0;
 }
 
 json_t *outcome_track_record(const json_t *outcomes)

@@ -49,6 +49,13 @@ double outcome_predicted_compute(const json_t *option);
  * NULL when out of memory. */
 json_t *outcome_decide(const struct outcome_facts *f);
 
+struct drift_metric;
+/* The alert a drift of outcome_decide's answer raises, as a drift metric (core/ledger/drift.h):
+ * "cost_per_outcome", the predicted compute cost per outcome assumed, the realised cost per
+ * completed run observed over the runs counted, the outcome's own threshold; the signed error
+ * in *rel. 0, or -1 (m untouched) when the verdict is not "drift". */
+int outcome_drift_metric(const json_t *outcome, struct drift_metric *m, double *rel);
+
 /* The track record (docs/reviews.md): from outcomes [{signer, teams: [..], verdict, error}, …]
  * (outcome_decide's answers with who signed and the teams of the review's workloads),
  * {owners: [{owner, decisions, scored, within_threshold, share_within_threshold,
