@@ -554,10 +554,11 @@ static int handle(struct mg_connection *conn, void *cbdata)
     set_request_id(&r);
     struct conns *guard = __atomic_load_n(&srv->app.conns, __ATOMIC_ACQUIRE);
     conns_request_begins(guard, r.ri->remote_addr, r.ri->remote_port);
-    size_t route_index = router_route_count(); /* "no route" unless dispatched */
+    size_t route_index = 0;
     __atomic_add_fetch(&srv->in_flight, 1, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&srv->app.stopping, __ATOMIC_SEQ_CST)) {
-        r.close = 1; /* its body, if any, is not read */
+        route_index = router_route_count(); /* the "no route" slot, as dispatch sets it */
+        r.close = 1;                        /* its body, if any, is not read */
         resp_problem(&r, 503, "unavailable", "Service unavailable",
                      "the server is stopping: retry (another instance, or this one restarted)");
     } else {
