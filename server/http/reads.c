@@ -28,10 +28,9 @@ struct entry {
 
 enum target {
     TO_REPLICA,
-    TO_PRIMARY_BEHIND,  /* the standby had not replayed the caller's writes in time */
-    TO_PRIMARY_DOWN,    /* the standby could not be reached */
-    TO_PRIMARY_PENDING, /* the caller has a write in flight */
-    TO_PRIMARY_NO_LSN,  /* the primary's position could not be read */
+    TO_PRIMARY_BEHIND, /* the standby had not replayed the caller's writes in time */
+    TO_PRIMARY_DOWN,   /* the standby could not be reached */
+    TO_PRIMARY_NO_LSN, /* the primary's position could not be read */
     TARGETS
 };
 
@@ -39,7 +38,6 @@ static const char *const TARGET_LABEL[TARGETS] = {
     "target=\"replica\",reason=\"caught_up\"",
     "target=\"primary\",reason=\"replica_behind\"",
     "target=\"primary\",reason=\"replica_down\"",
-    "target=\"primary\",reason=\"write_in_flight\"",
     "target=\"primary\",reason=\"position_unknown\"",
 };
 
@@ -174,21 +172,18 @@ enum reads_need_status reads_need(struct reads *rd, struct req *r, uint64_t *nee
     return READS_NEED_OK;
 }
 
-struct store *reads_choose(struct reads *rd, struct req *r)
+struct store *reads_choose(struct reads *rd)
 {
     if (!rd->replica)
         return rd->primary;
+    /* Every write acknowledged to anyone before this read began lies at or before the
+     * primary's position now. No memory of the caller stands in for it: a caller's write may
+     * be acknowledged through another instance after this one last saw them (HAProxy moves a
+     * caller while a write is still in flight there, or retries a request elsewhere), and the
+     * standby could then answer without it. */
     uint64_t need = 0;
-    switch (reads_need(rd, r, &need)) {
-    case READS_NEED_OK:
-        break;
-    case READS_NEED_PENDING:
-        return to(rd, TO_PRIMARY_PENDING);
-    case READS_NEED_UNKNOWN:
-        if (!r->who.user_id[0])
-            return rd->primary;
+    if (store_wal_position(rd->primary, &need) != STORE_OK)
         return to(rd, TO_PRIMARY_NO_LSN);
-    }
     /* Replay only moves forward while the standby's sessions last: a position it had already
      * replayed spares asking it again. */
     struct store_stats stats;

@@ -515,7 +515,7 @@ static void dispatch(struct req *r, size_t *route_index)
         struct app local = *shared;
         if ((r->route->flags & (ROUTE_STANDBY | ROUTE_ROW_CACHE)) == ROUTE_STANDBY &&
             strcmp(r->route->method, "GET") == 0)
-            local.store = reads_choose(reads, r);
+            local.store = reads_choose(reads);
         else
             local.store = shared->store;
         local.read_store = local.store;
