@@ -13,13 +13,14 @@ export function onSessionLost(fn) {
 }
 
 export class ApiError extends Error {
-  constructor(status, problem) {
+  constructor(status, problem, retryAfter = null) {
     const detail = problem && (problem.detail || problem.title);
     super(detail ? `${detail} (HTTP ${status})` : `HTTP ${status}`);
     this.name = 'ApiError';
     this.status = status;
     this.problem = problem || {};
     this.errors = Array.isArray(this.problem.errors) ? this.problem.errors : [];
+    this.retryAfter = retryAfter; // seconds, from Retry-After (429, 503), else null
   }
 }
 
@@ -67,7 +68,26 @@ function xhrFetch(url, { method, headers, body }, onProgress) {
 // request('POST', '/compare', {json: scenario}) or {body: file, contentType: 'text/csv'}.
 // Resolves to {status, data (parsed JSON, text, or null), etag, headers}; throws ApiError for
 // any status >= 400. onProgress({loaded, total}) is told as the body goes out.
-export async function request(method, path, { json, body, contentType, query, headers = {}, raw = false, onProgress } = {}) {
+// patience (ms): a 429 or 503 that says when to come back (Retry-After: a computation of the
+// caller's still running, the page's own chart request included, or a busy server) is sent
+// again then, for up to that long; onWait(error) is told before each wait. Only for requests
+// that change nothing when refused so (the server refuses them before doing anything).
+export async function request(method, path, opts = {}) {
+  const { patience = 0, onWait } = opts;
+  const deadline = Date.now() + patience;
+  for (;;) {
+    try {
+      return await requestOnce(method, path, opts);
+    } catch (e) {
+      const wait = e instanceof ApiError && (e.status === 429 || e.status === 503) && e.retryAfter !== null ? e.retryAfter * 1000 : null;
+      if (wait === null || Date.now() + wait > deadline) throw e;
+      if (onWait) onWait(e);
+      await new Promise((resolve) => { setTimeout(resolve, wait); });
+    }
+  }
+}
+
+async function requestOnce(method, path, { json, body, contentType, query, headers = {}, raw = false, onProgress } = {}) {
   const url = withQuery(path.startsWith('/') && !path.startsWith('/api/') ? `/api/v1${path}` : path, query);
   const h = { Accept: 'application/json, application/problem+json, text/plain', ...headers };
   let payload;
@@ -100,7 +120,9 @@ export async function request(method, path, { json, body, contentType, query, he
   }
   if (res.status === 401 && !path.endsWith('/session')) onUnauthenticated();
   if (res.status >= 400) {
-    throw new ApiError(res.status, data && typeof data === 'object' ? data : { detail: typeof data === 'string' ? data.slice(0, 300) : '' });
+    const after = Number.parseInt(res.headers.get('Retry-After') || '', 10);
+    throw new ApiError(res.status, data && typeof data === 'object' ? data : { detail: typeof data === 'string' ? data.slice(0, 300) : '' },
+      Number.isFinite(after) && after >= 0 ? Math.min(after, 60) : null);
   }
   return { status: res.status, data, etag: res.headers.get('ETag'), headers: res.headers };
 }

@@ -6,7 +6,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { startServer } from '../integration/lib/harness.mjs';
+import { api, startServer } from '../integration/lib/harness.mjs';
+import { mintToken } from '../integration/lib/cli.mjs';
 import { drawnChart, launch, watchedPage, createTeam, createUser, signIn, readData, resultsDir, apiOk } from './lib/browser.mjs';
 
 let srv;
@@ -27,10 +28,29 @@ after(async () => {
 
 const close = (a, b, rel = 1e-9) => Math.abs(a - b) <= rel * Math.max(Math.abs(a), Math.abs(b));
 
-async function compareOnPage(page, scenarioText) {
+// Fills the scenario and presses Compare; waits for the server's answer (status: what it must
+// be; null: the page refuses the text itself and sends nothing).
+async function compareOnPage(page, scenarioText, { status = 200 } = {}) {
   await page.goto(`${srv.url}/#/compare`);
+  await page.locator('[data-route="compare"]').waitFor({ state: 'attached' });
   await page.getByLabel('Scenario JSON').fill(scenarioText);
-  await page.getByRole('button', { name: 'Compare', exact: true }).click();
+  const button = page.getByRole('button', { name: 'Compare', exact: true });
+  if (status === null) {
+    await button.click();
+    return;
+  }
+  // The answer the page renders: not a 429 or 503 it waits out (the engine busy).
+  const answered = page.waitForResponse((r) => new URL(r.url()).pathname === '/api/v1/compare' &&
+    r.request().method() === 'POST' && ![429, 503].includes(r.status()), { timeout: 90_000 });
+  answered.catch(() => {}); // awaited below; a refusal by the page may leave it to time out
+  await button.click();
+  const refused = page.locator('.compare-form .form-status .alert').waitFor({ timeout: 90_000 }).then(() => null, () => answered);
+  const reply = await Promise.race([answered, refused]);
+  if (!reply) {
+    throw new Error(`the page sent nothing: "${await page.locator('.compare-form .form-status').innerText()}"; ` +
+      `the text box holds ${(await page.getByLabel('Scenario JSON').inputValue()).length} characters of ${scenarioText.length}`);
+  }
+  assert.equal(reply.status(), status, await reply.text());
 }
 
 // What the page drew for each option: segment values, their total, widths in pixels.
@@ -150,14 +170,14 @@ test('an invalid scenario shows every problem, its field named in words (the API
   const context = await browser.newContext();
   const { page } = await watchedPage(context);
   await signIn(page, srv, user);
-  await compareOnPage(page, JSON.stringify(scenario));
+  await compareOnPage(page, JSON.stringify(scenario), { status: 422 });
   const alert = page.getByRole('alert').filter({ hasText: 'The scenario has problems' });
   await alert.waitFor();
   const text = await alert.innerText();
   assert.match(text, /Options › item 2 › Offer › Price per hour: must be > 0/);
   assert.match(text, /Workload › Target units: required field is missing/);
   assert.doesNotMatch(text, /\/options\/1|\/workload\//);
-  await compareOnPage(page, '{"workload": ');
+  await compareOnPage(page, '{"workload": ', { status: null });
   await page.getByRole('alert').filter({ hasText: 'not valid JSON' }).waitFor();
   await context.close();
 });
@@ -193,6 +213,45 @@ test('engine 2: the reliable figure named, cash beside fully loaded, SLO attainm
   assert.match(await page.getByTestId('engine').innerText(), /^Made by engine 1 \(capledger-cost\/1\.0\.0\)/);
   assert.match(await page.locator('article.option[data-option="h100-reserved"]').innerText(), /p90 of the Monte Carlo/);
   await page.screenshot({ path: path.join(resultsDir, 'compare-engine2.png'), fullPage: true });
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+// The engine runs one comparison per user at a time and refuses a second one with 429 and
+// Retry-After (the page's own chart request for the previous result was enough: Compare
+// pressed again at once failed with "you already have 1 comparison running"). The page waits
+// as told, says why, and shows the result once the other one has finished.
+test('Compare pressed while another comparison of the same user runs: the page waits, then shows the result', async () => {
+  // A user of its own: the earlier tests' chart requests may still hold tariq's engine slot.
+  const uma = await createUser(srv, { username: 'uma', role: 'team', teams: ['vision'] });
+  const token = mintToken(srv, uma.username, 'heavy');
+  const heavy = JSON.parse(readData('spec/example-training-v2.json'));
+  heavy.assumptions.trials = 500_000; // 4 options x 500,000 trials: the engine's work limit, about 1.6 s
+  const context = await browser.newContext();
+  const { page, problems } = await watchedPage(context);
+  await signIn(page, srv, uma);
+  const statuses = [];
+  page.on('response', (r) => {
+    if (new URL(r.url()).pathname === '/api/v1/compare' && r.request().method() === 'POST') statuses.push(r.status());
+  });
+  let waited = false;
+  for (let attempt = 0; attempt < 3 && !waited; attempt++) {
+    await page.goto(`${srv.url}/#/compare`);
+    await page.locator('[data-route="compare"]').waitFor({ state: 'attached' });
+    await page.getByLabel('Scenario JSON').fill(readData('spec/example-training-v2.json'));
+    statuses.length = 0;
+    const running = api(srv.url, 'POST', '/api/v1/compare', { token, body: heavy, timeoutMs: 60_000 });
+    await new Promise((resolve) => { setTimeout(resolve, 150); });
+    await page.getByRole('button', { name: 'Compare', exact: true }).click();
+    await page.locator('[data-testid="winner"], .result .alert').first().waitFor({ timeout: 60_000 });
+    assert.equal(await page.locator('.result .alert').count(), 0, await page.locator('.result').innerText());
+    const r = await running;
+    assert.equal(r.status, 200, r.text);
+    waited = statuses[0] === 429; // else the heavy one finished before the click: try again
+  }
+  assert.ok(waited, `the page's Compare never met the other comparison: ${statuses}`);
+  assert.equal(statuses.at(-1), 200, String(statuses));
+  assert.equal(await page.getByTestId('engine').innerText(), 'Engine 2 (capledger-cost/2.0.0)');
   assert.deepEqual(problems, []);
   await context.close();
 });
