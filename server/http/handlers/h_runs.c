@@ -102,61 +102,89 @@ static int next_line(struct runs_ingest *in, struct upload_stream *u, struct lin
     return more;
 }
 
-/* sacct text: returns 0, or -1 when the header made every line unreadable (422 to send). */
-static int ingest_sacct(struct runs_ingest *in, struct upload_stream *u,
-                        const struct sacct_options *opt)
+/* What a line reader made of one line, in the words both text formats share. */
+enum line_outcome { LINE_RUN, LINE_REJECTED, LINE_FATAL, LINE_NOTHING };
+typedef enum line_outcome (*line_feed)(void *reader, const struct linebuf_line *line,
+                                       struct run *run, struct problems *errs);
+
+/* A line format's upload: every line through feed; returns 0, or -1 when the reader found the
+ * whole file unreadable (its header: 422 to send). */
+static int ingest_lines(struct runs_ingest *in, struct upload_stream *u, line_feed feed,
+                        void *reader)
 {
-    struct sacct_reader rd;
-    if (sacct_reader_init(&rd, opt, in->errs) != 0)
-        return -1;
     struct linebuf_line line;
     struct run run;
     while (next_line(in, u, &line)) {
         in->lines++;
-        switch (sacct_feed_line(&rd, line.text, line.len, line.lineno, &run, in->errs)) {
-        case SACCT_RUN:
+        switch (feed(reader, &line, &run, in->errs)) {
+        case LINE_RUN:
             accept_run(in, &run, line.lineno, "");
             break;
-        case SACCT_REJECTED:
+        case LINE_REJECTED:
             in->rejected_lines++;
             break;
-        case SACCT_FATAL:
+        case LINE_FATAL:
             return -1;
-        case SACCT_STEP:
-        case SACCT_UNFINISHED:
-        case SACCT_NOTHING:
+        case LINE_NOTHING:
             break;
         }
     }
+    return 0;
+}
+
+/* sacct text (a step or an unfinished job is nothing to store). */
+static enum line_outcome sacct_line(void *reader, const struct linebuf_line *line, struct run *run,
+                                    struct problems *errs)
+{
+    switch (sacct_feed_line(reader, line->text, line->len, line->lineno, run, errs)) {
+    case SACCT_RUN:
+        return LINE_RUN;
+    case SACCT_REJECTED:
+        return LINE_REJECTED;
+    case SACCT_FATAL:
+        return LINE_FATAL;
+    case SACCT_STEP:
+    case SACCT_UNFINISHED:
+    case SACCT_NOTHING:
+        break;
+    }
+    return LINE_NOTHING;
+}
+
+static int ingest_sacct(struct runs_ingest *in, struct upload_stream *u,
+                        const struct sacct_options *opt)
+{
+    struct sacct_reader rd;
+    if (sacct_reader_init(&rd, opt, in->errs) != 0 || ingest_lines(in, u, sacct_line, &rd) != 0)
+        return -1;
     in->skipped = rd.counts.unfinished;
     in->steps = rd.counts.steps;
     return 0;
 }
 
 /* The Alibaba GPU trace's pod list (openb_pod_list_*.csv): times relative to ?trace_start=. */
+static enum line_outcome openb_line(void *reader, const struct linebuf_line *line, struct run *run,
+                                    struct problems *errs)
+{
+    switch (openb_feed_line(reader, line->text, line->len, line->lineno, run, errs)) {
+    case OPENB_RUN:
+        return LINE_RUN;
+    case OPENB_REJECTED:
+        return LINE_REJECTED;
+    case OPENB_FATAL:
+        return LINE_FATAL;
+    case OPENB_NOTHING:
+        break;
+    }
+    return LINE_NOTHING;
+}
+
 static int ingest_openb(struct runs_ingest *in, struct upload_stream *u,
                         const struct openb_options *opt)
 {
     struct openb_reader rd;
     openb_reader_init(&rd, opt);
-    struct linebuf_line line;
-    struct run run;
-    while (next_line(in, u, &line)) {
-        in->lines++;
-        switch (openb_feed_line(&rd, line.text, line.len, line.lineno, &run, in->errs)) {
-        case OPENB_RUN:
-            accept_run(in, &run, line.lineno, "");
-            break;
-        case OPENB_REJECTED:
-            in->rejected_lines++;
-            break;
-        case OPENB_FATAL:
-            return -1;
-        case OPENB_NOTHING:
-            break;
-        }
-    }
-    return 0;
+    return ingest_lines(in, u, openb_line, &rd);
 }
 
 /* JSON Lines: one run object per line. */
