@@ -182,8 +182,12 @@ struct store *reads_choose(struct reads *rd)
      * caller while a write is still in flight there, or retries a request elsewhere), and the
      * standby could then answer without it. */
     uint64_t need = 0;
-    if (store_wal_position(rd->primary, &need) != STORE_OK)
-        return to(rd, TO_PRIMARY_NO_LSN);
+    enum store_status st = store_wal_position(rd->primary, &need);
+    if (st != STORE_OK) {
+        /* The primary cannot be asked: reading it instead would wait for it once more. */
+        atomic_fetch_add(&rd->count[TO_PRIMARY_NO_LSN], 1);
+        return st == STORE_UNAVAILABLE ? NULL : rd->primary;
+    }
     /* Replay only moves forward while the standby's sessions last: a position it had already
      * replayed spares asking it again. */
     struct store_stats stats;

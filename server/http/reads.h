@@ -48,7 +48,8 @@ enum reads_need_status {
 enum reads_need_status reads_need(struct reads *rd, struct req *r, uint64_t *need);
 
 /* The store a read-only request should use: the standby once it has replayed the primary's
- * position at the time of the call, else the primary. */
+ * position at the time of the call, else the primary; NULL when the primary's position could
+ * not be read for want of a connection (the pool exhausted, the primary down): answer 503. */
 struct store *reads_choose(struct reads *rd);
 
 /* Around a write (any method but GET/HEAD/OPTIONS) of an authenticated user. */

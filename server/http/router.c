@@ -518,10 +518,14 @@ static void dispatch(struct req *r, size_t *route_index)
             local.store = reads_choose(reads);
         else
             local.store = shared->store;
-        local.read_store = local.store;
-        r->app = &local;
-        r->route->handler(r);
-        r->app = shared;
+        if (local.store) {
+            local.read_store = local.store;
+            r->app = &local;
+            r->route->handler(r);
+            r->app = shared;
+        } else {
+            resp_store_error(r, STORE_UNAVAILABLE, NULL);
+        }
     } else {
         reads_write_begins(reads, r);
         r->route->handler(r);

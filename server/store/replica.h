@@ -8,11 +8,15 @@
 
 #include "store/store.h"
 
-/* The primary's current WAL insert position (pg_current_wal_insert_lsn()). Any transaction
- * committed before the call has its commit record before it. Not the write position
- * (pg_current_wal_lsn()): with synchronous_commit off a commit returns before its record is
- * written, so the write position could lie before a write the caller saw acknowledged (a
- * stale read of one's own write was seen so, on a test cluster with synchronous_commit off). */
+/* A position of the primary's WAL past every commit acknowledged before the call. With
+ * synchronous_commit on (or local, remote_write, remote_apply) a commit is acknowledged only
+ * once its record is flushed, so the flush position (pg_current_wal_flush_lsn()) is such a
+ * bound, and it is WAL the standby can already have. With synchronous_commit off a commit
+ * returns before its record is even written (a stale read of one's own write was seen so, on a
+ * test cluster), so the insert position (pg_current_wal_insert_lsn()) is used: it may lie in WAL
+ * not flushed yet, which the standby gets only after the WAL writer's next flush
+ * (wal_writer_delay, 200 ms by default) — asking for it made reads on a quiet primary wait
+ * CAPLEDGER_READ_WAIT_MS and then read the primary. */
 enum store_status store_wal_position(struct store *primary, uint64_t *lsn);
 
 enum replica_wait {

@@ -70,19 +70,21 @@ function xhrFetch(url, { method, headers, body }, onProgress) {
 // any status >= 400. onProgress({loaded, total}) is told as the body goes out.
 // patience (ms): a 429 or 503 that says when to come back (Retry-After: a computation of the
 // caller's still running, the page's own chart request included, or a busy server) is sent
-// again then, for up to that long; onWait(error) is told before each wait. Only for requests
-// that change nothing when refused so (the server refuses them before doing anything).
+// again then, for up to that long; onWait(error) is told before each wait, and gone() (the
+// page was left) ends the waiting. Only for requests that change nothing when refused so (the
+// server refuses them before doing anything).
 export async function request(method, path, opts = {}) {
-  const { patience = 0, onWait } = opts;
+  const { patience = 0, onWait, gone = () => false } = opts;
   const deadline = Date.now() + patience;
   for (;;) {
     try {
       return await requestOnce(method, path, opts);
     } catch (e) {
       const wait = e instanceof ApiError && (e.status === 429 || e.status === 503) && e.retryAfter !== null ? e.retryAfter * 1000 : null;
-      if (wait === null || Date.now() + wait > deadline) throw e;
+      if (wait === null || Date.now() + wait > deadline || gone()) throw e;
       if (onWait) onWait(e);
       await new Promise((resolve) => { setTimeout(resolve, wait); });
+      if (gone()) throw e;
     }
   }
 }

@@ -84,9 +84,10 @@ function whatifCard(source, builder) {
 // chart request for the previous result) is sent again when the server says, for up to a
 // minute, and the page says why it waits.
 const PATIENCE_MS = 60_000;
-function patiently(where) {
+function patiently(where, ctx) {
   return {
     patience: PATIENCE_MS,
+    gone: ctx.stale,
     onWait: (e) => where.replaceChildren(h('p', { class: 'loading' },
       e.status === 429 ? 'Waiting for your previous comparison to finish (its charts may still be computing)…' : 'The server is busy; trying again…')),
   };
@@ -164,12 +165,12 @@ export async function renderCompare(root, ctx) {
       clear(result);
       result.append(h('p', { class: 'loading' }, 'Computing…'));
       try {
-        const { data } = await request('POST', '/compare', { json: scenario, ...patiently(result) });
+        const { data } = await request('POST', '/compare', { json: scenario, ...patiently(result, ctx) });
         builder.showErrors([]);
         const shown = data.scenario || await withStoredBenchmarks(scenario);
         clear(result);
         result.append(renderComparison(data, shown, {
-          loadCharts: () => request('POST', '/compare/charts', { json: scenario, patience: PATIENCE_MS }).then((r) => r.data),
+          loadCharts: () => request('POST', '/compare/charts', { json: scenario, patience: PATIENCE_MS, gone: ctx.stale }).then((r) => r.data),
         }));
         if (may(ctx.user, 'POST /scenarios')) result.append(h('section', { class: 'card save', 'aria-labelledby': 'save-title' },
           h('h3', { id: 'save-title' }, 'Keep this comparison'),
@@ -194,7 +195,7 @@ export async function renderCompare(root, ctx) {
         const body = { name: saveName.control.value || (scenario.workload && scenario.workload.name) || 'scenario', document: scenario };
         if (saveTeam.control.value) body.team = saveTeam.control.value;
         const { data: sc } = await request('POST', '/scenarios', { json: body });
-        const { data: cmp } = await request('POST', `/scenarios/${encodeURIComponent(sc.id)}/comparisons`, patiently(saved));
+        const { data: cmp } = await request('POST', `/scenarios/${encodeURIComponent(sc.id)}/comparisons`, patiently(saved, ctx));
         const sha = cmp.sha256 || cmp.id;
         saved.append(notice(h('span', null, 'Stored. Comparison SHA-256: ', h('code', { class: 'hash', 'data-testid': 'comparison-sha' }, sha)), 'success'));
       } catch (e) {
