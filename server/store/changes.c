@@ -94,9 +94,14 @@ static void listen_on(struct changes *ch, PGconn *pg)
             char n[24];
             snprintf(n, sizeof n, "%" PRIu64, ++sent);
             const char *p[] = {ch->channel, n};
+            /* The logical message is WAL of the transaction's own, so its commit is flushed
+             * at once: a transaction that only notifies commits without a flush, and the WAL
+             * it leaves unflushed (until the WAL writer's next round, 200 ms) would make every
+             * standby read of a quiet primary wait for it (http/reads.h). */
             PGresult *res = PQexecParams(pg,
                                          "SELECT (pg_current_wal_insert_lsn() - '0/0')::text, "
-                                         "pg_notify($1, $2)",
+                                         "pg_notify($1, $2), "
+                                         "pg_logical_emit_message(true, 'capledger', '')",
                                          2, NULL, p, NULL, NULL, 0);
             int ok = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1;
             if (ok)

@@ -6,11 +6,8 @@
 
 #define POLL_INTERVAL_NS 2000000L /* 2 ms between replay-position polls */
 
-/* The flushed position, unless commits are acknowledged before their flush (see replica.h). */
 static const char SQL_PRIMARY_LSN[] =
-    "SELECT json_build_object('lsn', ((CASE WHEN current_setting('synchronous_commit') = 'off'"
-    " THEN pg_current_wal_insert_lsn() ELSE pg_current_wal_flush_lsn() END) - '0/0'::pg_lsn)"
-    "::bigint)";
+    "SELECT json_build_object('lsn', (pg_current_wal_insert_lsn() - '0/0'::pg_lsn)::bigint)";
 
 /* On a standby pg_last_wal_replay_lsn() is where replay stands; on a primary it is NULL. */
 static const char SQL_REPLAY[] =

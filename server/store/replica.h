@@ -8,15 +8,15 @@
 
 #include "store/store.h"
 
-/* A position of the primary's WAL past every commit acknowledged before the call. With
- * synchronous_commit on (or local, remote_write, remote_apply) a commit is acknowledged only
- * once its record is flushed, so the flush position (pg_current_wal_flush_lsn()) is such a
- * bound, and it is WAL the standby can already have. With synchronous_commit off a commit
- * returns before its record is even written (a stale read of one's own write was seen so, on a
- * test cluster), so the insert position (pg_current_wal_insert_lsn()) is used: it may lie in WAL
- * not flushed yet, which the standby gets only after the WAL writer's next flush
- * (wal_writer_delay, 200 ms by default) — asking for it made reads on a quiet primary wait
- * CAPLEDGER_READ_WAIT_MS and then read the primary. */
+/* The primary's current WAL insert position (pg_current_wal_insert_lsn()): every commit
+ * acknowledged before the call has its record before it, whatever the writer's
+ * synchronous_commit. Not the flush position: a commit under synchronous_commit off (a SET in
+ * the writer's session, PGOPTIONS) is acknowledged before its record is flushed, and reads
+ * after it missed it (20 of 20 such writes in an attack pass). Not the write position either
+ * (a stale read of one's own write was seen so). The insert position may lie in WAL not yet
+ * flushed, which the standby gets only after the WAL writer's next round (wal_writer_delay,
+ * 200 ms); on a quiet primary the only such WAL was the row cache listener's confirmations,
+ * which therefore write WAL of their own and so commit with a flush (store/changes.c). */
 enum store_status store_wal_position(struct store *primary, uint64_t *lsn);
 
 enum replica_wait {
