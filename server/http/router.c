@@ -697,7 +697,8 @@ struct http_server *http_start(const struct http_config *cfg, struct store *stor
     if (cfg->row_cache_slots > 0) {
         /* before the first request: the cache is filled only while its listener runs */
         srv->app.rows = rowcache_new((size_t)cfg->row_cache_slots, (size_t)cfg->row_cache_mb << 20);
-        srv->app.changes = srv->app.rows ? changes_start(store, srv->app.rows) : NULL;
+        int standby = srv->app.read_store != store;
+        srv->app.changes = srv->app.rows ? changes_start(store, srv->app.rows, standby) : NULL;
         if (!srv->app.changes) {
             rowcache_free(srv->app.rows);
             srv->app.rows = NULL;

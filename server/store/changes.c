@@ -29,6 +29,7 @@ static const char *const TABLES[] = {[ROW_WORKLOAD] = "workload"};
 struct changes {
     struct store *primary;
     struct rowcache *cache;
+    int flush; /* confirmations commit with a flush (changes.h) */
     pthread_t thread;
     int wake; /* eventfd: stop or a wanted confirmation */
     atomic_int stop;
@@ -37,6 +38,14 @@ struct changes {
     atomic_uint_fast64_t syncs, notifications, connects;
     char channel[64]; /* this instance's own confirmations */
 };
+
+/* A confirmation: the position, then a notification that comes back once every commit up to
+ * it has been delivered. A transaction that only notifies commits without a flush; the
+ * flushed form adds a logical message, WAL of its own, so that its commit is flushed. */
+#define SQL_CONFIRM_SELECT "SELECT (pg_current_wal_insert_lsn() - '0/0')::text, pg_notify($1, $2)"
+static const char SQL_CONFIRM[] = SQL_CONFIRM_SELECT;
+static const char SQL_CONFIRM_FLUSHED[] =
+    SQL_CONFIRM_SELECT ", pg_logical_emit_message(true, 'capledger', '')";
 
 static int64_t now_ms(void)
 {
@@ -94,15 +103,8 @@ static void listen_on(struct changes *ch, PGconn *pg)
             char n[24];
             snprintf(n, sizeof n, "%" PRIu64, ++sent);
             const char *p[] = {ch->channel, n};
-            /* The logical message is WAL of the transaction's own, so its commit is flushed
-             * at once: a transaction that only notifies commits without a flush, and the WAL
-             * it leaves unflushed (until the WAL writer's next round, 200 ms) would make every
-             * standby read of a quiet primary wait for it (http/reads.h). */
-            PGresult *res = PQexecParams(pg,
-                                         "SELECT (pg_current_wal_insert_lsn() - '0/0')::text, "
-                                         "pg_notify($1, $2), "
-                                         "pg_logical_emit_message(true, 'capledger', '')",
-                                         2, NULL, p, NULL, NULL, 0);
+            PGresult *res = PQexecParams(pg, ch->flush ? SQL_CONFIRM_FLUSHED : SQL_CONFIRM, 2, NULL,
+                                         p, NULL, NULL, 0);
             int ok = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1;
             if (ok)
                 pending_lsn = strtoull(PQgetvalue(res, 0, 0), NULL, 10);
@@ -179,13 +181,14 @@ static void *run(void *arg)
     return NULL;
 }
 
-struct changes *changes_start(struct store *primary, struct rowcache *cache)
+struct changes *changes_start(struct store *primary, struct rowcache *cache, int flush)
 {
     struct changes *ch = calloc(1, sizeof *ch);
     if (!ch)
         return NULL;
     ch->primary = primary;
     ch->cache = cache;
+    ch->flush = flush;
     char hex[17];
     secret_random_hex(hex, sizeof hex);
     snprintf(ch->channel, sizeof ch->channel, "capledger_sync_%s", hex);

@@ -25,8 +25,12 @@ struct changes;
 enum row_kind { ROW_WORKLOAD };
 
 /* Starts the thread on primary's conninfo. NULL when it cannot start (then nothing is
- * cached: the caller keeps no cache). */
-struct changes *changes_start(struct store *primary, struct rowcache *cache);
+ * cached: the caller keeps no cache). flush: each confirmation commits with a WAL flush (one
+ * more fsync on the primary), for an instance that reads a hot standby. A transaction that
+ * only notifies commits without one, and the WAL it leaves unflushed reaches the standby only
+ * at the WAL writer's next round (200 ms): every standby read of a quiet primary, which waits
+ * for the primary's insert position (http/reads.h), would wait for it. */
+struct changes *changes_start(struct store *primary, struct rowcache *cache, int flush);
 void changes_stop(struct changes *ch);
 
 /* A reader needs a newer applied position: confirm one now (cheap; never blocks). */

@@ -16,7 +16,8 @@
  * (a stale read of one's own write was seen so). The insert position may lie in WAL not yet
  * flushed, which the standby gets only after the WAL writer's next round (wal_writer_delay,
  * 200 ms); on a quiet primary the only such WAL was the row cache listener's confirmations,
- * which therefore write WAL of their own and so commit with a flush (store/changes.c). */
+ * which therefore, on an instance with a standby, write WAL of their own and so commit with a
+ * flush (store/changes.h). */
 enum store_status store_wal_position(struct store *primary, uint64_t *lsn);
 
 enum replica_wait {
