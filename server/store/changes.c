@@ -41,11 +41,14 @@ struct changes {
 
 /* A confirmation: the position, then a notification that comes back once every commit up to
  * it has been delivered. A transaction that only notifies commits without a flush; the
- * flushed form adds a logical message, WAL of its own, so that its commit is flushed. */
+ * flushed form adds a logical message, WAL of its own, and synchronous_commit on for its own
+ * transaction (a server set to off would not flush it otherwise), so that its commit is
+ * flushed. */
 #define SQL_CONFIRM_SELECT "SELECT (pg_current_wal_insert_lsn() - '0/0')::text, pg_notify($1, $2)"
 static const char SQL_CONFIRM[] = SQL_CONFIRM_SELECT;
 static const char SQL_CONFIRM_FLUSHED[] =
-    SQL_CONFIRM_SELECT ", pg_logical_emit_message(true, 'capledger', '')";
+    SQL_CONFIRM_SELECT ", pg_logical_emit_message(true, 'capledger', ''), "
+                       "set_config('synchronous_commit', 'on', true)";
 
 static int64_t now_ms(void)
 {
