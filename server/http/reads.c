@@ -185,8 +185,8 @@ struct store *reads_choose(struct reads *rd)
     enum store_status st = store_wal_position(rd->primary, &need);
     if (st != STORE_OK) {
         /* The primary cannot be asked: reading it instead would wait for it once more. */
-        atomic_fetch_add(&rd->count[TO_PRIMARY_NO_LSN], 1);
-        return st == STORE_UNAVAILABLE ? NULL : rd->primary;
+        struct store *primary = to(rd, TO_PRIMARY_NO_LSN);
+        return st == STORE_UNAVAILABLE ? NULL : primary;
     }
     /* Replay only moves forward while the standby's sessions last: a position it had already
      * replayed spares asking it again. */
