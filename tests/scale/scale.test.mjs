@@ -46,8 +46,12 @@ test('two instances behind HAProxy on a primary and a hot standby: an instance k
     // retryConflict: a create whose instance was killed between the write's commit and keeping
     // its idempotent reply is answered, on retry, 409 idempotency-reply-lost naming what was
     // written (it used to write again, or meet its own row); such creates are counted and
-    // checked below to be stored exactly once, under the id the answer names.
+    // checked below to be stored exactly once, under the id the answer names. The retry may be
+    // HAProxy's own (deploy/scale/haproxy.cfg retries a write with an Idempotency-Key on the
+    // other instance when the first died mid-request), so the client can meet this answer on its
+    // first attempt too, but only once an instance has been killed.
     const retryConflicts = [];
+    let killedAt = Infinity;
     async function call(method, path, { token, body, headers = {}, expect = [200, 201], retryConflict } = {}) {
       for (let attempt = 0; attempt < 60; attempt++) {
         let r;
@@ -67,12 +71,13 @@ test('two instances behind HAProxy on a primary and a hot standby: an instance k
           await sleep(100);
           continue;
         }
-        if (r.status === 409 && attempt > 0 && /idempotency-in-progress/.test(r.text)) {
+        const retried = attempt > 0 || Date.now() >= killedAt;
+        if (r.status === 409 && retried && /idempotency-in-progress/.test(r.text)) {
           await sleep(500); // the killed instance's session not yet gone: the claim is still live
           continue;
         }
-        if (r.status === 409 && attempt > 0 && retryConflict && /idempotency-reply-lost/.test(r.json?.type ?? '')) {
-          retryConflicts.push({ name: retryConflict, id: r.json.target_id });
+        if (r.status === 409 && retried && retryConflict && /idempotency-reply-lost/.test(r.json?.type ?? '')) {
+          retryConflicts.push({ ...retryConflict, action: r.json.action, id: r.json.target_id });
           return null;
         }
         unexpected.push(`${method} ${path}: ${r.status} ${r.text.slice(0, 300)}`);
@@ -90,7 +95,7 @@ test('two instances behind HAProxy on a primary and a hot standby: an instance k
           team: ev.team, name: `w${n}-${i}`, kind: 'training', class: 'production', target_units: 1e9,
           unit: 'tokens', memory_required_gb: 40, dataset_gb: 100, checkpoint_gb: 10, checkpoints_kept: 2,
         };
-        const r = await call('POST', '/api/v1/workloads', { token: olga.token, body, headers: { 'Idempotency-Key': key() }, retryConflict: body.name });
+        const r = await call('POST', '/api/v1/workloads', { token: olga.token, body, headers: { 'Idempotency-Key': key() }, retryConflict: { kind: 'workload', name: body.name } });
         if (!r) continue;
         acked.workloads.push(r.json.id);
         // Read one's own write at once: from the standby only once it has replayed it.
@@ -102,6 +107,7 @@ test('two instances behind HAProxy on a primary and a hot standby: an instance k
       while (running) {
         const r = await call('POST', '/api/v1/runs?cluster=onprem', {
           token: olga.token, body: runsOf(ev.team, 'onprem', 20), headers: { 'Idempotency-Key': key() },
+          retryConflict: { kind: 'upload' },
         });
         if (!r) continue;
         acked.uploads.push(r.json.id);
@@ -116,7 +122,9 @@ test('two instances behind HAProxy on a primary and a hot standby: an instance k
     };
     const comparer = async () => {
       while (running) {
-        const r = await call('POST', `/api/v1/scenarios/${ev.scenarioId}/comparisons`, { token: olga.token, headers: { 'Idempotency-Key': key() } });
+        const r = await call('POST', `/api/v1/scenarios/${ev.scenarioId}/comparisons`, {
+          token: olga.token, headers: { 'Idempotency-Key': key() }, retryConflict: { kind: 'comparison' },
+        });
         if (r) acked.comparisons++;
       }
     };
@@ -135,6 +143,7 @@ test('two instances behind HAProxy on a primary and a hot standby: an instance k
 
     const events = (async () => {
       await sleep(LOAD_MS * 0.25);
+      killedAt = Date.now();
       await t.killApp(1, 'SIGKILL');
       await sleep(LOAD_MS * 0.15);
       await t.restartStandby();
@@ -162,9 +171,14 @@ test('two instances behind HAProxy on a primary and a hot standby: an instance k
     const quoted = (ids) => ids.map((id) => `'${id}'`).join(',');
     assert.equal(Number(t.psql(`SELECT count(*) FROM workload WHERE id IN (${quoted(acked.workloads)})`)), acked.workloads.length);
     console.log(`# creates whose reply was lost with their instance (409 idempotency-reply-lost): ${retryConflicts.length}`);
-    for (const { name, id } of retryConflicts)
-      assert.equal(t.psql(`SELECT string_agg(id::text, ',') FROM workload WHERE team = '${ev.team}' AND name = '${name}'`), id,
-        `workload ${name}, retried after its instance died, is stored exactly once, as the answer says`);
+    const lostAs = { workload: 'workload.create', upload: 'runs.upload', comparison: 'comparison.create' };
+    for (const { kind, name, action, id } of retryConflicts) {
+      assert.equal(action, lostAs[kind], `a lost ${kind} reply names the write it stood for`);
+      const where = kind === 'workload' ? `team = '${ev.team}' AND name = '${name}'`
+        : kind === 'upload' ? `id = '${id}'` : `sha256 = '${id}'`;
+      assert.equal(t.psql(`SELECT string_agg(${kind === 'comparison' ? 'sha256' : 'id::text'}, ',') FROM ${kind} WHERE ${where}`), id,
+        `${kind} ${name ?? id}, retried after its instance died, is stored exactly once, as the answer says`);
+    }
     assert.equal(Number(t.psql(`SELECT count(*) FROM upload WHERE id IN (${quoted(acked.uploads)})`)), acked.uploads.length);
     const stored = new Map(t.psql(`SELECT id, leaf_index FROM decision WHERE id IN (${quoted(acked.decisions.map((d) => d.id))})`)
       .split('\n').filter(Boolean).map((l) => l.split('|')));
