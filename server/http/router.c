@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <pthread.h>
 #include <sodium.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -649,6 +650,27 @@ int http_server_handle(struct http_server *srv, struct mg_connection *conn)
     return handle(conn, srv);
 }
 
+/* Civetweb calls this once the context exists and before any request is processed: mg_start2
+ * already listens then, so routes installed after it returns would leave a window in which a
+ * connection met Civetweb's own text/plain 404. The context is Civetweb's heap object, handed
+ * over const only by the callback's signature. */
+static void init_context(const struct mg_context *ctx)
+{
+    mg_set_request_handler((struct mg_context *)(uintptr_t)ctx, "/", handle, mg_get_user_data(ctx));
+}
+
+/* What http_server_detached and http_start made, beside Civetweb's context. */
+static void server_free(struct http_server *srv)
+{
+    conns_stop(srv->app.conns);
+    changes_stop(srv->app.changes);
+    rowcache_free(srv->app.rows);
+    metrics_free(srv->app.metrics);
+    reads_free(srv->app.reads);
+    token_cache_free(srv->app.tokens);
+    free(srv);
+}
+
 struct http_server *http_start(const struct http_config *cfg, struct store *store, char *why,
                                size_t why_size)
 {
@@ -663,6 +685,16 @@ struct http_server *http_start(const struct http_config *cfg, struct store *stor
     if (!srv) {
         snprintf(why, why_size, "out of memory");
         return NULL;
+    }
+    if (cfg->row_cache_slots > 0) {
+        /* before the first request: the cache is filled only while its listener runs */
+        srv->app.rows = rowcache_new((size_t)cfg->row_cache_slots, (size_t)cfg->row_cache_mb << 20);
+        int standby = srv->app.read_store != store;
+        srv->app.changes = srv->app.rows ? changes_start(store, srv->app.rows, standby) : NULL;
+        if (!srv->app.changes) {
+            rowcache_free(srv->app.rows);
+            srv->app.rows = NULL;
+        }
     }
     char threads[16];
     snprintf(threads, sizeof threads, "%d", cfg->threads > 0 ? cfg->threads : 32);
@@ -684,27 +716,15 @@ struct http_server *http_start(const struct http_config *cfg, struct store *stor
     callbacks.init_thread = init_thread;
     callbacks.init_connection = init_connection;
     callbacks.connection_close = connection_close;
+    callbacks.init_context = init_context;
     struct mg_init_data init = {
         .callbacks = &callbacks, .user_data = srv, .configuration_options = options};
     struct mg_error_data err = {.text = why, .text_buffer_size = why_size};
     srv->ctx = mg_start2(&init, &err);
     if (!srv->ctx) {
-        metrics_free(srv->app.metrics);
-        token_cache_free(srv->app.tokens);
-        free(srv);
+        server_free(srv);
         return NULL;
     }
-    if (cfg->row_cache_slots > 0) {
-        /* before the first request: the cache is filled only while its listener runs */
-        srv->app.rows = rowcache_new((size_t)cfg->row_cache_slots, (size_t)cfg->row_cache_mb << 20);
-        int standby = srv->app.read_store != store;
-        srv->app.changes = srv->app.rows ? changes_start(store, srv->app.rows, standby) : NULL;
-        if (!srv->app.changes) {
-            rowcache_free(srv->app.rows);
-            srv->app.rows = NULL;
-        }
-    }
-    mg_set_request_handler(srv->ctx, "/", handle, srv);
     struct mg_server_port port;
     if (mg_get_server_ports(srv->ctx, 1, &port) != 1) {
         snprintf(why, why_size, "cannot read the listening port");
@@ -814,11 +834,5 @@ void http_stop(struct http_server *srv)
         wait_in_flight(srv, STOP_CANCEL_MS);
     }
     http_stop_civetweb(srv->ctx);
-    conns_stop(srv->app.conns);
-    changes_stop(srv->app.changes);
-    rowcache_free(srv->app.rows);
-    metrics_free(srv->app.metrics);
-    reads_free(srv->app.reads);
-    token_cache_free(srv->app.tokens);
-    free(srv);
+    server_free(srv);
 }

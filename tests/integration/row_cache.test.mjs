@@ -5,7 +5,9 @@
 // connection lost and back loses no change.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { api, psql, startServer, withDatabase } from './lib/harness.mjs';
+import { spawn } from 'node:child_process';
+import { api, freePort, projectDir, psql, startServer, withDatabase } from './lib/harness.mjs';
+import { bin } from './lib/cli.mjs';
 import { evidenceServer, makeWorkload } from './evidence.lib.mjs';
 
 let a, b, tokens, as;
@@ -179,4 +181,36 @@ test('CAPLEDGER_ROW_CACHE=0 turns the cache off', async () => {
   } finally {
     await c.stop();
   }
+});
+
+// An instance used to listen before its routes were in place, and its row cache listener
+// connected in between: for those milliseconds every request got Civetweb's own text/plain
+// 404. Probed back to back from the moment it is spawned, it answers only through its routes.
+test('an instance starting answers every request through its routes, never a bare 404', async () => {
+  const port = await freePort();
+  const child = spawn(bin, ['serve'], {
+    cwd: projectDir, stdio: 'ignore',
+    env: { ...process.env, CAPLEDGER_LISTEN: `127.0.0.1:${port}`, CAPLEDGER_KEY_FILE: a.keyFile,
+      CAPLEDGER_DATABASE_URL: withDatabase(process.env.CAPLEDGER_TEST_DATABASE_URL, a.db) },
+  });
+  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const other = [];
+  let answered = 0;
+  try {
+    for (const end = Date.now() + 30_000; answered < 50 && Date.now() < end;) {
+      let r;
+      try {
+        r = await api(`http://127.0.0.1:${port}`, 'GET', '/healthz', { timeoutMs: 2000 });
+      } catch {
+        continue; // not listening yet
+      }
+      answered++;
+      if (r.status !== 200) other.push(`${r.status} ${r.headers['content-type']} ${r.text.slice(0, 80)}`);
+    }
+  } finally {
+    child.kill('SIGTERM');
+  }
+  assert.equal(answered, 50, 'the instance came up');
+  assert.deepEqual(other, []);
+  assert.deepEqual(await exited, { code: 0, signal: null });
 });
