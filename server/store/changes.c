@@ -94,7 +94,61 @@ static void forget(struct changes *ch, const char *payload)
     rowcache_reset(ch->cache); /* a change we cannot place: forget everything */
 }
 
-/* Runs on one connection until it fails or the listener stops. */
+/* Asks a connection that sent a statement to stop it. A confirmation's commit that waits for a
+ * synchronous standby that is not there is given up (PostgreSQL warns that it committed
+ * locally), and its backend is freed rather than left waiting after we close. */
+static void cancel(PGconn *pg)
+{
+    char err[256];
+    PGcancel *c = PQgetCancel(pg);
+    if (c && !PQcancel(c, err, sizeof err))
+        log_line("row cache: cancelling a confirmation failed", err);
+    PQfreeCancel(c);
+}
+
+/* Sends confirmation number n and reads the position it returns into *lsn; 1 when it came,
+ * 0 when the connection failed, the listener is stopping, or it did not come within
+ * SYNC_TIMEOUT_MS. Never blocks: a commit that waits (synchronous_standby_names naming a
+ * standby that is not connected) would otherwise hold the listener, and with it the stop of the
+ * instance, for as long. */
+static int confirm(struct changes *ch, PGconn *pg, const char *n, uint64_t *lsn)
+{
+    const char *p[] = {ch->channel, n};
+    if (!PQsendQueryParams(pg, ch->flush ? SQL_CONFIRM_FLUSHED : SQL_CONFIRM, 2, NULL, p, NULL,
+                           NULL, 0)) {
+        log_line("row cache: confirming a position failed", PQerrorMessage(pg));
+        return 0;
+    }
+    int64_t deadline = now_ms() + SYNC_TIMEOUT_MS;
+    for (;;) {
+        if (!PQconsumeInput(pg)) {
+            log_line("row cache: confirming a position failed", PQerrorMessage(pg));
+            return 0;
+        }
+        if (!PQisBusy(pg))
+            break;
+        int64_t left = deadline - now_ms();
+        if (atomic_load(&ch->stop) || left <= 0) {
+            if (left <= 0)
+                log_line("row cache: a confirmation did not come back", "reconnecting");
+            cancel(pg);
+            return 0;
+        }
+        wait_for(ch, PQsocket(pg), (int)left);
+    }
+    int ok = 0;
+    for (PGresult *res; (res = PQgetResult(pg)) != NULL; PQclear(res))
+        if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1) {
+            *lsn = strtoull(PQgetvalue(res, 0, 0), NULL, 10);
+            ok = 1;
+        } else if (PQresultStatus(res) != PGRES_TUPLES_OK) {
+            log_line("row cache: confirming a position failed", PQresultErrorMessage(res));
+        }
+    return ok;
+}
+
+/* Runs on one connection until it fails or the listener stops. up: 1 from the first
+ * confirmation that comes back (a connection whose confirmations never do is not a cache). */
 static void listen_on(struct changes *ch, PGconn *pg)
 {
     uint64_t sent = 0, pending_lsn = 0;
@@ -105,16 +159,7 @@ static void listen_on(struct changes *ch, PGconn *pg)
         if (!outstanding && (atomic_exchange(&ch->wanted, 0) || now >= next_sync)) {
             char n[24];
             snprintf(n, sizeof n, "%" PRIu64, ++sent);
-            const char *p[] = {ch->channel, n};
-            PGresult *res = PQexecParams(pg, ch->flush ? SQL_CONFIRM_FLUSHED : SQL_CONFIRM, 2, NULL,
-                                         p, NULL, NULL, 0);
-            int ok = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1;
-            if (ok)
-                pending_lsn = strtoull(PQgetvalue(res, 0, 0), NULL, 10);
-            else
-                log_line("row cache: confirming a position failed", PQerrorMessage(pg));
-            PQclear(res);
-            if (!ok)
+            if (!confirm(ch, pg, n, &pending_lsn))
                 return;
             outstanding = 1;
             sent_at = now;
@@ -132,6 +177,7 @@ static void listen_on(struct changes *ch, PGconn *pg)
                 if (outstanding && nt->be_pid == PQbackendPID(pg) &&
                     strtoull(nt->extra, NULL, 10) == sent) {
                     rowcache_applied(ch->cache, pending_lsn);
+                    atomic_store(&ch->up, 1);
                     outstanding = 0;
                     next_sync = now_ms() + SYNC_IDLE_MS;
                 }
@@ -167,7 +213,6 @@ static void *run(void *arg)
         if (ok) {
             /* from here on every change is notified: drop what was filled before */
             rowcache_reset(ch->cache);
-            atomic_store(&ch->up, 1);
             atomic_fetch_add(&ch->connects, 1);
             pause = PAUSE_MIN_MS;
             listen_on(ch, pg);
@@ -238,7 +283,7 @@ void changes_metrics(struct changes *ch, FILE *out)
     rowcache_stats(ch ? ch->cache : NULL, &st);
     fprintf(out,
             "# HELP capledger_row_cache_listener_up 1 while the row cache's change listener "
-            "holds its connection to the primary.\n"
+            "holds its connection to the primary and its confirmations come back.\n"
             "# TYPE capledger_row_cache_listener_up gauge\n"
             "capledger_row_cache_listener_up %d\n"
             "# HELP capledger_row_cache_requests_total Cached reads by outcome (stale: cached, "

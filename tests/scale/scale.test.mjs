@@ -314,6 +314,46 @@ test('a write through one instance is read at once through the other, the standb
   }
 });
 
+test('a synchronous standby that is not there: the row cache says it is off, and the instance stops', { timeout: 90_000 }, async () => {
+  // synchronous_standby_names naming a standby that is not connected makes every commit that
+  // writes WAL wait. The row cache listener's confirmation (on an instance with a standby it
+  // writes WAL, so that its commit is flushed) used to block in PQexecParams: the cache was off
+  // while capledger_row_cache_listener_up said 1, and SIGTERM did not end the instance.
+  const t = await startTopology({ instances: 1, pool: 2 });
+  const [app] = t.apps;
+  const up = async () => Number(/^capledger_row_cache_listener_up (\d)/m.exec((await api(app.url, 'GET', '/metrics')).text)?.[1]);
+  const until = async (what, fn, ms) => {
+    for (const end = Date.now() + ms; !(await fn());) {
+      if (Date.now() > end) assert.fail(`not within ${ms} ms: ${what}`);
+      await sleep(100);
+    }
+  };
+  process.env.CAPLEDGER_TEST_DATABASE_URL = t.primaryUrl;
+  let set = false;
+  try {
+    // Writes, made before commits wait: the token, and its first use (which stamps last_used_at).
+    const admin = mintToken({ url: t.url, db: 'capledger' }, 'admin');
+    assert.equal((await api(app.url, 'GET', '/api/v1/teams', { token: admin })).status, 200);
+    await until('the listener up', async () => (await up()) === 1, 5000);
+    t.psql("ALTER SYSTEM SET synchronous_standby_names = 'not_connected'; SELECT pg_reload_conf();");
+    set = true;
+    const t0 = Date.now();
+    await until('the listener said to be down', async () => (await up()) === 0, 15_000);
+    console.log(`# listener down after ${Date.now() - t0} ms`);
+    assert.equal((await api(app.url, 'GET', '/api/v1/teams', { token: admin })).status, 200, 'reads are still served');
+    const stopAt = Date.now();
+    const end = await Promise.race([t.killApp(0, 'SIGTERM'), sleep(15_000).then(() => 'still running 15 s after SIGTERM')]);
+    assert.deepEqual(end, { code: 0, signal: null });
+    console.log(`# stopped ${Date.now() - stopAt} ms after SIGTERM`);
+    // Its cancelled confirmations left no backend waiting for the standby.
+    await until('no backend waiting for the standby', async () =>
+      t.psql("SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'SyncRep'") === '0', 5000);
+  } finally {
+    if (set) t.psql('ALTER SYSTEM RESET synchronous_standby_names; SELECT pg_reload_conf();');
+    await t.stop();
+  }
+});
+
 test('a topology whose proxy cannot start fails at once and leaves nothing running', { timeout: 60_000 }, async () => {
   const t0 = Date.now();
   const before = new Set(fs.readdirSync(os.tmpdir()).filter((f) => f.startsWith('capledger-scale-')));
