@@ -41,14 +41,22 @@ struct changes {
 
 /* A confirmation: the position, then a notification that comes back once every commit up to
  * it has been delivered. A transaction that only notifies commits without a flush; the
- * flushed form adds a logical message, WAL of its own, and synchronous_commit on for its own
+ * flushed form adds a logical message, WAL of its own, and synchronous_commit local for its own
  * transaction (a server set to off would not flush it otherwise), so that its commit is
- * flushed. */
-#define SQL_CONFIRM_SELECT "SELECT (pg_current_wal_insert_lsn() - '0/0')::text, pg_notify($1, $2)"
+ * flushed. Local, not on: a commit that notifies holds PostgreSQL's one NOTIFY lock until it
+ * returns, and one that waited for a synchronous standby (synchronous_standby_names naming one
+ * that is not connected) held every notifying write of the cluster with it. lock_timeout: a
+ * confirmation that waits for that lock behind another session's commit gives up by itself
+ * when the listener does, so one that was abandoned leaves no backend behind. */
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define SQL_CONFIRM_SELECT                                                                         \
+    "SELECT (pg_current_wal_insert_lsn() - '0/0')::text, pg_notify($1, $2), "                      \
+    "set_config('lock_timeout', '" STR(SYNC_TIMEOUT_MS) "', true)"
 static const char SQL_CONFIRM[] = SQL_CONFIRM_SELECT;
 static const char SQL_CONFIRM_FLUSHED[] =
     SQL_CONFIRM_SELECT ", pg_logical_emit_message(true, 'capledger', ''), "
-                       "set_config('synchronous_commit', 'on', true)";
+                       "set_config('synchronous_commit', 'local', true)";
 
 static int64_t now_ms(void)
 {
@@ -94,23 +102,11 @@ static void forget(struct changes *ch, const char *payload)
     rowcache_reset(ch->cache); /* a change we cannot place: forget everything */
 }
 
-/* Asks a connection that sent a statement to stop it. A confirmation's commit that waits for a
- * synchronous standby that is not there is given up (PostgreSQL warns that it committed
- * locally), and its backend is freed rather than left waiting after we close. */
-static void cancel(PGconn *pg)
-{
-    char err[256];
-    PGcancel *c = PQgetCancel(pg);
-    if (c && !PQcancel(c, err, sizeof err))
-        log_line("row cache: cancelling a confirmation failed", err);
-    PQfreeCancel(c);
-}
-
 /* Sends confirmation number n and reads the position it returns into *lsn; 1 when it came,
  * 0 when the connection failed, the listener is stopping, or it did not come within
- * SYNC_TIMEOUT_MS. Never blocks: a commit that waits (synchronous_standby_names naming a
- * standby that is not connected) would otherwise hold the listener, and with it the stop of the
- * instance, for as long. */
+ * SYNC_TIMEOUT_MS (the caller then closes the connection). Never blocks, so that neither the
+ * listener nor the stop of the instance waits on a primary that does not answer. Not cancelled
+ * either: PQcancel itself blocks on such a primary, and the statement ends by itself (above). */
 static int confirm(struct changes *ch, PGconn *pg, const char *n, uint64_t *lsn)
 {
     const char *p[] = {ch->channel, n};
@@ -119,32 +115,37 @@ static int confirm(struct changes *ch, PGconn *pg, const char *n, uint64_t *lsn)
         log_line("row cache: confirming a position failed", PQerrorMessage(pg));
         return 0;
     }
+    /* The row comes before the commit, and the commit may still fail (lock_timeout): only the
+     * end of the statement tells, and every result is read without blocking. */
     int64_t deadline = now_ms() + SYNC_TIMEOUT_MS;
+    int row = 0, failed = 0;
     for (;;) {
         if (!PQconsumeInput(pg)) {
             log_line("row cache: confirming a position failed", PQerrorMessage(pg));
             return 0;
         }
-        if (!PQisBusy(pg))
-            break;
+        while (!PQisBusy(pg)) {
+            PGresult *res = PQgetResult(pg);
+            if (!res)
+                return row && !failed;
+            if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1) {
+                *lsn = strtoull(PQgetvalue(res, 0, 0), NULL, 10);
+                row = 1;
+            } else if (PQresultStatus(res) != PGRES_TUPLES_OK) {
+                log_line("row cache: confirming a position failed", PQresultErrorMessage(res));
+                failed = 1;
+            }
+            PQclear(res);
+        }
         int64_t left = deadline - now_ms();
-        if (atomic_load(&ch->stop) || left <= 0) {
-            if (left <= 0)
-                log_line("row cache: a confirmation did not come back", "reconnecting");
-            cancel(pg);
+        if (atomic_load(&ch->stop))
+            return 0;
+        if (left <= 0) {
+            log_line("row cache: a confirmation did not come back", "reconnecting");
             return 0;
         }
         wait_for(ch, PQsocket(pg), (int)left);
     }
-    int ok = 0;
-    for (PGresult *res; (res = PQgetResult(pg)) != NULL; PQclear(res))
-        if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1) {
-            *lsn = strtoull(PQgetvalue(res, 0, 0), NULL, 10);
-            ok = 1;
-        } else if (PQresultStatus(res) != PGRES_TUPLES_OK) {
-            log_line("row cache: confirming a position failed", PQresultErrorMessage(res));
-        }
-    return ok;
 }
 
 /* Runs on one connection until it fails or the listener stops. up: 1 from the first

@@ -314,14 +314,18 @@ test('a write through one instance is read at once through the other, the standb
   }
 });
 
-test('a synchronous standby that is not there: the row cache says it is off, and the instance stops', { timeout: 90_000 }, async () => {
+test('a synchronous standby that is not there: notifying writes are not held, the cache says when it is off, the instance stops', { timeout: 90_000 }, async () => {
   // synchronous_standby_names naming a standby that is not connected makes every commit that
-  // writes WAL wait. The row cache listener's confirmation (on an instance with a standby it
-  // writes WAL, so that its commit is flushed) used to block in PQexecParams: the cache was off
-  // while capledger_row_cache_listener_up said 1, and SIGTERM did not end the instance.
+  // writes WAL with synchronous_commit on wait; an operator sets synchronous_commit = local to
+  // keep writing. The row cache listener's confirmation (on an instance with a standby it writes
+  // WAL, so that its commit is flushed) forced synchronous_commit on for itself: it blocked in
+  // PQexecParams for good (the cache off while capledger_row_cache_listener_up said 1, SIGTERM
+  // not ending the instance), and then, cancelled after 5 s, it held PostgreSQL's NOTIFY lock
+  // while it waited, so every write that notifies (a workload's) took about 4.8 s.
   const t = await startTopology({ instances: 1, pool: 2 });
   const [app] = t.apps;
-  const up = async () => Number(/^capledger_row_cache_listener_up (\d)/m.exec((await api(app.url, 'GET', '/metrics')).text)?.[1]);
+  const metric = async (name) => Number(new RegExp(`^${name} (\\d+)`, 'm').exec((await api(app.url, 'GET', '/metrics')).text)?.[1]);
+  const up = () => metric('capledger_row_cache_listener_up');
   const until = async (what, fn, ms) => {
     for (const end = Date.now() + ms; !(await fn());) {
       if (Date.now() > end) assert.fail(`not within ${ms} ms: ${what}`);
@@ -330,26 +334,52 @@ test('a synchronous standby that is not there: the row cache says it is off, and
   };
   process.env.CAPLEDGER_TEST_DATABASE_URL = t.primaryUrl;
   let set = false;
+  let stuck = null;
   try {
-    // Writes, made before commits wait: the token, and its first use (which stamps last_used_at).
+    // Writes, made before commits wait: tokens and their first use (which stamps last_used_at).
     const admin = mintToken({ url: t.url, db: 'capledger' }, 'admin');
-    assert.equal((await api(app.url, 'GET', '/api/v1/teams', { token: admin })).status, 200);
+    assert.equal((await api(app.url, 'POST', '/api/v1/teams', { token: admin, body: { name: 'vision' } })).status, 201);
+    const owner = (await addOwner({ url: app.url, db: 'capledger' }, 'olga')).token;
+    const made = await api(app.url, 'POST', '/api/v1/workloads', { token: owner, body: { team: 'vision', name: 'w', kind: 'training', class: 'production' } });
+    assert.equal(made.status, 201, made.text);
+    const id = made.json.id;
     await until('the listener up', async () => (await up()) === 1, 5000);
-    t.psql("ALTER SYSTEM SET synchronous_standby_names = 'not_connected'; SELECT pg_reload_conf();");
+    t.psql("ALTER SYSTEM SET synchronous_standby_names = 'not_connected'; ALTER SYSTEM SET synchronous_commit = local; SELECT pg_reload_conf();");
     set = true;
+    // (1) Writes that notify are not held by the listener, over more than one 5 s round.
+    const confirmed = await metric('capledger_row_cache_confirmations_total');
+    const took = [];
+    for (let i = 0; i < 8; i++) {
+      const t0 = Date.now();
+      t.psql(`UPDATE workload SET description = 'p${i}', version = version + 1 WHERE id = '${id}'`);
+      took.push(Date.now() - t0);
+      await sleep(700);
+    }
+    console.log(`# psql UPDATEs of a workload, ms: ${took.join(' ')}`);
+    assert.ok(took.every((ms) => ms < 1500), `each UPDATE took under 1.5 s: ${took.join(' ')}`);
+    assert.equal(await up(), 1, 'the listener\'s confirmations still come back');
+    assert.ok(await metric('capledger_row_cache_confirmations_total') > confirmed + 10, 'and go on');
+    const r = await api(app.url, 'GET', `/api/v1/workloads/${id}`, { token: owner });
+    assert.equal(r.json.description, 'p7', 'the cache has every change');
+    // (2) A write that does wait for the standby (synchronous_commit on) holds the NOTIFY lock:
+    // the listener's confirmations cannot come back, and the metric says the cache is off.
+    t.psql('ALTER SYSTEM RESET synchronous_commit; SELECT pg_reload_conf();');
+    stuck = api(app.url, 'PATCH', `/api/v1/workloads/${id}`, { token: owner, timeoutMs: 30_000, headers: { 'If-Match': r.headers.etag }, body: { description: 'api' } })
+      .catch((e) => e);
     const t0 = Date.now();
-    await until('the listener said to be down', async () => (await up()) === 0, 15_000);
-    console.log(`# listener down after ${Date.now() - t0} ms`);
-    assert.equal((await api(app.url, 'GET', '/api/v1/teams', { token: admin })).status, 200, 'reads are still served');
+    await until('the listener said to be off', async () => (await up()) === 0, 15_000);
+    console.log(`# listener off after ${Date.now() - t0} ms`);
+    // (3) SIGTERM ends the instance: the stuck write is cancelled after the drain.
     const stopAt = Date.now();
-    const end = await Promise.race([t.killApp(0, 'SIGTERM'), sleep(15_000).then(() => 'still running 15 s after SIGTERM')]);
+    const end = await Promise.race([t.killApp(0, 'SIGTERM'), sleep(20_000).then(() => 'still running 20 s after SIGTERM')]);
     assert.deepEqual(end, { code: 0, signal: null });
-    console.log(`# stopped ${Date.now() - stopAt} ms after SIGTERM`);
-    // Its cancelled confirmations left no backend waiting for the standby.
-    await until('no backend waiting for the standby', async () =>
-      t.psql("SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'SyncRep'") === '0', 5000);
+    console.log(`# stopped ${Date.now() - stopAt} ms after SIGTERM; the stuck write: ${(await stuck).status ?? (await stuck).message}`);
+    // (4) No backend of it is left waiting, for the standby or for a lock.
+    await until('no backend waiting', async () =>
+      t.psql("SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'SyncRep' OR wait_event_type = 'Lock'") === '0', 8000);
   } finally {
-    if (set) t.psql('ALTER SYSTEM RESET synchronous_standby_names; SELECT pg_reload_conf();');
+    if (set) t.psql('ALTER SYSTEM RESET synchronous_standby_names; ALTER SYSTEM RESET synchronous_commit; SELECT pg_reload_conf();');
+    await stuck;
     await t.stop();
   }
 });
