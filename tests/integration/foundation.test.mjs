@@ -157,9 +157,16 @@ test('metrics count requests by route and status; the access log is JSON lines w
   assert.match(m.text, /capledger_http_request_duration_seconds_bucket\{method="GET",route="\/api\/v1\/teams",le="\+Inf"\} \d+/);
   assert.match(m.text, /capledger_db_pool_connections\{state="idle"\} \d+/);
   assert.match(m.text, /capledger_db_errors_total \d+/);
-  const lines = srv.stderrLines();
-  const access = lines.map((l) => { try { return JSON.parse(l); } catch { return null; } })
-    .filter((l) => l && l.request_id === 'metrics-probe-1');
+  // A request's access line is written once its reply has been sent: the client may see the
+  // reply (and send its next request) first. Allowed 3 s to appear.
+  let lines, access;
+  for (const end = Date.now() + 3000; ;) {
+    lines = srv.stderrLines();
+    access = lines.map((l) => { try { return JSON.parse(l); } catch { return null; } })
+      .filter((l) => l && l.request_id === 'metrics-probe-1');
+    if (access.length > 0 || Date.now() > end) break;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
   assert.equal(access.length, 1);
   assert.equal(access[0].route, '/api/v1/teams');
   assert.equal(access[0].status, 200);
