@@ -151,22 +151,31 @@ test('credentials: none → 401, malformed or unknown bearer → 401, wrong role
 
 test('metrics count requests by route and status; the access log is JSON lines without secrets', async () => {
   await api(srv.url, 'GET', '/api/v1/teams', { token: admin, headers: { 'X-Request-Id': 'metrics-probe-1' } });
-  const m = await api(srv.url, 'GET', '/metrics');
+  // A request's access line and its count are written once its reply has been sent: the client
+  // may see the reply (and send its next request) first. Each is allowed 3 s to appear.
+  const within = async (fn) => {
+    for (const end = Date.now() + 3000; ;) {
+      const v = await fn();
+      if (v.done || Date.now() > end) return v;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  };
+  const { lines, access } = await within(() => {
+    const lines = srv.stderrLines();
+    const access = lines.map((l) => { try { return JSON.parse(l); } catch { return null; } })
+      .filter((l) => l && l.request_id === 'metrics-probe-1');
+    return { lines, access, done: access.length > 0 };
+  });
+  const counted = /capledger_http_requests_total\{method="GET",route="\/api\/v1\/teams",status="200"\} \d+/;
+  const { m } = await within(async () => {
+    const m = await api(srv.url, 'GET', '/metrics');
+    return { m, done: counted.test(m.text) };
+  });
   assert.equal(m.status, 200);
-  assert.match(m.text, /capledger_http_requests_total\{method="GET",route="\/api\/v1\/teams",status="200"\} \d+/);
+  assert.match(m.text, counted);
   assert.match(m.text, /capledger_http_request_duration_seconds_bucket\{method="GET",route="\/api\/v1\/teams",le="\+Inf"\} \d+/);
   assert.match(m.text, /capledger_db_pool_connections\{state="idle"\} \d+/);
   assert.match(m.text, /capledger_db_errors_total \d+/);
-  // A request's access line is written once its reply has been sent: the client may see the
-  // reply (and send its next request) first. Allowed 3 s to appear.
-  let lines, access;
-  for (const end = Date.now() + 3000; ;) {
-    lines = srv.stderrLines();
-    access = lines.map((l) => { try { return JSON.parse(l); } catch { return null; } })
-      .filter((l) => l && l.request_id === 'metrics-probe-1');
-    if (access.length > 0 || Date.now() > end) break;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
   assert.equal(access.length, 1);
   assert.equal(access[0].route, '/api/v1/teams');
   assert.equal(access[0].status, 200);
