@@ -1,5 +1,5 @@
-/* capledger routes: the route table with each route's roles (tests compare it with
- * api/openapi.yaml and with the role matrix). */
+/* capledger routes: the route table with each route's roles, its query parameters, or the
+ * reads the standby may answer (tests compare it with api/openapi.yaml and the role matrix). */
 #include "cmd/cmd.h"
 #include "http/http.h"
 
@@ -8,11 +8,15 @@
 
 int cmd_routes(int argc, char **argv)
 {
-    int with_query = argc == 2 && strcmp(argv[1], "--query") == 0;
-    if (argc > 2 || (argc == 2 && !with_query)) {
-        fprintf(stderr, "usage: capledger routes [--query]\n");
+    enum route_listing what = ROUTES_ROLES;
+    if (argc == 2 && strcmp(argv[1], "--query") == 0)
+        what = ROUTES_QUERY;
+    else if (argc == 2 && strcmp(argv[1], "--standby") == 0)
+        what = ROUTES_STANDBY;
+    else if (argc != 1) {
+        fprintf(stderr, "usage: capledger routes [--query | --standby]\n");
         return 2;
     }
-    http_print_routes(with_query);
+    http_print_routes(what);
     return 0;
 }

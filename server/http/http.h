@@ -64,10 +64,12 @@ struct mg_connection;
 struct http_server *http_server_detached(const struct http_config *cfg, struct store *store);
 int http_server_handle(struct http_server *srv, struct mg_connection *conn);
 
-/* Route table introspection (for the OpenAPI and role-matrix tests): prints one line per route,
- * "METHOD PATTERN role,role,…" ("none" when a route declares no role and so never serves). */
-/* Prints "METHOD PATTERN roles" per route; with_query adds the query parameters it takes
- * (space-separated names joined by commas, "-" for none). */
-void http_print_routes(int with_query);
+/* Route table introspection (for the OpenAPI and role-matrix tests). ROUTES_ROLES: one line per
+ * route, "METHOD PATTERN role,role,…" ("none" when a route declares no role and so never
+ * serves); ROUTES_QUERY adds the query parameters it takes (names joined by commas, "-" for
+ * none); ROUTES_STANDBY: "METHOD PATTERN" of each read the hot standby may answer (which can
+ * answer 503 when the primary's position cannot be asked). */
+enum route_listing { ROUTES_ROLES, ROUTES_QUERY, ROUTES_STANDBY };
+void http_print_routes(enum route_listing what);
 
 #endif

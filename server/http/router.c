@@ -95,7 +95,7 @@ const struct route *router_route_at(size_t i)
     return NULL;
 }
 
-void http_print_routes(int with_query)
+void http_print_routes(enum route_listing what)
 {
     static const struct {
         unsigned bit;
@@ -107,6 +107,11 @@ void http_print_routes(int with_query)
                  {ROLE_AUDITOR, "auditor"}};
     for (size_t i = 0; i < router_route_count(); i++) {
         const struct route *rt = router_route_at(i);
+        if (what == ROUTES_STANDBY) {
+            if (rt->flags & ROUTE_STANDBY)
+                printf("%s %s\n", rt->method, rt->pattern);
+            continue;
+        }
         printf("%s %s ", rt->method, rt->pattern);
         int first = 1;
         for (size_t k = 0; k < sizeof roles / sizeof roles[0]; k++)
@@ -115,7 +120,7 @@ void http_print_routes(int with_query)
                 first = 0;
             }
         printf("%s", first ? "none" : "");
-        if (with_query) {
+        if (what == ROUTES_QUERY) {
             printf(" ");
             for (const char *q = rt->query ? rt->query : "-"; *q; q++)
                 putchar(*q == ' ' ? ',' : *q);

@@ -46,6 +46,37 @@ test('every routed operation is in api/openapi.yaml and the other way round', ()
   assert.deepEqual(notRouted, [], 'spec operations the router does not serve');
 });
 
+// The response codes each operation declares ('NNN': at indent 8 under its `responses:`).
+function specResponseCodes() {
+  const text = fs.readFileSync(path.join(projectDir, 'api/openapi.yaml'), 'utf8');
+  const codes = {};
+  let inPaths = false;
+  let current = null;
+  let op = null;
+  for (const line of text.split('\n')) {
+    if (/^\S/.test(line)) inPaths = line.startsWith('paths:');
+    if (!inPaths) continue;
+    const p = line.match(/^ {2}(\/\S*):\s*$/);
+    if (p) { current = p[1]; op = null; continue; }
+    const m = line.match(/^ {4}(get|put|post|delete|patch|head|options):\s*$/);
+    if (m && current) { op = `${m[1].toUpperCase()} ${current}`; codes[op] = []; continue; }
+    const c = line.match(/^ {8}'(\d{3})':/);
+    if (c && op) codes[op].push(c[1]);
+  }
+  return codes;
+}
+
+test('every read the hot standby may answer declares its 503', () => {
+  // Such a read asks the primary's position first and answers 503 (unavailable, Retry-After)
+  // when it cannot: the route flag (capledger routes --standby) and the spec must agree.
+  const r = spawnSync(bin, ['routes', '--standby'], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  const standby = r.stdout.trim().split('\n');
+  assert.ok(standby.length > 10, r.stdout);
+  const codes = specResponseCodes();
+  assert.deepEqual(standby.filter((op) => !(codes[op] ?? []).includes('503')), []);
+});
+
 // The query parameters of each operation: `in: query` parameters, inline (flow style
 // `- {name: x, in: query, …}` or block style) or by $ref to components/parameters.
 export function specQueryParams(text) {
